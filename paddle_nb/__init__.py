@@ -1,0 +1,48 @@
+"""paddle_nb: PaddlePaddle's Block and Scope design, in Python, for Jupyter.
+
+    import paddle_nb as pd
+
+    x = pd.data("x", [None, 4])
+    y = pd.layer.fc(x, 3, act="softmax")
+    exe = pd.Executor(pd.CPUPlace())
+    exe.run(pd.default_startup_program())
+    out, = exe.run(feed={"x": batch}, fetch_list=[y])
+
+The layout: ``core/`` (ProgramDesc views, SymbolTable, Scope, registry, executor),
+``ops/`` (one declaration per op), ``kernels/`` (numba, installed as paddle_nb.kernels),
+and the builders here (layers, initializers, the variable API).
+"""
+from . import ops as _ops  # noqa: F401  (registers every op)
+from .core import scope
+from .core.context import Context
+from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, PaddleNBError,
+                          ProgramFormatError, ScopeError, ShapeError, UnknownOpError)
+from .core.executor import Executor, Step
+from .core.place import CPUPlace, CUDAPlace, GPUPlace
+from .core.program import (Program, default_main_program, default_startup_program,
+                           program_guard, reset_default_programs)
+from .core.prune import prune
+from .core.registry import registered_types as registered_ops
+from .core.scope import Scope, global_scope, scope_guard
+from .core.symbol_table import SymbolTable
+from .core.unique_name import namespace
+from .core.variable import Parameter, Variable
+from . import layers
+from . import layers as layer          # seed 000 spells it pd.layer.fc
+from . import variable, initializer
+from .initializer import Constant, Normal, Uniform, XavierUniform
+from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
+                     mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)
+from .math_ops import patch_variable as _patch_variable
+from .op_creators import op
+from .param_attr import ParamAttr
+
+_patch_variable()
+
+__version__ = "0.1.0"
+
+
+def reset() -> None:
+    """Start over: fresh default programs, name counters and an empty global scope."""
+    reset_default_programs()
+    scope.reset_global()

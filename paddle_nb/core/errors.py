@@ -1,0 +1,115 @@
+"""Errors that teach (DESIGN decision 8).
+
+Every error raised by the framework is a :class:`PaddleNBError`. Errors about an op name
+the op type, its block path (``block 0 > op 2 softmax``), the slot, what was expected
+and what was given, and the line of user code that created the op. Nothing here imports
+the rest of the package, so any module may raise these.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_KERNELS_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "kernels")
+_LIBRARY_MARKERS = (
+    _PACKAGE_DIR + os.sep,
+    _KERNELS_DIR + os.sep,
+    os.sep + "contextlib.py",
+    os.sep + "IPython" + os.sep,
+)
+
+
+class PaddleNBError(Exception):
+    """Base class of every error paddle_nb raises on purpose."""
+
+
+class BuildError(PaddleNBError):
+    """Misuse of the builder API found while the program is being described."""
+
+
+class ShapeError(BuildError):
+    """An op's inputs do not fit together (found by shape inference at append time)."""
+
+
+class UnknownOpError(BuildError, KeyError):
+    """An op type that is not in the registry."""
+
+    def __str__(self):  # KeyError would print the message repr'd, with quotes
+        return self.args[0] if self.args else ""
+
+
+class ProgramFormatError(PaddleNBError, ValueError):
+    """Bytes that are not a ProgramDesc."""
+
+
+class ScopeError(PaddleNBError):
+    """Misuse of the Scope hierarchy."""
+
+
+class ExecutionError(PaddleNBError):
+    """Something went wrong while running ops."""
+
+
+class FeedError(ExecutionError, ValueError):
+    """A feed that does not match the program's declaration."""
+
+
+class FetchError(ExecutionError, KeyError):
+    """A fetch target that cannot be fetched."""
+
+    def __str__(self):
+        return self.args[0] if self.args else ""
+
+
+def _is_library_frame(filename: str) -> bool:
+    return any(marker in filename for marker in _LIBRARY_MARKERS)
+
+
+def user_line() -> str:
+    """The innermost stack frame outside paddle_nb, as ``File "f.py", line 3, in g: code``.
+
+    Recorded on every op when it is created (like Paddle's ``op_callstack``) so that
+    errors found later, at shape inference or at run time, can point at the user's code.
+    """
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not _is_library_frame(frame.filename):
+            code = (frame.line or "").strip()
+            return f'File "{frame.filename}", line {frame.lineno}, in {frame.name}: {code}'
+    return "<unknown>"
+
+
+def user_stack(limit: int = 4) -> list[str]:
+    """A few user frames, innermost last, in the ``op_callstack`` attribute's format."""
+    frames = [f for f in traceback.extract_stack()[:-1] if not _is_library_frame(f.filename)]
+    lines = []
+    for frame in frames[-limit:]:
+        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n'
+                     f"    {(frame.line or '').strip()}")
+    return lines
+
+
+def describe_where(block_path: str, op_index: int | None, op_type: str | None) -> str:
+    where = block_path
+    if op_index is not None:
+        where += f" > op {op_index}"
+    if op_type:
+        where += f" {op_type}"
+    return where
+
+
+def format_op_error(message: str, *, where: str, created_at: str | None = None) -> str:
+    text = f"{where}: {message}"
+    if created_at:
+        text += f"\n  op created at: {created_at}"
+    return text
+
+
+def reraise_with_context(exc: BaseException, extra: str):
+    """Raise ``exc`` again with ``extra`` appended to its message, keeping its type."""
+    if isinstance(exc, PaddleNBError):
+        exc.args = (f"{exc.args[0] if exc.args else ''}\n{extra}",) + tuple(exc.args[1:])
+        raise exc
+    raise ExecutionError(f"{extra}\n  {type(exc).__name__}: {exc}").with_traceback(
+        sys.exc_info()[2]) from exc

@@ -1,0 +1,80 @@
+"""What a kernel sees while it runs: its op's inputs, attributes and outputs in a scope.
+
+Kernels read inputs with ``ctx.input("X")`` (a list for duplicable slots:
+``ctx.inputs("X")``), attributes with ``ctx.attr("axis")`` and write results with
+``ctx.set_output("Out", array)``. A kernel that runs a sub-block returns a generator
+(``yield from ctx.run_block(idx, scope)``) so the stepper can stop inside it.
+"""
+from __future__ import annotations
+
+from .errors import ExecutionError
+
+
+class KernelContext:
+    __slots__ = ("op", "scope", "executor", "place", "training")
+
+    def __init__(self, op, scope, executor, place, training=False):
+        self.op = op              # a PreparedOp
+        self.scope = scope
+        self.executor = executor
+        self.place = place
+        self.training = training
+
+    # --- inputs -----------------------------------------------------------------------
+    def has_input(self, slot: str) -> bool:
+        return bool(self.op.inputs.get(slot))
+
+    def input_names(self, slot: str) -> list[str]:
+        return self.op.inputs.get(slot, [])
+
+    def input(self, slot: str):
+        """The value of the (first) variable in input ``slot``; None if the slot is empty."""
+        names = self.op.inputs.get(slot)
+        if not names:
+            return None
+        return self._value(names[0], slot)
+
+    def inputs(self, slot: str) -> list:
+        return [self._value(n, slot) for n in self.op.inputs.get(slot, [])]
+
+    def _value(self, name: str, slot: str):
+        var = self.scope.find_var(name)
+        if var is None or not var.is_initialized():
+            raise ExecutionError(
+                f"input slot {slot}: variable {name!r} has no value. Nothing before this op "
+                f"wrote it, it was not fed, and no scope holds it (a parameter needs its "
+                f"startup program run first).")
+        return var.get()
+
+    # --- attributes and outputs ---------------------------------------------------------
+    def attr(self, name: str):
+        return self.op.attrs[name]
+
+    def output_names(self, slot: str) -> list[str]:
+        return self.op.outputs.get(slot, [])
+
+    def has_output(self, slot: str) -> bool:
+        return bool(self.op.outputs.get(slot))
+
+    def set_output(self, slot: str, value, i: int = 0) -> None:
+        names = self.op.outputs.get(slot)
+        if not names:     # an optional output nobody asked for
+            return
+        name = names[i]
+        var = self.scope.find_var(name)
+        if var is None:
+            var = self.scope.var(name)
+        var.set(value)
+
+    def set_outputs(self, slot: str, values) -> None:
+        for i, v in enumerate(values):
+            self.set_output(slot, v, i)
+
+    def output_var(self, slot: str, i: int = 0):
+        name = self.op.outputs[slot][i]
+        return self.scope.find_var(name) or self.scope.var(name)
+
+    # --- sub-blocks -----------------------------------------------------------------------
+    def run_block(self, block_idx: int, scope):
+        """A generator running block ``block_idx`` in ``scope``, one Step per op."""
+        return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training)

@@ -1,0 +1,228 @@
+"""``Program``: the ProgramDesc being built, as a list of Blocks, plus the default
+main/startup programs and ``program_guard`` (Fluid's API).
+
+The ProgramDesc is assembled from the blocks' symbol tables when asked for (``desc``,
+``to_bytes``); parsing does the reverse. Fields this project does not use (``version``,
+``op_version_map``, unknown attributes) are carried along untouched, so a program saved by
+PaddlePaddle is written back byte for byte.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from google.protobuf.message import DecodeError
+
+from .block import Block
+from .errors import BuildError, ProgramFormatError
+from .framework_pb2 import BlockDesc, OpDesc, ProgramDesc, VarDesc
+from .symbol_table import SymbolTable
+
+
+class Program:
+    def __init__(self):
+        self._header = ProgramDesc()          # program-level fields, no blocks
+        self.blocks: list[Block] = [Block(self, SymbolTable(0, None))]
+        self.current_block_idx = 0
+        self.random_seed = 0
+
+    # --- blocks (Fluid's numbering: a new block's parent is the current block) ----------
+    def global_block(self) -> Block:
+        return self.blocks[0]
+
+    def block(self, index: int) -> Block:
+        if not 0 <= index < len(self.blocks):
+            raise BuildError(f"program has {len(self.blocks)} blocks; there is no block {index}")
+        return self.blocks[index]
+
+    def current_block(self) -> Block:
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.blocks)
+
+    def create_block(self, parent_idx: int | None = None) -> Block:
+        """A new block whose parent is ``parent_idx`` (default: the current block); it
+        becomes the current block until ``rollback()``."""
+        parent = self.current_block() if parent_idx is None else self.block(parent_idx)
+        table = SymbolTable(len(self.blocks), parent.table)
+        block = Block(self, table)
+        self.blocks.append(block)
+        self.current_block_idx = block.idx
+        return block
+
+    def rollback(self) -> None:
+        """Make the current block's parent current again (leaving a ``{}``)."""
+        parent = self.current_block().parent_idx
+        if parent < 0:
+            raise BuildError("rollback() from the global block: there is no enclosing block")
+        self.current_block_idx = parent
+
+    def _sync_with_cpp(self):   # Fluid spelling; nothing to sync: the desc is the state
+        return self
+
+    # --- parameters and variables -------------------------------------------------------
+    def all_parameters(self):
+        return self.global_block().all_parameters()
+
+    def list_vars(self):
+        for b in self.blocks:
+            yield from b.vars.values()
+
+    def find_var_block(self, name: str) -> Block | None:
+        for b in self.blocks:
+            if b.has_var(name):
+                return b
+        return None
+
+    @property
+    def version(self) -> tuple:
+        """Changes whenever any block changes (prepared blocks compare it)."""
+        return tuple(b.table.version for b in self.blocks)
+
+    # --- the ProgramDesc -----------------------------------------------------------------
+    @property
+    def desc(self) -> ProgramDesc:
+        """The whole program as one ProgramDesc message (a fresh copy)."""
+        d = ProgramDesc()
+        d.CopyFrom(self._header)
+        for b in self.blocks:
+            d.blocks.append(b.table.compile())
+        return d
+
+    def to_bytes(self) -> bytes:
+        return self.desc.SerializeToString()
+
+    serialize_to_string = to_bytes
+
+    @classmethod
+    def from_desc(cls, desc: ProgramDesc) -> "Program":
+        _check_structure(desc)
+        prog = cls.__new__(cls)
+        prog._header = ProgramDesc()
+        prog._header.CopyFrom(desc)
+        del prog._header.blocks[:]
+        prog.blocks = []
+        prog.current_block_idx = 0
+        prog.random_seed = 0
+        for bd in desc.blocks:
+            header = BlockDesc()
+            header.CopyFrom(bd)
+            del header.vars[:]
+            del header.ops[:]
+            parent = prog.blocks[bd.parent_idx].table if bd.parent_idx >= 0 else None
+            table = SymbolTable(bd.idx, parent, header)
+            for v in bd.vars:
+                own = VarDesc()
+                own.CopyFrom(v)
+                table.add_var_desc(own)
+            for o in bd.ops:
+                own = OpDesc()
+                own.CopyFrom(o)
+                table.ops.append(own)
+            prog.blocks.append(Block(prog, table))
+        return prog
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Program":
+        """Parse a serialized ProgramDesc (ours or PaddlePaddle's legacy format)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ProgramFormatError(f"from_bytes needs bytes, got {type(data).__name__}")
+        desc = ProgramDesc()
+        try:
+            desc.ParseFromString(bytes(data))
+        except (DecodeError, RuntimeError, ValueError) as e:
+            raise ProgramFormatError(
+                f"these {len(data)} bytes are not a ProgramDesc (truncated, or another "
+                f"format): {e}") from None
+        return cls.from_desc(desc)
+
+    parse_from_string = from_bytes
+
+    def clone(self, for_test: bool = False) -> "Program":
+        """A deep copy. ``for_test=True`` also sets ``is_test`` on the ops that have it."""
+        p = Program.from_desc(self.desc)
+        p.random_seed = self.random_seed
+        if for_test:
+            for b in p.blocks:
+                for op in b.ops:
+                    if op.has_attr("is_test"):
+                        op._set_attr("is_test", True)
+        return p
+
+    def to_code(self, **kw) -> str:
+        from .printer import program_code   # noqa: PLC0415
+        return program_code(self, **kw)
+
+    def __str__(self):
+        return self.to_code()
+
+    def __repr__(self):
+        n_ops = sum(len(b.table.ops) for b in self.blocks)
+        return f"<Program blocks={len(self.blocks)} ops={n_ops}>"
+
+
+def _check_structure(desc: ProgramDesc) -> None:
+    """Bytes that happen to decode are still checked for a sane block tree."""
+    if not desc.blocks:
+        raise ProgramFormatError("the ProgramDesc has no blocks (a program has at least the "
+                                 "global block 0); the bytes are probably not a program")
+    for i, b in enumerate(desc.blocks):
+        if b.idx != i:
+            raise ProgramFormatError(f"block at position {i} says idx={b.idx}")
+        if not (-1 <= b.parent_idx < i) or (i == 0) != (b.parent_idx == -1):
+            raise ProgramFormatError(f"block {i} has parent_idx={b.parent_idx}; a parent "
+                                     "must be an earlier block (-1 only for block 0)")
+        for j, op in enumerate(b.ops):
+            if not op.type:
+                raise ProgramFormatError(f"block {i}, op {j} has no type")
+
+
+# --- default programs and program_guard ---------------------------------------------
+class _Defaults:   # process-wide, as in Fluid
+    def __init__(self):
+        self.main = Program()
+        self.startup = Program()
+
+
+_defaults = _Defaults()
+
+
+def default_main_program() -> Program:
+    return _defaults.main
+
+
+def default_startup_program() -> Program:
+    return _defaults.startup
+
+
+def switch_main_program(program: Program) -> Program:
+    old, _defaults.main = _defaults.main, program
+    return old
+
+
+def switch_startup_program(program: Program) -> Program:
+    old, _defaults.startup = _defaults.startup, program
+    return old
+
+
+def reset_default_programs() -> None:
+    """Fresh default main and startup programs (and fresh unique-name counters)."""
+    from .unique_name import reset   # noqa: PLC0415
+    _defaults.main, _defaults.startup = Program(), Program()
+    reset()
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Program | None = None):
+    """Build into ``main_program`` (and put initialisers in ``startup_program``)."""
+    if not isinstance(main_program, Program):
+        raise BuildError(f"program_guard needs a Program, got {type(main_program).__name__}")
+    old_main = switch_main_program(main_program)
+    old_startup = switch_startup_program(startup_program) if startup_program else None
+    try:
+        yield
+    finally:
+        switch_main_program(old_main)
+        if old_startup is not None:
+            switch_startup_program(old_startup)

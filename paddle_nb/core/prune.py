@@ -1,0 +1,78 @@
+"""Prune (seed 000): keep exactly the ops the targets depend on.
+
+Walking a block backwards, an op is kept when it writes a name that is still needed; its
+inputs then become needed. An op that owns sub-blocks is kept the same way, and its
+sub-blocks are pruned to what writes the op's outputs and any outer variable, while the
+outer names they read become needed too. Variables no kept op mentions are dropped, except
+the targets and persistable ones (parameters stay, so a pruned program still loads them).
+"""
+from __future__ import annotations
+
+from .errors import BuildError
+
+
+def _target_names(targets) -> list[str]:
+    targets = targets if isinstance(targets, (list, tuple)) else [targets]
+    names = []
+    for t in targets:
+        name = t if isinstance(t, str) else getattr(t, "name", None)
+        if not isinstance(name, str):
+            raise BuildError(f"prune targets are Variables or names, got {t!r}")
+        names.append(name)
+    return names
+
+
+def _reads_and_writes(program, block_idx: int) -> tuple[set[str], set[str]]:
+    """Names a block (with its sub-blocks) reads from outside itself, and all it writes."""
+    block = program.block(block_idx)
+    reads, writes = set(), set()
+    for op in block.ops:
+        reads.update(n for n in op.input_arg_names if n not in writes)
+        writes.update(op.output_arg_names)
+        for sub in op.sub_block_indices():
+            r, w = _reads_and_writes(program, sub)
+            reads.update(n for n in r if n not in writes)
+            writes.update(w)
+    local = set(block.table.vars)
+    return {n for n in reads if n not in local}, writes
+
+
+def _prune_block(program, block_idx: int, needed: set[str]) -> set[str]:
+    """Drop the ops of ``block_idx`` that nothing in ``needed`` depends on; return the
+    names the kept ops read that come from outside the block."""
+    block = program.block(block_idx)
+    table = block.table
+    keep = [False] * len(table.ops)
+    needed = set(needed)
+    for i in range(len(table.ops) - 1, -1, -1):
+        op = block.ops[i]
+        outs = set(op.output_arg_names)
+        if not (outs & needed) and not op.desc.is_target:
+            continue
+        keep[i] = True
+        needed.update(op.input_arg_names)
+        for sub in op.sub_block_indices():
+            sub_table = program.block(sub).table
+            outer_writes = {n for n in _reads_and_writes(program, sub)[1]
+                            if n not in sub_table.vars}
+            needed.update(_prune_block(program, sub, outs | outer_writes))
+    for i in range(len(keep) - 1, -1, -1):
+        if not keep[i]:
+            table.remove_op(i)
+    used = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+    for name, desc in list(table.vars.items()):
+        if name not in used and name not in needed and not desc.persistable:
+            table.remove_var(name)
+    return {n for n in needed if n not in table.vars}
+
+
+def prune(program, targets):
+    """A copy of ``program`` holding only the ops that ``targets`` depend on."""
+    names = _target_names(targets)
+    gb = program.global_block()
+    for n in names:
+        if not gb.has_var(n):
+            raise BuildError(f"prune target {n!r} is not declared in the global block")
+    pruned = program.clone()
+    _prune_block(pruned, 0, set(names))
+    return pruned

@@ -1,0 +1,142 @@
+"""The operator registry (seed 004's "operator registration").
+
+Each op is declared once, in one :class:`OpDef`: its OpProto (input/output slots and typed
+attributes, with docs), its shape/dtype inference (run when the op is appended to a block),
+its kernels keyed by place kind (``"cpu"``, ``"cuda"``), and its gradient maker. Python
+op creators (``pd.op.<type>``), the op test table, docs and widget help are all generated
+from here; nothing else lists ops.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import attrs as A
+from .errors import BuildError, UnknownOpError
+from .framework_pb2 import OpProto
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An input or output slot: ``X``, ``Out``... Duplicable slots take a list of vars."""
+    name: str
+    comment: str = ""
+    duplicable: bool = False
+    intermediate: bool = False
+    dispensable: bool = False
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A typed attribute with its default; ``check(value)`` returns an error text or None."""
+    name: str
+    type: int
+    default: Any
+    comment: str = ""
+    check: Callable[[Any], str | None] | None = None
+    extra: bool = False       # kept for Paddle compatibility; not shown by to_code()
+
+
+# A gradient maker takes the forward OpDesc view and returns grad OpDescs (autodiff issue).
+GradMaker = Callable[..., list]
+NO_GRADIENT = "no gradient"   # for ops that have none (feed, fetch, comparisons, random)
+
+
+@dataclass
+class OpDef:
+    type: str
+    inputs: list[Slot]
+    outputs: list[Slot]
+    attrs: list[Attr] = field(default_factory=list)
+    comment: str = ""
+    infer_shape: Callable | None = None
+    kernels: dict[str, Callable] = field(default_factory=dict)
+    grad: GradMaker | str | None = None
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        self._attr_by_name = {a.name: a for a in self.attrs}
+        self._input_by_name = {s.name: s for s in self.inputs}
+        self._output_by_name = {s.name: s for s in self.outputs}
+
+    def attr(self, name: str) -> Attr | None:
+        return self._attr_by_name.get(name)
+
+    def input(self, name: str) -> Slot | None:
+        return self._input_by_name.get(name)
+
+    def output(self, name: str) -> Slot | None:
+        return self._output_by_name.get(name)
+
+    def proto(self) -> OpProto:
+        """This declaration as Paddle's OpProto message."""
+        p = OpProto(type=self.type, comment=self.comment or self.type)
+        for dst, slots in ((p.inputs, self.inputs), (p.outputs, self.outputs)):
+            for s in slots:
+                dst.add(name=s.name, comment=s.comment or s.name, duplicable=s.duplicable,
+                        intermediate=s.intermediate, dispensable=s.dispensable)
+        for a in self.attrs:
+            p.attrs.add(name=a.name, type=a.type, comment=a.comment or a.name, extra=a.extra)
+        return p
+
+    def doc(self) -> str:
+        """A docstring for the generated creator ``pd.op.<type>``."""
+        lines = [self.comment or self.type, ""]
+        for title, slots in (("Inputs", self.inputs), ("Outputs", self.outputs)):
+            lines.append(f"{title}:")
+            for s in slots:
+                flags = [f for f, on in (("duplicable", s.duplicable), ("intermediate",
+                         s.intermediate), ("dispensable", s.dispensable)) if on]
+                extra = f" ({', '.join(flags)})" if flags else ""
+                lines.append(f"    {s.name}{extra}: {s.comment}")
+        if self.attrs:
+            lines.append("Attributes:")
+            for a in self.attrs:
+                lines.append(f"    {a.name} ({A.TYPE_NAMES[a.type]}, default "
+                             f"{A.format_value(a.default)}): {a.comment}")
+        kernels = ", ".join(sorted(self.kernels)) or "none"
+        lines.append(f"Kernels: {kernels}.  Gradient: "
+                     f"{'none' if self.grad in (None, NO_GRADIENT) else self.type + '_grad'}.")
+        return "\n".join(lines)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an op declaration; registering one type twice is a mistake."""
+    for name in (op.type, *op.aliases):
+        if name in _REGISTRY:
+            raise BuildError(f"op type {name!r} is registered twice")
+        _REGISTRY[name] = op
+    return op
+
+
+def lookup(op_type: str) -> OpDef:
+    """The declaration of ``op_type``; an unknown type names the closest registered ones."""
+    op = _REGISTRY.get(op_type)
+    if op is None:
+        close = difflib.get_close_matches(op_type, _REGISTRY, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownOpError(f"unknown op type {op_type!r}{hint} "
+                             f"({len(set(map(id, _REGISTRY.values())))} op types are registered: "
+                             f"see paddle_nb.registered_ops())")
+    return op
+
+
+def is_registered(op_type: str) -> bool:
+    return op_type in _REGISTRY
+
+
+def registered_types() -> list[str]:
+    """Every registered op type (aliases excluded), sorted."""
+    return sorted({op.type for op in _REGISTRY.values()})
+
+
+def check_attr(op: OpDef, name: str, value) -> None:
+    spec = op.attr(name)
+    if spec is not None and spec.check is not None:
+        problem = spec.check(value)
+        if problem:
+            raise BuildError(f"attribute {name}={value!r} of op {op.type}: {problem}")

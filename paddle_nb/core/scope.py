@@ -1,0 +1,303 @@
+"""Scopes and the variables they own (seeds 002 and 004).
+
+A :class:`Scope` maps names to :class:`Variable` objects and has a parent. Looking a name
+up searches this scope, then its parent, and so on up to the global scope, and never
+searches kids: a block sees its enclosing blocks' variables, not its children's. Kid
+scopes are how a running program realises nested blocks (seed 000's "stack forest").
+
+Only a scope creates variables (``Variable`` has no public constructor) and a variable
+dies with its scope. Every method is thread-safe: one re-entrant lock per scope guards
+its variables and kids.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterator
+
+import numpy as np
+
+from .errors import ScopeError
+
+# What a Variable can hold (seed 004). ``get_mutable(kind)`` creates an empty value
+# of the kind on first use (lazy allocation).
+KINDS = {
+    "tensor": lambda: np.zeros((0,), np.float32),
+    "int": lambda: 0,
+    "bool": lambda: False,
+    "float": lambda: 0.0,
+    "half": lambda: np.float16(0),
+    "string": lambda: "",
+    "operator": lambda: None,
+    "scope": lambda: None,
+    "scopes": list,           # a list of scopes: RNN step scopes
+    "tensor_array": list,     # While's arrays
+    "feed_list": list,
+    "fetch_list": list,
+}
+
+
+def kind_of(value: Any) -> str:
+    """The kind a Python value is stored as."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, np.float16):
+        return "half"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Scope):
+        return "scope"
+    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+        return "tensor"
+    if isinstance(value, list):
+        if value and all(isinstance(v, Scope) for v in value):
+            return "scopes"
+        return "tensor_array"
+    return "operator"
+
+
+class Variable:
+    """One value of one kind, owned by exactly one Scope. Make it with ``scope.var(name)``."""
+
+    __slots__ = ("_value", "_kind", "estimated", "_scope", "__weakref__")
+
+    def __init__(self, _scope: "Scope", _token: object):
+        if _token is not _CREATE_TOKEN:
+            raise ScopeError("a Variable is created only by a Scope: use scope.var(name)")
+        self._scope = _scope
+        self._value = None
+        self._kind: str | None = None
+        # seed 004: "estimated" variables are updated by the backward algorithm.
+        self.estimated = False
+
+    @property
+    def kind(self) -> str | None:
+        return self._kind
+
+    @property
+    def scope(self) -> "Scope":
+        return self._scope
+
+    def is_initialized(self) -> bool:
+        return self._kind is not None
+
+    def is_type(self, kind: str) -> bool:
+        return self._kind == kind
+
+    def get(self):
+        """The value; an error if nothing has been stored yet."""
+        if self._kind is None:
+            raise ScopeError("variable holds no value yet (nothing ran that writes it)")
+        return self._value
+
+    def set(self, value) -> None:
+        self._value = value
+        self._kind = kind_of(value)
+
+    def get_mutable(self, kind: str):
+        """The value, created empty as ``kind`` on first use; an error on a kind mismatch."""
+        if kind not in KINDS:
+            raise ScopeError(f"unknown variable kind {kind!r}; kinds are {sorted(KINDS)}")
+        if self._kind is None:
+            self._value = KINDS[kind]()
+            self._kind = kind
+        elif self._kind != kind:
+            raise ScopeError(f"variable holds a {self._kind}, not a {kind}")
+        return self._value
+
+    def __repr__(self):
+        if self._kind == "tensor":
+            v = self._value
+            return f"<Variable tensor {getattr(v, 'dtype', '?')}{list(getattr(v, 'shape', []))}>"
+        return f"<Variable {self._kind or 'empty'}>"
+
+
+_CREATE_TOKEN = object()
+
+
+class Scope:
+    """A name -> Variable map with a parent, and the kid scopes made from it."""
+
+    def __init__(self, parent: "Scope | None" = None, name: str = ""):
+        self._parent = parent
+        self._vars: dict[str, Variable] = {}
+        self._kids: list[Scope] = []
+        self._lock = threading.RLock()
+        self.name = name or ("global" if parent is None else "")
+
+    # --- variables -------------------------------------------------------------
+    def var(self, name: str) -> Variable:
+        """Find ``name`` in this scope or create it here. Parents are not consulted."""
+        if not isinstance(name, str) or not name:
+            raise ScopeError(f"a variable name must be a non-empty string, got {name!r}")
+        with self._lock:
+            v = self._vars.get(name)
+            if v is None:
+                v = self._vars[name] = Variable(self, _CREATE_TOKEN)
+            return v
+
+    def find_var(self, name: str) -> Variable | None:
+        """Search this scope, then its ancestors; ``None`` if no scope on the way has it."""
+        scope = self
+        while scope is not None:
+            with scope._lock:
+                v = scope._vars.get(name)
+            if v is not None:
+                return v
+            scope = scope._parent
+        return None
+
+    def find_local_var(self, name: str) -> Variable | None:
+        with self._lock:
+            return self._vars.get(name)
+
+    def find_scope_of(self, name: str) -> "Scope | None":
+        """The scope (this one or an ancestor) that owns ``name``."""
+        v = self.find_var(name)
+        return v.scope if v is not None else None
+
+    def erase_vars(self, names) -> None:
+        with self._lock:
+            for n in names:
+                self._vars.pop(n, None)
+
+    def local_var_names(self) -> list[str]:
+        with self._lock:
+            return list(self._vars)
+
+    # --- the hierarchy ---------------------------------------------------------
+    @property
+    def parent(self) -> "Scope | None":
+        return self._parent
+
+    @property
+    def kids(self) -> list["Scope"]:
+        with self._lock:
+            return list(self._kids)
+
+    def new_scope(self, name: str = "") -> "Scope":
+        with self._lock:
+            kid = Scope(self, name or f"{self.name}/{len(self._kids)}")
+            self._kids.append(kid)
+            return kid
+
+    def find_scope(self, name: str) -> "Scope | None":
+        """The kid named ``name`` (seed 004's CreateScope finds before it creates), searched
+        depth-first through this scope's descendants."""
+        with self._lock:
+            kids = list(self._kids)
+        for kid in kids:
+            if kid.name == name:
+                return kid
+            found = kid.find_scope(name)
+            if found is not None:
+                return found
+        return None
+
+    def delete_scope(self, kid: "Scope") -> None:
+        """Destroy one kid scope and everything below it; an error if it is not our kid."""
+        with self._lock:
+            for i, k in enumerate(self._kids):
+                if k is kid:
+                    del self._kids[i]
+                    break
+            else:
+                raise ScopeError(
+                    f"scope {kid.name!r} is not a kid of scope {self.name!r}"
+                    + (f" (its parent is {kid.parent.name!r})" if kid.parent else ""))
+        kid._destroy()
+
+    def drop_kids(self) -> None:
+        """Destroy all kid scopes (the end of a minibatch, seed 000)."""
+        with self._lock:
+            kids, self._kids = self._kids, []
+        for kid in kids:
+            kid._destroy()
+
+    def _destroy(self) -> None:
+        self.drop_kids()
+        with self._lock:
+            for v in self._vars.values():
+                v._value, v._kind = None, None
+            self._vars.clear()
+            self._parent = None
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, "Scope"]]:
+        yield depth, self
+        for kid in self.kids:
+            yield from kid.walk(depth + 1)
+
+    def tree(self, show_values: bool = True) -> str:
+        """The scope forest below this scope, one line per scope and per variable."""
+        lines = []
+        for depth, scope in self.walk():
+            pad = "  " * depth
+            lines.append(f"{pad}Scope {scope.name!r}")
+            for name in scope.local_var_names():
+                v = scope.find_local_var(name)
+                if v is None:
+                    continue
+                lines.append(f"{pad}  {name}: {_summary(v) if show_values else v.kind}")
+        return "\n".join(lines)
+
+    def __contains__(self, name: str) -> bool:
+        return self.find_var(name) is not None
+
+    def __repr__(self):
+        return f"<Scope {self.name!r} vars={len(self._vars)} kids={len(self._kids)}>"
+
+
+def _summary(v: Variable) -> str:
+    if v.kind == "tensor":
+        a = v.get()
+        if isinstance(a, np.ndarray) and a.size <= 6:
+            return f"{a.dtype}{list(a.shape)} {np.array2string(a.ravel(), precision=4)}"
+        return f"{getattr(a, 'dtype', '?')}{list(getattr(a, 'shape', []))}"
+    if v.kind is None:
+        return "(empty)"
+    return f"{v.kind} {v.get()!r}"[:80]
+
+
+# --- the current scope (seed 004: paddle.scope.current() / paddle.scope.global()) ---
+_GLOBAL = Scope(name="global")
+_local = threading.local()
+
+
+def global_() -> Scope:
+    """The top-level scope (``global`` is a Python keyword, hence the underscore)."""
+    return _GLOBAL
+
+
+global_scope = global_
+
+
+def current() -> Scope:
+    """The scope ops run in when no scope is given: the global one unless a guard is active."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else _GLOBAL
+
+
+@contextlib.contextmanager
+def scope_guard(scope: Scope):
+    """Make ``scope`` the current scope inside the ``with`` block (this thread only)."""
+    if not isinstance(scope, Scope):
+        raise ScopeError(f"scope_guard needs a Scope, got {type(scope).__name__}")
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    stack.append(scope)
+    try:
+        yield scope
+    finally:
+        stack.pop()
+
+
+def reset_global() -> None:
+    """Empty the global scope (its kids and variables); used by ``pd.reset()``."""
+    _GLOBAL.drop_kids()
+    with _GLOBAL._lock:
+        _GLOBAL._vars.clear()

@@ -1,0 +1,121 @@
+"""``Variable`` and ``Parameter``: views over a block's ``VarDesc`` message.
+
+Nothing is stored on these objects but the block they belong to and the message they
+show, so the ProgramDesc stays the one source of truth. Arithmetic operators (``+``,
+``@``, ``>``...) are attached by :mod:`paddle_nb.math_ops`, which builds ops for them.
+"""
+from __future__ import annotations
+
+from . import dtypes
+from .framework_pb2 import VarDesc, VarType
+from .symbol_table import describe, tensor_desc
+
+
+class Variable:
+    __slots__ = ("block", "desc")
+
+    def __init__(self, block, desc: VarDesc):
+        self.block = block
+        self.desc = desc
+
+    # --- what the VarDesc says ---------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.desc.name
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        t = tensor_desc(self.desc)
+        return tuple(t.dims) if t is not None else ()
+
+    @property
+    def dtype(self) -> str:
+        """The element type's name, e.g. ``'float32'``."""
+        t = tensor_desc(self.desc)
+        return dtypes.name(t.data_type) if t is not None else "none"
+
+    @property
+    def type(self) -> int:
+        return self.desc.type.type
+
+    @property
+    def persistable(self) -> bool:
+        return self.desc.persistable
+
+    @persistable.setter
+    def persistable(self, value: bool):
+        self.desc.persistable = bool(value)
+        self.block.table.touch()
+
+    @property
+    def stop_gradient(self) -> bool:
+        return self.desc.stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool):
+        self.desc.stop_gradient = bool(value)
+        self.block.table.touch()
+
+    @property
+    def is_parameter(self) -> bool:
+        return self.desc.is_parameter
+
+    @property
+    def lod_level(self) -> int:
+        return self.desc.type.lod_tensor.lod_level if self.type == VarType.LOD_TENSOR else 0
+
+    @property
+    def program(self):
+        return self.block.program
+
+    def set_shape(self, shape) -> None:
+        t = tensor_desc(self.desc)
+        del t.dims[:]
+        t.dims.extend(int(d) for d in shape)
+        self.block.table.touch()
+
+    def set_dtype(self, dtype) -> None:
+        tensor_desc(self.desc).data_type = dtypes.to_code(dtype)
+        self.block.table.touch()
+
+    # --- relations -------------------------------------------------------------------
+    def as_step_input(self):
+        """RNN step input (seed 000); the RNN builder arrives with control flow."""
+        from ..control_flow import as_step_input   # noqa: PLC0415 (front of the core)
+        return as_step_input(self)
+
+    def __eq__(self, other):
+        return isinstance(other, Variable) and other.desc is self.desc
+
+    def __hash__(self):
+        return id(self.desc)
+
+    def __repr__(self):
+        flags = [f for f, on in (("persistable", self.persistable),
+                                 ("param", self.is_parameter),
+                                 ("stop_gradient", self.stop_gradient)) if on]
+        extra = f" ({', '.join(flags)})" if flags else ""
+        return f"var {self.name} : {describe(self.desc)}{extra}"
+
+    def to_string(self) -> str:
+        return repr(self)
+
+
+class Parameter(Variable):
+    """A persistable, trainable variable whose value the startup program initialises."""
+    __slots__ = ()
+
+    @property
+    def trainable(self) -> bool:
+        return not self.desc.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool):
+        self.stop_gradient = not value
+
+    # seed 004: "estimated" = updated by the backward algorithm
+    estimated = trainable
+
+
+def view(block, desc: VarDesc) -> Variable:
+    return (Parameter if desc.is_parameter else Variable)(block, desc)

@@ -1,0 +1,104 @@
+"""Binary elementwise ops with Fluid's ``axis`` broadcasting.
+
+``elementwise_add(X, Y, axis)``: Y's dims line up with X's starting at ``axis`` (``-1``:
+at the end), so X [N, C, H, W] + Y [C] uses ``axis=1``. Then numpy broadcasting applies,
+so a [1]-shaped Y adds a scalar. Comparisons and logical ops follow the same rule and give
+bool. The kernels are numba ufuncs from ``kernels/cpu/elementwise.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.framework_pb2 import VarType
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import elementwise as K
+from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes, same_shape_as_x
+
+AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
+
+
+def _broadcast_infer(out_dtype=None):
+    def infer(ctx):
+        xs, ys, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
+        if len(ys) > len(xs):      # Paddle 2 also broadcasts a smaller X into Y
+            xs, ys = ys, xs
+        if axis not in (-1, None) and not 0 <= axis <= len(xs) - len(ys):
+            ctx.fail(f"axis={axis} does not fit a rank-{len(ys)} Y into a rank-{len(xs)} X",
+                     slot="Y", expected=f"axis in [0, {len(xs) - len(ys)}] or -1",
+                     given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+        out = broadcast_shapes(xs, aligned_y_shape(len(xs), ys, axis))
+        if out is None:
+            ctx.fail("X and Y cannot be broadcast together", slot="Y",
+                     expected=f"Y's dims equal to X's (or 1) from axis {axis}",
+                     given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+        if out_dtype is None and ctx.dtype("X") != ctx.dtype("Y"):
+            ctx.fail("X and Y have different dtypes", slot="Y",
+                     expected=f"Y of X's dtype", given=f"X {ctx.describe_input('X')}, "
+                     f"Y {ctx.describe_input('Y')}")
+        ctx.set_output("Out", out, out_dtype if out_dtype is not None else ctx.dtype("X"))
+    return infer
+
+
+def broadcast_operands(x: np.ndarray, y: np.ndarray, axis: int):
+    """X and Y reshaped so that numpy broadcasting does what Fluid's ``axis`` says."""
+    if y.ndim > x.ndim:
+        return x.reshape(aligned_y_shape(y.ndim, x.shape, axis)), y
+    if y.ndim < x.ndim or axis not in (-1, None):
+        return x, y.reshape(aligned_y_shape(x.ndim, y.shape, axis))
+    return x, y
+
+
+def _binary_kernel(ufunc, out_dtype=None):
+    def run(ctx):
+        x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
+        shape = np.broadcast_shapes(x.shape, y.shape)
+        out = np.empty(shape, out_dtype or x.dtype)
+        ctx.set_output("Out", ufunc(x, y, out=out))
+    run.__name__ = f"cpu_{ufunc.__name__}"
+    return run
+
+
+def _div_kernel(ctx):
+    x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
+    ufunc = K.floor_div if np.issubdtype(x.dtype, np.integer) else K.div
+    ctx.set_output("Out", ufunc(x, y, out=out))
+
+
+for _type, _kernel, _formula in (
+        ("elementwise_add", _binary_kernel(K.add), "X + Y"),
+        ("elementwise_sub", _binary_kernel(K.sub), "X - Y"),
+        ("elementwise_mul", _binary_kernel(K.mul), "X * Y"),
+        ("elementwise_div", _div_kernel, "X / Y")):
+    register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
+                   "into X from `axis`.", infer_shape=_broadcast_infer(),
+                   kernels={"cpu": _kernel}))
+
+for _type, _ufunc, _formula in (
+        ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),
+        ("equal", K.equal, "X == Y"), ("not_equal", K.not_equal, "X != Y")):
+    register(OpDef(_type, [X, Y], [OUT],
+                   [AXIS, Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
+                   comment=f"Out = {_formula} elementwise, as bool.",
+                   infer_shape=_broadcast_infer(VarType.BOOL),
+                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
+
+for _type, _ufunc, _formula in (("logical_and", K.logical_and, "X and Y"),
+                                ("logical_or", K.logical_or, "X or Y")):
+    register(OpDef(_type, [X, Y], [OUT], [], comment=f"Out = {_formula} elementwise (bool).",
+                   infer_shape=lambda ctx: ctx.set_output(
+                       "Out", broadcast_shapes(ctx.shape("X"), ctx.shape("Y"))
+                       or ctx.shape("X"), VarType.BOOL),
+                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
+
+
+def _logical_not(ctx):
+    x = ctx.input("X")
+    ctx.set_output("Out", K.logical_not(x.astype(np.bool_, copy=False),
+                                        out=np.empty(x.shape, np.bool_)))
+
+
+register(OpDef("logical_not", [X], [OUT], [], comment="Out = not X elementwise (bool).",
+               infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), VarType.BOOL),
+               kernels={"cpu": _logical_not}, grad=NO_GRADIENT))

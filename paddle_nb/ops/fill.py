@@ -1,0 +1,143 @@
+"""Ops that make values: fill_constant, assign, assign_value, uniform_random,
+gaussian_random. Initialisers in a startup program are made of these."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.framework_pb2 import VarType
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import random as rk
+from .common import OUT, X, dtype_to_numpy, same_shape_as_x
+
+_FP32 = VarType.FP32
+
+
+def _shape_and_dtype(ctx) -> None:
+    ctx.set_output("Out", ctx.attr("shape"), ctx.attr("dtype"))
+
+
+def _concrete(shape) -> tuple[int, ...]:
+    if any(d < 0 for d in shape):
+        raise ValueError(f"shape {list(shape)} has an unknown (-1) dimension; a value op "
+                         "needs a concrete shape")
+    return tuple(int(d) for d in shape)
+
+
+# --- fill_constant ------------------------------------------------------------------
+def _fill_constant(ctx):
+    dtype = dtype_to_numpy(ctx.attr("dtype"))
+    value = ctx.attr("str_value") or ctx.attr("value")
+    ctx.set_output("Out", np.full(_concrete(ctx.attr("shape")), float(value)).astype(dtype))
+
+
+register(OpDef(
+    "fill_constant",
+    [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
+     Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True, duplicable=True),
+     Slot("ValueTensor", "value as a tensor", dispensable=True)],
+    [OUT],
+    [Attr("dtype", A.INT, _FP32, "VarType code of Out's element type"),
+     Attr("shape", A.LONGS, [1], "Out's shape"),
+     Attr("value", A.FLOAT, 0.0, "the value every element gets"),
+     Attr("str_value", A.STRING, "", "the value as text (exact for large integers)",
+          extra=True),
+     Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
+    comment="Out = a tensor of `shape` filled with `value`.",
+    infer_shape=_shape_and_dtype, kernels={"cpu": _fill_constant}, grad=NO_GRADIENT))
+
+
+# --- assign / assign_value ------------------------------------------------------------
+def _assign(ctx):
+    ctx.set_output("Out", np.array(ctx.input("X"), copy=True))
+
+
+register(OpDef(
+    "assign", [X], [OUT], comment="Out = a copy of X.",
+    infer_shape=same_shape_as_x, kernels={"cpu": _assign}))
+
+_VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
+                 ("int32_values", A.INTS), ("int64_values", A.LONGS),
+                 ("bool_values", A.INTS))
+
+
+def _assign_value(ctx):
+    dtype = dtype_to_numpy(ctx.attr("dtype"))
+    values = next((ctx.attr(f) for f, _ in _VALUE_FIELDS if ctx.attr(f)), None)
+    if values is None:
+        values = ctx.op.attrs.get("values") or []      # Paddle 3 stores SCALARS
+    shape = _concrete(ctx.attr("shape"))
+    ctx.set_output("Out", np.asarray(values, dtype=dtype).reshape(shape))
+
+
+register(OpDef(
+    "assign_value", [], [OUT],
+    [Attr("shape", A.INTS, [], "Out's shape"),
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")]
+    + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
+    comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
+    infer_shape=_shape_and_dtype, kernels={"cpu": _assign_value}, grad=NO_GRADIENT))
+
+
+def assign_value_attrs(array: np.ndarray) -> dict:
+    """The attributes of an assign_value op that produces ``array``."""
+    code = dtypes.to_code(array.dtype)
+    field = {VarType.FP32: "fp32_values", VarType.FP64: "fp64_values",
+             VarType.INT32: "int32_values", VarType.INT64: "int64_values",
+             VarType.BOOL: "bool_values"}.get(code)
+    if field is None:
+        raise TypeError(f"assign_value cannot hold {array.dtype} values")
+    flat = array.ravel()
+    values = [int(v) for v in flat] if code in (VarType.BOOL, VarType.INT32, VarType.INT64) \
+        else [float(v) for v in flat]
+    return {"shape": list(array.shape), "dtype": code, field: values}
+
+
+# --- random ----------------------------------------------------------------------------
+def _seed(ctx) -> int:
+    seed = ctx.attr("seed")
+    # seed 0 means "a different sequence every run", as in Paddle
+    return int(seed) if seed else int(np.random.randint(1, 2**31 - 1))
+
+
+def _uniform_random(ctx):
+    shape = _concrete(ctx.attr("shape"))
+    n = int(np.prod(shape)) if shape else 1
+    values = rk.uniform(n, float(ctx.attr("min")), float(ctx.attr("max")), _seed(ctx))
+    ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
+
+
+def _gaussian_random(ctx):
+    shape = _concrete(ctx.attr("shape"))
+    n = int(np.prod(shape)) if shape else 1
+    values = rk.gaussian(n, float(ctx.attr("mean")), float(ctx.attr("std")), _seed(ctx))
+    ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
+
+
+_SHAPE_INPUTS = [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
+                 Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True,
+                      duplicable=True)]
+
+register(OpDef(
+    "uniform_random", _SHAPE_INPUTS, [OUT],
+    [Attr("shape", A.LONGS, [1], "Out's shape"),
+     Attr("min", A.FLOAT, -1.0, "lower bound"),
+     Attr("max", A.FLOAT, 1.0, "upper bound (exclusive)"),
+     Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type"),
+     Attr("diag_num", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
+     Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
+     Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)", extra=True)],
+    comment="Out = values drawn uniformly from [min, max).",
+    infer_shape=_shape_and_dtype, kernels={"cpu": _uniform_random}, grad=NO_GRADIENT))
+
+register(OpDef(
+    "gaussian_random", _SHAPE_INPUTS, [OUT],
+    [Attr("shape", A.LONGS, [1], "Out's shape"),
+     Attr("mean", A.FLOAT, 0.0, "mean of the normal distribution"),
+     Attr("std", A.FLOAT, 1.0, "standard deviation"),
+     Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")],
+    comment="Out = values drawn from a normal distribution N(mean, std^2).",
+    infer_shape=_shape_and_dtype, kernels={"cpu": _gaussian_random}, grad=NO_GRADIENT))

@@ -1,0 +1,138 @@
+"""Reductions: sum (of several tensors), mean, reduce_sum, reduce_mean, and softmax.
+
+Reduced axes are moved last and flattened, so one numba kernel over ``(outer, inner)``
+rows serves every axis choice. A full reduction gives a 0-d tensor, as Paddle 2.5+ does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import elementwise as EK
+from ..kernels.cpu import reduce as K
+from .common import OUT, X, same_shape_as_x
+
+
+def _normalize_dims(dims, rank, reduce_all):
+    if reduce_all or not dims or len(dims) >= rank and rank > 0 and \
+            sorted(d % rank for d in dims) == list(range(rank)):
+        return list(range(rank))
+    return sorted({d % rank for d in dims}) if rank else []
+
+
+def _reduced_shape(shape, dims, keep_dim):
+    if keep_dim:
+        return [1 if i in dims else d for i, d in enumerate(shape)]
+    return [d for i, d in enumerate(shape) if i not in dims]
+
+
+def _reduce_infer(ctx):
+    xs = ctx.shape("X")
+    dims = ctx.attr("dim")
+    bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]
+    if bad:
+        ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
+                 expected=f"dims in [{-len(xs)}, {len(xs) - 1}]", given=f"dim={dims}")
+    dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
+    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), ctx.dtype("X"))
+
+
+def reduce_sum_array(x: np.ndarray, dims: list[int], keep_dim: bool) -> np.ndarray:
+    """Sum over ``dims`` with the numba row kernel (float types) or numpy."""
+    kept = [i for i in range(x.ndim) if i not in dims]
+    out_shape = _reduced_shape(list(x.shape), dims, keep_dim)
+    if x.dtype.type not in (np.float32, np.float64) or x.size == 0:
+        return np.asarray(x.sum(axis=tuple(dims), keepdims=keep_dim)).astype(x.dtype)
+    moved = np.ascontiguousarray(np.transpose(x, kept + dims))
+    outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
+    rows = moved.reshape(outer, -1)
+    return K.row_sum(rows).reshape(out_shape)
+
+
+def _reduce_kernel(mean: bool):
+    def run(ctx):
+        x = ctx.input("X")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        out = reduce_sum_array(x, dims, ctx.attr("keep_dim"))
+        if mean:
+            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+            out = (out / max(count, 1)).astype(x.dtype)
+        ctx.set_output("Out", out)
+    return run
+
+
+_REDUCE_ATTRS = [
+    Attr("dim", A.INTS, [0], "the axes to reduce (negative counts from the end)"),
+    Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
+    Attr("reduce_all", A.BOOLEAN, False, "reduce every axis"),
+    Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
+    Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
+]
+register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False)}))
+register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True)}))
+
+
+def _mean(ctx):
+    x = ctx.input("X")
+    total = reduce_sum_array(x, list(range(x.ndim)), False)
+    ctx.set_output("Out", (total / max(x.size, 1)).astype(x.dtype))
+
+
+register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
+               infer_shape=lambda ctx: ctx.set_output("Out", [], ctx.dtype("X")),
+               kernels={"cpu": _mean}))
+
+
+# --- sum of several tensors ---------------------------------------------------------------
+def _sum_infer(ctx):
+    shapes = ctx.shapes("X")
+    first = shapes[0]
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) != len(first) or any(a >= 0 and b >= 0 and a != b for a, b in zip(s, first)):
+            ctx.fail("every input of sum must have the same shape", slot="X",
+                     expected=f"{first} (like {ctx.input_names('X')[0]})",
+                     given=f"{s} ({ctx.input_names('X')[i]})")
+    ctx.set_output("Out", first, ctx.dtype("X"))
+
+
+def _sum(ctx):
+    xs = ctx.inputs("X")
+    out = np.array(xs[0], copy=True)
+    for x in xs[1:]:
+        EK.add(out, x, out=out)
+    ctx.set_output("Out", out)
+
+
+register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
+               comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
+               infer_shape=_sum_infer, kernels={"cpu": _sum}))
+
+
+# --- softmax ---------------------------------------------------------------------------------
+def _softmax(ctx):
+    x = ctx.input("X")
+    axis = ctx.attr("axis") % max(x.ndim, 1)
+    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+    out = K.row_softmax(rows).reshape(moved.shape)
+    ctx.set_output("Out", np.moveaxis(out, -1, axis))
+
+
+def _softmax_infer(ctx):
+    xs, axis = ctx.shape("X"), ctx.attr("axis")
+    if xs and not -len(xs) <= axis < len(xs):
+        ctx.fail(f"axis {axis} is out of range for a rank-{len(xs)} X", slot="X",
+                 expected=f"axis in [{-len(xs)}, {len(xs) - 1}]", given=f"axis={axis}")
+    same_shape_as_x(ctx)
+
+
+register(OpDef(
+    "softmax", [X], [OUT],
+    [Attr("axis", A.INT, -1, "the axis that sums to 1"),
+     Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
+     Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
+    comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
+    infer_shape=_softmax_infer, kernels={"cpu": _softmax}))

@@ -1,0 +1,164 @@
+"""Layout ops: reshape2, transpose2, concat, split. They move data, they do not compute,
+so their kernels are numpy views and copies. ``XShape`` (reshape2/transpose2) records X's
+shape for the gradient, as in Fluid: dims ``[0] + X.dims``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.infer_shape import numel
+from ..core.registry import Attr, OpDef, Slot, register
+from .common import OUT, X
+
+XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
+
+
+def _set_xshape(ctx):
+    if ctx.has_output("XShape"):
+        ctx.set_output("XShape", [0] + ctx.shape("X"), ctx.dtype("X"))
+
+
+# --- reshape2 --------------------------------------------------------------------------------
+def resolve_shape(target, x_shape, fail):
+    """Paddle's reshape rules: 0 copies X's dim, one -1 is inferred."""
+    out = [x_shape[i] if d == 0 else d for i, d in enumerate(target)]
+    unknown = [i for i, d in enumerate(out) if d == -1]
+    if len(unknown) > 1 and all(d >= 0 for d in x_shape):
+        fail("at most one dimension of shape may be -1", given=f"shape={list(target)}")
+    total = numel(x_shape)
+    known = numel([d for d in out if d != -1])
+    if len(unknown) == 1 and total >= 0 and known > 0:
+        if total % known:
+            fail("X's size does not divide into shape", expected=f"a shape whose known dims "
+                 f"divide {total}", given=f"shape={list(target)} for X {list(x_shape)}")
+        out[unknown[0]] = total // known
+    elif not unknown and total >= 0 and numel(out) != total:
+        fail("shape must keep the number of elements", expected=f"{total} elements "
+             f"(X {list(x_shape)})", given=f"shape={list(target)} ({numel(out)} elements)")
+    return out
+
+
+def _reshape_infer(ctx):
+    xs = ctx.shape("X")
+
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="X", expected=expected, given=given)
+    ctx.set_output("Out", resolve_shape(ctx.attr("shape"), xs, fail), ctx.dtype("X"))
+    _set_xshape(ctx)
+
+
+def _reshape(ctx):
+    x = ctx.input("X")
+    shape = ctx.input("Shape")
+    target = [int(v) for v in shape.ravel()] if shape is not None else ctx.attr("shape")
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+    ctx.set_output("Out", np.reshape(x, target).copy())
+
+
+register(OpDef(
+    "reshape2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
+                 Slot("ShapeTensor", "the shape as 1-element tensors", dispensable=True,
+                      duplicable=True)],
+    [OUT, XSHAPE],
+    [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
+    comment="Out = X with a new shape (same elements, same order).",
+    infer_shape=_reshape_infer, kernels={"cpu": _reshape}))
+
+
+# --- transpose2 ------------------------------------------------------------------------------
+def _transpose_infer(ctx):
+    xs, axis = ctx.shape("X"), ctx.attr("axis")
+    if sorted(axis) != list(range(len(xs))):
+        ctx.fail("axis must be a permutation of X's dims", slot="X",
+                 expected=f"a permutation of {list(range(len(xs)))}", given=f"axis={axis}")
+    ctx.set_output("Out", [xs[a] for a in axis], ctx.dtype("X"))
+    _set_xshape(ctx)
+
+
+register(OpDef(
+    "transpose2", [X], [OUT, XSHAPE],
+    [Attr("axis", A.INTS, [], "the permutation: Out dim i is X dim axis[i]"),
+     Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
+    comment="Out = X with its dims permuted by axis.",
+    infer_shape=_transpose_infer,
+    kernels={"cpu": lambda ctx: ctx.set_output(
+        "Out", np.ascontiguousarray(np.transpose(ctx.input("X"), ctx.attr("axis"))))}))
+
+
+# --- concat ----------------------------------------------------------------------------------
+def _concat_infer(ctx):
+    shapes = ctx.shapes("X")
+    rank = len(shapes[0])
+    axis = ctx.attr("axis")
+    if not -rank <= axis < rank:
+        ctx.fail(f"axis {axis} is out of range for rank-{rank} inputs", slot="X")
+    axis %= rank
+    out = list(shapes[0])
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) != rank or any(j != axis and a >= 0 and b >= 0 and a != b
+                                 for j, (a, b) in enumerate(zip(s, shapes[0]))):
+            ctx.fail(f"inputs must match in every dim but axis {axis}", slot="X",
+                     expected=f"{shapes[0]} outside axis {axis}",
+                     given=f"{s} ({ctx.input_names('X')[i]})")
+        out[axis] = -1 if out[axis] < 0 or s[axis] < 0 else out[axis] + s[axis]
+    ctx.set_output("Out", out, ctx.dtype("X"))
+
+
+register(OpDef(
+    "concat", [Slot("X", "the tensors to join", duplicable=True),
+               Slot("AxisTensor", "axis as a tensor", dispensable=True)], [OUT],
+    [Attr("axis", A.INT, 0, "the axis to join along")],
+    comment="Out = the inputs joined along axis.",
+    infer_shape=_concat_infer,
+    kernels={"cpu": lambda ctx: ctx.set_output(
+        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis")))}))
+
+
+# --- split -----------------------------------------------------------------------------------
+def _sections(size, num, sections, n_out):
+    if sections:
+        secs = list(sections)
+        if -1 in secs and size >= 0:
+            secs[secs.index(-1)] = size - sum(s for s in secs if s != -1)
+        return secs
+    n = num or n_out
+    return [size // n if size >= 0 else -1] * n
+
+
+def _split_infer(ctx):
+    xs = ctx.shape("X")
+    axis = ctx.attr("axis") % max(len(xs), 1)
+    n_out = len(ctx.output_names("Out"))
+    num, sections = ctx.attr("num"), ctx.attr("sections")
+    if not sections and xs[axis] >= 0 and xs[axis] % (num or n_out):
+        ctx.fail(f"dim {axis} of X ({xs[axis]}) does not split into {num or n_out} equal parts",
+                 slot="X")
+    secs = _sections(xs[axis], num, sections, n_out)
+    if len(secs) != n_out:
+        ctx.fail("the number of outputs must match num / sections", slot="Out",
+                 expected=f"{len(secs)} outputs", given=f"{n_out}")
+    for i, s in enumerate(secs):
+        shape = list(xs)
+        shape[axis] = s
+        ctx.set_output("Out", shape, ctx.dtype("X"), i=i)
+
+
+def _split(ctx):
+    x = ctx.input("X")
+    axis = ctx.attr("axis") % x.ndim
+    secs = _sections(x.shape[axis], ctx.attr("num"), ctx.attr("sections"),
+                     len(ctx.output_names("Out")))
+    parts = np.split(x, np.cumsum(secs)[:-1], axis=axis)
+    ctx.set_outputs("Out", [np.ascontiguousarray(p) for p in parts])
+
+
+register(OpDef(
+    "split", [X, Slot("AxisTensor", "axis as a tensor", dispensable=True),
+              Slot("SectionsTensorList", "sections as tensors", dispensable=True,
+                   duplicable=True)],
+    [Slot("Out", "the pieces", duplicable=True)],
+    [Attr("axis", A.INT, 0, "the axis to split"),
+     Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
+     Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
+    comment="Out = X cut into pieces along axis.",
+    infer_shape=_split_infer, kernels={"cpu": _split}))

@@ -22,18 +22,19 @@ def _block():
     return default_main_program().current_block()
 
 
-def _tmp(prefix: str, dtype="float32") -> Variable:
-    return _block().create_var(unique_name.generate(f"{prefix}.tmp"), dtype=dtype)
+def _tmp(layer: str, dtype="float32") -> Variable:
+    """A new temporary of layer ``layer`` (a generated name such as ``fc_0``)."""
+    return _block().create_var(unique_name.generate_within(layer, "tmp"), dtype=dtype)
 
 
-def append(op_type: str, inputs: dict, attrs: dict | None = None, *, prefix: str | None = None,
+def append(op_type: str, inputs: dict, attrs: dict | None = None, *, layer: str | None = None,
            out_dtype=None, outputs: dict | None = None) -> Variable:
     """Append ``op_type`` with one new output ``Out`` and return it."""
     if outputs is None:
         first = next(iter(inputs.values()))
         first = first[0] if isinstance(first, (list, tuple)) else first
         dtype = out_dtype or (first.dtype if isinstance(first, Variable) else "float32")
-        out = _tmp(prefix or unique_name.generate(op_type), dtype)
+        out = _tmp(layer or unique_name.generate(op_type), dtype)
         outputs = {"Out": [out]}
     _block().append_op(op_type, inputs=inputs, outputs=outputs, attrs=attrs or {})
     return outputs["Out"][0]
@@ -75,6 +76,7 @@ def _declare_with_value(value, shape, dtype, name, prefix, param, lod_level=0, b
                             stop_gradient=True, lod_level=lod_level)
     # The value becomes an assign_value op: it runs unless the feed supplies this name.
     _block().append_op("assign_value", outputs={"Out": [v]}, attrs=assign_value_attrs(array))
+    v.set_shape(declared)     # keep the batch dimension open (-1): feeds may differ in size
     return v
 
 
@@ -201,7 +203,7 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
         _block().append_op("elementwise_add", inputs={"X": [out], "Y": [b]},
                            outputs={"Out": [pre]}, attrs={"axis": num_flatten_dims})
         out = pre
-    return _activate(out, act)
+    return _activate(out, act, layer)
 
 
 def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
@@ -210,12 +212,12 @@ def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
     return append("elementwise_mul", {"X": [x], "Y": [w]})      # a [1]-shaped weight scales
 
 
-def _activate(x: Variable, act: str | None) -> Variable:
+def _activate(x: Variable, act: str | None, layer: str) -> Variable:
     if act is None:
         return x
     if act not in ("relu", "sigmoid", "tanh", "softmax", "exp", "square"):
         raise BuildError(f"unknown activation {act!r}; use relu, sigmoid, tanh or softmax")
-    return append(act, {"X": [x]})
+    return append(act, {"X": [x]}, layer=layer)
 
 
 def softmax(x, axis: int = -1):

@@ -42,7 +42,7 @@ def make_creator(op_type: str):
                 made[slot.name] = list(given) if isinstance(given, (list, tuple)) else [given]
                 continue
             n = _output_count(op_def, slot, attrs, outputs)
-            made[slot.name] = [block.create_var(unique_name.generate(f"{prefix}.tmp"),
+            made[slot.name] = [block.create_var(unique_name.generate_within(prefix, "tmp"),
                                                 dtype=dtype) for _ in range(n)]
         block.append_op(op_type, inputs=inputs, outputs=made, attrs=attrs)
         visible = [vs if s.duplicable else vs[0]

@@ -26,6 +26,7 @@ _FIELD = {
     FLOAT64: "float64", SCALAR: "scalar", SCALARS: "scalars",
 }
 _REPEATED = {INTS, FLOATS, STRINGS, BOOLEANS, BLOCKS, LONGS, FLOAT64S, VARS, SCALARS}
+LIST_TYPES = frozenset(_REPEATED)
 
 TYPE_NAMES = {v: k.lower() for k, v in AttrType.items()}
 

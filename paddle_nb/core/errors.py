@@ -63,8 +63,15 @@ class FetchError(ExecutionError, KeyError):
         return self.args[0] if self.args else ""
 
 
+# Files inside the package that are user code as far as errors go: their lines are the
+# ones a reader wants to see (the tour builds programs just as a user would).
+_USER_FILES = (os.path.join(_PACKAGE_DIR, "tour.py"),)
+
+
 def _is_library_frame(filename: str) -> bool:
-    return any(marker in filename for marker in _LIBRARY_MARKERS)
+    if filename in _USER_FILES:
+        return False
+    return filename.startswith("<frozen") or any(m in filename for m in _LIBRARY_MARKERS)
 
 
 def user_line() -> str:

@@ -32,6 +32,8 @@ def _attr_text(a, op_def, show_all: bool) -> str | None:
             spec = op_def.attr(a.name)
             if spec is None or spec.extra:
                 return None
+            if spec.default == [] and a.type in A.LIST_TYPES and not A.read(a):
+                return None          # an empty list left at its default says nothing
     if a.type == A.BLOCK:
         return f"{a.name}=block {a.block_idx}"
     if a.type == A.BLOCKS:

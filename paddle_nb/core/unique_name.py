@@ -49,6 +49,12 @@ def generate(key: str) -> str:
     return _generator(with_prefix(key))
 
 
+def generate_within(name: str, key: str) -> str:
+    """A unique name under an already generated (already prefixed) ``name``:
+    ``generate_within("fc_0", "tmp")`` -> ``fc_0.tmp_0``."""
+    return _generator(f"{name}.{key}")
+
+
 @contextlib.contextmanager
 def namespace(name: str):
     """Prefix the names made inside the ``with`` block with ``name/`` (seed 003)."""

@@ -76,6 +76,11 @@ def _to_int(v):
     raise TypeError(f"expected an integer, got {v!r}")
 
 
+def _to_block(v):
+    """A sub-block attribute: a Block (anything with ``idx``) or its index."""
+    return _to_int(v.idx if hasattr(v, "idx") and hasattr(v, "table") else v)
+
+
 def _to_float(v):
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, str):
         return float(v)
@@ -96,8 +101,8 @@ def _to_bool(v):
 
 _ELEMENT = {
     INT: _to_int, FLOAT: _to_float, STRING: _to_str, INTS: _to_int, FLOATS: _to_float,
-    STRINGS: _to_str, BOOLEAN: _to_bool, BOOLEANS: _to_bool, BLOCK: _to_int, LONG: _to_int,
-    BLOCKS: _to_int, LONGS: _to_int, FLOAT64S: _to_float, VAR: _to_str, VARS: _to_str,
+    STRINGS: _to_str, BOOLEAN: _to_bool, BOOLEANS: _to_bool, BLOCK: _to_block, LONG: _to_int,
+    BLOCKS: _to_block, LONGS: _to_int, FLOAT64S: _to_float, VAR: _to_str, VARS: _to_str,
     FLOAT64: _to_float,
 }
 
@@ -106,6 +111,8 @@ def guess_type(value) -> int:
     """The AttrType for a value of an attribute no OpProto declares."""
     if isinstance(value, (bool, np.bool_)):
         return BOOLEAN
+    if hasattr(value, "idx") and hasattr(value, "table"):      # a Block
+        return BLOCK
     if isinstance(value, (int, np.integer)):
         return INT if -2**31 <= int(value) < 2**31 else LONG
     if isinstance(value, (float, np.floating)):
@@ -113,6 +120,8 @@ def guess_type(value) -> int:
     if isinstance(value, str):
         return STRING
     if isinstance(value, (list, tuple)):
+        if value and all(hasattr(v, "idx") and hasattr(v, "table") for v in value):
+            return BLOCKS
         if all(isinstance(v, (bool, np.bool_)) for v in value) and value:
             return BOOLEANS
         if all(isinstance(v, (int, np.integer)) for v in value):

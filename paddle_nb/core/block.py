@@ -233,5 +233,8 @@ def _fill(desc, op_def, inputs, outputs, attrs) -> None:
             raise BuildError(f"op {op_def.type}, attribute {spec.name}: {e} (declared "
                              f"{A.TYPE_NAMES[spec.type]})") from None
     for name, value in attrs.items():
-        if op_def.attr(name) is None:
-            set_attr(desc, name, value)
+        if op_def.attr(name) is None:       # not declared: kept, typed by its value
+            try:
+                set_attr(desc, name, value)
+            except TypeError as e:
+                raise BuildError(f"op {op_def.type}, attribute {name}: {e}") from None

@@ -1,0 +1,627 @@
+"""The op table: one or more rows per registered op, each checked against numpy.
+
+Every row builds a one-op program by hand (``create_var`` + ``append_op``), runs it on the
+CPU and compares each output with a numpy reference function. It also checks what shape
+inference declared when the op was appended: the declared shape must fit the real one
+(same rank, equal where the declared dim is not -1) and the declared dtype must be the
+real one. ``test_every_registered_op_has_a_row`` makes a newly registered op without a
+row fail the suite.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import paddle_nb as pd
+from paddle_nb.core.framework_pb2 import VarType
+from paddle_nb.ops.fill import assign_value_attrs
+
+# VarType codes used by the dtype attributes of cast, fill_constant and the random ops.
+BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
+NUMPY_DTYPE = {BOOL: np.bool_, INT32: np.int32, INT64: np.int64, FP32: np.float32,
+               FP64: np.float64}
+
+
+# --- inputs: small, deterministic arrays -----------------------------------------------
+def floats(seed, *shape, low=-1.0, high=1.0, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
+
+
+def ints(seed, *shape, low=-5, high=6, dtype=np.int32):
+    return np.random.default_rng(seed).integers(low, high, shape).astype(dtype)
+
+
+def small_int_floats(seed, *shape):
+    """Floats like -1.0, 0.0, 2.0: comparisons between two of them are often equal."""
+    return ints(seed, *shape, low=-2, high=3).astype(np.float32)
+
+
+def bools(seed, *shape):
+    return np.random.default_rng(seed).integers(0, 2, shape).astype(np.bool_)
+
+
+def nonzero_ints(seed, *shape):
+    x = ints(seed, *shape, low=1, high=5)
+    return x * np.where(bools(seed + 1000, *shape), 1, -1).astype(np.int32)
+
+
+# --- one row of the table --------------------------------------------------------------
+@dataclass
+class Case:
+    id: str
+    op: str
+    inputs: dict            # slot -> array, or a list of arrays for a duplicable slot
+    attrs: dict
+    # (inputs, attrs) -> {slot: array or list of arrays}: the expected outputs.
+    reference: Callable
+    # False for random ops: the reference then gives only the shape and dtype.
+    compare_values: bool = True
+    # An extra check of the outputs ({slot: [arrays]}), e.g. statistics of random values.
+    check: Callable | None = None
+    # Declare X's first dim as -1 (the batch dim, as pd.data does) instead of its size.
+    unknown_batch: bool = False
+    # Output slots that must be passed but that the kernel leaves empty (XShape).
+    unfetched: tuple = ()
+
+
+def as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+# --- reference functions ---------------------------------------------------------------
+def returns(**outputs):
+    """A reference that ignores its inputs: for ops that make constants."""
+    return lambda ins, attrs: outputs
+
+
+def fluid_align(y, x_ndim, axis):
+    """``y`` reshaped so that numpy broadcasting lines its dims up with X's from ``axis``
+    (-1: at the end), which is Fluid's elementwise rule."""
+    if axis == -1:
+        axis = x_ndim - y.ndim
+    return y.reshape((1,) * axis + y.shape + (1,) * (x_ndim - axis - y.ndim))
+
+
+def elementwise(fn):
+    def reference(ins, attrs):
+        x, y = ins["X"], ins["Y"]
+        axis = attrs.get("axis", -1)
+        if y.ndim < x.ndim:
+            y = fluid_align(y, x.ndim, axis)
+        elif x.ndim < y.ndim:
+            x = fluid_align(x, y.ndim, axis)
+        return {"Out": fn(x, y)}
+    return reference
+
+
+def truncating_div(x, y):
+    """Integer division rounding toward zero, like C++ (and Paddle's integer kernels)."""
+    return np.fix(x / y).astype(x.dtype)
+
+
+def logical(fn):
+    """logical_and/or: plain numpy broadcasting (these ops have no axis attribute)."""
+    return lambda ins, attrs: {"Out": fn(ins["X"], ins["Y"])}
+
+
+def unary(fn):
+    """Computed in float64, returned in X's dtype."""
+    return lambda ins, attrs: {"Out": fn(ins["X"].astype(np.float64)).astype(ins["X"].dtype)}
+
+
+def np_sigmoid(x):
+    return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x))
+                    / (1 + np.exp(-np.abs(x))))
+
+
+def scale_reference(ins, attrs):
+    x = ins["X"]
+    s, b = attrs["scale"], attrs["bias"]
+    wide = x.astype(np.float64)
+    out = wide * s + b if attrs["bias_after_scale"] else (wide + b) * s
+    return {"Out": out.astype(x.dtype)}
+
+
+def cast_reference(ins, attrs):
+    return {"Out": ins["X"].astype(NUMPY_DTYPE[attrs["out_dtype"]])}
+
+
+def mul_reference(ins, attrs):
+    x, y = ins["X"], ins["Y"]
+    xn, yn = attrs["x_num_col_dims"], attrs.get("y_num_col_dims", 1)
+    x2 = x.reshape(int(np.prod(x.shape[:xn])), -1).astype(np.float64)
+    y2 = y.reshape(int(np.prod(y.shape[:yn])), -1).astype(np.float64)
+    return {"Out": (x2 @ y2).reshape(x.shape[:xn] + y.shape[yn:]).astype(x.dtype)}
+
+
+def matmul_reference(trans_x_attr, trans_y_attr):
+    def reference(ins, attrs):
+        x, y = ins["X"].astype(np.float64), ins["Y"].astype(np.float64)
+        if attrs.get(trans_x_attr) and x.ndim >= 2:
+            x = np.swapaxes(x, -1, -2)
+        if attrs.get(trans_y_attr) and y.ndim >= 2:
+            y = np.swapaxes(y, -1, -2)
+        out = np.asarray(np.matmul(x, y)) * attrs.get("alpha", 1.0)
+        return {"Out": out.astype(ins["X"].dtype)}
+    return reference
+
+
+def sum_reference(ins, attrs):
+    return {"Out": sum(x.astype(np.float64) for x in ins["X"]).astype(ins["X"][0].dtype)}
+
+
+def mean_reference(ins, attrs):
+    return {"Out": np.asarray(ins["X"].mean(dtype=np.float64)).astype(ins["X"].dtype)}
+
+
+def reduce_reference(fn):
+    def reference(ins, attrs):
+        x = ins["X"]
+        axes = None if attrs.get("reduce_all") else tuple(attrs["dim"])
+        out = fn(x.astype(np.float64), axis=axes, keepdims=attrs.get("keep_dim", False))
+        return {"Out": np.asarray(out).astype(x.dtype)}
+    return reference
+
+
+def softmax_reference(ins, attrs):
+    x = ins["X"].astype(np.float64)
+    e = np.exp(x - x.max(axis=attrs["axis"], keepdims=True))
+    return {"Out": (e / e.sum(axis=attrs["axis"], keepdims=True)).astype(ins["X"].dtype)}
+
+
+def sums_to_one(axis):
+    def check(out):
+        np.testing.assert_allclose(out["Out"][0].sum(axis=axis), 1.0, rtol=1e-5)
+    return check
+
+
+def reshape_reference(ins, attrs):
+    x = ins["X"]
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(attrs["shape"])]
+    return {"Out": x.reshape(target)}
+
+
+def split_reference(ins, attrs):
+    x, axis = ins["X"], attrs["axis"]
+    size = x.shape[axis]
+    sections = list(attrs.get("sections", []))
+    if not sections:
+        sections = [size // attrs["num"]] * attrs["num"]
+    if -1 in sections:
+        sections[sections.index(-1)] = size - sum(s for s in sections if s != -1)
+    return {"Out": np.split(x, np.cumsum(sections)[:-1], axis=axis)}
+
+
+def random_like(attrs):
+    """Random ops: only the shape and dtype can be known in advance."""
+    return {"Out": np.empty(attrs["shape"], NUMPY_DTYPE[attrs["dtype"]])}
+
+
+def uniform_statistics(out):
+    v = out["Out"][0].astype(np.float64)
+    low, high = -2.0, 3.0                      # the attrs of the uniform_random rows
+    assert v.min() >= low and v.max() < high
+    assert abs(v.mean() - (low + high) / 2) < 0.05
+    assert abs(v.std() - (high - low) / np.sqrt(12)) < 0.05
+    assert len(np.unique(v)) > v.size // 2     # not a constant fill
+
+
+def gaussian_statistics(out):
+    v = out["Out"][0].astype(np.float64)
+    assert abs(v.mean() - 1.0) < 0.1            # the attrs of the gaussian_random row
+    assert abs(v.std() - 2.0) < 0.1
+    assert 0.60 < np.mean(np.abs(v - 1.0) < 2.0) < 0.76   # about 68% within one std
+
+
+# --- the table ---------------------------------------------------------------------------
+CASES = [
+    # elementwise arithmetic: equal shapes, Fluid's axis broadcasting, integer inputs
+    Case("same_shape", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
+         {}, elementwise(np.add)),
+    Case("axis1_y3", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
+         {"axis": 1}, elementwise(np.add)),
+    Case("axis-1_y4", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
+         {"axis": -1}, elementwise(np.add)),
+    Case("scalar_y1", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
+         {"axis": -1}, elementwise(np.add)),
+    Case("axis1_batch-1", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
+         {"axis": 1}, elementwise(np.add), unknown_batch=True),
+    Case("x_smaller_than_y", "elementwise_add", {"X": floats(6, 4), "Y": floats(7, 2, 3, 4)},
+         {"axis": -1}, elementwise(np.add)),
+    Case("int32", "elementwise_add", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
+         {}, elementwise(np.add)),
+    Case("int64_axis1", "elementwise_add",
+         {"X": ints(1, 2, 3, 4, dtype=np.int64), "Y": ints(2, 3, dtype=np.int64)},
+         {"axis": 1}, elementwise(np.add)),
+    Case("same_shape", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
+         {}, elementwise(np.subtract)),
+    Case("axis1_y3", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
+         {"axis": 1}, elementwise(np.subtract)),
+    Case("axis-1_y4", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
+         {"axis": -1}, elementwise(np.subtract)),
+    Case("scalar_y1", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
+         {}, elementwise(np.subtract)),
+    Case("same_shape", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
+         {}, elementwise(np.multiply)),
+    Case("axis1_y3", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
+         {"axis": 1}, elementwise(np.multiply)),
+    Case("axis-1_y4", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
+         {"axis": -1}, elementwise(np.multiply)),
+    Case("scalar_y1", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
+         {}, elementwise(np.multiply)),
+    Case("axis0_y2x3", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(8, 2, 3)},
+         {"axis": 0}, elementwise(np.multiply)),
+    Case("int32", "elementwise_mul", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
+         {}, elementwise(np.multiply)),
+    Case("int64_axis-1", "elementwise_mul",
+         {"X": ints(1, 2, 3, 4, dtype=np.int64), "Y": ints(2, 4, dtype=np.int64)},
+         {"axis": -1}, elementwise(np.multiply)),
+    Case("same_shape", "elementwise_div",
+         {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4, low=0.5, high=2.0)},
+         {}, elementwise(np.divide)),
+    Case("axis1_y3", "elementwise_div",
+         {"X": floats(1, 2, 3, 4), "Y": floats(3, 3, low=0.5, high=2.0)},
+         {"axis": 1}, elementwise(np.divide)),
+    Case("axis-1_y4", "elementwise_div",
+         {"X": floats(1, 2, 3, 4), "Y": floats(4, 4, low=-2.0, high=-0.5)},
+         {"axis": -1}, elementwise(np.divide)),
+    Case("scalar_y1", "elementwise_div",
+         {"X": floats(1, 2, 3, 4), "Y": floats(5, 1, low=0.5, high=2.0)},
+         {}, elementwise(np.divide)),
+    Case("int32_truncates", "elementwise_div",
+         {"X": ints(1, 3, 4, low=-9, high=10), "Y": nonzero_ints(2, 3, 4)},
+         {}, elementwise(truncating_div)),
+
+    # comparisons give bool
+    Case("same_shape", "greater_than",
+         {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
+         {}, elementwise(np.greater)),
+    Case("axis1", "greater_than",
+         {"X": small_int_floats(1, 2, 3, 4), "Y": small_int_floats(2, 3)},
+         {"axis": 1}, elementwise(np.greater)),
+    Case("int64", "greater_than",
+         {"X": ints(1, 3, 4, dtype=np.int64), "Y": ints(2, 3, 4, dtype=np.int64)},
+         {}, elementwise(np.greater)),
+    Case("same_shape", "less_than",
+         {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
+         {}, elementwise(np.less)),
+    Case("scalar_y1", "less_than",
+         {"X": small_int_floats(1, 3, 4), "Y": np.zeros([1], np.float32)},
+         {}, elementwise(np.less)),
+    Case("same_shape", "equal",
+         {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
+         {}, elementwise(np.equal)),
+    Case("int32_axis-1", "equal", {"X": ints(1, 3, 4, low=0, high=3), "Y": ints(2, 4, low=0,
+                                                                                high=3)},
+         {"axis": -1}, elementwise(np.equal)),
+    Case("same_shape", "not_equal",
+         {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
+         {}, elementwise(np.not_equal)),
+    Case("bool", "not_equal", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
+         {}, elementwise(np.not_equal)),
+
+    # logical ops on bool
+    Case("same_shape", "logical_and", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
+         {}, logical(np.logical_and)),
+    Case("column_and_row", "logical_and", {"X": bools(1, 3, 1), "Y": bools(2, 4)},
+         {}, logical(np.logical_and)),
+    Case("same_shape", "logical_or", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
+         {}, logical(np.logical_or)),
+    Case("bool", "logical_not", {"X": bools(1, 3, 4)}, {},
+         lambda ins, attrs: {"Out": np.logical_not(ins["X"])}),
+
+    # unary activations
+    Case("float32", "relu", {"X": floats(1, 3, 4)}, {}, unary(lambda x: np.maximum(x, 0))),
+    Case("float64", "relu", {"X": floats(2, 3, 4, dtype=np.float64)}, {},
+         unary(lambda x: np.maximum(x, 0))),
+    Case("float32", "sigmoid", {"X": floats(1, 3, 4, low=-5, high=5)}, {}, unary(np_sigmoid)),
+    Case("large_values", "sigmoid",
+         {"X": np.array([[-50.0, -20.0, 0.0, 20.0, 50.0]], np.float32)}, {}, unary(np_sigmoid)),
+    Case("float32", "tanh", {"X": floats(1, 3, 4, low=-3, high=3)}, {}, unary(np.tanh)),
+    Case("float32", "exp", {"X": floats(1, 3, 4, low=-3, high=3)}, {}, unary(np.exp)),
+    Case("positive", "log", {"X": floats(1, 3, 4, low=0.1, high=5)}, {}, unary(np.log)),
+    Case("float32", "square", {"X": floats(1, 3, 4)}, {}, unary(np.square)),
+    Case("int32", "square", {"X": ints(1, 3, 4)}, {},
+         lambda ins, attrs: {"Out": np.square(ins["X"])}),
+
+    # scale and cast
+    Case("bias_after_scale", "scale", {"X": floats(1, 3, 4)},
+         {"scale": 2.5, "bias": 0.5, "bias_after_scale": True}, scale_reference),
+    Case("bias_before_scale", "scale", {"X": floats(1, 3, 4)},
+         {"scale": 2.5, "bias": 0.5, "bias_after_scale": False}, scale_reference),
+    Case("int32", "scale", {"X": ints(1, 3, 4)},
+         {"scale": 3.0, "bias": -1.0, "bias_after_scale": True}, scale_reference),
+    Case("fp32_to_int32", "cast", {"X": floats(1, 3, 4, low=-4, high=4)},
+         {"in_dtype": FP32, "out_dtype": INT32}, cast_reference),
+    Case("fp32_to_fp64", "cast", {"X": floats(1, 3, 4)},
+         {"in_dtype": FP32, "out_dtype": FP64}, cast_reference),
+    Case("int64_to_fp32", "cast", {"X": ints(1, 3, 4, dtype=np.int64)},
+         {"in_dtype": INT64, "out_dtype": FP32}, cast_reference),
+    Case("fp32_to_bool", "cast", {"X": small_int_floats(1, 3, 4)},
+         {"in_dtype": FP32, "out_dtype": BOOL}, cast_reference),
+
+    # matrix products
+    Case("x_num_col_dims2", "mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4, 5)},
+         {"x_num_col_dims": 2}, mul_reference),
+    Case("x_num_col_dims1_flattens", "mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 12, 5)},
+         {"x_num_col_dims": 1}, mul_reference),
+    Case("batch-1", "mul", {"X": floats(1, 2, 3), "Y": floats(2, 3, 5)},
+         {"x_num_col_dims": 1}, mul_reference, unknown_batch=True),
+    Case("2d", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("batched_3d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 4, 5)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("broadcast_batch", "matmul_v2", {"X": floats(1, 2, 1, 3, 4), "Y": floats(2, 3, 4, 5)},
+         {}, matmul_reference("trans_x", "trans_y")),
+    Case("3d_times_2d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4, 5)}, {},
+         matmul_reference("trans_x", "trans_y"), unknown_batch=True),
+    Case("trans_x", "matmul_v2", {"X": floats(1, 4, 3), "Y": floats(2, 4, 5)},
+         {"trans_x": True}, matmul_reference("trans_x", "trans_y")),
+    Case("trans_y", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 5, 4)},
+         {"trans_y": True}, matmul_reference("trans_x", "trans_y")),
+    Case("trans_both", "matmul_v2", {"X": floats(1, 4, 3), "Y": floats(2, 5, 4)},
+         {"trans_x": True, "trans_y": True}, matmul_reference("trans_x", "trans_y")),
+    Case("vector_times_matrix", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4, 5)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("matrix_times_vector", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("batch_times_vector", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("vector_dot_vector", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4)}, {},
+         matmul_reference("trans_x", "trans_y")),
+    Case("2d", "matmul", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {},
+         matmul_reference("transpose_X", "transpose_Y")),
+    Case("transpose_X", "matmul", {"X": floats(1, 4, 3), "Y": floats(2, 4, 5)},
+         {"transpose_X": True}, matmul_reference("transpose_X", "transpose_Y")),
+    Case("transpose_Y_alpha", "matmul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 5, 4)},
+         {"transpose_Y": True, "alpha": 0.5}, matmul_reference("transpose_X", "transpose_Y")),
+    Case("both_alpha", "matmul", {"X": floats(1, 4, 3), "Y": floats(2, 5, 4)},
+         {"transpose_X": True, "transpose_Y": True, "alpha": -2.0},
+         matmul_reference("transpose_X", "transpose_Y")),
+
+    # reductions and softmax
+    Case("three_inputs", "sum", {"X": [floats(1, 2, 3), floats(2, 2, 3), floats(3, 2, 3)]},
+         {}, sum_reference),
+    Case("all_elements", "mean", {"X": floats(1, 2, 3, 4)}, {}, mean_reference),
+    Case("dim1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
+         reduce_reference(np.sum)),
+    Case("dim0_2", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0, 2]},
+         reduce_reference(np.sum)),
+    Case("dim-1_keep_dim", "reduce_sum", {"X": floats(1, 2, 3, 4)},
+         {"dim": [-1], "keep_dim": True}, reduce_reference(np.sum)),
+    Case("reduce_all", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0], "reduce_all": True},
+         reduce_reference(np.sum)),
+    Case("int64_dim1", "reduce_sum", {"X": ints(1, 2, 3, 4, dtype=np.int64)}, {"dim": [1]},
+         reduce_reference(np.sum)),
+    Case("dim1_batch-1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
+         reduce_reference(np.sum), unknown_batch=True),
+    Case("dim1", "reduce_mean", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
+         reduce_reference(np.mean)),
+    Case("dim0_2_keep_dim", "reduce_mean", {"X": floats(1, 2, 3, 4)},
+         {"dim": [0, 2], "keep_dim": True}, reduce_reference(np.mean)),
+    Case("reduce_all", "reduce_mean", {"X": floats(1, 2, 3, 4)},
+         {"dim": [0], "reduce_all": True}, reduce_reference(np.mean)),
+    Case("reduce_all_keep_dim", "reduce_mean", {"X": floats(1, 2, 3, 4)},
+         {"dim": [0], "reduce_all": True, "keep_dim": True}, reduce_reference(np.mean)),
+    Case("axis-1", "softmax", {"X": floats(1, 3, 5, low=-3, high=3)}, {"axis": -1},
+         softmax_reference, check=sums_to_one(-1)),
+    Case("axis0", "softmax", {"X": floats(1, 3, 5, low=-3, high=3)}, {"axis": 0},
+         softmax_reference, check=sums_to_one(0)),
+    Case("large_values", "softmax",
+         {"X": np.array([[1000.0, 1001.0, 999.0], [-1000.0, 0.0, 1000.0]], np.float32)},
+         {"axis": -1}, softmax_reference, check=sums_to_one(-1)),
+    Case("axis1_3d_batch-1", "softmax", {"X": floats(1, 2, 3, 4)}, {"axis": 1},
+         softmax_reference, check=sums_to_one(1), unknown_batch=True),
+
+    # layout
+    Case("zero_and_minus_one", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [0, -1]},
+         reshape_reference, unfetched=("XShape",)),
+    Case("minus_one_then_zero", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [-1, 0]},
+         reshape_reference, unfetched=("XShape",)),
+    Case("batch-1", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [0, 12]},
+         reshape_reference, unfetched=("XShape",), unknown_batch=True),
+    Case("perm_2_0_1", "transpose2", {"X": floats(1, 2, 3, 4)}, {"axis": [2, 0, 1]},
+         lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"])},
+         unfetched=("XShape",)),
+    Case("2d", "transpose2", {"X": ints(1, 3, 4, dtype=np.int64)}, {"axis": [1, 0]},
+         lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"])},
+         unfetched=("XShape",)),
+    Case("axis0", "concat", {"X": [floats(1, 1, 3), floats(2, 2, 3), floats(3, 3, 3)]},
+         {"axis": 0}, lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=0)}),
+    Case("axis1", "concat", {"X": [floats(1, 2, 1), floats(2, 2, 4)]},
+         {"axis": 1}, lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=1)}),
+    Case("num3", "split", {"X": floats(1, 6, 4)}, {"axis": 0, "num": 3}, split_reference),
+    Case("sections_1_-1", "split", {"X": floats(1, 2, 5)}, {"axis": 1, "sections": [1, -1]},
+         split_reference),
+
+    # ops that make values
+    Case("fp32", "fill_constant", {}, {"shape": [2, 3], "dtype": FP32, "value": 1.5},
+         returns(Out=np.full([2, 3], 1.5, np.float32))),
+    Case("int64", "fill_constant", {}, {"shape": [4], "dtype": INT64, "value": 7.0},
+         returns(Out=np.full([4], 7, np.int64))),
+    Case("bool", "fill_constant", {}, {"shape": [2, 2], "dtype": BOOL, "value": 1.0},
+         returns(Out=np.ones([2, 2], np.bool_))),
+    Case("float32", "assign", {"X": floats(1, 3, 4)}, {},
+         lambda ins, attrs: {"Out": ins["X"]}),
+    Case("int64", "assign", {"X": ints(1, 3, 4, dtype=np.int64)}, {},
+         lambda ins, attrs: {"Out": ins["X"]}),
+    Case("fp32", "assign_value", {}, assign_value_attrs(floats(1, 2, 3)),
+         returns(Out=floats(1, 2, 3))),
+    Case("fp64", "assign_value", {}, assign_value_attrs(floats(2, 3, dtype=np.float64)),
+         returns(Out=floats(2, 3, dtype=np.float64))),
+    Case("int32", "assign_value", {}, assign_value_attrs(ints(1, 4)),
+         returns(Out=ints(1, 4))),
+    Case("int64", "assign_value", {}, assign_value_attrs(ints(1, 2, 2, dtype=np.int64)),
+         returns(Out=ints(1, 2, 2, dtype=np.int64))),
+    Case("bool", "assign_value", {}, assign_value_attrs(bools(1, 3)),
+         returns(Out=bools(1, 3))),
+    Case("fp32_seeded", "uniform_random", {},
+         {"shape": [100, 100], "min": -2.0, "max": 3.0, "seed": 7, "dtype": FP32},
+         random_like, compare_values=False, check=uniform_statistics),
+    Case("fp64_seeded", "uniform_random", {},
+         {"shape": [100, 100], "min": -2.0, "max": 3.0, "seed": 8, "dtype": FP64},
+         random_like, compare_values=False, check=uniform_statistics),
+    Case("fp32_seeded", "gaussian_random", {},
+         {"shape": [100, 100], "mean": 1.0, "std": 2.0, "seed": 11, "dtype": FP32},
+         random_like, compare_values=False, check=gaussian_statistics),
+
+    # feed and fetch (run by run_feed_case / run_fetch_case below)
+    Case("col0", "feed", {"X": [floats(1, 2, 3)]}, {"col": 0},
+         lambda ins, attrs: {"Out": ins["X"][attrs["col"]]}),
+    Case("col1_int64", "feed", {"X": [floats(1, 2, 3), ints(2, 4, dtype=np.int64)]},
+         {"col": 1}, lambda ins, attrs: {"Out": ins["X"][attrs["col"]]}),
+    Case("col0", "fetch", {"X": floats(1, 2, 3)}, {"col": 0},
+         lambda ins, attrs: {"Out": ins["X"]}),
+    Case("col2_int32", "fetch", {"X": ints(1, 3)}, {"col": 2},
+         lambda ins, attrs: {"Out": ins["X"]}),
+]
+
+
+# --- building and running one row ----------------------------------------------------------
+def declared_shape(slot, array, unknown_batch):
+    shape = list(array.shape)
+    if unknown_batch and slot == "X" and shape:
+        shape[0] = -1
+    return shape
+
+
+def run_case(case, expected):
+    """Build and run ``case``'s program. Returns ``(actual, declared)``:
+    ``{slot: [arrays]}`` and ``{slot: [(shape, dtype name)]}`` (None for non-tensors)."""
+    if case.op == "feed":
+        return run_feed_case(case, expected)
+    if case.op == "fetch":
+        return run_fetch_case(case)
+    prog = pd.Program()
+    blk = prog.global_block()
+    inputs, feed = {}, {}
+    for slot, value in case.inputs.items():
+        arrays = as_list(value)
+        inputs[slot] = []
+        for i, array in enumerate(arrays):
+            name = slot.lower() if len(arrays) == 1 else f"{slot.lower()}{i}"
+            inputs[slot].append(blk.create_var(name, shape=declared_shape(
+                slot, array, case.unknown_batch), dtype=array.dtype.name))
+            feed[name] = array
+    outputs = {}
+    for slot in list(expected) + list(case.unfetched):
+        count = len(as_list(expected.get(slot, [None])))
+        outputs[slot] = [blk.create_var(f"{slot.lower()}_out{i}") for i in range(count)]
+    blk.append_op(case.op, inputs=inputs, outputs=outputs, attrs=case.attrs)
+
+    fetch_names = [v.name for slot in expected for v in outputs[slot]]
+    values = pd.Executor(pd.CPUPlace()).run(prog, feed=feed, fetch_list=fetch_names,
+                                            scope=pd.Scope())
+    actual, declared = {}, {}
+    for slot in expected:
+        actual[slot] = [values[fetch_names.index(v.name)] for v in outputs[slot]]
+        declared[slot] = [(list(v.shape), v.dtype) for v in outputs[slot]]
+    return actual, declared
+
+
+def run_feed_case(case, expected):
+    """``feed`` copies column ``col`` of a FEED_MINIBATCH variable, which the scope holds
+    before the run. Nothing is passed as ``feed=``, so the executor runs the feed op."""
+    prog = pd.Program()
+    blk = prog.global_block()
+    feed_list = blk.create_var("feed", type=VarType.FEED_MINIBATCH, persistable=True)
+    want = expected["Out"]
+    out = blk.create_var("out", shape=list(want.shape), dtype=want.dtype.name)
+    blk.append_op("feed", inputs={"X": [feed_list]}, outputs={"Out": [out]},
+                  attrs=case.attrs)
+    scope = pd.Scope()
+    scope.var("feed").set(list(case.inputs["X"]))
+    got, = pd.Executor(pd.CPUPlace()).run(prog, fetch_list=["out"], scope=scope)
+    return {"Out": [got]}, {"Out": [(list(out.shape), out.dtype)]}
+
+
+def run_fetch_case(case):
+    """``fetch`` writes column ``col`` of a FETCH_LIST variable; a persistable one lives in
+    the scope we pass, so it can be read after the run. It is not a tensor: no shape."""
+    prog = pd.Program()
+    blk = prog.global_block()
+    x = case.inputs["X"]
+    x_var = blk.create_var("x", shape=list(x.shape), dtype=x.dtype.name)
+    fetch_list = blk.create_var("fetch", type=VarType.FETCH_LIST, persistable=True)
+    blk.append_op("fetch", inputs={"X": [x_var]}, outputs={"Out": [fetch_list]},
+                  attrs=case.attrs)
+    scope = pd.Scope()
+    pd.Executor(pd.CPUPlace()).run(prog, feed={"x": x}, scope=scope)
+    fetched = scope.find_var("fetch").get()
+    assert len(fetched) == case.attrs["col"] + 1
+    return {"Out": [fetched[case.attrs["col"]]]}, {"Out": [None]}
+
+
+# --- checks ------------------------------------------------------------------------------
+def assert_declared_fits(declared, actual, where):
+    shape, dtype = declared
+    assert len(shape) == actual.ndim, \
+        f"{where}: shape inference declared {shape}, the kernel gave {list(actual.shape)}"
+    assert all(d < 0 or d == a for d, a in zip(shape, actual.shape)), \
+        f"{where}: shape inference declared {shape}, the kernel gave {list(actual.shape)}"
+    assert dtype == actual.dtype.name, \
+        f"{where}: shape inference declared {dtype}, the kernel gave {actual.dtype.name}"
+
+
+def assert_same_values(actual, expected, where):
+    assert actual.shape == expected.shape, f"{where}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{where}: dtype {actual.dtype} != {expected.dtype}"
+    if np.issubdtype(expected.dtype, np.floating):
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6, err_msg=where)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=where)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
+def test_op_forward(case):
+    expected = case.reference(case.inputs, case.attrs)
+    actual, declared = run_case(case, expected)
+    for slot, want in expected.items():
+        wants = as_list(want)
+        assert len(actual[slot]) == len(wants)
+        for i, (got, w) in enumerate(zip(actual[slot], wants)):
+            where = f"{case.op} output {slot}[{i}]"
+            if declared[slot][i] is not None:
+                assert_declared_fits(declared[slot][i], got, where)
+            if case.compare_values:
+                assert_same_values(got, w, where)
+            else:
+                assert (got.shape, got.dtype) == (w.shape, w.dtype), where
+    if case.check is not None:
+        case.check(actual)
+    if not case.compare_values:       # random ops: the same seed gives the same values
+        again, _ = run_case(case, expected)
+        for slot in expected:
+            for first, second in zip(actual[slot], again[slot]):
+                np.testing.assert_array_equal(first, second)
+
+
+def test_every_registered_op_has_a_row():
+    covered = {c.op for c in CASES}
+    missing = [op for op in pd.registered_ops() if op not in covered]
+    assert not missing, f"registered ops with no row in CASES: {missing}"
+
+
+def test_case_ids_are_unique():
+    ids = [f"{c.op}-{c.id}" for c in CASES]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+def test_vartype_codes_match_the_proto():
+    assert (BOOL, INT32, INT64, FP32, FP64) == (VarType.BOOL, VarType.INT32, VarType.INT64,
+                                                VarType.FP32, VarType.FP64)
+
+
+@pytest.mark.parametrize("op, attrs", [("reshape2", {"shape": [0, -1]}),
+                                       ("transpose2", {"axis": [2, 0, 1]})])
+def test_xshape_declares_zero_then_x_dims(op, attrs):
+    """XShape holds no data; shape inference records X's dims behind a leading 0."""
+    blk = pd.Program().global_block()
+    x = blk.create_var("x", shape=[-1, 3, 4], dtype="float64")
+    out, xshape = blk.create_var("out"), blk.create_var("xshape")
+    blk.append_op(op, inputs={"X": [x]}, outputs={"Out": [out], "XShape": [xshape]},
+                  attrs=attrs)
+    assert xshape.shape == (0, -1, 3, 4) and xshape.dtype == "float64"

@@ -1,0 +1,117 @@
+"""The op registry (seed 004): declarations, generated creators, and errors that teach."""
+import numpy as np
+import pytest
+
+import paddle_nb as pd
+from paddle_nb.core import registry
+from paddle_nb.core.framework_pb2 import OpProto
+
+
+def test_every_op_is_declared_once_with_a_proto_and_a_cpu_kernel():
+    for op_type in pd.registered_ops():
+        op_def = registry.lookup(op_type)
+        proto = op_def.proto()
+        assert isinstance(proto, OpProto) and proto.type == op_type
+        assert proto.IsInitialized()
+        assert "cpu" in op_def.kernels, op_type
+        assert op_def.comment, op_type
+
+
+def test_op_proto_carries_slot_flags_and_attr_types():
+    proto = registry.lookup("sum").proto()
+    assert proto.inputs[0].name == "X" and proto.inputs[0].duplicable
+    reshape = registry.lookup("reshape2").proto()
+    xshape = next(o for o in reshape.outputs if o.name == "XShape")
+    assert xshape.intermediate
+    shape_in = next(i for i in reshape.inputs if i.name == "Shape")
+    assert shape_in.dispensable
+    mul = {a.name: a for a in registry.lookup("mul").proto().attrs}
+    assert mul["x_num_col_dims"].type == 0   # INT
+
+
+def test_unknown_op_type_names_the_closest_ones():
+    with pytest.raises(pd.UnknownOpError) as e:
+        pd.default_main_program().global_block().append_op("elementwise_ad", {}, {})
+    msg = str(e.value)
+    assert "unknown op type 'elementwise_ad'" in msg and "did you mean elementwise_add" in msg
+    assert "test_registry.py" in msg            # the user's line
+    assert not pd.default_main_program().global_block().ops     # nothing was added
+    with pytest.raises(AttributeError, match="did you mean softmax"):
+        pd.op.sofmax
+
+
+def test_generated_creators_have_docstrings_and_build_ops(exe):
+    doc = pd.op.elementwise_add.__doc__
+    assert "Out = X + Y" in doc and "axis (int, default -1)" in doc and "Inputs:" in doc
+    assert "elementwise_add" in dir(pd.op)
+    x = pd.data("x", [None, 3])
+    y = pd.op.elementwise_add(X=x, Y=x)
+    parts = pd.op.split(X=y, num=3, axis=1)
+    out, xshape_hidden = pd.op.reshape2(X=y, shape=[0, 3, 1]), None
+    assert y.shape == (-1, 3) and len(parts) == 3 and parts[0].shape == (-1, 1)
+    assert out.shape == (-1, 3, 1)          # XShape is intermediate: not returned
+    got = exe.run(feed={"x": np.float32([[1, 2, 3]])}, fetch_list=[y, parts[2], out])
+    np.testing.assert_allclose(got[0], [[2, 4, 6]])
+    np.testing.assert_allclose(got[1], [[6]])
+    assert got[2].shape == (1, 3, 1)
+
+
+def test_every_op_records_the_user_line_that_created_it():
+    x = pd.data("x", [None, 3])
+    y = pd.relu(x)   # THIS LINE
+    op = pd.default_main_program().global_block().ops[-1]
+    assert op.output("Out") == [y.name]
+    assert "test_registry.py" in op.created_at and "THIS LINE" in op.created_at
+    assert op.attr("op_callstack")
+
+
+def test_shape_mismatch_names_op_slot_shapes_and_line():
+    x = pd.data("x", [None, 4])
+    w = pd.var(np.ones((5, 2), np.float32))
+    with pytest.raises(pd.ShapeError) as e:
+        pd.layers.append("mul", {"X": [x], "Y": [w]})  # MISMATCH LINE
+    msg = str(e.value)
+    assert msg.startswith("block 0 > op 1 mul: slot Y: X's columns must equal Y's rows")
+    assert "expected: Y with 4 rows" in msg and "x float32[-1, 4]" in msg
+    assert "given:    Y var_0 float32[5, 2] with 5 rows" in msg
+    assert "test_registry.py" in msg and "MISMATCH LINE" in msg
+    # the failed op was removed: the program is as it was
+    assert [op.type for op in pd.default_main_program().global_block().ops] == ["assign_value"]
+
+
+def test_broadcast_mismatch_error():
+    x = pd.data("x", [None, 4])
+    y = pd.data("y", [3])
+    with pytest.raises(pd.ShapeError, match=r"cannot be broadcast.*\n.*expected.*\n.*given: "
+                                            r"+X x float32\[-1, 4\], Y y float32\[3\]"):
+        x + y
+
+
+def test_bad_slots_and_attrs_are_build_errors():
+    gb = pd.default_main_program().global_block()
+    x = pd.data("x", [None, 4])
+    with pytest.raises(pd.BuildError, match=r"no input slot 'Z'.*\['X'\]"):
+        gb.append_op("relu", {"Z": [x]}, {"Out": ["o"]})
+    with pytest.raises(pd.BuildError, match="needs input slot X"):
+        gb.append_op("relu", {}, {"Out": ["o"]})
+    with pytest.raises(pd.BuildError, match="not duplicable"):
+        gb.append_op("relu", {"X": [x, x]}, {"Out": ["o"]})
+    with pytest.raises(pd.BuildError, match="'nope' is not declared"):
+        gb.append_op("relu", {"X": ["nope"]}, {"Out": ["o"]})
+    with pytest.raises(pd.BuildError, match=r"attribute axis: expected an integer.*int"):
+        gb.append_op("softmax", {"X": [x]}, {"Out": ["o"]}, {"axis": "last"})
+    assert [op.type for op in gb.ops] == []
+
+
+def test_registering_a_type_twice_is_refused():
+    with pytest.raises(pd.BuildError, match="registered twice"):
+        registry.register(registry.OpDef("relu", [], []))
+
+
+def test_runtime_errors_name_the_op_and_the_line(exe):
+    x = pd.data("x", [None, 2])
+    y = pd.layers.reshape(x, [3, -1])  # RESHAPE LINE
+    with pytest.raises(pd.ExecutionError) as e:
+        exe.run(feed={"x": np.ones((2, 2), np.float32)}, fetch_list=[y])
+    msg = str(e.value)
+    assert "block 0 > op 0 reshape2" in msg and "ValueError" in msg and "RESHAPE LINE" in msg

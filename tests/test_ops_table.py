@@ -120,6 +120,8 @@ def np_sigmoid(x):
 def scale_reference(ins, attrs):
     x = ins["X"]
     s, b = attrs["scale"], attrs["bias"]
+    if "ScaleTensor" in ins:                 # a ScaleTensor input replaces the attribute
+        s = float(ins["ScaleTensor"][0])
     wide = x.astype(np.float64)
     out = wide * s + b if attrs["bias_after_scale"] else (wide + b) * s
     return {"Out": out.astype(x.dtype)}
@@ -195,7 +197,7 @@ def split_reference(ins, attrs):
     return {"Out": np.split(x, np.cumsum(sections)[:-1], axis=axis)}
 
 
-def random_like(attrs):
+def random_like(ins, attrs):
     """Random ops: only the shape and dtype can be known in advance."""
     return {"Out": np.empty(attrs["shape"], NUMPY_DTYPE[attrs["dtype"]])}
 
@@ -243,6 +245,8 @@ CASES = [
     Case("axis-1_y4", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
          {"axis": -1}, elementwise(np.subtract)),
     Case("scalar_y1", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
+         {}, elementwise(np.subtract)),
+    Case("int32", "elementwise_sub", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
          {}, elementwise(np.subtract)),
     Case("same_shape", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
          {}, elementwise(np.multiply)),
@@ -297,6 +301,9 @@ CASES = [
     Case("int32_axis-1", "equal", {"X": ints(1, 3, 4, low=0, high=3), "Y": ints(2, 4, low=0,
                                                                                 high=3)},
          {"axis": -1}, elementwise(np.equal)),
+    Case("int64_beyond_2**53", "equal",
+         {"X": np.array([2**53, 2**53 + 1], np.int64), "Y": np.array([2**53 + 1] * 2, np.int64)},
+         {}, elementwise(np.equal)),
     Case("same_shape", "not_equal",
          {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
          {}, elementwise(np.not_equal)),
@@ -309,6 +316,8 @@ CASES = [
     Case("column_and_row", "logical_and", {"X": bools(1, 3, 1), "Y": bools(2, 4)},
          {}, logical(np.logical_and)),
     Case("same_shape", "logical_or", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
+         {}, logical(np.logical_or)),
+    Case("y_of_higher_rank", "logical_or", {"X": bools(1, 2, 3), "Y": bools(2, 2, 1, 3)},
          {}, logical(np.logical_or)),
     Case("bool", "logical_not", {"X": bools(1, 3, 4)}, {},
          lambda ins, attrs: {"Out": np.logical_not(ins["X"])}),
@@ -334,6 +343,9 @@ CASES = [
          {"scale": 2.5, "bias": 0.5, "bias_after_scale": False}, scale_reference),
     Case("int32", "scale", {"X": ints(1, 3, 4)},
          {"scale": 3.0, "bias": -1.0, "bias_after_scale": True}, scale_reference),
+    Case("scale_tensor_overrides_attr", "scale",
+         {"X": floats(1, 3, 4), "ScaleTensor": np.array([-3.0], np.float32)},
+         {"scale": 2.0, "bias": 1.0, "bias_after_scale": True}, scale_reference),
     Case("fp32_to_int32", "cast", {"X": floats(1, 3, 4, low=-4, high=4)},
          {"in_dtype": FP32, "out_dtype": INT32}, cast_reference),
     Case("fp32_to_fp64", "cast", {"X": floats(1, 3, 4)},
@@ -385,6 +397,7 @@ CASES = [
     # reductions and softmax
     Case("three_inputs", "sum", {"X": [floats(1, 2, 3), floats(2, 2, 3), floats(3, 2, 3)]},
          {}, sum_reference),
+    Case("int32", "sum", {"X": [ints(1, 2, 3), ints(2, 2, 3)]}, {}, sum_reference),
     Case("all_elements", "mean", {"X": floats(1, 2, 3, 4)}, {}, mean_reference),
     Case("dim1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
          reduce_reference(np.sum)),

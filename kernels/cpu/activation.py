@@ -38,7 +38,8 @@ def log(x):
     return -math.inf if x == 0 else math.nan
 
 
-@vectorize(_FLOAT + ["int32(int32)", "int64(int64)"], cache=True)
+# integer loops first: see elementwise.py on numpy's loop order
+@vectorize(["int32(int32)", "int64(int64)"] + _FLOAT, cache=True)
 def square(x):
     return x * x
 

@@ -2,10 +2,12 @@
 loop per dtype. Called with ``out=`` so the result keeps the operands' dtype."""
 from numba import vectorize
 
-_ARITH = ["float32(float32, float32)", "float64(float64, float64)",
-          "int32(int32, int32)", "int64(int64, int64)"]
-_COMPARE = ["boolean(float32, float32)", "boolean(float64, float64)",
-            "boolean(int32, int32)", "boolean(int64, int64)", "boolean(boolean, boolean)"]
+# numpy picks the first loop the inputs cast to safely, and int32 -> float64 is safe:
+# integer loops must come before float ones or int inputs would run in float64.
+_ARITH = ["int32(int32, int32)", "int64(int64, int64)",
+          "float32(float32, float32)", "float64(float64, float64)"]
+_COMPARE = ["boolean(boolean, boolean)", "boolean(int32, int32)", "boolean(int64, int64)",
+            "boolean(float32, float32)", "boolean(float64, float64)"]
 _LOGIC = ["boolean(boolean, boolean)"]
 
 

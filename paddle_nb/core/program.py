@@ -150,6 +150,11 @@ class Program:
                         op._set_attr("is_test", True)
         return p
 
+    def prune(self, targets) -> "Program":
+        """A copy holding only the ops ``targets`` depend on (see core/prune.py)."""
+        from .prune import prune   # noqa: PLC0415 (prune builds on Program)
+        return prune(self, targets)
+
     def to_code(self, **kw) -> str:
         from .printer import program_code   # noqa: PLC0415
         return program_code(self, **kw)

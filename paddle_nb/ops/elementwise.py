@@ -51,7 +51,8 @@ def broadcast_operands(x: np.ndarray, y: np.ndarray, axis: int):
 
 def _binary_kernel(ufunc, out_dtype=None):
     def run(ctx):
-        x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
+        axis = ctx.op.attrs.get("axis", -1)      # logical_and/or have no axis
+        x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
         shape = np.broadcast_shapes(x.shape, y.shape)
         out = np.empty(shape, out_dtype or x.dtype)
         ctx.set_output("Out", ufunc(x, y, out=out))
@@ -84,12 +85,21 @@ for _type, _ufunc, _formula in (
                    infer_shape=_broadcast_infer(VarType.BOOL),
                    kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
 
+def _logical_infer(ctx):
+    """numpy broadcasting (shapes lined up from the end), bool result."""
+    xs, ys = ctx.shape("X"), ctx.shape("Y")
+    rank = max(len(xs), len(ys))
+    out = broadcast_shapes([1] * (rank - len(xs)) + xs, [1] * (rank - len(ys)) + ys)
+    if out is None:
+        ctx.fail("X and Y cannot be broadcast together", slot="Y",
+                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    ctx.set_output("Out", out, VarType.BOOL)
+
+
 for _type, _ufunc, _formula in (("logical_and", K.logical_and, "X and Y"),
                                 ("logical_or", K.logical_or, "X or Y")):
     register(OpDef(_type, [X, Y], [OUT], [], comment=f"Out = {_formula} elementwise (bool).",
-                   infer_shape=lambda ctx: ctx.set_output(
-                       "Out", broadcast_shapes(ctx.shape("X"), ctx.shape("Y"))
-                       or ctx.shape("X"), VarType.BOOL),
+                   infer_shape=_logical_infer,
                    kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
 
 

@@ -57,7 +57,7 @@ def _reduce_kernel(mean: bool):
         out = reduce_sum_array(x, dims, ctx.attr("keep_dim"))
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            out = (out / max(count, 1)).astype(x.dtype)
+            out = np.asarray(out / max(count, 1), dtype=x.dtype)   # 0-d stays an array
         ctx.set_output("Out", out)
     return run
 
@@ -78,7 +78,7 @@ register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of 
 def _mean(ctx):
     x = ctx.input("X")
     total = reduce_sum_array(x, list(range(x.ndim)), False)
-    ctx.set_output("Out", (total / max(x.size, 1)).astype(x.dtype))
+    ctx.set_output("Out", np.asarray(total / max(x.size, 1), dtype=x.dtype))
 
 
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",

@@ -1,0 +1,81 @@
+"""The seed documents' builder forms, run end to end."""
+import numpy as np
+
+import paddle_nb as pd
+
+
+def _run(*fetch):
+    exe = pd.Executor()
+    exe.run(pd.default_startup_program())
+    return exe.run(fetch_list=list(fetch))
+
+
+def test_seed_000_first_part_of_the_ifelse_example():
+    x = pd.minibatch([10, 20, 30])          # shape=[None, 1]
+    y = pd.var(1)                           # shape=[1], value=1
+    cond = pd.larger_than(x, 15)            # [false, true, true]
+    d = pd.layer.add_scalar(x, y)
+    s = pd.layer.softmax(d, axis=0)
+    got_cond, got_d, got_s = _run(cond, d, s)
+    assert got_cond.dtype == np.bool_ and got_cond.ravel().tolist() == [False, True, True]
+    np.testing.assert_allclose(got_d, [[11], [21], [31]])
+    e = np.exp(np.float64([11, 21, 31]) - 31)
+    np.testing.assert_allclose(got_s.ravel(), e / e.sum(), rtol=1e-5)
+
+
+def test_seed_000_fc_with_an_existing_weight():
+    x = pd.sequence([10, 20, 30])
+    W = pd.var(0.314, param=True)
+    U = pd.var(0.375, param=True)
+    a = pd.layer.fc(W, x)                    # W * x
+    b = pd.layer.fc(U, a)
+    s = pd.sigmoid(pd.add(a, b))
+    got_a, got_s = _run(a, s)
+    np.testing.assert_allclose(got_a.ravel(), [3.14, 6.28, 9.42], rtol=1e-6)
+    ref = 1 / (1 + np.exp(-(got_a.ravel() * 1.375)))
+    np.testing.assert_allclose(got_s.ravel(), ref, rtol=1e-5)
+    assert x.lod_level == 1
+
+
+def test_seed_000_named_params_are_shared():
+    a = pd.data("a", [None, 20])
+    b = pd.fc(a, params=["fc.w", "fc.b"])
+    c = pd.fc(b, params=["fc.w", "fc.b"])    # same names: the same parameters
+    assert [p.name for p in pd.default_main_program().all_parameters()] == ["fc.w", "fc.b"]
+    assert b.shape == (-1, 20) and c.shape == (-1, 20)
+    w = pd.default_main_program().global_block().var("fc.w")
+    assert w.shape == (20, 20)
+
+
+def test_fc_flattens_by_num_flatten_dims_and_applies_act():
+    x = pd.data("x", [None, 2, 3])
+    y = pd.layer.fc(x, 4, num_flatten_dims=2, act="tanh", bias_attr=False)
+    assert y.shape == (-1, 2, 4)
+    ops = [op.type for op in pd.default_main_program().global_block().ops]
+    assert ops == ["mul", "tanh"]
+    exe = pd.Executor()
+    scope = pd.Scope()
+    exe.run(pd.default_startup_program(), scope=scope)
+    xs = np.random.default_rng(1).standard_normal((5, 2, 3)).astype(np.float32)
+    got, = exe.run(feed={"x": xs}, fetch_list=[y], scope=scope)
+    w = scope.find_var("fc_0.w_0").get()
+    np.testing.assert_allclose(got, np.tanh(xs @ w), atol=1e-5)
+
+
+def test_param_attr_initializer_and_trainable():
+    x = pd.data("x", [None, 3])
+    pd.layer.fc(x, 2, param_attr=pd.ParamAttr(name="w", initializer=pd.Constant(0.5),
+                                               trainable=False))
+    w = pd.default_main_program().global_block().var("w")
+    assert w.stop_gradient and not w.trainable
+    scope = pd.Scope()
+    pd.Executor().run(pd.default_startup_program(), scope=scope)
+    np.testing.assert_allclose(scope.find_var("w").get(), np.full((3, 2), 0.5))
+
+
+def test_program_prune_method():
+    x = pd.data("x", [None, 3])
+    a = pd.relu(x)
+    pd.tanh(a)
+    pruned = pd.default_main_program().prune([a])
+    assert [op.type for op in pruned.global_block().ops] == ["relu"]

@@ -11,12 +11,13 @@ from .errors import ShapeError
 from .symbol_table import var_dtype, var_shape, tensor_desc
 from . import dtypes
 from .framework_pb2 import VarType
+from .operator import Operator
 
 
 class InferShapeContext:
     def __init__(self, block, op_desc, op_def, where: str, created_at: str | None):
         self.block = block
-        self.op = op_desc
+        self.op = Operator(block, op_desc)
         self.op_def = op_def
         self.where = where
         self.created_at = created_at
@@ -24,16 +25,10 @@ class InferShapeContext:
 
     # --- inputs ------------------------------------------------------------------
     def input_names(self, slot: str) -> list[str]:
-        for v in self.op.inputs:
-            if v.parameter == slot:
-                return list(v.arguments)
-        return []
+        return self.op.input(slot)
 
     def output_names(self, slot: str) -> list[str]:
-        for v in self.op.outputs:
-            if v.parameter == slot:
-                return list(v.arguments)
-        return []
+        return self.op.output(slot)
 
     def has_input(self, slot: str) -> bool:
         return bool(self.input_names(slot))
@@ -66,8 +61,7 @@ class InferShapeContext:
 
     def attr(self, name: str):
         if self._attrs is None:
-            from .operator import Operator   # noqa: PLC0415
-            self._attrs = Operator(self.block, self.op).attrs
+            self._attrs = self.op.attrs
         return self._attrs.get(name)
 
     # --- outputs -------------------------------------------------------------------

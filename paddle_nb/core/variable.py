@@ -78,12 +78,6 @@ class Variable:
         tensor_desc(self.desc).data_type = dtypes.to_code(dtype)
         self.block.table.touch()
 
-    # --- relations -------------------------------------------------------------------
-    def as_step_input(self):
-        """RNN step input (seed 000); the RNN builder arrives with control flow."""
-        from ..control_flow import as_step_input   # noqa: PLC0415 (front of the core)
-        return as_step_input(self)
-
     def __eq__(self, other):
         return isinstance(other, Variable) and other.desc is self.desc
 

@@ -36,8 +36,18 @@ def append(op_type: str, inputs: dict, attrs: dict | None = None, *, layer: str 
         dtype = out_dtype or (first.dtype if isinstance(first, Variable) else "float32")
         out = _tmp(layer or unique_name.generate(op_type), dtype)
         outputs = {"Out": [out]}
-    _block().append_op(op_type, inputs=inputs, outputs=outputs, attrs=attrs or {})
+    try:
+        _block().append_op(op_type, inputs=inputs, outputs=outputs, attrs=attrs or {})
+    except BaseException:
+        for v in outputs["Out"]:        # the temporary made for the failed op goes too
+            if isinstance(v, Variable) and not _is_used(v.name):
+                v.block._remove_var(v.name)
+        raise
     return outputs["Out"][0]
+
+
+def _is_used(name: str) -> bool:
+    return any(name in op.input_arg_names + op.output_arg_names for op in _block().ops)
 
 
 def _as_var(value, like: Variable | None = None) -> Variable:

@@ -75,8 +75,10 @@ def test_shape_mismatch_names_op_slot_shapes_and_line():
     assert "expected: Y with 4 rows" in msg and "x float32[-1, 4]" in msg
     assert "given:    Y var_0 float32[5, 2] with 5 rows" in msg
     assert "test_registry.py" in msg and "MISMATCH LINE" in msg
-    # the failed op was removed: the program is as it was
-    assert [op.type for op in pd.default_main_program().global_block().ops] == ["assign_value"]
+    # the failed op and its output were removed: the program is as it was
+    gb = pd.default_main_program().global_block()
+    assert [op.type for op in gb.ops] == ["assign_value"]
+    assert list(gb.vars) == ["x", "var_0"]
 
 
 def test_broadcast_mismatch_error():
@@ -100,7 +102,24 @@ def test_bad_slots_and_attrs_are_build_errors():
         gb.append_op("relu", {"X": ["nope"]}, {"Out": ["o"]})
     with pytest.raises(pd.BuildError, match=r"attribute axis: expected an integer.*int"):
         gb.append_op("softmax", {"X": [x]}, {"Out": ["o"]}, {"axis": "last"})
-    assert [op.type for op in gb.ops] == []
+    assert [op.type for op in gb.ops] == [] and list(gb.vars) == ["x"]
+
+
+def test_a_failed_op_removes_itself_not_an_identical_twin():
+    x, w = pd.data("x", [None, 4]), pd.data("w", [4, 2])
+    gb = pd.default_main_program().global_block()
+    failures = 0
+    for attempt in range(2):      # the same line twice: the two OpDescs are equal fields
+        if attempt == 1:
+            w.set_shape([5, 2])   # ... but now the second one does not fit
+        try:
+            gb.append_op("mul", {"X": [x], "Y": [w]}, {"Out": ["m"]})
+        except pd.ShapeError:
+            failures += 1
+        if attempt == 0:
+            first = gb.table.ops[0]
+    assert failures == 1 and len(gb.ops) == 1
+    assert gb.table.ops[0] is first          # the op that stayed is the one that succeeded
 
 
 def test_registering_a_type_twice_is_refused():

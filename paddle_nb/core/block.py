@@ -134,9 +134,10 @@ class Block:
         op_def = registry.lookup(type)
         inputs = _names_by_slot(op_def, "input", inputs or {}, self)
         outputs = _names_by_slot(op_def, "output", outputs or {}, self)
-        for name in (n for names in outputs.values() for n in names):
-            if self.table.find_var(name) is None:
-                self.table.var(name)
+        declared_here = [n for names in outputs.values() for n in names
+                         if self.table.find_var(n) is None]
+        for name in declared_here:
+            self.table.var(name)
         desc = self.table.new_op(type, index)
         try:
             _fill(desc, op_def, inputs, outputs, attrs or {})
@@ -147,9 +148,10 @@ class Block:
                 ctx = InferShapeContext(self, desc, op_def, f"{self.path} > op {pos} {type}",
                                         op.created_at)
                 op_def.infer_shape(ctx)
-        except BaseException:
-            self.table.ops.remove(desc)
-            self.table.touch()
+        except BaseException:        # leave the block as it was
+            self.table.remove_op(next(i for i, o in enumerate(self.table.ops) if o is desc))
+            for name in declared_here:
+                self.table.remove_var(name)
             raise
         return op
 

@@ -21,6 +21,7 @@ from .core.executor import Executor, Step
 from .core.place import CPUPlace, CUDAPlace, GPUPlace
 from .core.program import (Program, default_main_program, default_startup_program,
                            program_guard, reset_default_programs)
+from .core.backward import append_backward, gradients
 from .core.prune import prune
 from .core.registry import registered_types as registered_ops
 from .core.scope import Scope, global_scope, scope_guard
@@ -29,7 +30,8 @@ from .core.unique_name import namespace
 from .core.variable import Parameter, Variable
 from . import layers
 from . import layers as layer          # seed 000 spells it pd.layer.fc
-from . import variable, initializer
+from . import variable, initializer, optimizer
+from . import io
 from .initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)

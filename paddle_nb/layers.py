@@ -401,3 +401,28 @@ def fill_constant(shape, dtype, value):
 
 def assign(x):
     return append("assign", {"X": [x]})
+
+
+# --- losses ----------------------------------------------------------------------------------
+def softmax_with_cross_entropy(logits, label, soft_label: bool = False, axis: int = -1,
+                               ignore_index: int = -100, return_softmax: bool = False):
+    """Cross entropy of softmax(logits) against class indices (int64, last dim 1)."""
+    layer = unique_name.generate("softmax_with_cross_entropy")
+    softmax, loss = _tmp(layer, logits.dtype), _tmp(layer, logits.dtype)
+    _block().append_op("softmax_with_cross_entropy", {"Logits": [logits], "Label": [label]},
+                       {"Softmax": [softmax], "Loss": [loss]},
+                       {"soft_label": soft_label, "axis": axis, "ignore_index": ignore_index})
+    return (loss, softmax) if return_softmax else loss
+
+
+def cross_entropy(input, label, soft_label: bool = False, ignore_index: int = -100):
+    """Cross entropy of probabilities ``input`` (rows sum to 1) against ``label``."""
+    y = _tmp(unique_name.generate("cross_entropy"), input.dtype)
+    _block().append_op("cross_entropy", {"X": [input], "Label": [label]}, {"Y": [y]},
+                       {"soft_label": soft_label, "ignore_index": ignore_index})
+    return y
+
+
+def square_error_cost(input, label):
+    """(input - label)^2, elementwise (Fluid builds it from elementwise_sub and square)."""
+    return square(elementwise_sub(input, label))

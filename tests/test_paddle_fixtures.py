@@ -43,9 +43,19 @@ def test_forward_part_pruned_to_the_output_matches_paddle(exe):
     np.testing.assert_allclose(prob, np.load(os.path.join(FIXTURES, "prob.npy")), atol=1e-5)
 
 
-def test_unpruned_training_program_names_the_missing_op(exe):
+def test_an_op_type_we_do_not_have_is_named_with_its_block_path(exe):
     prog = _load("mlp_train.pdesc")
-    with pytest.raises(pd.ExecutionError, match="op 7 reduce_mean|softmax_with_cross_entropy"):
+    prog.global_block().ops[2].desc.type = "relu_v9"      # as if Paddle had a newer op
+    with pytest.raises(pd.ExecutionError, match=r"block 0 > op 2 relu_v9: unknown op type "
+                                                r"'relu_v9'; did you mean relu"):
+        exe.run(prog, feed={"x": np.load(os.path.join(FIXTURES, "x.npy"))},
+                scope=_scope_with_paddle_params())
+
+
+def test_missing_label_feed_is_named(exe):
+    prog = _load("mlp_train.pdesc")
+    with pytest.raises(pd.ExecutionError, match=r"op 6 softmax_with_cross_entropy: input slot "
+                                                r"Label: variable 'label' has no value"):
         exe.run(prog, feed={"x": np.load(os.path.join(FIXTURES, "x.npy"))},
                 scope=_scope_with_paddle_params())
 
@@ -74,3 +84,40 @@ def test_misc_ops_match_paddle(exe):
                   fetch_list=names, scope=pd.Scope())
     for name, value in zip(names, got):
         np.testing.assert_allclose(value, want[name], rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def _train_fixture(name):
+    return dict(np.load(os.path.join(FIXTURES, name)))
+
+
+@pytest.mark.parametrize("program,steps", [
+    ("mlp_train.pdesc", "train_steps.npz"),
+    ("mlp_momentum.pdesc", "train_momentum.npz"),
+    ("mlp_adam.pdesc", "train_adam.npz"),
+])
+def test_paddle_training_program_runs_three_steps_like_paddle(exe, program, steps):
+    """fc -> softmax -> loss -> append_backward -> optimizer, saved by Paddle, trained here
+    from Paddle's initial parameters: losses, gradients and final parameters match."""
+    prog = _load(program)
+    ref = _train_fixture(steps)
+    scope = _scope_with_paddle_params()
+    for key, value in ref.items():            # optimizer accumulators as the startup left them
+        if key.startswith("init_acc__"):
+            scope.var(key[len("init_acc__"):]).set(value)
+    if "learning_rate_0" not in scope.local_var_names():
+        scope.var("learning_rate_0").set(np.asarray(ref["learning_rate"], np.float32))
+    params = META["parameters"]
+    for k in range(3):
+        fetched = exe.run(prog, feed={"x": ref[f"x_{k}"], "label": ref[f"label_{k}"]},
+                          fetch_list=[META["loss"]] + [p + "@GRAD" for p in params],
+                          scope=scope)
+        np.testing.assert_allclose(fetched[0], ref[f"loss_{k}"], atol=1e-5)
+        for p, g in zip(params, fetched[1:]):
+            np.testing.assert_allclose(g, ref[f"grad_{k}__{p}"], atol=1e-5, err_msg=p)
+    for p in params:
+        np.testing.assert_allclose(scope.find_var(p).get(), ref[f"final__{p}"], atol=1e-5,
+                                   err_msg=p)
+    for key in ref:
+        if key.startswith("acc__"):
+            np.testing.assert_allclose(scope.find_var(key[5:]).get(), ref[key], atol=1e-5,
+                                       err_msg=key)

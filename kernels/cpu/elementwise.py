@@ -1,68 +1,64 @@
-"""Binary elementwise kernels as numba ufuncs: numpy broadcasting for free.
+"""Binary elementwise kernels as numba ufuncs: numpy broadcasting for free, one loop per
+dtype (see lazy_ufunc.py). Callers pass ``out=`` arrays of the operands' dtype."""
+from .lazy_ufunc import BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, INT_2, INT_AND_FLOAT_2, ufunc
 
-They are dynamic ufuncs (no signature list): a loop is compiled (and cached on disk) the
-first time a dtype is used, so importing costs nothing and a process loads only the loops
-it needs. Numba's scalar typing may widen (int32 + int32 runs as int64), so callers pass
-``out=`` arrays of the operands' dtype and numpy casts the result back.
-"""
-from numba import vectorize
 
-@vectorize(cache=True)
+@ufunc(INT_AND_FLOAT_2)
 def add(x, y):
     return x + y
 
 
-@vectorize(cache=True)
+@ufunc(INT_AND_FLOAT_2)
 def sub(x, y):
     return x - y
 
 
-@vectorize(cache=True)
+@ufunc(INT_AND_FLOAT_2)
 def mul(x, y):
     return x * y
 
 
-@vectorize(cache=True)
+@ufunc(FLOAT_2)
 def div(x, y):
     return x / y
 
 
-@vectorize(cache=True)
+@ufunc(INT_2)
 def floor_div(x, y):   # integer elementwise_div truncates toward zero, as Paddle's C++ does
     q = abs(x) // abs(y) if y != 0 else 0
     return q if (x >= 0) == (y >= 0) else -q
 
 
-@vectorize(cache=True)
+@ufunc(COMPARE_2)
 def greater_than(x, y):
     return x > y
 
 
-@vectorize(cache=True)
+@ufunc(COMPARE_2)
 def less_than(x, y):
     return x < y
 
 
-@vectorize(cache=True)
+@ufunc(COMPARE_2)
 def equal(x, y):
     return x == y
 
 
-@vectorize(cache=True)
+@ufunc(COMPARE_2)
 def not_equal(x, y):
     return x != y
 
 
-@vectorize(cache=True)
+@ufunc(BOOL_2)
 def logical_and(x, y):
     return x and y
 
 
-@vectorize(cache=True)
+@ufunc(BOOL_2)
 def logical_or(x, y):
     return x or y
 
 
-@vectorize(cache=True)
+@ufunc(BOOL_1)
 def logical_not(x):
     return not x

@@ -8,6 +8,7 @@ Kernels read inputs with ``ctx.input("X")`` (a list for duplicable slots:
 from __future__ import annotations
 
 from .errors import ExecutionError
+from .grad_maker import EMPTY_VAR
 
 
 class KernelContext:
@@ -58,7 +59,7 @@ class KernelContext:
 
     def set_output(self, slot: str, value, i: int = 0) -> None:
         names = self.op.outputs.get(slot)
-        if not names:     # an optional output nobody asked for
+        if not names or names[i] == EMPTY_VAR:     # an output nobody asked for
             return
         name = names[i]
         var = self.scope.find_var(name)

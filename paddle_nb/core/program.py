@@ -140,11 +140,19 @@ class Program:
     parse_from_string = from_bytes
 
     def clone(self, for_test: bool = False) -> "Program":
-        """A deep copy. ``for_test=True`` also sets ``is_test`` on the ops that have it."""
+        """A deep copy. ``for_test=True`` makes an inference program: backward and
+        optimizer ops (``op_role`` 1 or 2) and gradient variables are dropped, whenever
+        it is called, and ``is_test`` is set on the ops that have it."""
         p = Program.from_desc(self.desc)
         p.random_seed = self.random_seed
         if for_test:
+            from .backward import is_forward   # noqa: PLC0415 (backward builds on Program)
             for b in p.blocks:
+                for i in range(len(b.table.ops) - 1, -1, -1):
+                    if not is_forward(b.ops[i]):
+                        b.table.remove_op(i)
+                for name in [n for n in b.table.vars if "@GRAD" in n]:
+                    b.table.remove_var(name)
                 for op in b.ops:
                     if op.has_attr("is_test"):
                         op._set_attr("is_test", True)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from . import attrs as A
 from .errors import BuildError, UnknownOpError
 from .framework_pb2 import OpProto
+from .grad_maker import GRAD_SUFFIX, Grad
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Attr:
     extra: bool = False       # kept for Paddle compatibility; not shown by to_code()
 
 
-# A gradient maker takes the forward OpDesc view and returns grad OpDescs (autodiff issue).
+# An op's gradient: a Grad (the default maker, which also declares the <type>_grad op), a
+# function (Operator, no_grad names) -> [GradOp] made of other ops, or NO_GRADIENT.
 GradMaker = Callable[..., list]
 NO_GRADIENT = "no gradient"   # for ops that have none (feed, fetch, comparisons, random)
 
@@ -52,8 +54,9 @@ class OpDef:
     comment: str = ""
     infer_shape: Callable | None = None
     kernels: dict[str, Callable] = field(default_factory=dict)
-    grad: GradMaker | str | None = None
+    grad: "Grad | GradMaker | str | None" = None
     aliases: tuple[str, ...] = ()
+    grad_of: str | None = None   # for a <type>_grad op: the forward op it differentiates
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}
@@ -96,8 +99,15 @@ class OpDef:
                 lines.append(f"    {a.name} ({A.TYPE_NAMES[a.type]}, default "
                              f"{A.format_value(a.default)}): {a.comment}")
         kernels = ", ".join(sorted(self.kernels)) or "none"
-        lines.append(f"Kernels: {kernels}.  Gradient: "
-                     f"{'none' if self.grad in (None, NO_GRADIENT) else self.type + '_grad'}.")
+        if self.grad_of:
+            gradient = f"this is the gradient of {self.grad_of}"
+        elif self.grad in (None, NO_GRADIENT):
+            gradient = "none"
+        elif isinstance(self.grad, Grad):
+            gradient = self.type + "_grad"
+        else:
+            gradient = f"made of other ops ({getattr(self.grad, '__doc__', '') or ''})".strip()
+        lines.append(f"Kernels: {kernels}.  Gradient: {gradient}.")
         return "\n".join(lines)
 
 
@@ -105,12 +115,31 @@ _REGISTRY: dict[str, OpDef] = {}
 
 
 def register(op: OpDef) -> OpDef:
-    """Add an op declaration; registering one type twice is a mistake."""
+    """Add an op declaration (and its ``<type>_grad`` op when ``op.grad`` is a Grad);
+    registering one type twice is a mistake."""
     for name in (op.type, *op.aliases):
         if name in _REGISTRY:
             raise BuildError(f"op type {name!r} is registered twice")
         _REGISTRY[name] = op
+    if isinstance(op.grad, Grad):
+        register(_grad_op_def(op))
     return op
+
+
+def _grad_op_def(forward: OpDef) -> OpDef:
+    """The ``<type>_grad`` op declared by a forward op's Grad: Fluid's slot names."""
+    spec: Grad = forward.grad
+    grads_of, writes = spec.resolve(forward)
+    slots = {s.name: s for s in forward.inputs + forward.outputs}
+    inputs = [Slot(name, slots[name].comment, duplicable=slots[name].duplicable)
+              for name in spec.reads]
+    inputs += [Slot(name + GRAD_SUFFIX, f"gradient of {name}",
+                    duplicable=slots[name].duplicable) for name in grads_of]
+    outputs = [Slot(name + GRAD_SUFFIX, f"gradient of {name}",
+                    duplicable=slots[name].duplicable, dispensable=True) for name in writes]
+    return OpDef(forward.type + "_grad", inputs, outputs, list(forward.attrs),
+                 comment=spec.comment or f"The gradient of {forward.type}.",
+                 kernels={"cpu": spec.kernel}, grad=NO_GRADIENT, grad_of=forward.type)
 
 
 def lookup(op_type: str) -> OpDef:
@@ -129,9 +158,11 @@ def is_registered(op_type: str) -> bool:
     return op_type in _REGISTRY
 
 
-def registered_types() -> list[str]:
-    """Every registered op type (aliases excluded), sorted."""
-    return sorted({op.type for op in _REGISTRY.values()})
+def registered_types(include_grad: bool = True) -> list[str]:
+    """Every registered op type (aliases excluded), sorted; ``include_grad=False`` leaves
+    out the ``<type>_grad`` ops declared by their forward ops."""
+    return sorted({op.type for op in _REGISTRY.values()
+                   if include_grad or op.grad_of is None})
 
 
 def check_attr(op: OpDef, name: str, value) -> None:

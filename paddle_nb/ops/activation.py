@@ -5,16 +5,31 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core import dtypes
+from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import activation as K
 from .common import OUT, X, same_shape_as_x, unary_kernel
 
-for _type, _kernel, _formula in (
-        ("relu", K.relu, "max(X, 0)"), ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))"),
-        ("tanh", K.tanh, "tanh(X)"), ("exp", K.exp, "exp(X)"), ("log", K.log, "ln(X)"),
-        ("square", K.square, "X * X")):
+def _grad_kernel(kernel, reads: str):
+    """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
+    def run(ctx):
+        dout = ctx.input("Out@GRAD")
+        ctx.set_output("X@GRAD", kernel(ctx.input(reads), dout, out=np.empty_like(dout)))
+    run.__name__ = f"cpu_{kernel.__name__}"
+    return run
+
+
+# type, forward kernel, formula, the forward slot its gradient reads, gradient kernel
+for _type, _kernel, _formula, _reads, _grad in (
+        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad),
+        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad),
+        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad),
+        ("exp", K.exp, "exp(X)", "Out", K.exp_grad),
+        ("log", K.log, "ln(X)", "X", K.log_grad),
+        ("square", K.square, "X * X", "X", K.square_grad)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
-                   infer_shape=same_shape_as_x, kernels={"cpu": unary_kernel(_kernel)}))
+                   infer_shape=same_shape_as_x, kernels={"cpu": unary_kernel(_kernel)},
+                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads))))
 
 
 def _scale(ctx):
@@ -31,6 +46,17 @@ def _scale(ctx):
                                  out=np.empty(x.shape, x.dtype)))
 
 
+def _scale_grad(op, no_grad):
+    """d(scale*X + bias)/dX = scale: the gradient is another scale op, without bias."""
+    if op.input("X")[0] in no_grad:
+        return []
+    inputs = {"X": [grad_name(op.output("Out")[0])]}
+    if op.input("ScaleTensor"):
+        inputs["ScaleTensor"] = op.input("ScaleTensor")
+    return [GradOp("scale", inputs, {"Out": [grad_name(op.input("X")[0])]},
+                   {"scale": op.attr("scale", 1.0), "bias": 0.0, "bias_after_scale": True})]
+
+
 register(OpDef(
     "scale", [X, Slot("ScaleTensor", "scale as a 1-element tensor", dispensable=True)], [OUT],
     [Attr("scale", A.FLOAT, 1.0, "the factor"),
@@ -38,7 +64,7 @@ register(OpDef(
      Attr("bias_after_scale", A.BOOLEAN, True, "Out = X*scale + bias if true, "
           "(X + bias)*scale if false")],
     comment="Out = scale * X + bias (or scale * (X + bias)).",
-    infer_shape=same_shape_as_x, kernels={"cpu": _scale}))
+    infer_shape=same_shape_as_x, kernels={"cpu": _scale}, grad=_scale_grad))
 
 
 def _cast_infer(ctx):
@@ -50,9 +76,18 @@ def _cast(ctx):
     ctx.set_output("Out", np.asarray(ctx.input("X")).astype(to))
 
 
+def _cast_grad(op, no_grad):
+    """The gradient of a cast is the cast back."""
+    if op.input("X")[0] in no_grad:
+        return []
+    return [GradOp("cast", {"X": [grad_name(op.output("Out")[0])]},
+                   {"Out": [grad_name(op.input("X")[0])]},
+                   {"in_dtype": op.attr("out_dtype"), "out_dtype": op.attr("in_dtype")})]
+
+
 register(OpDef(
     "cast", [X], [OUT],
     [Attr("in_dtype", A.INT, 5, "VarType code of X's element type"),
      Attr("out_dtype", A.INT, 5, "VarType code of Out's element type")],
     comment="Out = X converted to out_dtype.",
-    infer_shape=_cast_infer, kernels={"cpu": _cast}))
+    infer_shape=_cast_infer, kernels={"cpu": _cast}, grad=_cast_grad))

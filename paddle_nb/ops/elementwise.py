@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
+from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import elementwise as K
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes, same_shape_as_x
@@ -67,6 +68,47 @@ def _div_kernel(ctx):
     ctx.set_output("Out", ufunc(x, y, out=out))
 
 
+# --- gradients ---------------------------------------------------------------------------
+def unbroadcast(grad: np.ndarray, operand_view_shape, operand_shape) -> np.ndarray:
+    """Sum ``grad`` over the axes along which an operand was broadcast, back to its shape.
+    ``operand_view_shape`` is the operand as broadcast_operands reshaped it."""
+    view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
+    axes = tuple(i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return np.ascontiguousarray(grad.reshape(operand_shape))
+
+
+def _binary_grad(dx_of, dy_of):
+    """X@GRAD and Y@GRAD of Out = f(X, Y): ``dx_of(x, y, dout)`` and ``dy_of(...)`` give
+    the gradients at the broadcast shape; they are then summed back to each operand."""
+    def run(ctx):
+        x0, y0 = ctx.input("X"), ctx.input("Y")
+        x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
+        dout = ctx.input("Out@GRAD")
+        if ctx.has_output("X@GRAD"):
+            ctx.set_output("X@GRAD", unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
+                           .astype(x0.dtype, copy=False))
+        if ctx.has_output("Y@GRAD"):
+            ctx.set_output("Y@GRAD", unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
+                           .astype(y0.dtype, copy=False))
+    return run
+
+
+def _like(a, b):
+    return np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
+
+
+_GRADS = {
+    "elementwise_add": (lambda x, y, d: d, lambda x, y, d: d),
+    "elementwise_sub": (lambda x, y, d: d, lambda x, y, d: -d),
+    "elementwise_mul": (lambda x, y, d: K.mul(d, y, out=_like(d, y)),
+                        lambda x, y, d: K.mul(d, x, out=_like(d, x))),
+    "elementwise_div": (lambda x, y, d: K.div(d, y, out=_like(d, y)),
+                        lambda x, y, d: -K.div(K.mul(d, x, out=_like(d, x)), y * y,
+                                               out=_like(d, y))),
+}
+
 for _type, _kernel, _formula in (
         ("elementwise_add", _binary_kernel(K.add), "X + Y"),
         ("elementwise_sub", _binary_kernel(K.sub), "X - Y"),
@@ -74,7 +116,8 @@ for _type, _kernel, _formula in (
         ("elementwise_div", _div_kernel, "X / Y")):
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
                    "into X from `axis`.", infer_shape=_broadcast_infer(),
-                   kernels={"cpu": _kernel}))
+                   kernels={"cpu": _kernel},
+                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]))))
 
 for _type, _ufunc, _formula in (
         ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),

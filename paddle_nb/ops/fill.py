@@ -7,6 +7,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.framework_pb2 import VarType
+from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import random as rk
 from .common import OUT, X, dtype_to_numpy, same_shape_as_x
@@ -53,9 +54,44 @@ def _assign(ctx):
     ctx.set_output("Out", np.array(ctx.input("X"), copy=True))
 
 
+def _assign_grad(op, no_grad):
+    """The gradient of a copy is a copy."""
+    if op.input("X")[0] in no_grad:
+        return []
+    return [GradOp("assign", {"X": [grad_name(op.output("Out")[0])]},
+                   {"Out": [grad_name(op.input("X")[0])]})]
+
+
 register(OpDef(
     "assign", [X], [OUT], comment="Out = a copy of X.",
-    infer_shape=same_shape_as_x, kernels={"cpu": _assign}))
+    infer_shape=same_shape_as_x, kernels={"cpu": _assign}, grad=_assign_grad))
+
+
+# --- fill_zeros_like / fill_any_like ----------------------------------------------------------
+def _fill_any_like(ctx):
+    x = ctx.input("X")
+    code = ctx.attr("dtype")
+    dtype = x.dtype if code is None or code < 0 else dtype_to_numpy(code)
+    ctx.set_output("Out", np.full(x.shape, ctx.attr("value"), dtype))
+
+
+def _like_x(ctx):
+    code = ctx.attr("dtype") if ctx.op_def.attr("dtype") else -1
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X") if code is None or code < 0 else code)
+
+
+register(OpDef(
+    "fill_zeros_like", [X], [OUT], comment="Out = zeros of X's shape and dtype (the gradient "
+    "of a variable no op differentiated).", infer_shape=_like_x,
+    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.zeros_like(ctx.input("X")))},
+    grad=NO_GRADIENT))
+
+register(OpDef(
+    "fill_any_like", [X], [OUT],
+    [Attr("value", A.FLOAT, 0.0, "the value every element gets"),
+     Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's")],
+    comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
+    kernels={"cpu": _fill_any_like}, grad=NO_GRADIENT))
 
 _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
                  ("int32_values", A.INTS), ("int64_values", A.LONGS),

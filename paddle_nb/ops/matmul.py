@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
+from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu import matmul as K
 from .common import OUT, X, Y
@@ -49,6 +50,18 @@ def _mul(ctx):
     ctx.set_output("Out", matmul_2d(x2, y2).reshape(x.shape[:xn] + y.shape[yn:]))
 
 
+def _mul_grad(ctx):
+    """Out = X2 @ Y2 (the flattened matrices): dX2 = dOut @ Y2^T, dY2 = X2^T @ dOut."""
+    x, y = ctx.input("X"), ctx.input("Y")
+    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
+    dout = ctx.input("Out@GRAD").reshape(x2.shape[0], y2.shape[1])
+    if ctx.has_output("X@GRAD"):
+        ctx.set_output("X@GRAD", matmul_2d(dout, y2.T).reshape(x.shape))
+    if ctx.has_output("Y@GRAD"):
+        ctx.set_output("Y@GRAD", matmul_2d(x2.T, dout).reshape(y.shape))
+
+
 register(OpDef(
     "mul", [X, Y], [OUT],
     [Attr("x_num_col_dims", A.INT, 1, "X is flattened to a matrix: the first "
@@ -56,7 +69,8 @@ register(OpDef(
      Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")],
     comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
             "Y.dims[y_num_col_dims:].",
-    infer_shape=_mul_infer, kernels={"cpu": _mul}))
+    infer_shape=_mul_infer, kernels={"cpu": _mul},
+    grad=Grad(reads=["X", "Y"], kernel=_mul_grad)))
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -115,6 +129,47 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
     return out
 
 
+def matmul_nd_grad(x, y, dout, tx: bool, ty: bool):
+    """dX, dY of Out = op(X) @ op(Y) (op = transpose if asked), batch dims broadcast."""
+    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2      # vectors are not transposed
+    x2 = x[None, :] if x.ndim == 1 else x
+    y2 = y[:, None] if y.ndim == 1 else y
+    out_shape = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]) + (
+        x2.shape[-1] if tx else x2.shape[-2], y2.shape[-2] if ty else y2.shape[-1])
+    d = dout.reshape(out_shape)
+    t = lambda a: np.swapaxes(a, -1, -2)          # noqa: E731
+    if not tx and not ty:
+        dx, dy = matmul_nd(d, y2, False, True), matmul_nd(x2, d, True, False)
+    elif tx and not ty:
+        dx, dy = matmul_nd(y2, d, False, True), matmul_nd(x2, d, False, False)
+    elif not tx and ty:
+        dx, dy = matmul_nd(d, y2, False, False), matmul_nd(d, x2, True, False)
+    else:
+        dx, dy = matmul_nd(t(y2), t(d), False, False), matmul_nd(t(d), t(x2), False, False)
+    return _sum_to(dx, x2.shape).reshape(x.shape), _sum_to(dy, y2.shape).reshape(y.shape)
+
+
+def _sum_to(g: np.ndarray, shape) -> np.ndarray:
+    """Sum the broadcast batch dims of ``g`` away so it has ``shape``."""
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape[:-2], shape[:-2])) if b == 1 and a != 1)
+    return np.ascontiguousarray(g.sum(axis=axes, keepdims=True) if axes else g)
+
+
+def _matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+    def run(ctx):
+        dout = ctx.input("Out@GRAD")
+        if alpha_attr and ctx.attr(alpha_attr) != 1.0:
+            dout = dout * dout.dtype.type(ctx.attr(alpha_attr))
+        dx, dy = matmul_nd_grad(ctx.input("X"), ctx.input("Y"), dout,
+                                ctx.attr(tx_attr), ctx.attr(ty_attr))
+        ctx.set_output("X@GRAD", dx)
+        ctx.set_output("Y@GRAD", dy)
+    return run
+
+
 def _matmul_v2_infer(ctx):
     ctx.set_output("Out", _matmul_shape(ctx, ctx.shape("X"), ctx.shape("Y"),
                                         ctx.attr("trans_x"), ctx.attr("trans_y")), ctx.dtype("X"))
@@ -130,7 +185,8 @@ register(OpDef(
     [Attr("trans_x", A.BOOLEAN, False, "transpose X's last two dims first"),
      Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")],
     comment="Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
-    infer_shape=_matmul_v2_infer, kernels={"cpu": _matmul_v2}))
+    infer_shape=_matmul_v2_infer, kernels={"cpu": _matmul_v2},
+    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"))))
 
 
 def _matmul_infer(ctx):
@@ -152,4 +208,6 @@ register(OpDef(
      Attr("transpose_Y", A.BOOLEAN, False, "transpose Y's last two dims first"),
      Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")],
     comment="Out = alpha * (X @ Y) (Fluid's v1 matmul).",
-    infer_shape=_matmul_infer, kernels={"cpu": _matmul}))
+    infer_shape=_matmul_infer, kernels={"cpu": _matmul},
+    grad=Grad(reads=["X", "Y"],
+              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
+from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import elementwise as EK
 from ..kernels.cpu import reduce as K
@@ -62,6 +63,20 @@ def _reduce_kernel(mean: bool):
     return run
 
 
+def _reduce_grad_kernel(mean: bool):
+    """dX = dOut broadcast back over the reduced axes (divided by their size for a mean)."""
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        kept_shape = [1 if i in dims else d for i, d in enumerate(x.shape)]
+        dx = np.broadcast_to(np.reshape(dout, kept_shape), x.shape).astype(x.dtype)
+        if mean:
+            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+            dx = (dx / max(count, 1)).astype(x.dtype)
+        ctx.set_output("X@GRAD", np.ascontiguousarray(dx))
+    return run
+
+
 _REDUCE_ATTRS = [
     Attr("dim", A.INTS, [0], "the axes to reduce (negative counts from the end)"),
     Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
@@ -70,9 +85,11 @@ _REDUCE_ATTRS = [
     Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
 ]
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False)}))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False))))
 register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True)}))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True))))
 
 
 def _mean(ctx):
@@ -81,9 +98,14 @@ def _mean(ctx):
     ctx.set_output("Out", np.asarray(total / max(x.size, 1), dtype=x.dtype))
 
 
+def _mean_grad(ctx):
+    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+    ctx.set_output("X@GRAD", np.full(x.shape, np.ravel(dout)[0] / max(x.size, 1), x.dtype))
+
+
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
                infer_shape=lambda ctx: ctx.set_output("Out", [], ctx.dtype("X")),
-               kernels={"cpu": _mean}))
+               kernels={"cpu": _mean}, grad=Grad(reads=["X"], kernel=_mean_grad)))
 
 
 # --- sum of several tensors ---------------------------------------------------------------
@@ -106,9 +128,16 @@ def _sum(ctx):
     ctx.set_output("Out", out)
 
 
+def _sum_grad(op, no_grad):
+    """Each input's gradient is Out's gradient: one scale(1.0) op per input, as Fluid."""
+    dout = grad_name(op.output("Out")[0])
+    return [GradOp("scale", {"X": [dout]}, {"Out": [grad_name(x)]}, {"scale": 1.0})
+            for x in op.input("X") if x not in no_grad]
+
+
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
                comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
-               infer_shape=_sum_infer, kernels={"cpu": _sum}))
+               infer_shape=_sum_infer, kernels={"cpu": _sum}, grad=_sum_grad))
 
 
 # --- softmax ---------------------------------------------------------------------------------
@@ -129,10 +158,19 @@ def _softmax_infer(ctx):
     same_shape_as_x(ctx)
 
 
+def _softmax_grad(ctx):
+    """dX = Out * (dOut - sum(dOut * Out, axis))."""
+    out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
+    axis = ctx.attr("axis") % max(out.ndim, 1)
+    inner = (dout * out).sum(axis=axis, keepdims=True)
+    ctx.set_output("X@GRAD", (out * (dout - inner)).astype(out.dtype))
+
+
 register(OpDef(
     "softmax", [X], [OUT],
     [Attr("axis", A.INT, -1, "the axis that sums to 1"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
-    infer_shape=_softmax_infer, kernels={"cpu": _softmax}))
+    infer_shape=_softmax_infer, kernels={"cpu": _softmax},
+    grad=Grad(reads=["Out"], kernel=_softmax_grad)))

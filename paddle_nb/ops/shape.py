@@ -7,6 +7,7 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.infer_shape import numel
+from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from .common import OUT, X
 
@@ -16,6 +17,15 @@ XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
 def _set_xshape(ctx):
     if ctx.has_output("XShape"):
         ctx.set_output("XShape", [0] + ctx.shape("X"), ctx.dtype("X"))
+
+
+def _write_xshape(ctx, x):
+    """XShape holds no data, only dims [0] + X.dims (an empty array of that shape)."""
+    ctx.set_output("XShape", np.empty((0,) + x.shape, x.dtype))
+
+
+def _x_shape_from(xshape) -> tuple[int, ...]:
+    return tuple(xshape.shape[1:])
 
 
 # --- reshape2 --------------------------------------------------------------------------------
@@ -53,6 +63,12 @@ def _reshape(ctx):
     target = [int(v) for v in shape.ravel()] if shape is not None else ctx.attr("shape")
     target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
     ctx.set_output("Out", np.reshape(x, target).copy())
+    _write_xshape(ctx, x)
+
+
+def _reshape_grad(ctx):
+    dout = ctx.input("Out@GRAD")
+    ctx.set_output("X@GRAD", dout.reshape(_x_shape_from(ctx.input("XShape"))).copy())
 
 
 register(OpDef(
@@ -62,7 +78,8 @@ register(OpDef(
     [OUT, XSHAPE],
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",
-    infer_shape=_reshape_infer, kernels={"cpu": _reshape}))
+    infer_shape=_reshape_infer, kernels={"cpu": _reshape},
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad)))
 
 
 # --- transpose2 ------------------------------------------------------------------------------
@@ -75,14 +92,25 @@ def _transpose_infer(ctx):
     _set_xshape(ctx)
 
 
+def _transpose(ctx):
+    x = ctx.input("X")
+    ctx.set_output("Out", np.ascontiguousarray(np.transpose(x, ctx.attr("axis"))))
+    _write_xshape(ctx, x)
+
+
+def _transpose_grad(ctx):
+    """Undo the permutation: dX = transpose(dOut, argsort(axis))."""
+    inverse = np.argsort(ctx.attr("axis"))
+    ctx.set_output("X@GRAD", np.ascontiguousarray(np.transpose(ctx.input("Out@GRAD"), inverse)))
+
+
 register(OpDef(
     "transpose2", [X], [OUT, XSHAPE],
     [Attr("axis", A.INTS, [], "the permutation: Out dim i is X dim axis[i]"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
     comment="Out = X with its dims permuted by axis.",
-    infer_shape=_transpose_infer,
-    kernels={"cpu": lambda ctx: ctx.set_output(
-        "Out", np.ascontiguousarray(np.transpose(ctx.input("X"), ctx.attr("axis"))))}))
+    infer_shape=_transpose_infer, kernels={"cpu": _transpose},
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad)))
 
 
 # --- concat ----------------------------------------------------------------------------------
@@ -104,6 +132,14 @@ def _concat_infer(ctx):
     ctx.set_output("Out", out, ctx.dtype("X"))
 
 
+def _concat_grad(ctx):
+    """Cut dOut back into pieces the sizes of the inputs."""
+    xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
+    axis = ctx.attr("axis") % dout.ndim
+    pieces = np.split(dout, np.cumsum([x.shape[axis] for x in xs])[:-1], axis=axis)
+    ctx.set_outputs("X@GRAD", [np.ascontiguousarray(p) for p in pieces])
+
+
 register(OpDef(
     "concat", [Slot("X", "the tensors to join", duplicable=True),
                Slot("AxisTensor", "axis as a tensor", dispensable=True)], [OUT],
@@ -111,7 +147,8 @@ register(OpDef(
     comment="Out = the inputs joined along axis.",
     infer_shape=_concat_infer,
     kernels={"cpu": lambda ctx: ctx.set_output(
-        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis")))}))
+        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis")))},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad)))
 
 
 # --- split -----------------------------------------------------------------------------------
@@ -152,6 +189,14 @@ def _split(ctx):
     ctx.set_outputs("Out", [np.ascontiguousarray(p) for p in parts])
 
 
+def _split_grad(op, no_grad):
+    """The gradient of a split is a concat of the pieces' gradients."""
+    if op.input("X")[0] in no_grad:
+        return []
+    return [GradOp("concat", {"X": [grad_name(n) for n in op.output("Out")]},
+                   {"Out": [grad_name(op.input("X")[0])]}, {"axis": op.attr("axis")})]
+
+
 register(OpDef(
     "split", [X, Slot("AxisTensor", "axis as a tensor", dispensable=True),
               Slot("SectionsTensorList", "sections as tensors", dispensable=True,
@@ -161,4 +206,4 @@ register(OpDef(
      Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
      Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
     comment="Out = X cut into pieces along axis.",
-    infer_shape=_split_infer, kernels={"cpu": _split}))
+    infer_shape=_split_infer, kernels={"cpu": _split}, grad=_split_grad))

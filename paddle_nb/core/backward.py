@@ -1,0 +1,254 @@
+"""Backward as a program transformation (DESIGN decision 3, seed 004).
+
+``append_backward(loss)`` appends ordinary, visible ops to the loss's block:
+
+1. ``fill_constant`` 1.0 into ``loss@GRAD``;
+2. for every op on the path from a variable that needs a gradient to the loss, in reverse
+   order, the ops its gradient maker returns (``mul_grad``, ...), reading ``Out@GRAD`` and
+   writing ``X@GRAD``; a gradient a grad op needs but nothing produced (an output off the
+   loss's path) is made by ``fill_zeros_like`` first;
+3. a gradient written by several grad ops is renamed ``x@GRAD@RENAME@k`` at each write and
+   the parts are added by a ``sum`` op just before ``x@GRAD`` is first read.
+
+Variables with ``stop_gradient``, integer or bool dtype, or in ``no_grad_set`` get no
+gradient. The grad ops carry ``op_role`` (1 backward, 257 the loss's fill) so that
+``clone(for_test=True)`` can drop them. Only the global block is differentiated here;
+control-flow ops bring their own gradient sub-blocks.
+"""
+from __future__ import annotations
+
+from . import registry
+from .errors import BuildError
+from .framework_pb2 import VarType
+from .grad_maker import EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name
+from .operator import Operator
+from .variable import Variable, view
+
+OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
+_FLOAT_TYPES = {VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16}
+
+
+def op_role(op: Operator) -> int:
+    return op.attr("op_role", OP_ROLE_FORWARD) or OP_ROLE_FORWARD
+
+
+def is_forward(op: Operator) -> bool:
+    return not op_role(op) & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE)
+
+
+def _names(items) -> set[str]:
+    out = set()
+    for item in items or ():
+        out.add(item if isinstance(item, str) else item.name)
+    return out
+
+
+def _no_grad_names(block, no_grad_set, keep=()) -> set[str]:
+    names = _names(no_grad_set)
+    table = block.table
+    while table is not None:
+        for d in table.vars.values():
+            t = d.type.lod_tensor.tensor if d.type.type == VarType.LOD_TENSOR else None
+            if d.stop_gradient or t is None or t.data_type not in _FLOAT_TYPES:
+                names.add(d.name)
+        table = table.parent
+    return names - set(keep)
+
+
+def _differentiable_inputs(op: Operator) -> list[str]:
+    op_def = op.op_def
+    slots = op_def.grad.resolve(op_def)[1] if isinstance(op_def.grad, Grad) else \
+        [s.name for s in op_def.inputs]
+    return [n for s in slots for n in op.input(s)]
+
+
+def _ops_on_path(ops: list[Operator], targets: set[str], no_grad: set[str]) -> list[Operator]:
+    """The forward ops between the variables that need gradients and the targets."""
+    produced = {n for op in ops for n in op.output_arg_names}
+    carries = set()     # variables through which a gradient can flow
+    relevant = []
+    for op in ops:
+        if op.op_def.grad in (None, registry.NO_GRADIENT):
+            continue
+        ins = _differentiable_inputs(op)
+        if any(n in carries or (n not in produced and n not in no_grad) for n in ins):
+            carries.update(n for n in op.output_arg_names if n not in no_grad)
+            relevant.append(op)
+    needed, path = set(targets), []
+    for op in reversed(relevant):
+        if needed & set(op.output_arg_names):
+            path.append(op)
+            needed.update(n for n in op.input_arg_names if n not in no_grad)
+    path.reverse()
+    return path
+
+
+def _grad_ops_for(op: Operator, no_grad: set[str]) -> list[GradOp]:
+    maker = op.op_def.grad
+    if maker is None:
+        raise BuildError(f"op {op.type} has no gradient maker yet (its declaration says "
+                         f"neither a Grad nor NO_GRADIENT)")
+    made = maker.make(op, no_grad) if isinstance(maker, Grad) else maker(op, no_grad)
+    kept = []
+    for g in made:
+        outs = [n for names in g.outputs.values() for n in names if n != EMPTY_VAR]
+        if outs:
+            g.attrs["op_role"] = OP_ROLE_BACKWARD
+            kept.append(g)
+    return kept
+
+
+def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
+    """Put ``fill_zeros_like`` before a grad op that reads a gradient nobody wrote."""
+    out = []
+    for g in grad_ops:
+        for slot, names in g.inputs.items():
+            if not slot.endswith(GRAD_SUFFIX):
+                continue
+            for n in names:
+                if n not in available and n != EMPTY_VAR:
+                    out.append(GradOp("fill_zeros_like", {"X": [forward_name(n)]}, {"Out": [n]},
+                                      {"op_role": OP_ROLE_BACKWARD}))
+                    available.add(n)
+        out.append(g)
+        available.update(n for names in g.outputs.values() for n in names)
+    return out
+
+
+def _add_up_repeated(grad_ops: list[GradOp]) -> list[GradOp]:
+    """Rename gradients written more than once and sum them before their first read."""
+    parts: dict[str, list[str]] = {}          # x@GRAD -> names holding its partial sums
+    writer: dict[str, tuple[GradOp, str, int]] = {}
+    result = []
+
+    def flush(name):
+        if len(parts.get(name, [])) > 1:
+            result.append(GradOp("sum", {"X": parts[name]}, {"Out": [name]},
+                                 {"op_role": OP_ROLE_BACKWARD}))
+            parts[name] = [name]
+
+    for g in grad_ops:
+        for names in g.inputs.values():
+            for n in names:
+                flush(n)
+        for slot, names in g.outputs.items():
+            for i, n in enumerate(names):
+                if GRAD_SUFFIX not in n or n == EMPTY_VAR:
+                    continue
+                if n not in parts:
+                    parts[n], writer[n] = [n], (g, slot, i)
+                    continue
+                if parts[n] == [n]:        # the first write keeps no plain name either
+                    first_op, first_slot, first_i = writer[n]
+                    renamed = f"{n}@RENAME@0"
+                    first_op.outputs[first_slot][first_i] = renamed
+                    parts[n] = [renamed]
+                new = f"{n}@RENAME@{len(parts[n])}"
+                names[i] = new
+                parts[n].append(new)
+        result.append(g)
+    for n in list(parts):
+        flush(n)
+    return result
+
+
+def _declare_grad_vars(block, grad_ops: list[GradOp]) -> None:
+    table = block.table
+    for g in grad_ops:
+        for names in g.outputs.values():
+            for n in names:
+                if n == EMPTY_VAR or table.find_var(n) is not None:
+                    continue
+                fwd = table.find_var(forward_name(n))
+                if fwd is not None and fwd.type.type == VarType.LOD_TENSOR:
+                    t = fwd.type.lod_tensor.tensor
+                    table.declare(n, shape=list(t.dims), dtype=t.data_type)
+                else:
+                    table.var(n)
+
+
+def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: set[str]):
+    forward_ops = [op for op in block.ops if is_forward(op)]
+    path = _ops_on_path(forward_ops, {t.name for t in targets}, no_grad)
+    grad_ops: list[GradOp] = []
+    for t, tg in zip(targets, target_grads):
+        if tg is not None:
+            grad_ops.append(GradOp("assign", {"X": [tg.name]}, {"Out": [grad_name(t.name)]},
+                                   {"op_role": OP_ROLE_BACKWARD}))
+        else:
+            grad_ops.append(_ones_like(t))
+    for op in reversed(path):
+        grad_ops.extend(_grad_ops_for(op, no_grad))
+    grad_ops = _fill_missing(grad_ops, set())
+    grad_ops = _add_up_repeated(grad_ops)
+    _declare_grad_vars(block, grad_ops)
+    for g in grad_ops:
+        block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
+
+
+def _ones_like(target: Variable) -> GradOp:
+    shape = list(target.shape)
+    out = {"Out": [grad_name(target.name)]}
+    role = OP_ROLE_BACKWARD | OP_ROLE_LOSS
+    if any(d < 0 for d in shape):        # a loss with a batch dimension: ones like it
+        return GradOp("fill_any_like", {"X": [target.name]}, out,
+                      {"value": 1.0, "op_role": role})
+    from . import dtypes   # noqa: PLC0415
+    return GradOp("fill_constant", {}, out, {"shape": shape, "value": 1.0, "op_role": role,
+                                             "dtype": dtypes.to_code(target.dtype)})
+
+
+def _check_target(t, what: str) -> Variable:
+    if not isinstance(t, Variable):
+        raise BuildError(f"{what} must be a Variable, got {type(t).__name__} {t!r}")
+    if t.block.idx != 0:
+        raise BuildError(f"{what} {t.name!r} lives in {t.block.path}; backward starts from a "
+                         f"variable of the global block")
+    return t
+
+
+def append_backward(loss: Variable, parameter_list=None, no_grad_set=None):
+    """Append the backward pass of ``loss`` and return ``[(parameter, gradient)]`` for the
+    trainable parameters (or those in ``parameter_list``) that received a gradient."""
+    _check_target(loss, "the loss")
+    block = loss.block
+    no_grad = _no_grad_names(block, no_grad_set)
+    if loss.name in no_grad:
+        raise BuildError(f"the loss {loss.name!r} has stop_gradient set (or is not a float "
+                         f"tensor): nothing can be differentiated")
+    _append_backward_ops(block, [loss], [None], no_grad)
+    if parameter_list is None:
+        params = [p for p in block.program.all_parameters() if p.trainable]
+    else:
+        wanted = _names(parameter_list)
+        params = [p for p in block.program.all_parameters() if p.name in wanted]
+    pairs = []
+    for p in params:
+        g = block.table.find_var(grad_name(p.name))
+        if g is not None and p.name not in no_grad:
+            pairs.append((p, view(block, g)))
+    return pairs
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
+    """Gradients of (the sum of) ``targets`` with respect to ``inputs``: a list of
+    Variables, ``None`` where an input does not affect the targets. Inputs get a gradient
+    even when they are marked ``stop_gradient`` (they were asked for)."""
+    targets = list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if target_gradients is None:
+        target_gradients = [None] * len(targets)
+    target_gradients = list(target_gradients) if isinstance(target_gradients, (list, tuple)) \
+        else [target_gradients]
+    if len(target_gradients) != len(targets):
+        raise BuildError(f"{len(targets)} targets but {len(target_gradients)} target_gradients")
+    for t in targets:
+        _check_target(t, "a target")
+    block = targets[0].block
+    no_grad = _no_grad_names(block, no_grad_set, keep=_names(inputs))
+    _append_backward_ops(block, targets, target_gradients, no_grad)
+    result = []
+    for x in inputs:
+        g = block.table.find_var(grad_name(x.name))
+        result.append(view(block, g) if g is not None else None)
+    return result

@@ -1,0 +1,86 @@
+"""Gradient makers (Fluid's GradOpMaker): how an op says what its gradient op is.
+
+Most ops use :class:`Grad`, the default maker: the gradient of ``relu`` is an op of type
+``relu_grad`` that reads some of relu's forward slots (``Out``) and the gradient of each
+output (``Out@GRAD``) and writes the gradient of each input (``X@GRAD``), with relu's
+attributes copied. Declaring ``grad=Grad(reads=["Out"], kernel=...)`` on the forward op
+also registers the ``relu_grad`` op itself, so an op and its gradient are declared together.
+A few ops are differentiated by other ordinary ops (the gradient of ``scale`` is a
+``scale``); they give a function instead, which returns :class:`GradOp` descriptions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+GRAD_SUFFIX = "@GRAD"
+EMPTY_VAR = "@EMPTY@"       # a slot position whose gradient nobody needs (Fluid's name)
+
+
+def grad_name(name: str) -> str:
+    return name + GRAD_SUFFIX
+
+
+def forward_name(name: str) -> str:
+    """``x@GRAD@RENAME@1`` -> ``x``."""
+    return name.split(GRAD_SUFFIX)[0]
+
+
+@dataclass
+class GradOp:
+    """One gradient op to append: slots map to variable names."""
+    type: str
+    inputs: dict[str, list[str]]
+    outputs: dict[str, list[str]]
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass
+class Grad:
+    """The default gradient maker, and the declaration of the ``<type>_grad`` op.
+
+    reads:    forward slots (inputs or outputs) whose values the gradient op needs
+    grads_of: forward output slots whose gradients it reads (default: every output that
+              is not intermediate)
+    writes:   forward input slots it computes gradients for (default: every input that is
+              not dispensable)
+    kernel:   the CPU kernel of the gradient op
+    """
+    reads: list[str]
+    kernel: Callable
+    grads_of: list[str] | None = None
+    writes: list[str] | None = None
+    comment: str = ""
+
+    def resolve(self, forward) -> tuple[list[str], list[str]]:
+        grads_of = self.grads_of if self.grads_of is not None else \
+            [s.name for s in forward.outputs if not s.intermediate]
+        writes = self.writes if self.writes is not None else \
+            [s.name for s in forward.inputs if not s.dispensable]
+        return grads_of, writes
+
+    def make(self, op, no_grad: set[str]) -> list[GradOp]:
+        """The ``<type>_grad`` op for forward op ``op`` (an Operator view)."""
+        forward = op.op_def
+        grads_of, writes = self.resolve(forward)
+        inputs = {}
+        for slot in self.reads:
+            inputs[slot] = op.input(slot) if forward.input(slot) else op.output(slot)
+        for slot in grads_of:
+            inputs[slot + GRAD_SUFFIX] = [grad_name(n) for n in op.output(slot)]
+        outputs = {}
+        for slot in writes:
+            names = op.input(slot)
+            wanted = [EMPTY_VAR if n in no_grad else grad_name(n) for n in names]
+            if forward.input(slot).duplicable:
+                outputs[slot + GRAD_SUFFIX] = wanted      # keep positions
+            else:
+                outputs[slot + GRAD_SUFFIX] = [n for n in wanted if n != EMPTY_VAR]
+        return [GradOp(forward.type + "_grad", inputs, outputs, dict(op.attrs))]
+
+
+def differentiable_inputs(op_def) -> list[str]:
+    """The forward input slots whose gradients the op's gradient computes."""
+    if isinstance(op_def.grad, Grad):
+        return op_def.grad.resolve(op_def)[1]
+    return [s.name for s in op_def.inputs]

@@ -1,0 +1,137 @@
+"""Optimizers as ops (Fluid's slots): sgd, momentum, adam.
+
+Each reads a parameter, its gradient, the learning rate (a persistable 0-d or [1] tensor set
+by the startup program) and its accumulators, and writes them back (``ParamOut`` is the same
+variable as ``Param``). ``pd.optimizer.*.minimize`` appends one op per parameter.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import optimizer as K
+
+
+def _same_as(ctx, pairs):
+    for out_slot, in_slot in pairs:
+        if ctx.has_output(out_slot):
+            ctx.set_output(out_slot, ctx.shape(in_slot), ctx.dtype(in_slot))
+
+
+def _check_grad_shape(ctx):
+    p, g = ctx.shape("Param"), ctx.shape("Grad")
+    if len(p) != len(g) or any(a >= 0 and b >= 0 and a != b for a, b in zip(p, g)):
+        ctx.fail("Grad must have Param's shape", slot="Grad", expected=str(p),
+                 given=ctx.describe_input("Grad"))
+
+
+def _scalar(a: np.ndarray, dtype) -> float:
+    return dtype.type(np.ravel(a)[0])
+
+
+def _params(ctx):
+    p, g = ctx.input("Param"), ctx.input("Grad")
+    if p.shape != g.shape:
+        raise ValueError(f"Grad has shape {list(g.shape)}, Param {list(p.shape)}")
+    return p, g.astype(p.dtype, copy=False), _scalar(ctx.input("LearningRate"), p.dtype)
+
+
+_COMMON_IN = [Slot("Param", "the parameter"), Slot("Grad", "its gradient"),
+              Slot("LearningRate", "the learning rate (a 1-element tensor)"),
+              Slot("MasterParam", "fp32 copy for mixed precision (unused)", dispensable=True)]
+_MULTI_PRECISION = Attr("multi_precision", A.BOOLEAN, False, "kept for Paddle compatibility",
+                        extra=True)
+
+
+# --- sgd ----------------------------------------------------------------------------------------
+def _sgd(ctx):
+    p, g, lr = _params(ctx)
+    ctx.set_output("ParamOut", K.sgd(p, g, lr).astype(p.dtype, copy=False))
+
+
+def _sgd_infer(ctx):
+    _check_grad_shape(ctx)
+    _same_as(ctx, [("ParamOut", "Param")])
+
+
+register(OpDef(
+    "sgd", _COMMON_IN, [Slot("ParamOut", "the updated parameter")], [_MULTI_PRECISION],
+    comment="ParamOut = Param - LearningRate * Grad.",
+    infer_shape=_sgd_infer, kernels={"cpu": _sgd}, grad=NO_GRADIENT))
+
+
+# --- momentum -----------------------------------------------------------------------------------
+def _momentum(ctx):
+    p, g, lr = _params(ctx)
+    if ctx.attr("rescale_grad") != 1.0:
+        g = g * p.dtype.type(ctx.attr("rescale_grad"))
+    if ctx.attr("regularization_method") == "l2_decay":
+        g = g + p.dtype.type(ctx.attr("regularization_coeff")) * p
+    p_out, v_out = K.momentum(p, g, ctx.input("Velocity"), lr, p.dtype.type(ctx.attr("mu")),
+                              ctx.attr("use_nesterov"))
+    ctx.set_output("ParamOut", p_out.astype(p.dtype, copy=False))
+    ctx.set_output("VelocityOut", v_out.astype(p.dtype, copy=False))
+
+
+def _momentum_infer(ctx):
+    _check_grad_shape(ctx)
+    _same_as(ctx, [("ParamOut", "Param"), ("VelocityOut", "Velocity")])
+
+
+register(OpDef(
+    "momentum", _COMMON_IN + [Slot("Velocity", "the running velocity")],
+    [Slot("ParamOut", "the updated parameter"), Slot("VelocityOut", "the updated velocity")],
+    [Attr("mu", A.FLOAT, 0.9, "the momentum"),
+     Attr("use_nesterov", A.BOOLEAN, False, "Nesterov's look-ahead update"),
+     Attr("regularization_method", A.STRING, "", "'' or 'l2_decay'"),
+     Attr("regularization_coeff", A.FLOAT, 0.0, "the L2 decay coefficient"),
+     Attr("rescale_grad", A.FLOAT, 1.0, "Grad is multiplied by this first"),
+     _MULTI_PRECISION],
+    comment="Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity.",
+    infer_shape=_momentum_infer, kernels={"cpu": _momentum}, grad=NO_GRADIENT))
+
+
+# --- adam ---------------------------------------------------------------------------------------
+def _adam(ctx):
+    p, g, lr = _params(ctx)
+    b1, b2 = p.dtype.type(ctx.attr("beta1")), p.dtype.type(ctx.attr("beta2"))
+    b1p, b2p = ctx.input("Beta1Pow"), ctx.input("Beta2Pow")
+    p_out, m1, m2 = K.adam(p, g, ctx.input("Moment1"), ctx.input("Moment2"), lr, b1, b2,
+                           p.dtype.type(ctx.attr("epsilon")), _scalar(b1p, p.dtype),
+                           _scalar(b2p, p.dtype))
+    # numba widens "1 - beta_pow" to float64: store results in the parameter's dtype
+    ctx.set_output("ParamOut", p_out.astype(p.dtype, copy=False))
+    ctx.set_output("Moment1Out", m1.astype(p.dtype, copy=False))
+    ctx.set_output("Moment2Out", m2.astype(p.dtype, copy=False))
+    ctx.set_output("Beta1PowOut", (b1p * b1).astype(b1p.dtype))
+    ctx.set_output("Beta2PowOut", (b2p * b2).astype(b2p.dtype))
+
+
+def _adam_infer(ctx):
+    _check_grad_shape(ctx)
+    _same_as(ctx, [("ParamOut", "Param"), ("Moment1Out", "Moment1"), ("Moment2Out", "Moment2"),
+                   ("Beta1PowOut", "Beta1Pow"), ("Beta2PowOut", "Beta2Pow")])
+
+
+_OPTIONAL = ["Beta1Tensor", "Beta2Tensor", "EpsilonTensor", "Moment2Max", "SkipUpdate"]
+register(OpDef(
+    "adam", _COMMON_IN + [Slot("Moment1", "running mean of Grad"),
+                          Slot("Moment2", "running mean of Grad^2"),
+                          Slot("Beta1Pow", "beta1^t"), Slot("Beta2Pow", "beta2^t")]
+    + [Slot(n, "kept for Paddle compatibility (unused)", dispensable=True) for n in _OPTIONAL],
+    [Slot("ParamOut", "the updated parameter"), Slot("Moment1Out", "updated Moment1"),
+     Slot("Moment2Out", "updated Moment2"), Slot("Beta1PowOut", "Beta1Pow * beta1"),
+     Slot("Beta2PowOut", "Beta2Pow * beta2")],
+    [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment"),
+     Attr("beta2", A.FLOAT, 0.999, "decay of the second moment"),
+     Attr("epsilon", A.FLOAT, 1e-8, "keeps the division finite"),
+     Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
+     Attr("min_row_size_to_use_multithread", A.LONG, 1000, "kept for Paddle compatibility",
+          extra=True),
+     Attr("use_global_beta_pow", A.BOOLEAN, False, "kept for Paddle compatibility",
+          extra=True),
+     _MULTI_PRECISION],
+    comment="Adam: Param -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * Moment1 / "
+            "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)).",
+    infer_shape=_adam_infer, kernels={"cpu": _adam}, grad=NO_GRADIENT))

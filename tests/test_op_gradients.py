@@ -1,0 +1,206 @@
+"""The gradient of every differentiable op against central differences, in float64.
+
+Each row builds a one-op program, weights each output by a fixed random tensor W
+(so the scalar is  L = sum(Out * W)), asks ``pd.gradients`` for dL/dInput, and compares
+with (L(x + eps) - L(x - eps)) / 2eps element by element. The gradient ops run through the
+real executor and kernels. ``test_every_differentiable_op_has_a_gradient_row`` fails for
+an op declared with a gradient but without a row here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import paddle_nb as pd
+from paddle_nb.core import registry
+from paddle_nb.core.grad_maker import differentiable_inputs
+
+EPS = 1e-6
+FP64 = 6
+
+
+def f64(seed, *shape, low=-1.0, high=1.0):
+    return np.random.default_rng(seed).uniform(low, high, shape)
+
+
+def away_from_zero(seed, *shape):
+    """Values in +-[0.2, 1]: no input sits on relu's kink or near log's pole."""
+    x = f64(seed, *shape, low=0.2, high=1.0)
+    return x * np.where(np.random.default_rng(seed + 99).random(shape) < 0.5, -1, 1)
+
+
+def probs(seed, *shape):
+    e = np.exp(f64(seed, *shape, low=-1, high=1))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def labels(seed, *shape, classes=3):
+    return np.random.default_rng(seed).integers(0, classes, shape).astype(np.int64)
+
+
+@dataclass
+class GradCase:
+    id: str
+    op: str
+    inputs: dict                      # slot -> array (or list of arrays for duplicable slots)
+    attrs: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=lambda: {"Out": 1})   # slot -> how many vars
+
+
+CASES = [
+    GradCase("same_shape", "elementwise_add", {"X": f64(1, 2, 3), "Y": f64(2, 2, 3)}),
+    GradCase("axis1", "elementwise_add", {"X": f64(1, 2, 3, 4), "Y": f64(2, 3)}, {"axis": 1}),
+    GradCase("scalar_y", "elementwise_sub", {"X": f64(1, 2, 3), "Y": f64(2, 1)}),
+    GradCase("axis-1", "elementwise_mul", {"X": f64(1, 2, 3), "Y": f64(2, 3)}),
+    GradCase("x_smaller", "elementwise_mul", {"X": f64(1, 3), "Y": f64(2, 2, 3)}),
+    GradCase("axis0", "elementwise_div",
+             {"X": f64(1, 3, 2), "Y": away_from_zero(2, 3)}, {"axis": 0}),
+    GradCase("x", "relu", {"X": away_from_zero(1, 3, 4)}),
+    GradCase("x", "sigmoid", {"X": f64(1, 3, 4, low=-4, high=4)}),
+    GradCase("x", "tanh", {"X": f64(1, 3, 4, low=-2, high=2)}),
+    GradCase("x", "exp", {"X": f64(1, 3, 4)}),
+    GradCase("x", "log", {"X": f64(1, 3, 4, low=0.5, high=2)}),
+    GradCase("x", "square", {"X": f64(1, 3, 4)}),
+    GradCase("bias_after", "scale", {"X": f64(1, 2, 3)}, {"scale": 2.5, "bias": 1.0}),
+    GradCase("bias_before", "scale", {"X": f64(1, 2, 3)},
+             {"scale": -1.5, "bias": 0.5, "bias_after_scale": False}),
+    GradCase("fp64", "cast", {"X": f64(1, 2, 3)}, {"in_dtype": FP64, "out_dtype": FP64}),
+    GradCase("x", "assign", {"X": f64(1, 2, 3)}),
+    GradCase("2d", "mul", {"X": f64(1, 3, 4), "Y": f64(2, 4, 2)}),
+    GradCase("x_num_col_dims2", "mul", {"X": f64(1, 2, 3, 4), "Y": f64(2, 4, 5)},
+             {"x_num_col_dims": 2}),
+    GradCase("2d", "matmul_v2", {"X": f64(1, 3, 4), "Y": f64(2, 4, 2)}),
+    GradCase("broadcast_batch", "matmul_v2", {"X": f64(1, 2, 3, 4), "Y": f64(2, 4, 2)}),
+    GradCase("trans_x", "matmul_v2", {"X": f64(1, 2, 4, 3), "Y": f64(2, 2, 4, 2)},
+             {"trans_x": True}),
+    GradCase("trans_y", "matmul_v2", {"X": f64(1, 3, 4), "Y": f64(2, 2, 4)}, {"trans_y": True}),
+    GradCase("trans_both", "matmul_v2", {"X": f64(1, 4, 3), "Y": f64(2, 2, 4)},
+             {"trans_x": True, "trans_y": True}),
+    GradCase("vector_y", "matmul_v2", {"X": f64(1, 2, 3), "Y": f64(2, 3)}),
+    GradCase("vector_x", "matmul_v2", {"X": f64(1, 3), "Y": f64(2, 2, 3, 4)}),
+    GradCase("alpha_transpose_y", "matmul", {"X": f64(1, 3, 4), "Y": f64(2, 2, 4)},
+             {"transpose_Y": True, "alpha": 0.5}),
+    GradCase("three", "sum", {"X": [f64(1, 2, 3), f64(2, 2, 3), f64(3, 2, 3)]}),
+    GradCase("x", "mean", {"X": f64(1, 3, 4)}),
+    GradCase("dim1", "reduce_sum", {"X": f64(1, 2, 3, 4)}, {"dim": [1]}),
+    GradCase("keep_dim", "reduce_sum", {"X": f64(1, 2, 3, 4)}, {"dim": [0, 2], "keep_dim": True}),
+    GradCase("reduce_all", "reduce_mean", {"X": f64(1, 2, 3)}, {"reduce_all": True}),
+    GradCase("dim-1", "reduce_mean", {"X": f64(1, 2, 3)}, {"dim": [-1]}),
+    GradCase("axis-1", "softmax", {"X": f64(1, 3, 4)}),
+    GradCase("axis0", "softmax", {"X": f64(1, 3, 4)}, {"axis": 0}),
+    GradCase("x", "reshape2", {"X": f64(1, 2, 6)}, {"shape": [0, 3, -1]},
+             {"Out": 1, "XShape": 1}),
+    GradCase("x", "transpose2", {"X": f64(1, 2, 3, 4)}, {"axis": [2, 0, 1]},
+             {"Out": 1, "XShape": 1}),
+    GradCase("axis1", "concat", {"X": [f64(1, 2, 3), f64(2, 2, 1)]}, {"axis": 1}),
+    GradCase("num3", "split", {"X": f64(1, 2, 6)}, {"axis": 1, "num": 3}, {"Out": 3}),
+    GradCase("sections", "split", {"X": f64(1, 5, 2)}, {"axis": 0, "sections": [2, -1]},
+             {"Out": 2}),
+    GradCase("hard", "softmax_with_cross_entropy",
+             {"Logits": f64(1, 4, 3), "Label": labels(2, 4, 1)}, {},
+             {"Softmax": 1, "Loss": 1}),
+    GradCase("soft", "softmax_with_cross_entropy",
+             {"Logits": f64(1, 4, 3), "Label": probs(2, 4, 3)}, {"soft_label": True},
+             {"Softmax": 1, "Loss": 1}),
+    GradCase("class_axis0", "softmax_with_cross_entropy",
+             {"Logits": f64(1, 3, 2), "Label": labels(2, 1, 2)}, {"axis": 0},
+             {"Softmax": 1, "Loss": 1}),
+    GradCase("hard", "cross_entropy", {"X": probs(1, 4, 3), "Label": labels(2, 4, 1)}, {},
+             {"Y": 1}),
+    GradCase("soft", "cross_entropy", {"X": probs(1, 4, 3), "Label": probs(2, 4, 3)},
+             {"soft_label": True}, {"Y": 1}),
+]
+
+
+def _as_list(v):
+    return v if isinstance(v, list) else [v]
+
+
+def _build(case):
+    """The op in a program: (program, forward clone, differentiable inputs, other inputs,
+    weighted outputs); inputs are (Variable, array) pairs."""
+    prog = pd.Program()
+    blk = prog.global_block()
+    inputs, in_vars, fixed = {}, [], []      # fixed: inputs with no gradient (labels)
+    for slot, value in case.inputs.items():
+        inputs[slot] = []
+        for i, a in enumerate(_as_list(value)):
+            v = blk.create_var(f"{slot}{i}", list(a.shape), a.dtype.name,
+                               stop_gradient=a.dtype.kind != "f")
+            inputs[slot].append(v)
+            if slot in differentiable_inputs(registry.lookup(case.op)):
+                in_vars.append((v, a))
+            else:
+                fixed.append((v, a))
+    outputs = {slot: [blk.create_var(f"{slot}_out{i}") for i in range(n)]
+               for slot, n in case.outputs.items()}
+    blk.append_op(case.op, inputs=inputs, outputs=outputs, attrs=case.attrs)
+    op_def = registry.lookup(case.op)
+    weighted = [v for slot, vs in outputs.items() for v in vs
+                if not op_def.output(slot).intermediate]
+    return prog, prog.clone(), in_vars, fixed, weighted
+
+
+def _loss(forward, feed, weighted, weights):
+    outs = pd.Executor().run(forward, feed=feed, fetch_list=[v.name for v in weighted],
+                             scope=pd.Scope())
+    return sum(float((o * w).sum()) for o, w in zip(outs, weights))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
+def test_gradient_matches_central_differences(case):
+    prog, forward, in_vars, fixed, weighted = _build(case)
+    rng = np.random.default_rng(7)
+    inputs_feed = {v.name: a for v, a in in_vars + fixed}
+    feed = dict(inputs_feed)
+    weights, weight_vars = [], []
+    blk = prog.global_block()
+    for v in weighted:
+        w = rng.uniform(-1, 1, [d for d in v.shape])
+        weights.append(w)
+        weight_vars.append(blk.create_var(f"W_{v.name}", list(w.shape), "float64"))
+        feed[weight_vars[-1].name] = w
+    wrt = in_vars
+    grads = pd.gradients(weighted, [v for v, _ in wrt], target_gradients=weight_vars)
+    assert all(g is not None for g in grads)
+    got = pd.Executor().run(prog, feed=feed, fetch_list=[g.name for g in grads],
+                            scope=pd.Scope())
+    for (v, a), analytic in zip(wrt, got):
+        numeric = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            for sign in (1, -1):
+                shifted = a.copy()
+                shifted[idx] += sign * EPS
+                numeric[idx] += sign * _loss(forward, {**inputs_feed, v.name: shifted},
+                                             weighted, weights)
+        numeric /= 2 * EPS
+        assert analytic.shape == a.shape and analytic.dtype == np.float64
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
+                                   err_msg=f"d/d{v.name} of {case.op}")
+
+
+def test_every_differentiable_op_has_a_gradient_row():
+    covered = {c.op for c in CASES}
+    differentiable = [t for t in pd.registered_ops(include_grad=False)
+                      if registry.lookup(t).grad not in (None, registry.NO_GRADIENT)]
+    missing = [t for t in differentiable if t not in covered]
+    assert not missing, f"ops with a gradient but no row in the gradient table: {missing}"
+
+
+def test_every_grad_op_is_run_by_some_row():
+    """Each registered <type>_grad op appears in the backward of at least one row."""
+    ran = set()
+    for case in CASES:
+        prog, _, in_vars, _, weighted = _build(case)
+        pd.gradients(weighted, [v for v, _ in in_vars])
+        ran.update(op.type for op in prog.global_block().ops)
+    grad_ops = [t for t in pd.registered_ops() if registry.lookup(t).grad_of]
+    assert not [t for t in grad_ops if t not in ran]
+
+
+def test_ops_without_gradients_say_so():
+    for t in ("feed", "fetch", "fill_constant", "greater_than", "uniform_random", "sgd",
+              "fill_zeros_like", "logical_not"):
+        assert registry.lookup(t).grad is registry.NO_GRADIENT, t

@@ -13,7 +13,7 @@ The layout: ``core/`` (ProgramDesc views, SymbolTable, Scope, registry, executor
 and the builders here (layers, initializers, the variable API).
 """
 from . import ops as _ops  # noqa: F401  (registers every op)
-from .core import scope
+from .core import scope, unique_name
 from .core.context import Context
 from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, PaddleNBError,
                           ProgramFormatError, ScopeError, ShapeError, UnknownOpError)

@@ -113,10 +113,43 @@ def stepping(main, startup) -> None:
 
 
 
+def training() -> None:
+    _title("6. Training (seed 004: gradient ops exist only when training): digits MLP")
+    import tempfile                                        # noqa: PLC0415
+    from .examples import digits                           # noqa: PLC0415
+    accuracy, history, model, scope = digits.train(epochs=15, progress=True)
+    forward = [op.type for op in model.test.global_block().ops]
+    everything = [op.type for op in model.main.global_block().ops]
+    print(f"forward ops ({len(forward)}):", ", ".join(forward))
+    print(f"training program: {len(everything)} ops, of which backward "
+          f"{sum(t.endswith('_grad') for t in everything)} and adam "
+          f"{everything.count('adam')}; the backward part, as code:")
+    code = model.main.to_code(show_vars=False).splitlines()
+    start = next(i for i, line in enumerate(code) if "@GRAD = fill_constant" in line)
+    print("\n".join(code[start:start + 6]) + "\n    ...")
+    print(f"loss by epoch: {history[0]:.3f} -> {history[-1]:.3f}")
+    print(f"test accuracy: {accuracy:.1%}")
+    with tempfile.TemporaryDirectory() as d:
+        exe = pd.Executor()
+        pd.io.save_inference_model(d, ["x"], [model.prob], exe, main_program=model.main,
+                                   scope=scope)
+        fresh = pd.Scope()
+        program, feeds, fetches = pd.io.load_inference_model(d, exe, scope=fresh)
+        _, _, x_test, y_test = digits.load_data(0)
+        prob, = exe.run(program, feed={feeds[0]: x_test}, fetch_list=fetches, scope=fresh)
+        again = float((prob.argmax(axis=1) == y_test.ravel()).mean())
+        print(f"saved, reloaded into a fresh scope as an inference model "
+              f"({len(program.global_block().ops)} ops with feed/fetch): accuracy {again:.1%}")
+
+
 def main() -> None:
     scopes()
     variables()
     main_program, startup_program = compile_and_run()
     namespaces()
     stepping(main_program, startup_program)
-    print("\nThe tour is over. The registered ops:", ", ".join(pd.registered_ops()))
+    training()
+    forward = pd.registered_ops(include_grad=False)
+    print(f"\nThe tour is over. {len(forward)} ops are registered, "
+          f"{len(pd.registered_ops()) - len(forward)} more are their gradients:")
+    print(", ".join(forward))

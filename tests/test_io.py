@@ -374,7 +374,7 @@ def _fail_on_write(monkeypatch, n, exc):
         opened.append(file)
         return _HalfWrittenFile(f, exc) if len(opened) == n else f
 
-    monkeypatch.setattr(pd.io, "open", fake_open, raising=False)
+    monkeypatch.setattr(pd.io.files, "open", fake_open, raising=False)
 
 
 @pytest.mark.parametrize("filename, fail_at, exc", [

@@ -151,7 +151,8 @@ def test_var_with_value_and_param():
     x = pd.minibatch([10, 20, 30])
     assert y.shape == (1,) and y.stop_gradient
     assert x.shape == (-1, 1)
-    assert isinstance(W, pd.Parameter) and W.name in pd.default_startup_program().global_block().vars
+    assert isinstance(W, pd.Parameter)
+    assert W.name in pd.default_startup_program().global_block().vars
     exe = pd.Executor()
     exe.run(pd.default_startup_program())
     got = exe.run(fetch_list=[x, y, W])

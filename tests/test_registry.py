@@ -47,7 +47,7 @@ def test_generated_creators_have_docstrings_and_build_ops(exe):
     x = pd.data("x", [None, 3])
     y = pd.op.elementwise_add(X=x, Y=x)
     parts = pd.op.split(X=y, num=3, axis=1)
-    out, xshape_hidden = pd.op.reshape2(X=y, shape=[0, 3, 1]), None
+    out = pd.op.reshape2(X=y, shape=[0, 3, 1])
     assert y.shape == (-1, 3) and len(parts) == 3 and parts[0].shape == (-1, 1)
     assert out.shape == (-1, 3, 1)          # XShape is intermediate: not returned
     got = exe.run(feed={"x": np.float32([[1, 2, 3]])}, fetch_list=[y, parts[2], out])

@@ -1,4 +1,5 @@
 """The main job, ``python -m paddle_nb tour``, runs and shows what it promises."""
+import re
 import subprocess
 import sys
 
@@ -15,6 +16,10 @@ def test_tour_runs_the_seed_examples():
     assert "parameters: ['model_a/W', 'model_b/W', 'model_c/W']" in out
     assert "block 0 > op  6 softmax" in out
     assert "Scope 'global'" in out
+    assert "mean_0.tmp_0@GRAD = fill_constant() {dtype=float32, shape=[], value=1}" in out
+    accuracy = float(re.search(r"test accuracy: ([\d.]+)%", out).group(1))
+    assert accuracy >= 95.0
+    assert f"accuracy {accuracy}%" in out              # the reloaded model agrees
 
 
 def test_ops_command_documents_an_op():

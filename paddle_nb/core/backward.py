@@ -102,11 +102,9 @@ def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
     """Put ``fill_zeros_like`` before a grad op that reads a gradient nobody wrote."""
     out = []
     for g in grad_ops:
-        for slot, names in g.inputs.items():
-            if not slot.endswith(GRAD_SUFFIX):
-                continue
+        for names in g.inputs.values():
             for n in names:
-                if n not in available and n != EMPTY_VAR:
+                if GRAD_SUFFIX in n and n not in available:
                     out.append(GradOp("fill_zeros_like", {"X": [forward_name(n)]}, {"Out": [n]},
                                       {"op_role": OP_ROLE_BACKWARD}))
                     available.add(n)
@@ -168,8 +166,11 @@ def _declare_grad_vars(block, grad_ops: list[GradOp]) -> None:
 
 
 def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: set[str]):
+    """Append the backward ops; return the forward ops that were differentiated."""
     forward_ops = [op for op in block.ops if is_forward(op)]
     path = _ops_on_path(forward_ops, {t.name for t in targets}, no_grad)
+    if not path:
+        return path
     grad_ops: list[GradOp] = []
     for t, tg in zip(targets, target_grads):
         if tg is not None:
@@ -184,6 +185,7 @@ def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: 
     _declare_grad_vars(block, grad_ops)
     for g in grad_ops:
         block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
+    return path
 
 
 def _ones_like(target: Variable) -> GradOp:
@@ -216,7 +218,10 @@ def append_backward(loss: Variable, parameter_list=None, no_grad_set=None):
     if loss.name in no_grad:
         raise BuildError(f"the loss {loss.name!r} has stop_gradient set (or is not a float "
                          f"tensor): nothing can be differentiated")
-    _append_backward_ops(block, [loss], [None], no_grad)
+    if not _append_backward_ops(block, [loss], [None], no_grad):
+        raise BuildError(f"the loss {loss.name!r} does not depend on anything that needs a "
+                         f"gradient (a trainable parameter, or a variable with "
+                         f"stop_gradient=False)")
     if parameter_list is None:
         params = [p for p in block.program.all_parameters() if p.trainable]
     else:

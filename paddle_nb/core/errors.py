@@ -44,6 +44,15 @@ class ProgramFormatError(PaddleNBError, ValueError):
     """Bytes that are not a ProgramDesc."""
 
 
+class IOFormatError(PaddleNBError, ValueError):
+    """A file that cannot be loaded: missing, truncated, corrupt, or not matching the program."""
+
+
+class SaveError(PaddleNBError):
+    """A variable that cannot be saved: no value in the scope, or not the declared tensor."""
+
+
+
 class ScopeError(PaddleNBError):
     """Misuse of the Scope hierarchy."""
 
@@ -64,12 +73,13 @@ class FetchError(ExecutionError, KeyError):
 
 
 # Files inside the package that are user code as far as errors go: their lines are the
-# ones a reader wants to see (the tour builds programs just as a user would).
-_USER_FILES = (os.path.join(_PACKAGE_DIR, "tour.py"),)
+# ones a reader wants to see (the tour and the examples build programs as a user would).
+_USER_CODE = (os.path.join(_PACKAGE_DIR, "tour.py"),
+              os.path.join(_PACKAGE_DIR, "examples") + os.sep)
 
 
 def _is_library_frame(filename: str) -> bool:
-    if filename in _USER_FILES:
+    if filename.startswith(_USER_CODE):
         return False
     return filename.startswith("<frozen") or any(m in filename for m in _LIBRARY_MARKERS)
 

@@ -12,9 +12,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
-from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.registry import NO_GRADIENT, Attr, OpDef, register
 from ..kernels.cpu import elementwise as K
-from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes, same_shape_as_x
+from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
@@ -35,7 +35,7 @@ def _broadcast_infer(out_dtype=None):
                      given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
         if out_dtype is None and ctx.dtype("X") != ctx.dtype("Y"):
             ctx.fail("X and Y have different dtypes", slot="Y",
-                     expected=f"Y of X's dtype", given=f"X {ctx.describe_input('X')}, "
+                     expected="Y of X's dtype", given=f"X {ctx.describe_input('X')}, "
                      f"Y {ctx.describe_input('Y')}")
         ctx.set_output("Out", out, out_dtype if out_dtype is not None else ctx.dtype("X"))
     return infer

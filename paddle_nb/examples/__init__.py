@@ -1,0 +1,1 @@
+"""Complete models built and trained with paddle_nb (used by the tour, notebooks, tests)."""

@@ -79,3 +79,22 @@ def test_program_prune_method():
     pd.tanh(a)
     pruned = pd.default_main_program().prune([a])
     assert [op.type for op in pruned.global_block().ops] == ["relu"]
+
+
+def test_loss_layers():
+    x = pd.data("x", [None, 3])
+    y = pd.data("y", [None, 3])
+    label = pd.data("label", [None, 1], "int64")
+    sq = pd.layers.square_error_cost(x, y)
+    ce = pd.layers.cross_entropy(pd.softmax(x), label)
+    swce = pd.layers.softmax_with_cross_entropy(x, label)
+    xs = np.float32([[1, 2, 3], [0, 0, 1]])
+    ys = np.float32([[0, 2, 5], [1, 1, 1]])
+    ls = np.int64([[2], [0]])
+    got_sq, got_ce, got_swce = pd.Executor().run(feed={"x": xs, "y": ys, "label": ls},
+                                                 fetch_list=[sq, ce, swce])
+    np.testing.assert_allclose(got_sq, (xs - ys) ** 2)
+    p = np.exp(xs) / np.exp(xs).sum(1, keepdims=True)
+    want = -np.log(p[[0, 1], [2, 0]]).reshape(2, 1)
+    np.testing.assert_allclose(got_ce, want, rtol=1e-5)
+    np.testing.assert_allclose(got_swce, want, rtol=1e-5)

@@ -35,6 +35,8 @@ from . import io
 from .initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)
+from .control_flow import (IfElse, StaticRNN, Switch, case, cond, create_rnn, ifelse, ifelseop,
+                           rnn, rnn_op, switch, switch_case)
 from .math_ops import patch_variable as _patch_variable
 from .op_creators import op
 from .param_attr import ParamAttr

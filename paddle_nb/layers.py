@@ -399,8 +399,13 @@ def fill_constant(shape, dtype, value):
                   outputs={"Out": [_tmp(unique_name.generate("fill_constant"), dtype)]})
 
 
-def assign(x):
-    return append("assign", {"X": [x]})
+def assign(x, output: Variable | None = None):
+    """A copy of ``x``; with ``output``, the copy is written into that (existing) variable,
+    which is how a branch or a loop body updates a variable outside its block."""
+    if output is None:
+        return append("assign", {"X": [x]})
+    _block().append_op("assign", {"X": [x]}, {"Out": [output]})
+    return output
 
 
 # --- losses ----------------------------------------------------------------------------------

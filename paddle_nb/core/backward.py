@@ -22,6 +22,7 @@ from .errors import BuildError
 from .framework_pb2 import VarType
 from .grad_maker import EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name
 from .operator import Operator
+from .symbol_table import tensor_desc
 from .variable import Variable, view
 
 OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
@@ -48,7 +49,7 @@ def _no_grad_names(block, no_grad_set, keep=()) -> set[str]:
     table = block.table
     while table is not None:
         for d in table.vars.values():
-            t = d.type.lod_tensor.tensor if d.type.type == VarType.LOD_TENSOR else None
+            t = tensor_desc(d) if d.type.type != VarType.SELECTED_ROWS else None
             if d.stop_gradient or t is None or t.data_type not in _FLOAT_TYPES:
                 names.add(d.name)
         table = table.parent
@@ -113,9 +114,11 @@ def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
     return out
 
 
-def _add_up_repeated(grad_ops: list[GradOp]) -> list[GradOp]:
-    """Rename gradients written more than once and sum them before their first read."""
-    parts: dict[str, list[str]] = {}          # x@GRAD -> names holding its partial sums
+def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
+    """Rename gradients written more than once and sum them before their first read.
+    ``initial`` gradients hold a value before the first op (set by the op that runs a
+    gradient block, e.g. the gradient arriving from the next RNN step): writes add to it."""
+    parts: dict[str, list[str]] = {n: [n] for n in initial}   # x@GRAD -> partial sums
     writer: dict[str, tuple[GradOp, str, int]] = {}
     result = []
 
@@ -136,7 +139,7 @@ def _add_up_repeated(grad_ops: list[GradOp]) -> list[GradOp]:
                 if n not in parts:
                     parts[n], writer[n] = [n], (g, slot, i)
                     continue
-                if parts[n] == [n]:        # the first write keeps no plain name either
+                if parts[n] == [n] and n in writer:   # the first write is renamed too
                     first_op, first_slot, first_i = writer[n]
                     renamed = f"{n}@RENAME@0"
                     first_op.outputs[first_slot][first_i] = renamed
@@ -151,18 +154,34 @@ def _add_up_repeated(grad_ops: list[GradOp]) -> list[GradOp]:
 
 
 def _declare_grad_vars(block, grad_ops: list[GradOp]) -> None:
+    """Declare each gradient a grad op writes in ``block`` itself (a gradient block keeps
+    its own copy, which the op running the block then hands to the outside), shaped like
+    its forward variable, looked up from ``block`` and, for a gradient block, from the
+    forward block it differentiates."""
+    _declare_names(block, [n for g in grad_ops for names in g.outputs.values() for n in names])
+
+
+def _declare_names(block, names) -> None:
     table = block.table
-    for g in grad_ops:
-        for names in g.outputs.values():
-            for n in names:
-                if n == EMPTY_VAR or table.find_var(n) is not None:
-                    continue
-                fwd = table.find_var(forward_name(n))
-                if fwd is not None and fwd.type.type == VarType.LOD_TENSOR:
-                    t = fwd.type.lod_tensor.tensor
-                    table.declare(n, shape=list(t.dims), dtype=t.data_type)
-                else:
-                    table.var(n)
+    for n in names:
+        if n == EMPTY_VAR or n in table.vars:
+            continue
+        fwd = _forward_var(block, forward_name(n))
+        t = tensor_desc(fwd) if fwd is not None else None
+        if t is not None:
+            table.declare(n, shape=list(t.dims), dtype=t.data_type, kind=fwd.type.type)
+        else:
+            table.var(n)
+
+
+def _forward_var(block, name: str):
+    """The forward variable ``name`` as a gradient block sees it: the forward block it
+    differentiates (and that block's parents) first, then its own chain."""
+    if block.forward_block_idx >= 0:
+        v = _forward_var(block.program.block(block.forward_block_idx), name)
+        if v is not None:
+            return v
+    return block.table.find_var(name)
 
 
 def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: set[str]):
@@ -186,6 +205,32 @@ def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: 
     for g in grad_ops:
         block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
     return path
+
+
+def append_grad_block(op: Operator, sub_block_idx: int, targets: set[str],
+                      initial_grads: set[str], no_grad: set[str]):
+    """The gradient block of a control-flow op's sub-block: a new block (parent: the op's
+    block, ``forward_block_idx``: the sub-block) holding the backward of the ops in the
+    sub-block that lead to ``targets``. ``initial_grads`` are gradients the op will put in
+    the scope before running the block (its outputs' gradients, an RNN memory's gradient
+    from the next step). Returns (grad block, forward ops differentiated)."""
+    program = op.block.program
+    forward = program.block(sub_block_idx)
+    saved = program.current_block_idx
+    grad_block = program.create_block(parent_idx=op.block.idx)
+    grad_block.table.header.forward_block_idx = sub_block_idx
+    program.current_block_idx = saved
+    path = _ops_on_path([o for o in forward.ops if is_forward(o)], targets, no_grad)
+    grad_ops: list[GradOp] = []
+    for fop in reversed(path):
+        grad_ops.extend(_grad_ops_for(fop, no_grad))
+    grad_ops = _fill_missing(grad_ops, set(initial_grads))
+    grad_ops = _add_up_repeated(grad_ops, initial_grads)
+    _declare_names(grad_block, sorted(initial_grads))      # the op puts these in the scope
+    _declare_grad_vars(grad_block, grad_ops)
+    for g in grad_ops:
+        grad_block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
+    return grad_block, path
 
 
 def _ones_like(target: Variable) -> GradOp:

@@ -65,6 +65,15 @@ class Block:
         return f"{parent.path} > {op.type}@{i} (block {self.idx})"
 
     # --- variables -------------------------------------------------------------------
+    def lookup(self, name: str):
+        """The VarDesc ``name`` resolves to from this block: this block and its parents,
+        then, for a gradient block, the forward block it differentiates (it runs in that
+        block's scope, so it sees the same variables)."""
+        v = self.table.find_var(name)
+        if v is None and self.forward_block_idx >= 0:
+            return self.program.block(self.forward_block_idx).lookup(name)
+        return v
+
     @property
     def vars(self) -> dict[str, Variable]:
         return {name: view(self, d) for name, d in self.table.vars.items()}
@@ -158,6 +167,18 @@ class Block:
     def _remove_op(self, index: int) -> None:
         self.table.remove_op(index)
 
+    def infer_shapes(self) -> None:
+        """Run every op's shape inference again, in order (after a builder changed what a
+        block reads: an RNN's step inputs, an IfElse branch's rows)."""
+        for i, op in enumerate(self.ops):
+            if not registry.is_registered(op.type):
+                continue
+            op_def = registry.lookup(op.type)
+            if op_def.infer_shape is not None:
+                op_def.infer_shape(InferShapeContext(self, op.desc, op_def,
+                                                     f"{self.path} > op {i} {op.type}",
+                                                     op.created_at))
+
     # --- running and printing ------------------------------------------------------------
     def eval(self, targets, scope=None, feed=None, place=None):
         """Seed 000's Eval: run just the ops the targets depend on and return their values."""
@@ -207,7 +228,7 @@ def _names_by_slot(op_def, kind: str, given: dict, block: Block) -> dict[str, li
         names = [_arg_name(a, block, slot, op_def.type) for a in args]
         if kind == "input":
             for n in names:
-                if block.table.find_var(n) is None:
+                if block.lookup(n) is None:
                     raise BuildError(f"op {op_def.type}, input slot {slot}: variable {n!r} "
                                      f"is not declared in {block.path} or any enclosing block")
         result[slot] = names

@@ -49,10 +49,10 @@ class Step:
 
 class PreparedOp:
     """An op bound once: its kernel, its slots' variable names and its attributes."""
-    __slots__ = ("program", "index", "op", "kernel", "inputs", "outputs", "attrs", "where",
-                 "created_at", "output_set", "is_generator")
+    __slots__ = ("program", "index", "op", "op_def", "kernel", "inputs", "outputs", "attrs",
+                 "where", "created_at", "output_set", "is_generator", "keep_scopes")
 
-    def __init__(self, program, block, index: int, op: Operator, place):
+    def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
         self.index = index
         self.op = op
@@ -74,13 +74,21 @@ class PreparedOp:
         attrs.update(op.attrs)
         self.attrs = attrs
         self.output_set = frozenset(op.output_arg_names)
+        self.op_def = op_def
+        # A control-flow op keeps the scopes its sub-block ran in only when some op (its
+        # gradient) reads the list of them: training keeps the "stack forest" until the run
+        # ends, inference frees each scope as soon as the sub-block returns.
+        self.keep_scopes = any(n in program_reads for n in self.output_set
+                               if _is_scope_list(block, n))
 
 
 class PreparedBlock:
     def __init__(self, program, block, place):
         self.version = block.table.version
         self.block = block
-        self.ops = [PreparedOp(program, block, i, op, place) for i, op in enumerate(block.ops)]
+        reads = {n for b in program.blocks for o in b.ops for n in o.input_arg_names}
+        self.ops = [PreparedOp(program, block, i, op, place, reads)
+                    for i, op in enumerate(block.ops)]
         descs = block.table.vars.values()
         self.persistable = [d.name for d in descs if d.persistable]
         self.local = [d.name for d in descs if not d.persistable]
@@ -260,6 +268,11 @@ def _convert_feed(name: str, desc, value) -> np.ndarray:
             raise FeedError(f"feed {name!r}: expected shape {shape} (-1 = any size), given "
                             f"{list(array.shape)}")
     return array
+
+
+def _is_scope_list(block, name: str) -> bool:
+    v = block.table.find_var(name)
+    return v is not None and v.type.type == VarType.STEP_SCOPES
 
 
 def _located(e: Exception, pop: PreparedOp) -> Exception:

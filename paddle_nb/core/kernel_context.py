@@ -35,6 +35,15 @@ class KernelContext:
             return None
         return self._value(names[0], slot)
 
+    def input_or_none(self, slot: str, i: int = 0):
+        """The value of input ``slot`` (its ``i``-th var), or None when nothing wrote it
+        (a branch that ran on no rows, an output of a block that did not run)."""
+        names = self.op.inputs.get(slot)
+        if not names or i >= len(names):
+            return None
+        var = self.scope.find_var(names[i])
+        return var.get() if var is not None and var.is_initialized() else None
+
     def inputs(self, slot: str) -> list:
         return [self._value(n, slot) for n in self.op.inputs.get(slot, [])]
 
@@ -76,6 +85,15 @@ class KernelContext:
         return self.scope.find_var(name) or self.scope.var(name)
 
     # --- sub-blocks -----------------------------------------------------------------------
+    @property
+    def keep_scopes(self) -> bool:
+        """Keep the scopes sub-blocks ran in (a gradient op will read them)?"""
+        return self.op.keep_scopes
+
+    def new_scope(self, name: str):
+        """A kid of this op's scope, named for the scope tree: ``while@3/step 2``."""
+        return self.scope.new_scope(f"{self.op.op.type}@{self.op.index}/{name}")
+
     def run_block(self, block_idx: int, scope):
         """A generator running block ``block_idx`` in ``scope``, one Step per op."""
         return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training)

@@ -8,6 +8,7 @@ the targets and persistable ones (parameters stay, so a pruned program still loa
 """
 from __future__ import annotations
 
+from .block_deps import block_reads_and_writes
 from .errors import BuildError
 
 
@@ -20,21 +21,6 @@ def _target_names(targets) -> list[str]:
             raise BuildError(f"prune targets are Variables or names, got {t!r}")
         names.append(name)
     return names
-
-
-def _reads_and_writes(program, block_idx: int) -> tuple[set[str], set[str]]:
-    """Names a block (with its sub-blocks) reads from outside itself, and all it writes."""
-    block = program.block(block_idx)
-    reads, writes = set(), set()
-    for op in block.ops:
-        reads.update(n for n in op.input_arg_names if n not in writes)
-        writes.update(op.output_arg_names)
-        for sub in op.sub_block_indices():
-            r, w = _reads_and_writes(program, sub)
-            reads.update(n for n in r if n not in writes)
-            writes.update(w)
-    local = set(block.table.vars)
-    return {n for n in reads if n not in local}, writes
 
 
 def _prune_block(program, block_idx: int, needed: set[str]) -> set[str]:
@@ -53,7 +39,7 @@ def _prune_block(program, block_idx: int, needed: set[str]) -> set[str]:
         needed.update(op.input_arg_names)
         for sub in op.sub_block_indices():
             sub_table = program.block(sub).table
-            outer_writes = {n for n in _reads_and_writes(program, sub)[1]
+            outer_writes = {n for n in block_reads_and_writes(program, sub)[1]
                             if n not in sub_table.vars}
             needed.update(_prune_block(program, sub, outs | outer_writes))
     for i in range(len(keep) - 1, -1, -1):

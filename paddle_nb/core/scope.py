@@ -94,9 +94,10 @@ class Variable:
             raise ScopeError("variable holds no value yet (nothing ran that writes it)")
         return self._value
 
-    def set(self, value) -> None:
+    def set(self, value, kind: str | None = None) -> None:
+        """Store ``value``; its kind is guessed unless given (an empty list of scopes)."""
         self._value = value
-        self._kind = kind_of(value)
+        self._kind = kind or kind_of(value)
 
     def get_mutable(self, kind: str):
         """The value, created empty as ``kind`` on first use; an error on a kind mismatch."""

@@ -1,0 +1,12 @@
+"""Control-flow builders: blocks that nest like C's ``{}`` (seed 000, seed 003).
+
+Each builder opens a sub-block with ``with``, records what the user builds inside, and on
+leaving appends the op that owns the block (``conditional_block``, ``while``,
+``recurrent``) with the sub-block's outside reads and writes as its inputs and outputs.
+"""
+from .cond import Switch, case, cond, switch, switch_case
+from .ifelse import IfElse, ifelse, ifelseop
+from .rnn import StaticRNN, as_step_input, create_rnn, rnn, rnn_op
+from ..core.variable import Variable as _Variable
+
+_Variable.as_step_input = as_step_input     # seed 000: x = a.as_step_input()

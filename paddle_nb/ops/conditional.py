@@ -1,0 +1,229 @@
+"""Conditional execution: conditional_block and the ops that split and merge around it.
+
+``conditional_block`` runs its sub-block, in a kid scope, when its condition holds: a
+scalar bool (``is_scalar_condition``; Paddle's ``cond``), or else "every Cond tensor has
+rows" (Fluid's row-wise IfElse, where Cond is the branch's share of the mask). The kid
+scope is kept in the ``Scope`` output for ``conditional_block_grad``, which runs the
+gradient block in that same scope. Around it:
+
+- ``select_input`` / ``select_output`` pick or route one of several tensors by an int mask
+  (how Paddle merges the two branches of ``cond``);
+- ``split_lod_tensor`` / ``merge_lod_tensor`` split a minibatch's rows by a bool mask and
+  merge them back in the original order (seed 000's IfElse).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.backward import append_grad_block
+from ..core.errors import ExecutionError
+from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+
+SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
+
+
+# --- conditional_block --------------------------------------------------------------------------
+def _should_run(ctx) -> bool:
+    conds = ctx.inputs("Cond")
+    if ctx.attr("is_scalar_condition"):
+        c = np.asarray(conds[0])
+        if c.size != 1:
+            raise ExecutionError(f"Cond of a scalar conditional_block must hold one value, got "
+                                 f"shape {list(c.shape)}")
+        return bool(c.ravel()[0])
+    return all(np.size(c) > 0 for c in conds)
+
+
+def _conditional_block(ctx):
+    scopes = []
+    if _should_run(ctx):
+        kid = ctx.new_scope("branch")
+        yield from ctx.run_block(ctx.attr("sub_block"), kid)
+        if ctx.keep_scopes:
+            scopes.append(kid)
+        else:
+            ctx.scope.delete_scope(kid)
+    if ctx.has_output("Scope"):
+        ctx.output_var("Scope").set(scopes, kind="scopes")
+
+
+def _conditional_block_grad(ctx):
+    scopes = ctx.input_or_none("Scope") or []
+    names = ctx.input_names("Input")
+    grads = ctx.output_names("Input@GRAD")
+    if scopes:
+        kid = scopes[0]
+        yield from ctx.run_block(ctx.attr("sub_block"), kid)
+    for i, (x, gx) in enumerate(zip(names, grads)):
+        if gx == EMPTY_VAR:
+            continue
+        inner = scopes[0].find_local_var(gx) if scopes else None
+        if inner is not None and inner.is_initialized():
+            ctx.set_output("Input@GRAD", inner.get(), i)
+        else:                 # the branch did not run, or did not touch x: a zero gradient
+            value = ctx.input_or_none("Input", i)
+            if isinstance(value, np.ndarray):
+                ctx.set_output("Input@GRAD", np.zeros_like(value), i)
+
+
+def _conditional_block_grad_maker(op, no_grad):
+    """A gradient block for the sub-block, run in the forward scope by the grad op."""
+    inputs = op.input("Input")
+    wanted = [x for x in inputs if x not in no_grad]
+    outs = op.output("Out")
+    if not wanted or not outs:
+        return []
+    out_grads = [grad_name(o) for o in outs]
+    grad_block, path = append_grad_block(op, op.attr("sub_block"), set(outs), set(out_grads),
+                                         no_grad)
+    if not path:
+        return []
+    attrs = dict(op.attrs)
+    attrs["sub_block"] = grad_block.idx
+    return [GradOp("conditional_block_grad",
+                   {"Cond": op.input("Cond"), "Input": inputs, "Out": outs,
+                    "Out@GRAD": out_grads, "Scope": op.output("Scope")},
+                   {"Input@GRAD": [grad_name(x) if x in wanted else EMPTY_VAR
+                                   for x in inputs]}, attrs)]
+
+
+_COND_ATTRS = [SUB_BLOCK,
+               Attr("is_scalar_condition", A.BOOLEAN, False, "Cond is one bool (else: run "
+                    "when every Cond tensor has rows)"),
+               Attr("skip_eager_deletion_vars", A.STRINGS, [], "kept for Paddle "
+                    "compatibility", extra=True)]
+
+register(OpDef(
+    "conditional_block",
+    [Slot("Cond", "the condition", duplicable=True),
+     Slot("Input", "variables the block reads from outside", duplicable=True,
+          dispensable=True)],
+    [Slot("Out", "variables the block writes outside", duplicable=True, dispensable=True),
+     Slot("Scope", "the scope the block ran in (for the gradient)", dispensable=True)],
+    _COND_ATTRS,
+    comment="Run sub_block in a kid scope if Cond holds.",
+    kernels={"cpu": _conditional_block}, grad=_conditional_block_grad_maker))
+
+register(OpDef(
+    "conditional_block_grad",
+    [Slot("Cond", "the condition", duplicable=True),
+     Slot("Input", "the forward inputs", duplicable=True, dispensable=True),
+     Slot("Out", "the forward outputs", duplicable=True, dispensable=True),
+     Slot("Out@GRAD", "their gradients", duplicable=True, dispensable=True),
+     Slot("Scope", "the forward scope", dispensable=True)],
+    [Slot("Input@GRAD", "the inputs' gradients", duplicable=True, dispensable=True)],
+    _COND_ATTRS,
+    comment="Run the gradient block of a conditional_block in the scope it ran in; inputs "
+            "of a branch that did not run get zero gradients.",
+    kernels={"cpu": _conditional_block_grad}, grad=NO_GRADIENT, grad_of="conditional_block"))
+
+
+# --- select_input / select_output -----------------------------------------------------------
+def _mask(ctx) -> int:
+    return int(np.ravel(ctx.input("Mask"))[0])
+
+
+def _select_input(ctx):
+    i = _mask(ctx)
+    value = ctx.input_or_none("X", i)
+    if value is None:
+        raise ExecutionError(f"select_input: X[{i}] ({ctx.input_names('X')[i]!r}) has no value "
+                             f"(its branch did not run?)")
+    ctx.set_output("Out", value)
+
+
+def _select_output(ctx):
+    ctx.set_output("Out", ctx.input("X"), _mask(ctx))
+
+
+register(OpDef(
+    "select_input", [Slot("X", "the candidates", duplicable=True),
+                     Slot("Mask", "which one (an int32 scalar)")], [Slot("Out", "X[Mask]")], [],
+    comment="Out = X[Mask]: merges the branches of cond.",
+    infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
+    kernels={"cpu": _select_input},
+    grad=lambda op, no_grad: [GradOp(
+        "select_output", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
+        {"Out": [grad_name(x) if x not in no_grad else EMPTY_VAR for x in op.input("X")]})]))
+
+register(OpDef(
+    "select_output", [Slot("X", "the value"), Slot("Mask", "where it goes (an int32 scalar)")],
+    [Slot("Out", "the destinations", duplicable=True)], [],
+    comment="Out[Mask] = X (the other outputs are left alone).",
+    infer_shape=lambda ctx: [ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"), i=i)
+                             for i in range(len(ctx.output_names("Out")))],
+    kernels={"cpu": _select_output},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "select_input", {"X": [grad_name(o) for o in op.output("Out")],
+                         "Mask": op.input("Mask")},
+        {"Out": [grad_name(op.input("X")[0])]})]))
+
+
+# --- split_lod_tensor / merge_lod_tensor --------------------------------------------------------
+def _rows(mask: np.ndarray) -> np.ndarray:
+    return np.asarray(mask).reshape(-1).astype(bool)
+
+
+def _split(ctx):
+    x, rows = ctx.input("X"), _rows(ctx.input("Mask"))
+    if len(rows) != len(x):
+        raise ExecutionError(f"Mask has {len(rows)} rows, X has {len(x)}: the condition of "
+                             f"a row-wise IfElse must have one row per instance of X")
+    ctx.set_output("OutTrue", np.ascontiguousarray(x[rows]))
+    ctx.set_output("OutFalse", np.ascontiguousarray(x[~rows]))
+
+
+def _merge(ctx):
+    rows = _rows(ctx.input("Mask"))
+    t, f = ctx.input_or_none("InTrue"), ctx.input_or_none("InFalse")
+    like = t if t is not None else f
+    if like is None:
+        raise ExecutionError("merge_lod_tensor: neither branch produced a value")
+    out = np.empty((len(rows),) + like.shape[1:], like.dtype)
+    if rows.any():
+        out[rows] = t
+    if (~rows).any():
+        out[~rows] = f
+    ctx.set_output("Out", out)
+
+
+def _same_rows_infer(ctx):
+    for slot in ("OutTrue", "OutFalse"):
+        ctx.set_output(slot, ctx.shape("X"), ctx.dtype("X"))
+
+
+def _merge_infer(ctx):
+    like = "InTrue" if ctx.has_input("InTrue") else "InFalse"
+    shape = ctx.shape(like)
+    ctx.set_output("Out", [-1] + shape[1:] if shape else shape, ctx.dtype(like))
+
+
+_LEVEL = Attr("level", A.INT, 0, "the LoD level to split at (only 0 here)")
+
+register(OpDef(
+    "split_lod_tensor", [Slot("X", "the minibatch"), Slot("Mask", "bool, one per row")],
+    [Slot("OutTrue", "the rows where Mask holds"), Slot("OutFalse", "the other rows")],
+    [_LEVEL], comment="Split X's rows by Mask (the way into a row-wise IfElse).",
+    infer_shape=_same_rows_infer, kernels={"cpu": _split},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "merge_lod_tensor", {"X": op.input("X"), "Mask": op.input("Mask"),
+                             "InTrue": [grad_name(op.output("OutTrue")[0])],
+                             "InFalse": [grad_name(op.output("OutFalse")[0])]},
+        {"Out": [grad_name(op.input("X")[0])]}, {"level": 0})]))
+
+register(OpDef(
+    "merge_lod_tensor",
+    [Slot("X", "the original minibatch (for its rows)"), Slot("Mask", "bool, one per row"),
+     Slot("InTrue", "rows of the true branch", dispensable=True),
+     Slot("InFalse", "rows of the false branch", dispensable=True)],
+    [Slot("Out", "the rows merged back in X's order")],
+    [_LEVEL], comment="Merge the branches' rows back in their original order.",
+    infer_shape=_merge_infer, kernels={"cpu": _merge},
+    grad=lambda op, no_grad: [GradOp(
+        "split_lod_tensor", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
+        {"OutTrue": [grad_name(n) if n not in no_grad else EMPTY_VAR
+                     for n in op.input("InTrue")],
+         "OutFalse": [grad_name(n) if n not in no_grad else EMPTY_VAR
+                      for n in op.input("InFalse")]}, {"level": 0})]))

@@ -1,0 +1,157 @@
+"""Tensor arrays (a list of tensors in one variable, kind ``tensor_array``) and the small
+counters While loops need: write_to_array, read_from_array, lod_array_length, increment,
+tensor_array_to_tensor. Arrays grow as they are written; reading past the end is an error."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.errors import ExecutionError
+from ..core.framework_pb2 import VarType
+from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+
+_I = Slot("I", "the position (an int64 tensor with one value)")
+
+
+def _index(ctx) -> int:
+    i = np.asarray(ctx.input("I"))
+    if i.size != 1:
+        raise ExecutionError(f"I must hold one index, got shape {list(i.shape)}")
+    return int(i.ravel()[0])
+
+
+def _array(ctx, slot="X") -> list:
+    value = ctx.input(slot)
+    if not isinstance(value, list):
+        raise ExecutionError(f"{slot} must be a tensor array, got a {type(value).__name__}")
+    return value
+
+
+# --- write / read ---------------------------------------------------------------------------------
+def _write(ctx):
+    array = ctx.output_var("Out").get_mutable("tensor_array")
+    i = _index(ctx)
+    if i < 0:
+        raise ExecutionError(f"write_to_array: negative index {i}")
+    while len(array) <= i:
+        array.append(None)
+    array[i] = ctx.input("X")
+
+
+def _write_infer(ctx):
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
+
+
+def _read(ctx):
+    array, i = _array(ctx), _index(ctx)
+    if not 0 <= i < len(array) or array[i] is None:
+        raise ExecutionError(f"read_from_array: position {i} of an array of length "
+                             f"{len(array)} was never written")
+    ctx.set_output("Out", array[i])
+
+
+register(OpDef(
+    "write_to_array", [Slot("X", "the tensor to store"), _I], [Slot("Out", "the array")], [],
+    comment="Out[I] = X (the array grows as needed).", infer_shape=_write_infer,
+    kernels={"cpu": _write},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "read_from_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
+        {"Out": [grad_name(op.input("X")[0])]})]))
+
+register(OpDef(
+    "read_from_array", [Slot("X", "the array"), _I], [Slot("Out", "the tensor at I")], [],
+    comment="Out = X[I].",
+    infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
+    kernels={"cpu": _read},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "write_to_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
+        {"Out": [grad_name(op.input("X")[0])]})]))
+
+
+# --- length, counters -----------------------------------------------------------------------------
+register(OpDef(
+    "lod_array_length", [Slot("X", "the array")], [Slot("Out", "its length (int64 [1])")], [],
+    comment="Out = len(X).",
+    infer_shape=lambda ctx: ctx.set_output("Out", [1], VarType.INT64),
+    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.int64([len(_array(ctx))]))},
+    grad=NO_GRADIENT))
+
+
+def _increment(ctx):
+    x = ctx.input("X")
+    ctx.set_output("Out", (x + x.dtype.type(ctx.attr("step"))).astype(x.dtype))
+
+
+register(OpDef(
+    "increment", [Slot("X", "a tensor with one value (a loop counter)")], [Slot("Out", "X+step")],
+    [Attr("step", A.FLOAT, 1.0, "the amount to add")],
+    comment="Out = X + step (usually in place: Out is X).",
+    infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
+    kernels={"cpu": _increment},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "assign", {"X": [grad_name(op.output("Out")[0])]},
+        {"Out": [grad_name(op.input("X")[0])]})]))
+
+
+# --- array -> tensor --------------------------------------------------------------------------------
+def _to_tensor(ctx):
+    array = [a for a in _array(ctx) if a is not None]
+    axis = ctx.attr("axis")
+    if not array:
+        raise ExecutionError("tensor_array_to_tensor: the array is empty")
+    if ctx.attr("use_stack"):
+        out = np.stack(array, axis=axis)
+        sizes = [1] * len(array)
+    else:
+        out = np.concatenate(array, axis=axis)
+        sizes = [a.shape[axis] for a in array]
+    ctx.set_output("Out", out)
+    ctx.set_output("OutIndex", np.int32(sizes))
+
+
+def _to_tensor_grad(ctx):
+    array, dout = _array(ctx), ctx.input("Out@GRAD")
+    axis = ctx.attr("axis")
+    if ctx.attr("use_stack"):
+        pieces = [np.take(dout, i, axis=axis) for i in range(len(array))]
+    else:
+        pieces = np.split(dout, np.cumsum([a.shape[axis] for a in array])[:-1], axis=axis)
+    if ctx.output_names("X@GRAD") and ctx.output_names("X@GRAD")[0] != EMPTY_VAR:
+        ctx.output_var("X@GRAD").set([np.ascontiguousarray(p) for p in pieces],
+                                     kind="tensor_array")
+
+
+def _to_tensor_infer(ctx):
+    shape = ctx.shape("X")
+    axis = ctx.attr("axis")
+    if ctx.attr("use_stack"):
+        out = shape[:axis] + [-1] + shape[axis:]
+    else:
+        out = list(shape)
+        if out:
+            out[axis] = -1
+    ctx.set_output("Out", out, ctx.dtype("X"))
+    ctx.set_output("OutIndex", [-1], VarType.INT32)
+
+
+register(OpDef(
+    "tensor_array_to_tensor", [Slot("X", "the array")],
+    [Slot("Out", "the tensors joined"), Slot("OutIndex", "each one's size along axis",
+                                             intermediate=True)],
+    [Attr("axis", A.INT, 0, "the axis to join along"),
+     Attr("use_stack", A.BOOLEAN, False, "stack on a new axis instead of concatenating")],
+    comment="Out = concat(X, axis) (or stack).", infer_shape=_to_tensor_infer,
+    kernels={"cpu": _to_tensor},
+    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
+        "tensor_array_to_tensor_grad", {"X": op.input("X"),
+                                        "Out@GRAD": [grad_name(op.output("Out")[0])]},
+        {"X@GRAD": [grad_name(op.input("X")[0])]}, dict(op.attrs))]))
+
+register(OpDef(
+    "tensor_array_to_tensor_grad", [Slot("X", "the forward array"),
+                                    Slot("Out@GRAD", "the gradient of Out")],
+    [Slot("X@GRAD", "the gradient array", dispensable=True)],
+    [Attr("axis", A.INT, 0, "as forward"), Attr("use_stack", A.BOOLEAN, False, "as forward")],
+    comment="Cut Out@GRAD back into one gradient per array entry.",
+    kernels={"cpu": _to_tensor_grad}, grad=NO_GRADIENT, grad_of="tensor_array_to_tensor"))

@@ -35,8 +35,10 @@ from . import io
 from .initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)
-from .control_flow import (IfElse, StaticRNN, Switch, case, cond, create_rnn, ifelse, ifelseop,
-                           rnn, rnn_op, switch, switch_case)
+from .control_flow import (IfElse, StaticRNN, Switch, While, array_length, array_read,
+                           array_write, case, cond, create_array, create_rnn, ifelse, ifelseop,
+                           increment, rnn, rnn_op, switch, switch_case, tensor_array_to_tensor,
+                           while_loop, while_op)
 from .math_ops import patch_variable as _patch_variable
 from .op_creators import op
 from .param_attr import ParamAttr

@@ -313,8 +313,14 @@ def greater_than(x, y):
 larger_than = greater_than          # seed 000's name
 
 
-def less_than(x, y):
-    return _binary("less_than", x, y)
+def less_than(x, y, cond: Variable | None = None):
+    """x < y; with ``cond``, the result is written into that (existing) bool variable,
+    which is how a While body updates its condition."""
+    if cond is None:
+        return _binary("less_than", x, y)
+    _block().append_op("less_than", {"X": [_as_var(x, y if isinstance(y, Variable) else None)],
+                                     "Y": [_as_var(y, x)]}, {"Out": [cond]}, {"axis": -1})
+    return cond
 
 
 def equal(x, y):

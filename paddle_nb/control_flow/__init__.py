@@ -7,6 +7,8 @@ leaving appends the op that owns the block (``conditional_block``, ``while``,
 from .cond import Switch, case, cond, switch, switch_case
 from .ifelse import IfElse, ifelse, ifelseop
 from .rnn import StaticRNN, as_step_input, create_rnn, rnn, rnn_op
+from .while_loop import (While, WhileOp, array_length, array_read, array_write, create_array,
+                         increment, tensor_array_to_tensor, while_loop, while_op)
 from ..core.variable import Variable as _Variable
 
 _Variable.as_step_input = as_step_input     # seed 000: x = a.as_step_input()

@@ -91,11 +91,14 @@ def _grad_ops_for(op: Operator, no_grad: set[str]) -> list[GradOp]:
                          f"neither a Grad nor NO_GRADIENT)")
     made = maker.make(op, no_grad) if isinstance(maker, Grad) else maker(op, no_grad)
     kept = []
+    spent = frozenset(grad_name(n) for n in op.output_arg_names)
     for g in made:
         outs = [n for names in g.outputs.values() for n in names if n != EMPTY_VAR]
         if outs:
             g.attrs["op_role"] = OP_ROLE_BACKWARD
             kept.append(g)
+    if kept:
+        kept[-1].consumes = spent
     return kept
 
 
@@ -117,9 +120,14 @@ def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
 def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
     """Rename gradients written more than once and sum them before their first read.
     ``initial`` gradients hold a value before the first op (set by the op that runs a
-    gradient block, e.g. the gradient arriving from the next RNN step): writes add to it."""
+    gradient block, e.g. the gradient arriving from the next RNN step): writes add to it.
+    Once the gradient op of a variable's writer has read its gradient, the gradient is
+    spent: a later write (the variable's value before an overwrite) starts afresh. An
+    initial gradient spent and never written again ends as zeros, so the op running the
+    block reads the right (zero) gradient of the value the block started with."""
     parts: dict[str, list[str]] = {n: [n] for n in initial}   # x@GRAD -> partial sums
     writer: dict[str, tuple[GradOp, str, int]] = {}
+    spent_initial = set()
     result = []
 
     def flush(name):
@@ -132,6 +140,12 @@ def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
         for names in g.inputs.values():
             for n in names:
                 flush(n)
+        for n in g.consumes:        # read now: what the op writes under n is a new value
+            if n in parts:
+                parts.pop(n)
+                writer.pop(n, None)
+                if n in initial:
+                    spent_initial.add(n)
         for slot, names in g.outputs.items():
             for i, n in enumerate(names):
                 if GRAD_SUFFIX not in n or n == EMPTY_VAR:
@@ -150,6 +164,10 @@ def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
         result.append(g)
     for n in list(parts):
         flush(n)
+        spent_initial.discard(n)            # written again after it was spent
+    for n in sorted(spent_initial):
+        result.append(GradOp("fill_zeros_like", {"X": [forward_name(n)]}, {"Out": [n]},
+                             {"op_role": OP_ROLE_BACKWARD}))
     return result
 
 

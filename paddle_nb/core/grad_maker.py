@@ -28,11 +28,14 @@ def forward_name(name: str) -> str:
 
 @dataclass
 class GradOp:
-    """One gradient op to append: slots map to variable names."""
+    """One gradient op to append: slots map to variable names. ``consumes``: the gradients
+    of the forward op's outputs; once this op has read them they are spent (a variable the
+    forward block overwrites, like a loop variable, starts a fresh gradient before it)."""
     type: str
     inputs: dict[str, list[str]]
     outputs: dict[str, list[str]]
     attrs: dict = field(default_factory=dict)
+    consumes: frozenset = frozenset()
 
 
 @dataclass

@@ -2,4 +2,4 @@
 ``register(OpDef(...))`` (OpProto, shape inference, kernels, gradient together).
 Importing this package registers them all."""
 from . import (activation, conditional, elementwise, fill, io, loss, matmul,  # noqa: F401
-               optimizer, recurrent, reduce, shape, tensor_array)
+               optimizer, recurrent, reduce, shape, tensor_array, while_op)

@@ -1,0 +1,158 @@
+"""The ``while`` op and its gradient (seed 003's WhileOp, Fluid's While).
+
+``while`` runs its block, each time in a new kid scope, as long as the (outer) bool
+``Condition`` holds; the body updates the condition and the loop variables, which live
+outside. When training, each step's scope is kept, holding a snapshot of the loop
+variables as they were when the step began (as Paddle's WhileOp does), so that
+``while_grad`` can run the gradient block in each step's scope, last step first:
+
+- the gradient of what a step wrote (``Out@GRAD`` for the last step) is put in its scope;
+- after the step's gradient block, a loop variable's gradient is the gradient that flows
+  into the step before it; the gradients of variables only read (parameters) add up.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.backward import append_grad_block
+from ..core.errors import ExecutionError
+from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+
+MAX_STEPS = 1_000_000      # a loop this long is almost surely a condition never updated
+
+_ATTRS = [Attr("sub_block", A.BLOCK, None, "the loop body"),
+          Attr("is_test", A.BOOLEAN, False, "inference: no step scopes are kept"),
+          Attr("skip_eager_deletion_vars", A.STRINGS, [], "kept for Paddle compatibility",
+               extra=True)]
+
+
+def _truth(value) -> bool:
+    v = np.asarray(value)
+    if v.size != 1:
+        raise ExecutionError(f"the while condition must hold one bool, got shape {list(v.shape)}")
+    return bool(v.ravel()[0])
+
+
+def _snapshot_names(ctx) -> list[str]:
+    """Loop inputs to save at each step's start: tensors that are not parameters and that
+    no single op updates in place (those are counters, like ``increment``)."""
+    program = ctx.op.program
+    body = program.block(ctx.attr("sub_block"))
+    in_place = {n for op in body.ops for n in op.input_arg_names if n in op.output_arg_names}
+    names = []
+    for n in ctx.input_names("X"):
+        desc = body.lookup(n)
+        if desc is not None and not desc.is_parameter and n not in in_place:
+            names.append(n)
+    return names
+
+
+def _while(ctx):
+    cond = ctx.scope.find_var(ctx.input_names("Condition")[0])
+    keep = ctx.keep_scopes and not ctx.attr("is_test")
+    snap = _snapshot_names(ctx) if keep else []
+    scopes, step = [], 0
+    while _truth(cond.get()):
+        if step >= MAX_STEPS:
+            raise ExecutionError(f"while ran {MAX_STEPS} steps: does its body update the "
+                                 f"condition {ctx.input_names('Condition')[0]!r}?")
+        kid = ctx.new_scope(f"step {step}")
+        start = {}
+        for n in snap:
+            v = ctx.scope.find_var(n)
+            if v is not None and v.is_initialized() and isinstance(v.get(), np.ndarray):
+                start[n] = v.get()
+        yield from ctx.run_block(ctx.attr("sub_block"), kid)
+        if keep:
+            for n, value in start.items():   # what the step read, for its gradient
+                kid.var(n).set(value)
+            scopes.append(kid)
+        else:
+            ctx.scope.delete_scope(kid)
+        step += 1
+    if ctx.has_output("StepScopes"):
+        ctx.output_var("StepScopes").set(scopes, kind="scopes")
+
+
+def _while_grad(ctx):
+    scopes = ctx.input_or_none("StepScopes") or []
+    xs, x_grads = ctx.input_names("X"), ctx.output_names("X@GRAD")
+    outs = ctx.input_names("Out")
+    carried = set(xs) & set(outs)
+    og = {}
+    for i, o in enumerate(outs):
+        g = ctx.input_or_none("Out@GRAD", i)
+        if g is None:
+            final = ctx.input_or_none("Out", i)
+            g = np.zeros_like(final) if isinstance(final, np.ndarray) else None
+        og[o] = g
+    sums = {}
+    for scope in reversed(scopes):
+        for o, g in og.items():
+            if g is not None:
+                scope.var(grad_name(o)).set(g)
+        yield from ctx.run_block(ctx.attr("sub_block"), scope)
+        for x, gx in zip(xs, x_grads):
+            if gx == EMPTY_VAR:
+                continue
+            local = scope.find_local_var(grad_name(x))
+            value = local.get() if local is not None and local.is_initialized() else None
+            if x in carried:
+                og[x] = value if value is not None else og[x]
+            elif value is not None:
+                sums[x] = value if x not in sums else sums[x] + value
+    for i, (x, gx) in enumerate(zip(xs, x_grads)):
+        if gx == EMPTY_VAR:
+            continue
+        value = og.get(x) if x in carried else sums.get(x)
+        if value is None:
+            forward = ctx.input_or_none("X", i)
+            if not isinstance(forward, np.ndarray):
+                continue
+            value = np.zeros_like(forward)
+        ctx.set_output("X@GRAD", value, i)
+
+
+def _while_grad_maker(op, no_grad):
+    xs, outs = op.input("X"), op.output("Out")
+    wanted = [x for x in xs if x not in no_grad]
+    if not wanted:
+        return []
+    targets = {o for o in outs if o not in no_grad}
+    grad_block, path = append_grad_block(op, op.attr("sub_block"), targets,
+                                         {grad_name(o) for o in targets}, no_grad)
+    if not path:
+        return []
+    attrs = dict(op.attrs)
+    attrs["sub_block"] = grad_block.idx
+    attrs["original_output_grad"] = [grad_name(o) for o in outs]
+    return [GradOp("while_grad",
+                   {"X": xs, "Out": outs, "Out@GRAD": [grad_name(o) for o in outs],
+                    "StepScopes": op.output("StepScopes")},
+                   {"X@GRAD": [grad_name(x) if x in wanted else EMPTY_VAR for x in xs]},
+                   attrs)]
+
+
+register(OpDef(
+    "while",
+    [Slot("X", "variables the body reads from outside", duplicable=True, dispensable=True),
+     Slot("Condition", "a bool with one value, updated by the body")],
+    [Slot("Out", "variables the body writes outside", duplicable=True, dispensable=True),
+     Slot("StepScopes", "each step's scope (kept for the gradient)", dispensable=True)],
+    _ATTRS, comment="Run sub_block while Condition holds, each step in a new kid scope.",
+    kernels={"cpu": _while}, grad=_while_grad_maker))
+
+register(OpDef(
+    "while_grad",
+    [Slot("X", "", duplicable=True, dispensable=True),
+     Slot("Out", "", duplicable=True, dispensable=True),
+     Slot("Out@GRAD", "gradients of the loop's final values", duplicable=True,
+          dispensable=True),
+     Slot("StepScopes", "the forward steps' scopes")],
+    [Slot("X@GRAD", "gradients of the values the loop started from", duplicable=True,
+          dispensable=True)],
+    _ATTRS + [Attr("original_output_grad", A.STRINGS, [], "the names of Out@GRAD")],
+    comment="Backpropagate through the loop's steps, last first.",
+    kernels={"cpu": _while_grad}, grad=NO_GRADIENT, grad_of="while"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any, Iterator
 
 import numpy as np
@@ -129,6 +130,8 @@ class Scope:
         self._kids: list[Scope] = []
         self._lock = threading.RLock()
         self.name = name or ("global" if parent is None else "")
+        self.alive = True
+        _LIVE.add(self)
 
     # --- variables -------------------------------------------------------------
     def var(self, name: str) -> Variable:
@@ -226,6 +229,8 @@ class Scope:
                 v._value, v._kind = None, None
             self._vars.clear()
             self._parent = None
+            self.alive = False
+        _LIVE.discard(self)
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, "Scope"]]:
         yield depth, self
@@ -261,6 +266,14 @@ def _summary(v: Variable) -> str:
     if v.kind is None:
         return "(empty)"
     return f"{v.kind} {v.get()!r}"[:80]
+
+
+_LIVE: "weakref.WeakSet[Scope]" = weakref.WeakSet()
+
+
+def live_count() -> int:
+    """How many scopes exist and have not been destroyed (for leak checks)."""
+    return sum(1 for s in list(_LIVE) if s.alive)
 
 
 # --- the current scope (seed 004: paddle.scope.current() / paddle.scope.global()) ---

@@ -14,7 +14,15 @@ from .symbol_table import describe, tensor_desc
 class Variable:
     __slots__ = ("block", "desc")
 
-    def __init__(self, block, desc: VarDesc):
+    def __init__(self, block=None, desc: VarDesc | None = None, *, shape=None,
+                 dtype="float32", name: str | None = None):
+        """A view of ``desc`` in ``block``; or, called as ``pd.Variable(shape=[20, 20])``
+        (seed 000), a new variable declared in the current block (a value to feed)."""
+        if desc is None:
+            from .program import default_main_program   # noqa: PLC0415 (program -> variable)
+            from .unique_name import generate            # noqa: PLC0415
+            block = block if block is not None else default_main_program().current_block()
+            desc = block.table.declare(name or generate("var"), shape=shape, dtype=dtype)
         self.block = block
         self.desc = desc
 

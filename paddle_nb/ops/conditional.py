@@ -55,11 +55,16 @@ def _conditional_block_grad(ctx):
     grads = ctx.output_names("Input@GRAD")
     if scopes:
         kid = scopes[0]
+        for i, og in enumerate(ctx.input_names("Out@GRAD")):   # the outputs' gradients
+            value = ctx.input_or_none("Out@GRAD", i)
+            if value is not None:
+                kid.var(og).set(value)
         yield from ctx.run_block(ctx.attr("sub_block"), kid)
     for i, (x, gx) in enumerate(zip(names, grads)):
         if gx == EMPTY_VAR:
             continue
-        inner = scopes[0].find_local_var(gx) if scopes else None
+        # inside, the gradient has its plain name; outside it may have been renamed
+        inner = scopes[0].find_local_var(grad_name(x)) if scopes else None
         if inner is not None and inner.is_initialized():
             ctx.set_output("Input@GRAD", inner.get(), i)
         else:                 # the branch did not run, or did not touch x: a zero gradient

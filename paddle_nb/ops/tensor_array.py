@@ -22,7 +22,9 @@ def _index(ctx) -> int:
 
 
 def _array(ctx, slot="X") -> list:
-    value = ctx.input(slot)
+    value = ctx.input_or_none(slot)
+    if value is None:                  # created, never written: an empty array
+        return []
     if not isinstance(value, list):
         raise ExecutionError(f"{slot} must be a tensor array, got a {type(value).__name__}")
     return value

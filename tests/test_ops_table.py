@@ -580,6 +580,31 @@ CASES = [
                           "Beta2Pow": np.float32([0.998])},
          {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}, adam_reference),
 
+    # the ops control flow is built from (the block-owning ops are below, in
+    # TESTED_WITH_BLOCKS)
+    Case("mask1", "select_input", {"X": [floats(1, 2, 3), floats(2, 2, 3)],
+                                   "Mask": np.int32([1])}, {},
+         lambda ins, attrs: {"Out": ins["X"][int(ins["Mask"][0])]}),
+    Case("mask0", "select_output", {"X": floats(1, 2, 3), "Mask": np.int32([0])}, {},
+         lambda ins, attrs: {"Out": [ins["X"]]}),
+    Case("rows", "split_lod_tensor", {"X": floats(1, 4, 2),
+                                      "Mask": np.array([[True], [False], [True], [False]])},
+         {}, lambda ins, attrs: {"OutTrue": ins["X"][[0, 2]], "OutFalse": ins["X"][[1, 3]]}),
+    Case("rows", "merge_lod_tensor",
+         {"X": np.array([[True], [False], [True]]), "Mask": np.array([[True], [False], [True]]),
+          "InTrue": floats(1, 2, 2), "InFalse": floats(2, 1, 2)}, {},
+         lambda ins, attrs: {"Out": np.stack([ins["InTrue"][0], ins["InFalse"][0],
+                                              ins["InTrue"][1]])}),
+    Case("int64_counter", "increment", {"X": np.int64([4])}, {"step": 1.0},
+         lambda ins, attrs: {"Out": np.int64([5])}),
+    Case("float_step", "increment", {"X": floats(1, 1)}, {"step": -0.5},
+         lambda ins, attrs: {"Out": ins["X"] - np.float32(0.5)}),
+    Case("copy", "rnn_memory_helper", {"X": floats(1, 2, 3)}, {},
+         lambda ins, attrs: {"Out": ins["X"]}),
+    Case("batch_from_dim1", "fill_constant_batch_size_like", {"Input": floats(1, 4, 3, 2)},
+         {"shape": [-1, 5], "value": 0.5, "input_dim_idx": 1, "output_dim_idx": 0,
+          "dtype": FP32}, lambda ins, attrs: {"Out": np.full((3, 5), 0.5, np.float32)}),
+
     # feed and fetch (run by run_feed_case / run_fetch_case below)
     Case("col0", "feed", {"X": [floats(1, 2, 3)]}, {"col": 0},
          lambda ins, attrs: {"Out": ins["X"][attrs["col"]]}),
@@ -711,9 +736,20 @@ def test_op_forward(case):
                 np.testing.assert_array_equal(first, second)
 
 
+# Ops that own a sub-block or read tensor arrays (which a feed cannot hold) are tested by
+# building real control flow, with numpy references and gradient checks, in these files.
+TESTED_WITH_BLOCKS = {
+    "conditional_block": "test_cond.py, test_ifelse.py",
+    "while": "test_while.py, test_nested_control_flow.py",
+    "recurrent": "test_rnn.py, test_scope_lifecycle.py",
+    "write_to_array": "test_while.py", "read_from_array": "test_while.py",
+    "lod_array_length": "test_while.py", "tensor_array_to_tensor": "test_while.py",
+}
+
+
 def test_every_registered_op_has_a_row():
     """Every forward op; the <type>_grad ops are checked by tests/test_op_gradients.py."""
-    covered = {c.op for c in CASES}
+    covered = {c.op for c in CASES} | set(TESTED_WITH_BLOCKS)
     missing = [op for op in pd.registered_ops(include_grad=False) if op not in covered]
     assert not missing, f"registered ops with no row in CASES: {missing}"
 

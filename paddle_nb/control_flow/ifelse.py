@@ -9,8 +9,8 @@
         ie.output(d, d + 1)
     o1, o2 = ie(cond)          # cond: bool, one row per instance ([None, 1])
 
-Lowering (DESIGN decision 4): every minibatch variable (batch dimension -1) a branch reads
-from outside is split by the mask (``split_lod_tensor``); inside the branch the reads are
+Lowering (DESIGN decision 4): every minibatch variable a branch reads from outside (not
+persistable; first dimension -1 or the condition's row count) is split by the mask (``split_lod_tensor``); inside the branch the reads are
 renamed to the branch's rows; each branch is a ``conditional_block`` that runs only when
 it has rows; ``merge_lod_tensor`` puts the outputs' rows back in the original order. A
 condition with one value (shape [] or [1]) sends the whole batch one way instead: two
@@ -129,7 +129,7 @@ class IfElse:
                          f"false_block() must produce them")
         self.called = True
         shape = list(self.cond.shape)
-        if shape and shape[0] < 0:
+        if len(shape) >= 2 or (shape and shape[0] < 0):
             return self._lower_rows(t, f)
         if math.prod(shape) != 1:
             raise misuse(f"{self.name}: the condition has shape {shape}; use [None, 1] (one per "
@@ -146,10 +146,7 @@ class IfElse:
             reads, _ = external_reads_and_writes(program, block.idx)
             ours = {v.name for pair in self.splits.values() for v in pair}
             for name in reads:
-                var = block.table.find_var(name)
-                minibatch = (var.type.type == VarType.LOD_TENSOR and var.type.lod_tensor.tensor.dims
-                             and var.type.lod_tensor.tensor.dims[0] < 0)
-                if minibatch and name not in ours:
+                if self._is_minibatch(block.table.find_var(name)) and name not in ours:
                     split = self._split(self.parent.var(name))
                     _rename_reads(program, block.idx, name, split[0 if side == _TRUE else 1].name)
             block.infer_shapes()
@@ -163,6 +160,15 @@ class IfElse:
                                    "InFalse": [fv]}, {"Out": [out]}, {"level": 0})
             outs.append(out)
         return outs
+
+    def _is_minibatch(self, var) -> bool:
+        """A variable with one row per instance: not persistable, and its first dim is the
+        batch (-1) or the condition's number of rows."""
+        if var is None or var.persistable or var.type.type != VarType.LOD_TENSOR:
+            return False
+        dims = var.type.lod_tensor.tensor.dims
+        rows = self.cond.shape[0]
+        return bool(dims) and (dims[0] < 0 or dims[0] == rows)
 
     def _lower_scalar(self, t, f):
         if self.blocks[_TRUE] is not None:

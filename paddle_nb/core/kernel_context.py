@@ -80,6 +80,12 @@ class KernelContext:
         for i, v in enumerate(values):
             self.set_output(slot, v, i)
 
+    def output_value(self, slot: str, i: int = 0):
+        """The current value of output ``slot``'s ``i``-th variable, or None if unset."""
+        names = self.op.outputs.get(slot) or []
+        var = self.scope.find_var(names[i]) if i < len(names) else None
+        return var.get() if var is not None and var.is_initialized() else None
+
     def output_var(self, slot: str, i: int = 0):
         name = self.op.outputs[slot][i]
         return self.scope.find_var(name) or self.scope.var(name)

@@ -140,7 +140,11 @@ def _select_input(ctx):
 
 
 def _select_output(ctx):
-    ctx.set_output("Out", ctx.input("X"), _mask(ctx))
+    x, chosen = ctx.input("X"), _mask(ctx)
+    ctx.set_output("Out", x, chosen)
+    for j in range(len(ctx.output_names("Out"))):     # the others: zeros, unless written
+        if j != chosen and ctx.output_value("Out", j) is None:
+            ctx.set_output("Out", np.zeros_like(x), j)
 
 
 register(OpDef(
@@ -195,8 +199,9 @@ def _merge(ctx):
 
 
 def _same_rows_infer(ctx):
-    for slot in ("OutTrue", "OutFalse"):
-        ctx.set_output(slot, ctx.shape("X"), ctx.dtype("X"))
+    shape = ctx.shape("X")
+    for slot in ("OutTrue", "OutFalse"):        # how many rows each gets is known at run time
+        ctx.set_output(slot, [-1] + shape[1:] if shape else shape, ctx.dtype("X"))
 
 
 def _merge_infer(ctx):

@@ -17,7 +17,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
-from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.grad_maker import EMPTY_VAR, GradOp, forward_name, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 
 MAX_STEPS = 1_000_000      # a loop this long is almost surely a condition never updated
@@ -79,20 +79,26 @@ def _while(ctx):
 def _while_grad(ctx):
     scopes = ctx.input_or_none("StepScopes") or []
     xs, x_grads = ctx.input_names("X"), ctx.output_names("X@GRAD")
-    outs = ctx.input_names("Out")
-    carried = set(xs) & set(outs)
-    og = {}
-    for i, o in enumerate(outs):
+    carried = set(xs) & set(ctx.input_names("Out"))
+    # The gradients of the loop's final values, by forward variable; Out@GRAD lists only
+    # those that have one (Paddle's programs leave out ints and bools), and the name each
+    # has inside the gradient block is in original_output_grad.
+    og, inside = {}, {}
+    names = ctx.input_names("Out@GRAD")
+    inner_names = ctx.op.attrs.get("original_output_grad") or names
+    for i, (outer, inner) in enumerate(zip(names, inner_names)):
+        fwd = forward_name(outer)
         g = ctx.input_or_none("Out@GRAD", i)
         if g is None:
-            final = ctx.input_or_none("Out", i)
-            g = np.zeros_like(final) if isinstance(final, np.ndarray) else None
-        og[o] = g
+            final = ctx.scope.find_var(fwd)
+            value = final.get() if final is not None and final.is_initialized() else None
+            g = np.zeros_like(value) if isinstance(value, np.ndarray) else None
+        og[fwd], inside[fwd] = g, inner
     sums = {}
     for scope in reversed(scopes):
-        for o, g in og.items():
+        for fwd, g in og.items():
             if g is not None:
-                scope.var(grad_name(o)).set(g)
+                scope.var(inside[fwd]).set(g)
         yield from ctx.run_block(ctx.attr("sub_block"), scope)
         for x, gx in zip(xs, x_grads):
             if gx == EMPTY_VAR:

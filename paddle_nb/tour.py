@@ -1,8 +1,7 @@
 """``python -m paddle_nb tour``: the seed design documents' examples, built and run.
 
 Each stop builds one example in its own program, prints the program as code
-(``to_code()``), runs it, and prints the scope tree and the results. Control-flow stops
-(IfElse, RNN) join the tour when those blocks land.
+(``to_code()``), runs it, and prints the scope tree and the results.
 """
 from __future__ import annotations
 
@@ -113,6 +112,59 @@ def stepping(main, startup) -> None:
 
 
 
+def ifelse_and_rnn() -> None:
+    _title("7. Blocks with if-else and for (seed 000): IfElse and RNN, and the stack forest")
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup), pd.unique_name.guard():
+        x = pd.minibatch([10, 20, 30])        # shape=[None, 1]
+        y = pd.var(1)                         # shape=[1], value=1
+        z = pd.minibatch([10, 20, 30])
+        cond = pd.larger_than(x, 15)          # [false, true, true]
+        ie = pd.ifelse()
+        with ie.true_block():
+            d = pd.layer.add_scalar(x, y)
+            ie.output(d, pd.layer.softmax(d))
+        with ie.false_block():
+            d = pd.layer.fc(z)
+            ie.output(d, d + 1)
+        o1, o2 = ie(cond)
+    print(main.to_code(show_vars=False))
+    scope = pd.Scope()
+    exe = pd.Executor()
+    exe.run(startup, scope=scope)
+    got1, got2 = exe.run(main, fetch_list=[o1, o2], scope=scope)
+    print("rows 20 and 30 took x + y, row 10 took fc(z):", got1.ravel(), got2.ravel())
+
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup), pd.unique_name.guard():
+        x = pd.sequence([10, 20, 30])         # three time steps
+        m = pd.var(0)
+        W = pd.var(0.314, param=True)
+        U = pd.var(0.375, param=True)
+        rnn = pd.rnn()
+        with rnn.step():
+            h = rnn.memory(init=m)
+            h_prev = rnn.previous_memory(h)
+            a = pd.layer.fc(W, x)
+            b = pd.layer.fc(U, h_prev)
+            act = pd.sigmoid(pd.add(a, b))
+            rnn.update_memory(h, act)
+            rnn.output(a, b)
+        o1, o2 = rnn()
+        loss = pd.mean(pd.add(o1, o2))
+        pd.optimizer.SGD(0.01).minimize(loss)
+    scope = pd.Scope()
+    exe.run(startup, scope=scope)
+    for step in exe.steps(main, fetch_list=[o1, o2], scope=scope):
+        if step.op.type == "recurrent_grad":
+            print("while the backward pass runs, every time step keeps its scope "
+                  "(x is shadowed by x[t] in each):")
+            print("\n".join(line for line in scope.tree().splitlines()
+                            if "Scope" in line or "sequence" in line))
+    print("after the minibatch, the forest is gone: kids =", scope.kids)
+    print("W, U after one SGD step:", scope.find_var(W.name).get(), scope.find_var(U.name).get())
+
+
 def training() -> None:
     _title("6. Training (seed 004: gradient ops exist only when training): digits MLP")
     import tempfile                                        # noqa: PLC0415
@@ -149,6 +201,7 @@ def main() -> None:
     namespaces()
     stepping(main_program, startup_program)
     training()
+    ifelse_and_rnn()
     forward = pd.registered_ops(include_grad=False)
     print(f"\nThe tour is over. {len(forward)} ops are registered, "
           f"{len(pd.registered_ops()) - len(forward)} more are their gradients:")

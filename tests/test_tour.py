@@ -20,6 +20,9 @@ def test_tour_runs_the_seed_examples():
     accuracy = float(re.search(r"test accuracy: ([\d.]+)%", out).group(1))
     assert accuracy >= 95.0
     assert f"accuracy {accuracy}%" in out              # the reloaded model agrees
+    assert "rows 20 and 30 took x + y, row 10 took fc(z)" in out
+    assert out.count("    Scope 'recurrent@") == 3 and "sequence_0: float32[1] [30.]" in out
+    assert "after the minibatch, the forest is gone: kids = []" in out
 
 
 def test_ops_command_documents_an_op():

@@ -10,11 +10,12 @@
     o1, o2 = ie(cond)          # cond: bool, one row per instance ([None, 1])
 
 Lowering (DESIGN decision 4): every minibatch variable a branch reads from outside (not
-persistable; first dimension -1 or the condition's row count) is split by the mask (``split_lod_tensor``); inside the branch the reads are
-renamed to the branch's rows; each branch is a ``conditional_block`` that runs only when
-it has rows; ``merge_lod_tensor`` puts the outputs' rows back in the original order. A
-condition with one value (shape [] or [1]) sends the whole batch one way instead: two
-scalar conditional_blocks and ``select_input``, as ``pd.cond`` does.
+persistable; first dimension -1 or the condition's row count) is split by the mask
+(``split_lod_tensor``); inside the branch the reads are renamed to the branch's rows; each
+branch is a ``conditional_block`` that runs only when it has rows; ``merge_lod_tensor``
+puts the outputs' rows back in the original order. A condition with one value (shape []
+or [1]) sends the whole batch one way instead: two scalar conditional_blocks and
+``select_input``, as ``pd.cond`` does.
 
 Also spelled as Fluid's ``IfElse(cond)`` with ``ie.input(x)`` (explicit splits, outputs as
 a list) and as seed 003's ``pd.ifelseop()`` with ``add_input`` / ``add_output``.

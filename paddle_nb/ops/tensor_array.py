@@ -96,7 +96,7 @@ register(OpDef(
         {"Out": [grad_name(op.input("X")[0])]})]))
 
 
-# --- array -> tensor --------------------------------------------------------------------------------
+# --- array -> tensor -----------------------------------------------------------------------
 def _to_tensor(ctx):
     array = [a for a in _array(ctx) if a is not None]
     axis = ctx.attr("axis")

@@ -88,3 +88,39 @@ def test_while_inside_a_cond_branch():
         np.testing.assert_allclose(got, want, rtol=1e-12)
         check_gradients(main, startup, loss, {"x": xs}, ["x", "W"])
         main, startup, out, loss = _while_in_ifelse()
+
+
+def test_while_inside_a_row_wise_ifelse_branch():
+    """Rows with a positive sum loop three times through tanh(h W); the others double."""
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [None, 2], "float64")
+        x.stop_gradient = False
+        W = pd.create_parameter([2, 2], "float64", name="W", initializer=pd.Normal(0, 0.8, 9))
+        ie = pd.ifelse()
+        with ie.true_block():
+            i = pd.layers.fill_constant([1], "int64", 0)
+            n = pd.layers.fill_constant([1], "int64", 3)
+            h = pd.layers.scale(x, 1.0)                   # this branch's rows of x
+            _, h = pd.while_loop(lambda i, h: pd.layers.less_than(i, n),
+                                 lambda i, h: [pd.increment(i, in_place=False),
+                                               pd.tanh(pd.matmul(h, W))], [i, h])
+            ie.output(h)
+        with ie.false_block():
+            ie.output(x * 2.0)
+        out, = ie(pd.layers.reduce_sum(x, dim=1, keep_dim=True) > 0.0)
+        loss = pd.mean(out * out)
+    xs = np.array([[0.3, 0.2], [-0.5, -0.1], [0.4, -0.1]])
+    exe = pd.Executor()
+    scope = pd.Scope()
+    exe.run(startup, scope=scope)
+    got, = exe.run(main, feed={"x": xs}, fetch_list=[out], scope=scope)
+    W_ = scope.find_var("W").get()
+    want = xs * 2
+    for r in (0, 2):
+        h = xs[r:r + 1]
+        for _ in range(3):
+            h = np.tanh(h @ W_)
+        want[r] = h[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    check_gradients(main, startup, loss, {"x": xs}, ["x", "W"])

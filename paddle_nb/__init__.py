@@ -17,7 +17,7 @@ from .core import scope, unique_name
 from .core.context import Context
 from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, PaddleNBError,
                           ProgramFormatError, ScopeError, ShapeError, UnknownOpError)
-from .core.executor import Executor, Step
+from .core.executor import Executor, Frame, Step
 from .core.place import CPUPlace, CUDAPlace, GPUPlace
 from .core.program import (Program, default_main_program, default_startup_program,
                            program_guard, reset_default_programs)

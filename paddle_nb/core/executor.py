@@ -31,17 +31,34 @@ from .kernel_context import KernelContext
 from .framework_pb2 import VarType
 
 
+@dataclass(frozen=True)
+class Frame:
+    """One running block: the call stack of a run is its frames (the scope hierarchy *is*
+    the stack). ``owner`` is the op (in the enclosing frame) that runs this block."""
+    block_idx: int
+    block_path: str
+    scope: Scope
+    owner: Operator | None = None
+
+
 @dataclass
 class Step:
-    """One op that just ran: where it sits, what it is, and the scope it ran in."""
+    """One op that just ran: where it sits, what it is, the scope it ran in, and the stack
+    of frames (outermost first) it ran under."""
     block_path: str
     op_index: int
     op: Operator
     scope: Scope
+    frames: tuple = ()
 
     @property
     def block_idx(self) -> int:
         return self.op.block.idx
+
+    @property
+    def depth(self) -> int:
+        """1 for the global block, 2 inside a sub-block, ..."""
+        return len(self.frames)
 
     def __repr__(self):
         return f"<Step {self.block_path} > op {self.op_index} {self.op.type}>"
@@ -159,26 +176,29 @@ class Executor:
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
             skip = prepared.skipped_for(frozenset(feed))
-            yield from self._run_block(prepared, run_scope, skip, training)
+            yield from self._run_block(prepared, run_scope, skip, training, ())
             return [self._fetch(run_scope, name) for name in fetch_names]
         finally:
             if run_scope.parent is scope:
                 scope.delete_scope(run_scope)
 
-    def run_sub_block(self, program, block_idx: int, scope: Scope, training: bool = False):
+    def run_sub_block(self, program, block_idx: int, scope: Scope, training: bool = False,
+                      frames: tuple = (), owner: Operator | None = None):
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
         for name in prepared.local:
             scope.var(name)
-        return self._run_block(prepared, scope, frozenset(), training)
+        return self._run_block(prepared, scope, frozenset(), training, frames, owner)
 
-    def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training):
+    def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
+                   owner: Operator | None = None):
         path = prepared.block.path
+        frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         for pop in prepared.ops:
             if pop.index in skip:
                 continue
-            ctx = KernelContext(pop, scope, self, self.place, training)
+            ctx = KernelContext(pop, scope, self, self.place, training, frames)
             try:
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -186,7 +206,7 @@ class Executor:
                     pop.kernel(ctx)
             except Exception as e:            # noqa: BLE001 (re-raised with context)
                 raise _located(e, pop) from (None if isinstance(e, PaddleNBError) else e)
-            yield Step(path, pop.index, pop.op, scope)
+            yield Step(path, pop.index, pop.op, scope, frames)
 
     # --- feed and fetch checks --------------------------------------------------------------
     def _fetch_names(self, program: Program, fetch_list) -> list[str]:

@@ -12,14 +12,15 @@ from .grad_maker import EMPTY_VAR
 
 
 class KernelContext:
-    __slots__ = ("op", "scope", "executor", "place", "training")
+    __slots__ = ("op", "scope", "executor", "place", "training", "frames")
 
-    def __init__(self, op, scope, executor, place, training=False):
+    def __init__(self, op, scope, executor, place, training=False, frames=()):
         self.op = op              # a PreparedOp
         self.scope = scope
         self.executor = executor
         self.place = place
         self.training = training
+        self.frames = frames      # the running blocks, outermost first
 
     # --- inputs -----------------------------------------------------------------------
     def has_input(self, slot: str) -> bool:
@@ -102,4 +103,5 @@ class KernelContext:
 
     def run_block(self, block_idx: int, scope):
         """A generator running block ``block_idx`` in ``scope``, one Step per op."""
-        return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training)
+        return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
+                                           self.frames, self.op.op)

@@ -43,7 +43,23 @@ from .math_ops import patch_variable as _patch_variable
 from .op_creators import op
 from .param_attr import ParamAttr
 
+from .notebook.debugger import Debugger, DebuggerError
+
 _patch_variable()
+
+
+def load_ipython_extension(ip):
+    """``%load_ext paddle_nb``: the %%paddle magic (imports IPython only now)."""
+    from .notebook.magic import load_ipython_extension as load   # noqa: PLC0415
+    load(ip)
+
+
+def __getattr__(name):
+    """The widgets need anywidget: import them on first use, not with the core."""
+    if name in ("show", "ProgramView", "ScopeView", "DebuggerView", "TrainingView"):
+        from .notebook import widgets   # noqa: PLC0415
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'paddle_nb' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

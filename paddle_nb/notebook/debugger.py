@@ -1,0 +1,274 @@
+"""A scriptable step debugger: ``Executor.steps`` advanced by hand (DESIGN decision 5).
+
+The executor runs a program as a generator that yields one :class:`Step` per op, so a
+debugger is that generator plus bookkeeping. This module is the engine only; a notebook
+widget drives it through the commands below (it imports neither IPython nor widgets).
+
+Stepping semantics, which every command follows:
+
+* **The current op has already run.** The executor yields a Step *after* the op's kernel
+  returned, so ``current.op``'s outputs are in ``current.scope`` and ``changed`` lists
+  them. A breakpoint on op ``(b, i)`` stops with op ``i`` of block ``b`` just run.
+* **A control-flow op comes after its insides.** A ``conditional_block``, ``recurrent`` or
+  ``while`` op runs its sub-block from its kernel, so the sub-block's steps (depth 2, one
+  more frame, in a kid scope named ``<type>@<index>/<name>``) come *before* the step of
+  the owning op itself (depth 1), which is yielded when the whole construct is done.
+  An RNN with T steps yields its step block's ops T times, then the ``recurrent`` op.
+* **Depth** is ``len(step.frames)``: 1 for the global block, 2 inside a sub-block, ...
+  ``step()`` takes exactly one step (entering sub-blocks); ``step_over()`` goes on until
+  a step no deeper than the current one, so a control-flow op runs whole; ``step_out()``
+  goes on until a step shallower than the current one: the op owning this block.
+* ``step_over``/``step_out``/``cont``/``run_to`` all stop early at a breakpoint (as pdb
+  and gdb do); ``run_to_end`` ignores breakpoints.
+
+Every command returns the Step it stopped at, or ``None`` once the program has finished
+(then ``results`` holds the fetched arrays, or ``error`` the exception that ended it).
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..core.backward import is_forward, op_role
+from ..core.errors import PaddleNBError
+from ..core.executor import Executor, Step
+from ..core.grad_maker import GRAD_SUFFIX, forward_name
+from ..core.operator import Operator
+from ..core.place import CPUPlace
+from ..core.program import default_main_program
+from ..core.scope import Scope
+
+_BACKWARD = 1          # op_role bit of gradient ops (257, the loss-grad fill, has it too)
+
+
+class DebuggerError(PaddleNBError):
+    """Misuse of the debugger: a breakpoint on a block or op that does not exist."""
+
+
+class Debugger:
+    """Step through one run of ``program``; see the module docstring for the semantics.
+
+    ``Debugger(program, feed, fetch_list, scope, place, startup)``: the defaults are the
+    default main program, a fresh Scope and the CPU. ``startup`` is run into the scope once
+    here (again on ``restart(rerun_startup=True)``). A bad feed or fetch raises here, from
+    the executor. The arguments stay as attributes; a new ``feed`` is used from the next
+    ``restart()``. Not thread-safe: one widget drives one debugger.
+    """
+
+    def __init__(self, program=None, feed=None, fetch_list=None, scope=None, place=None,
+                 startup=None):
+        self.program = program if program is not None else default_main_program()
+        self.feed, self.fetch_list = feed, fetch_list
+        self.scope = scope if scope is not None else Scope()
+        self.place = place if place is not None else CPUPlace()
+        self.startup = startup
+        self._breakpoints: set[tuple[int, int]] = set()
+        if startup is not None:
+            Executor(self.place).run(startup, scope=self.scope)
+        self._gen = None
+        self._start()
+
+    # --- state (read-only) ---------------------------------------------------------------
+    current = property(lambda self: self._current,
+                       doc="The last Step taken (its op has run); None before the first "
+                           "step and once the run has finished.")
+    finished = property(lambda self: self._finished)
+    results = property(lambda self: self._results,
+                       doc="The fetched arrays once finished without error, else None.")
+    error = property(lambda self: self._error,
+                     doc="The exception that ended the run (a kernel's ExecutionError, a "
+                         "KeyboardInterrupt), else None.")
+    steps_taken = property(lambda self: len(self._history))
+    changed = property(lambda self: list(self._changed),
+                       doc="Output names of the current op that now hold a value.")
+    history = property(lambda self: list(self._history),
+                       doc="(block_idx, op_index, op_type) of every step of this run.")
+    breakpoints = property(lambda self: set(self._breakpoints))
+
+    @property
+    def frames(self) -> tuple:
+        """The current step's frames, outermost first; () before the first step and after
+        the end."""
+        return self._current.frames if self._current is not None else ()
+
+    def location(self):
+        """(block_idx, op_index) of the current op, or None."""
+        c = self._current
+        return (c.block_idx, c.op_index) if c is not None else None
+
+    def frame_stack(self) -> list[dict]:
+        """The frames as plain dicts, outermost first, for a widget to display."""
+        out = []
+        for f in self.frames:
+            out.append({"block_idx": f.block_idx, "block_path": f.block_path,
+                        "scope_name": f.scope.name,
+                        "owner_type": f.owner.type if f.owner is not None else None,
+                        "owner_index": _index_of(f.owner)})
+        return out
+
+    # --- commands ------------------------------------------------------------------------
+    def step(self) -> Step | None:
+        """Run exactly one op; a control-flow op's sub-block is entered, not run whole."""
+        return self._run_until(lambda s: True)
+
+    def step_over(self) -> Step | None:
+        """Run until a step no deeper than the current one. The next op, if it owns a
+        sub-block, runs whole (its inner steps are deeper). Before the first step this is
+        depth 1, so the first op is stepped over too."""
+        depth = self._current.depth if self._current is not None else 1
+        return self._run_until(lambda s: s.depth <= depth)
+
+    def step_out(self) -> Step | None:
+        """Run until the op that owns the current block has finished (a step shallower than
+        the current one). In the global block there is nothing to leave: like cont()."""
+        depth = self._current.depth if self._current is not None else 1
+        if depth <= 1:
+            return self.cont()
+        return self._run_until(lambda s: s.depth < depth)
+
+    def cont(self) -> Step | None:
+        """Run until an op on a breakpoint has run, or to the end."""
+        return self._run_until(lambda s: False)
+
+    def run_to(self, block_idx: int, op_index: int) -> Step | None:
+        """cont() with a temporary breakpoint on op ``op_index`` of block ``block_idx``."""
+        target = self._check_location(block_idx, op_index)
+        return self._run_until(lambda s: (s.block_idx, s.op_index) == target)
+
+    def run_to_end(self):
+        """Run every remaining op, ignoring breakpoints; return ``results``."""
+        self._run_until(lambda s: False, use_breakpoints=False)
+        return self._results
+
+    def restart(self, rerun_startup: bool = False) -> None:
+        """Abandon this run and start a new one with the same feed. Parameters in the scope
+        keep their (perhaps already updated) values unless ``rerun_startup`` re-initialises
+        them with the startup program. Breakpoints stay."""
+        self._close()
+        if rerun_startup and self.startup is not None:
+            Executor(self.place).run(self.startup, scope=self.scope)
+        self._start()
+
+    # --- breakpoints ---------------------------------------------------------------------
+    def add_breakpoint(self, block_idx: int, op_index: int) -> None:
+        self._breakpoints.add(self._check_location(block_idx, op_index))
+
+    def remove_breakpoint(self, block_idx: int, op_index: int) -> None:
+        """Remove a breakpoint; removing one that is not set is not an error (a toggle)."""
+        self._breakpoints.discard(self._check_location(block_idx, op_index))
+
+    def clear_breakpoints(self) -> None:
+        self._breakpoints.clear()
+
+    # --- backward ops --------------------------------------------------------------------
+    def forward_op_of(self, grad_op: Operator) -> Operator | None:
+        """The forward op that backward op ``grad_op`` differentiates, or None.
+
+        Found by names alone, so it works for programs Paddle saved: a grad op reads the
+        gradient ``y@GRAD`` (or ``y@GRAD@RENAME@k``) of each forward output ``y`` it needs,
+        and the forward op is the one that writes ``y``, in the grad op's block or, for a
+        gradient block, in the block it differentiates (``forward_block_idx``). An op
+        whose type plus ``_grad`` is the grad op's type wins over other writers."""
+        if not op_role(grad_op) & _BACKWARD:
+            return None
+        block = grad_op.block
+        if block.forward_block_idx >= 0:
+            block = block.program.block(block.forward_block_idx)
+        wanted = {forward_name(n) for n in grad_op.input_arg_names if GRAD_SUFFIX in n}
+        writers = [op for op in block.ops
+                   if is_forward(op) and wanted.intersection(op.output_arg_names)]
+        for op in writers:
+            if op.type + "_grad" == grad_op.type:
+                return op
+        return writers[0] if writers else None
+
+    # --- the engine ----------------------------------------------------------------------
+    def _start(self) -> None:
+        # A fresh Executor per run: prepared blocks cache each op's kernel, and a kernel
+        # swapped in the registry since (a patched one restored) must be picked up.
+        # steps() checks feed and fetch before it returns, so a bad one raises here.
+        self._current, self._changed, self._history = None, [], []
+        self._finished, self._results, self._error = False, None, None
+        self._exe = Executor(self.place)
+        self._gen = self._exe.steps(self.program, self.feed, self.fetch_list, self.scope)
+
+    def _close(self) -> None:
+        # Closing the generator runs the executor's finally: the run scope is deleted,
+        # and with it every kid scope a sub-block made below it.
+        if self._gen is not None:
+            self._gen.close()
+            self._gen = None
+
+    def _finish(self, results=None, error=None) -> None:
+        self._close()
+        self._finished, self._results, self._error = True, results, error
+        self._current, self._changed = None, []     # its scope has just been deleted
+
+    def _advance(self) -> Step | None:
+        """One next() on the executor's generator, with the bookkeeping."""
+        if self._finished:
+            return None
+        try:
+            step = next(self._gen)
+        except StopIteration as done:
+            self._finish(results=done.value)
+            return None
+        except BaseException as e:
+            # A kernel's error (already located by the executor) or a KeyboardInterrupt:
+            # the generator is dead, its run scope gone; record it and let it propagate.
+            self._finish(error=e)
+            raise
+        self._current = step
+        self._history.append((step.block_idx, step.op_index, step.op.type))
+        names = dict.fromkeys(step.op.output_arg_names)       # ordered, no repeats
+        self._changed = [n for n in names if _has_value(step.scope, n)]
+        return step
+
+    def _run_until(self, stop, use_breakpoints: bool = True) -> Step | None:
+        try:
+            while True:
+                step = self._advance()
+                if step is None:
+                    return None
+                if stop(step) or (use_breakpoints and
+                                  (step.block_idx, step.op_index) in self._breakpoints):
+                    return step
+        except KeyboardInterrupt as e:
+            # Also when it arrived between two steps, with the generator merely suspended:
+            # close it so no half-run scopes are left behind, and restart() can begin anew.
+            if not self._finished:
+                self._finish(error=e)
+            raise
+
+    def _check_location(self, block_idx, op_index) -> tuple[int, int]:
+        blocks = self.program.blocks
+        if not _is_index(block_idx) or not 0 <= block_idx < len(blocks):
+            raise DebuggerError(f"no block {block_idx!r}: this program has blocks 0.."
+                                f"{len(blocks) - 1}")
+        ops = blocks[block_idx].ops
+        if not _is_index(op_index) or not 0 <= op_index < len(ops):
+            raise DebuggerError(f"no op {op_index!r} in block {block_idx}: it has "
+                                f"{len(ops)} ops" + (f" (0..{len(ops) - 1})" if ops else ""))
+        return (int(block_idx), int(op_index))     # numpy ints too, stored as int
+
+    def __repr__(self):
+        where = "finished" if self._finished else (repr(self._current) if self._current
+                                                   else "not started")
+        return f"<Debugger {where}, {self.steps_taken} steps>"
+
+
+def _is_index(i) -> bool:
+    return isinstance(i, numbers.Integral) and not isinstance(i, bool)
+
+
+def _has_value(scope: Scope, name: str) -> bool:
+    var = scope.find_var(name)
+    return var is not None and var.is_initialized()
+
+
+def _index_of(op: Operator | None):
+    if op is None:
+        return None
+    try:
+        return op.idx
+    except ValueError:          # the op was removed from its block since
+        return None

@@ -54,6 +54,11 @@ def load_ipython_extension(ip):
     load(ip)
 
 
+def unload_ipython_extension(ip):
+    from .notebook.magic import unload_ipython_extension as unload   # noqa: PLC0415
+    unload(ip)
+
+
 def __getattr__(name):
     """The widgets need anywidget: import them on first use, not with the core."""
     if name in ("show", "ProgramView", "ScopeView", "DebuggerView", "TrainingView"):

@@ -18,6 +18,9 @@ _LIBRARY_MARKERS = (
     _KERNELS_DIR + os.sep,
     os.sep + "contextlib.py",
     os.sep + "IPython" + os.sep,
+    os.sep + "ipykernel" + os.sep,     # the kernel's own frames above a notebook cell
+    os.sep + "tornado" + os.sep,
+    os.sep + "asyncio" + os.sep,
 )
 
 
@@ -84,6 +87,28 @@ def _is_library_frame(filename: str) -> bool:
     return filename.startswith("<frozen") or any(m in filename for m in _LIBRARY_MARKERS)
 
 
+# --- where a frame is, for the reader ---------------------------------------------------
+# The notebook front end installs a hook that names the code IPython compiled for a cell
+# (``Cell In[3]``) instead of its temporary file name; the core itself never imports
+# IPython. The hook takes a filename and returns a label, or None for an ordinary file.
+_filename_label_hook = None
+
+
+def set_filename_label_hook(hook) -> None:
+    """Install (or, with None, remove) ``hook(filename) -> str | None``."""
+    global _filename_label_hook
+    _filename_label_hook = hook
+
+
+def _location(frame) -> str:
+    """``File "f.py", line 3, in g``, or ``Cell In[3], line 2`` for a notebook cell."""
+    label = _filename_label_hook(frame.filename) if _filename_label_hook else None
+    if label:
+        return f"{label}, line {frame.lineno}" + (
+            "" if frame.name == "<module>" else f", in {frame.name}")
+    return f'File "{frame.filename}", line {frame.lineno}, in {frame.name}'
+
+
 def user_line() -> str:
     """The innermost stack frame outside paddle_nb, as ``File "f.py", line 3, in g: code``.
 
@@ -93,7 +118,7 @@ def user_line() -> str:
     for frame in reversed(traceback.extract_stack()[:-1]):
         if not _is_library_frame(frame.filename):
             code = (frame.line or "").strip()
-            return f'File "{frame.filename}", line {frame.lineno}, in {frame.name}: {code}'
+            return f"{_location(frame)}: {code}"
     return "<unknown>"
 
 
@@ -102,8 +127,7 @@ def user_stack(limit: int = 4) -> list[str]:
     frames = [f for f in traceback.extract_stack()[:-1] if not _is_library_frame(f.filename)]
     lines = []
     for frame in frames[-limit:]:
-        lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n'
-                     f"    {(frame.line or '').strip()}")
+        lines.append(f"  {_location(frame)}\n    {(frame.line or '').strip()}")
     return lines
 
 

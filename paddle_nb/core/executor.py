@@ -136,7 +136,7 @@ class Executor:
         per_program = self._prepared.setdefault(program, {})
         block = program.block(block_idx)
         pb = per_program.get(block_idx)
-        if pb is None or pb.version != block.table.version:
+        if pb is None or pb.version != block.table.version or pb.block.table is not block.table:
             pb = per_program[block_idx] = PreparedBlock(program, block, self.place)
         return pb
 

@@ -1,0 +1,90 @@
+// The debugger's control bar: buttons, a status line, the frame stack and, at the end, the
+// fetched results. It sends every click to Python as a message ({cmd: "step"}, ...);
+// Python runs the debugger and answers by changing the traits below (and the ProgramView
+// and ScopeView next to this bar). Nothing is decided here.
+//
+// Synced traits (DebuggerControls in paddle_nb/notebook/widgets.py):
+//   status       one line: "block 1 > op 2 relu — 14 steps", "finished — 40 steps", an error
+//   state        "ready" | "paused" | "finished" | "error"
+//   frames       [{block_idx, block_path, scope_name, owner_type, owner_index}], outermost first
+//   results      [{name, text}] once finished
+//
+// Stable hooks for browser tests: .pd-btn[data-cmd="step"|"step_over"|"step_out"|
+// "continue"|"restart"|"run_to_end"], .pd-status[data-state], .pd-frame[data-frame="0"],
+// .pd-results. Keyboard (when the bar has focus): s step, n step over, o step out,
+// c continue, r restart.
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const BUTTONS = [
+  ["step", "Step", "s", "run one op; enters the block of a control-flow op"],
+  ["step_over", "Step over", "n", "run one op of this block; a control-flow op runs whole"],
+  ["step_out", "Step out", "o", "run until the op that owns this block has finished"],
+  ["continue", "Continue", "c", "run until a breakpoint or the end"],
+  ["run_to_end", "Run to end", "", "run every remaining op, ignoring breakpoints"],
+  ["restart", "Restart", "r", "start a new run with the same feed"],
+];
+
+function render({ model, el }) {
+  const root = h("div", { class: "pd-widget pd-debugger", tabindex: 0 });
+  const toolbar = h("div", { class: "pd-toolbar" }, BUTTONS.map(([cmd, label, key, tip]) =>
+    h("button", { class: "pd-btn", "data-cmd": cmd, title: tip + (key ? ` (${key})` : "") },
+      label, key ? h("span", { class: "pd-key" }, key) : null)));
+  const status = h("div", { class: "pd-status" });
+  const frames = h("ol", { class: "pd-frames" });
+  const results = h("div", { class: "pd-results" });
+  root.append(toolbar, status, frames, results);
+  el.append(root);
+
+  const send = (cmd, extra = {}) => model.send({ cmd, ...extra });
+  toolbar.addEventListener("click", (e) => {
+    const b = e.target.closest("[data-cmd]");
+    if (b && !b.disabled) send(b.dataset.cmd);
+  });
+  frames.addEventListener("click", (e) => {
+    const f = e.target.closest("[data-frame]");
+    if (f) send("select_frame", { index: Number(f.dataset.frame) });
+  });
+  const keys = { s: "step", n: "step_over", o: "step_out", c: "continue", r: "restart" };
+  root.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || !keys[e.key]) return;
+    e.preventDefault();
+    e.stopPropagation();       // keep JupyterLab's command-mode shortcuts out of it
+    send(keys[e.key]);
+  });
+
+  function draw() {
+    const state = model.get("state");
+    status.textContent = model.get("status");
+    status.className = `pd-status pd-state-${state}`;
+    status.dataset.state = state;
+    const over = state === "finished" || state === "error";
+    for (const b of toolbar.querySelectorAll("[data-cmd]")) {
+      b.disabled = over && b.dataset.cmd !== "restart";
+    }
+    const fs = model.get("frames") || [];
+    frames.replaceChildren(...fs.map((f, i) => h("li", { class: "pd-frame", "data-frame": i,
+                                                          style: `padding-left: ${6 + 14 * i}px` },
+      (f.owner_type ? `${f.owner_type}@${f.owner_index} → ` : "") +
+      `block ${f.block_idx}   scope '${f.scope_name}'`)));
+    const rs = model.get("results") || [];
+    results.replaceChildren(...rs.map((r) => h("div", { "data-result": r.name }, `${r.name} = ${r.text}`)));
+  }
+  for (const ev of ["change:status", "change:state", "change:frames", "change:results"]) model.on(ev, draw);
+  draw();
+  return () => { for (const ev of ["change:status", "change:state", "change:frames", "change:results"]) model.off(ev, draw); };
+}
+
+export default { render };

@@ -1,0 +1,270 @@
+// ProgramView: a Program as nested code (one line per op, one pair of braces per block),
+// a detail pane for the op you click, and a Graph tab (graphviz SVG, or text without dot).
+//
+// Everything drawn comes from the synced traits (see paddle_nb/notebook/widgets.py):
+//   model        program_model(program): blocks -> vars, ops (program_model.py)
+//   svg          the dataflow graph ("" when graphviz's dot is missing)
+//   graph_text   the text fallback of the graph
+//   selected     [block, index] of the op shown in the detail pane, or []
+//   highlight    [block, index] of the op that just ran (the debugger), or []
+//   running      ids ("b0:1") of the ops whose blocks are running (the frame owners)
+//   breakpoints  [[block, index], ...]
+//   debug        true inside a DebuggerView: the gutter toggles breakpoints
+//   tab          "code" or "graph"
+//
+// Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-bp,
+// .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link.
+
+/** document.createElement with attributes and children, to keep the drawing code short. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const opId = (b, i) => `b${b}:${i}`;
+
+/** Scroll ``pane`` (only: scrollIntoView would also scroll the notebook) to show ``line``. */
+function reveal(pane, line) {
+  if (!line || pane.classList.contains("pd-hidden")) return;
+  const p = pane.getBoundingClientRect(), r = line.getBoundingClientRect();
+  if (r.top < p.top) pane.scrollTop -= p.top - r.top + 24;
+  else if (r.bottom > p.bottom) pane.scrollTop += r.bottom - p.bottom + 24;
+}
+const FOLD_OVER = 10;    // a block declaring more variables starts with them folded
+
+/** "float32[-1, 4]  # param" for a variable declaration line. */
+function varLine(v) {
+  const flags = [];
+  if (v.is_parameter) flags.push("param");
+  else if (v.persistable) flags.push("persistable");
+  return h("div", { class: "pd-line pd-var" + (v.is_parameter ? " pd-param" : ""),
+                    "data-block-var": v.name },
+    h("span", { class: "pd-gutter" }),
+    h("span", { class: "pd-idx" }),
+    "var ", h("span", { class: "pd-name" }, v.name), " : ",
+    h("span", { class: "pd-type" }, v.text + (flags.length ? `  # ${flags.join(", ")}` : "")));
+}
+
+/** One op line: the printer's text with the op type picked out. */
+function opLine(op) {
+  const at = op.text.indexOf(op.type + "(");
+  const lhs = at > 0 ? op.text.slice(0, at) : "";
+  const rest = at >= 0 ? op.text.slice(at + op.type.length) : op.text;
+  return h("div", { class: `pd-line pd-op pd-role-${op.role}`, "data-op": op.id,
+                    "data-block": op.block, "data-index": op.index, title: op.comment },
+    h("span", { class: "pd-gutter", "data-bp": op.id, title: "toggle breakpoint" }, "●"),
+    h("span", { class: "pd-idx" }, op.index),
+    h("span", { class: "pd-lhs" }, lhs),
+    h("span", { class: "pd-optype" }, at >= 0 ? op.type : ""),
+    h("span", { class: "pd-args" }, rest),
+    op.role !== "forward" ? h("span", { class: "pd-role-tag" }, op.role) : null);
+}
+
+/** A block in braces; each op is followed by the blocks it owns, nested one level. */
+function blockEl(model, idx, folded) {
+  const b = model.blocks[idx];
+  const body = h("div", { class: "pd-block-body" });
+  const varsEl = h("div", { class: "pd-block-vars" + (folded.has(idx) ? " pd-hidden" : "") },
+    b.vars.map(varLine));
+  const fold = h("span", { class: "pd-fold", "data-fold": idx },
+    b.vars.length ? `${b.vars.length} vars ${folded.has(idx) ? "▸" : "▾"}` : "");
+  body.append(varsEl);
+  for (const op of b.ops) {
+    body.append(opLine(op));
+    for (const sub of op.sub_blocks) {
+      if (sub >= 0 && sub < model.blocks.length) body.append(blockEl(model, sub, folded));
+    }
+  }
+  const header = `{  // block ${b.idx}` + (b.parent_idx >= 0 ? `, parent ${b.parent_idx}` : "")
+    + (b.forward_block_idx >= 0 ? `, gradient of block ${b.forward_block_idx}` : "");
+  return h("div", { class: "pd-block", "data-block": idx },
+    h("div", { class: "pd-line pd-brace" }, h("span", { class: "pd-gutter" }),
+      h("span", { class: "pd-idx" }), h("span", { class: "pd-comment" }, header), fold),
+    body,
+    h("div", { class: "pd-line pd-brace" }, h("span", { class: "pd-gutter" }),
+      h("span", { class: "pd-idx" }), "}"));
+}
+
+/** The whole program: block 0, then any block no op owns (a program being built). */
+function codeEl(model, folded) {
+  const owned = new Set(model.blocks.flatMap((b) => b.ops.flatMap((o) => o.sub_blocks)));
+  const root = h("div", {});
+  model.blocks.forEach((b, i) => {
+    if (i === 0 || !owned.has(i)) root.append(blockEl(model, i, folded));
+  });
+  return root;
+}
+
+function slotTable(slots) {
+  const rows = Object.entries(slots || {}).map(([slot, names]) =>
+    h("tr", {}, h("td", {}, slot), h("td", {}, names.length ? names.join(", ") : "—")));
+  return rows.length ? h("table", {}, rows) : h("div", { class: "pd-empty" }, "none");
+}
+
+/** The detail pane of one op: slots, attributes, where it was created, its OpProto doc. */
+function detailEl(model, op, goto) {
+  if (!op) return h("div", { class: "pd-empty" }, "Click an op to see its inputs, outputs, "
+    + "attributes and documentation.");
+  const grads = model.blocks.flatMap((b) => b.ops)
+    .filter((o) => o.forward_op && o.forward_op.id === op.id);
+  const link = (id, text) => h("span", { class: "pd-link", "data-goto": id,
+                                         onclick: () => goto(id) }, text);
+  const block = model.blocks[op.block];
+  return h("div", { "data-detail": op.id },
+    h("h4", {}, `${op.type}  `, h("span", { class: "pd-comment" }, `${block.path} > op ${op.index}`)),
+    h("div", {}, op.comment),
+    h("h5", {}, "Inputs"), slotTable(op.inputs),
+    h("h5", {}, "Outputs"), slotTable(op.outputs),
+    h("h5", {}, "Attributes"),
+    Object.keys(op.attrs).length
+      ? h("table", {}, Object.entries(op.attrs).map(([k, v]) =>
+        h("tr", {}, h("td", {}, k), h("td", {}, v))))
+      : h("div", { class: "pd-empty" }, "none"),
+    op.sub_blocks.length ? [h("h5", {}, "Runs"), h("div", {}, op.sub_blocks.map((s) =>
+      h("div", {}, `block ${s}`)))] : null,
+    op.forward_op ? [h("h5", {}, "Gradient of"),
+      h("div", { class: "pd-fwd-link-row" },
+        h("span", { class: "pd-link pd-fwd-link", "data-goto": op.forward_op.id,
+                    onclick: () => goto(op.forward_op.id) },
+          `${op.forward_op.id} ${model.blocks[op.forward_op.block].ops[op.forward_op.index].type}`))]
+      : null,
+    grads.length ? [h("h5", {}, "Differentiated by"),
+      h("div", {}, grads.map((g) => h("div", {}, link(g.id, `${g.id} ${g.type}`))))] : null,
+    h("h5", {}, "Created at"),
+    h("div", { class: "pd-created" }, op.created_at || "(not recorded)"),
+    h("h5", {}, "OpProto"),
+    h("pre", { class: "pd-doc" }, op.doc || "(not registered)"));
+}
+
+function render({ model, el }) {
+  const folded = new Set();        // blocks whose variable declarations are hidden
+  const seen = new Set();          // blocks drawn before (their fold state is the user's)
+  const root = h("div", { class: "pd-widget pd-program" });
+  const tabs = h("div", { class: "pd-tabs" },
+    h("button", { class: "pd-tab", "data-tab": "code" }, "Code"),
+    h("button", { class: "pd-tab", "data-tab": "graph" }, "Graph"));
+  const code = h("div", { class: "pd-code" });
+  const graph = h("div", { class: "pd-graph pd-hidden" });
+  const detail = h("div", { class: "pd-detail" });
+  root.append(tabs, h("div", { class: "pd-program-body" }, code, graph, detail));
+  el.append(root);
+
+  const getOp = (pair) => {
+    const m = model.get("model");
+    if (!pair || pair.length !== 2 || !m.blocks) return null;
+    const b = m.blocks[pair[0]];
+    return b ? b.ops[pair[1]] || null : null;
+  };
+  // Selecting shows the op in the detail pane (next to either tab) and scrolls to it.
+  const select = (id) => {
+    const [b, i] = id.slice(1).split(":").map(Number);
+    model.set("selected", [b, i]);
+    model.save_changes();
+    reveal(code, code.querySelector(`[data-op="${id}"]`));
+  };
+
+  // The classes that move (current, selected, breakpoints, running) are set on the
+  // existing lines, so stepping does not redraw the program.
+  function mark() {
+    const cur = model.get("highlight");
+    const curId = cur && cur.length === 2 ? opId(cur[0], cur[1]) : null;
+    const sel = model.get("selected");
+    const selId = sel && sel.length === 2 ? opId(sel[0], sel[1]) : null;
+    const bps = new Set((model.get("breakpoints") || []).map(([b, i]) => opId(b, i)));
+    const running = new Set(model.get("running") || []);
+    for (const line of root.querySelectorAll("[data-op]")) {
+      const id = line.dataset.op;
+      line.classList.toggle("pd-current", id === curId);
+      line.classList.toggle("pd-selected", id === selId);
+      line.classList.toggle("pd-bp", bps.has(id));
+      line.classList.toggle("pd-running", running.has(id));
+    }
+    for (const node of graph.querySelectorAll("g.node")) {
+      node.classList.toggle("pd-current", node.id === curId);
+      node.classList.toggle("pd-selected", node.id === selId);
+    }
+    if (curId) reveal(code, code.querySelector(`[data-op="${curId}"]`));
+  }
+
+  function drawDetail() {
+    detail.replaceChildren(detailEl(model.get("model"), getOp(model.get("selected")), select));
+  }
+
+  function drawCode() {
+    const m = model.get("model");
+    // Long declaration lists (a training program's gradients) start folded, once.
+    for (const b of (m && m.blocks) || []) {
+      if (!seen.has(b.idx) && b.vars.length > FOLD_OVER) folded.add(b.idx);
+      seen.add(b.idx);
+    }
+    code.replaceChildren(m && m.blocks ? codeEl(m, folded) : h("div", { class: "pd-empty" }, "no program"));
+    root.classList.toggle("pd-debug", !!model.get("debug"));
+    mark();
+  }
+
+  function drawGraph() {
+    const svg = model.get("svg");
+    if (svg) graph.innerHTML = svg;     // made by graphviz from our own program
+    else graph.replaceChildren(h("div", { class: "pd-empty" }, "graphviz's dot is not installed; "
+      + "the graph as text:"), h("pre", { class: "pd-graph-text" }, model.get("graph_text")));
+    mark();
+  }
+
+  function showTab() {
+    const tab = model.get("tab") || "code";
+    for (const b of tabs.children) b.classList.toggle("pd-tab-active", b.dataset.tab === tab);
+    code.classList.toggle("pd-hidden", tab !== "code");
+    graph.classList.toggle("pd-hidden", tab !== "graph");
+  }
+
+  // One listener per pane handles all clicks in it (lines are redrawn, listeners stay).
+  code.addEventListener("click", (e) => {
+    const fold = e.target.closest("[data-fold]");
+    if (fold) {
+      const idx = Number(fold.dataset.fold);
+      folded.has(idx) ? folded.delete(idx) : folded.add(idx);
+      drawCode();
+      return;
+    }
+    const line = e.target.closest("[data-op]");
+    if (!line) return;
+    if (e.target.closest(".pd-gutter") && model.get("debug")) {
+      model.send({ cmd: "toggle_breakpoint", block: Number(line.dataset.block),
+                   index: Number(line.dataset.index) });
+      return;
+    }
+    select(line.dataset.op);
+  });
+  graph.addEventListener("click", (e) => {
+    const node = e.target.closest("g.node");
+    if (node && /^b\d+:\d+$/.test(node.id)) select(node.id);
+  });
+  tabs.addEventListener("click", (e) => {
+    const tab = e.target.closest("[data-tab]");
+    if (tab) { model.set("tab", tab.dataset.tab); model.save_changes(); }
+  });
+
+  const listeners = {
+    "change:model": () => { drawCode(); drawDetail(); },
+    "change:svg change:graph_text": drawGraph,
+    "change:selected": () => { mark(); drawDetail(); },
+    "change:highlight change:breakpoints change:running": mark,
+    "change:debug": drawCode,
+    "change:tab": showTab,
+  };
+  for (const [ev, fn] of Object.entries(listeners)) model.on(ev, fn);
+  drawCode(); drawGraph(); drawDetail(); showTab();
+  return () => { for (const [ev, fn] of Object.entries(listeners)) model.off(ev, fn); };
+}
+
+export default { render };

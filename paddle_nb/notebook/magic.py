@@ -1,0 +1,480 @@
+"""The ``%%paddle`` cell magic and ``%paddle`` line magic (an IPython extension).
+
+    %load_ext paddle_nb
+
+    %%paddle --run
+    x = pd.minibatch([10, 20, 30])
+    y = pd.layer.fc(x, 2)
+
+The cell body is ordinary Python, run in the notebook's namespace while the named notebook
+program (``--program``, default ``main``) is the default main/startup program and its scope
+the current scope. Re-running a cell *replaces* what it built before, with the same names
+(see :mod:`paddle_nb.notebook.session`). A cell is known by its Jupyter cell id when the
+front end sends one, else by ``--cell NAME``, else by its source text (so an *edited* cell
+in a front end without cell ids counts as a new cell).
+
+Errors are shown short: the framework's message, which names the cell line
+(``Cell In[3], line 4``) that made the op, and no traceback through the library; a failed
+cell leaves the program as it was. Flags are checked by argparse: a bad one is a
+``UsageError``. ``%%paddle?`` shows them all.
+"""
+from __future__ import annotations
+
+import html
+import importlib
+import linecache
+
+import numpy as np
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from ..core.errors import PaddleNBError, set_filename_label_hook
+from ..core.executor import Executor
+from ..core.framework_pb2 import VarType
+from ..core.place import CPUPlace, CUDAPlace
+from ..core.variable import Variable
+from .session import Notebook, NotebookProgram
+
+SHOW_MODES = ("code", "tree", "graph", "scope", "none")
+COMMANDS = ("status", "reset", "show")
+
+
+@magics_class
+class PaddleMagics(Magics):
+    """The magics and the notebook's programs (one instance per shell)."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.notebook = Notebook()
+
+    @magic_arguments()
+    @argument("command", nargs="*",
+              help="line magic only: 'status' (programs and what each cell defined), "
+                   "'reset [NAME]' (forget one program, or all), 'show [NAME]' (print it)")
+    @argument("--program", "-p", default="main", metavar="NAME",
+              help="the notebook program the cell builds into (default: main)")
+    @argument("--run", "-r", action="store_true",
+              help="initialise new parameters, run the program and show the values of the "
+                   "variables the cell assigned (or --fetch); returns name -> array")
+    @argument("--step", "-s", action="store_true",
+              help="open the step debugger on the program")
+    @argument("--place", choices=["cpu", "cuda"], default="cpu",
+              help="where --run/--step run the kernels (default: cpu)")
+    @argument("--show", choices=SHOW_MODES, default="code",
+              help="what to show after the cell: the program as code (default), the "
+                   "block tree, the dataflow graph, the scope, or nothing")
+    @argument("--fetch", "-f", default=None, metavar="A,B",
+              help="names to fetch when running: notebook variables or program variables")
+    @argument("--feed", default=None, metavar="EXPR",
+              help="an expression in the notebook namespace giving the feed dict")
+    @argument("--cell", default=None, metavar="NAME",
+              help="name this cell (re-running a cell of the same name replaces it); "
+                   "default: the Jupyter cell id, else the cell's source text")
+    @line_cell_magic
+    def paddle(self, line, cell=None):
+        """Build a PaddlePaddle-style program in a notebook cell.
+
+        %%paddle [--program NAME] [--run] [--show code|tree|graph|scope|none] ...
+        <python building the program with pd.*>
+
+        %paddle status | reset [NAME] | show [NAME] | --run [--program NAME]
+        """
+        args = parse_argstring(self.paddle, line)
+        if args.run and args.step:
+            raise UsageError("choose one of --run and --step")
+        if cell is None:
+            return self._line(args)
+        if args.command:
+            raise UsageError(f"%%paddle takes no command ({' '.join(args.command)!r}); "
+                             f"use the line magic: %paddle {' '.join(args.command)}")
+        prog, assigned = self._build(args, cell)
+        if args.show == "scope":       # the scope is worth seeing once the run filled it
+            result = self._execute(prog, args, assigned)
+            self._show(prog, args.show)
+            return result
+        self._show(prog, args.show)    # the program first: still shown if the run fails
+        return self._execute(prog, args, assigned)
+
+    # --- %paddle (line) --------------------------------------------------------------------
+    def _line(self, args):
+        command, rest = (args.command[0], args.command[1:]) if args.command else (None, [])
+        if command is None:
+            if not (args.run or args.step):
+                raise UsageError("say what to do: %paddle status | reset [NAME] | "
+                                 "show [NAME] | --run [--program NAME]")
+            prog = self._existing(args.program)
+            assigned = [n for key in prog.order for n in prog.cells[key].assigned]
+            return self._execute(prog, args, list(dict.fromkeys(assigned)))
+        if command not in COMMANDS or len(rest) > 1:
+            raise UsageError(f"unknown command {' '.join(args.command)!r}; use one of: "
+                             "status, reset [NAME], show [NAME]")
+        name = rest[0] if rest else None
+        if command == "status":
+            print(self.status())
+        elif command == "reset":
+            if name is not None:
+                self._existing(name)
+            self.notebook.reset(name)
+            print(f"reset program {name!r}" if name else "reset every notebook program")
+        else:
+            self._show(self._existing(name or args.program), args.show)
+        return None
+
+    def _existing(self, name: str) -> NotebookProgram:
+        if name not in self.notebook.programs:
+            known = ", ".join(self.notebook.programs) or "none yet"
+            raise UsageError(f"no notebook program named {name!r} (programs: {known})")
+        return self.notebook.programs[name]
+
+    def status(self) -> str:
+        """Every program, its size, and what each cell (in program order) defined."""
+        if not self.notebook.programs:
+            return "no notebook programs yet: run a %%paddle cell"
+        lines = []
+        for prog in self.notebook.programs.values():
+            lines.append(prog.summary())
+            for key in prog.order:
+                rec = prog.cells[key]
+                names = ", ".join(rec.assigned) or "-"
+                extra = f", blocks {rec.blocks}" if rec.blocks else ""
+                lines.append(f"  {rec.label or '?':>8} {_short_key(key)}: "
+                             f"{rec.op_count()} ops (startup {rec.op_count('startup')}), "
+                             f"{len(rec.var_names())} vars{extra}; names: {names}")
+        return "\n".join(lines)
+
+    # --- building ----------------------------------------------------------------------------
+    def _build(self, args, cell: str):
+        """Run the cell body into the program; on an error roll back and raise it short."""
+        shell = self.shell
+        try:
+            code, filename = self._compile(cell)
+        except SyntaxError as e:
+            raise CellSyntaxError(e, shell) from e
+        ns = shell.user_ns
+        before = dict(ns)
+        prog = self.notebook.program(args.program)
+        label = f"In[{shell.execution_count}]"
+        key = self._cell_key(args, cell)
+        try:
+            self.notebook.build(args.program, key,
+                                lambda: exec(code, shell.user_global_ns, ns), label)
+        except Exception as e:
+            _restore_bindings(ns, before, prog)
+            _shorten(e, self.shell, f"(nothing was kept: program {args.program!r} is as it "
+                                    "was before this cell)")
+            raise
+        except BaseException:          # KeyboardInterrupt: rolled back, shown as usual
+            _restore_bindings(ns, before, prog)
+            raise
+        assigned = [k for k, v in ns.items() if v is not before.get(k) and _belongs(v, prog)]
+        prog.cells[key].assigned = assigned
+        return prog, assigned
+
+    def _compile(self, cell: str):
+        """Compile the body so tracebacks and ops say ``Cell In[n], line k``: the code is
+        registered with IPython's compiler under this execution count, and padded by one
+        line (the ``%%paddle`` line) so line k is line k of the cell as the user sees it.
+        IPython syntax (``%magic``, ``!cmd``) in the body is transformed as in any cell."""
+        lines = cell.splitlines()
+        blank = next((i for i, s in enumerate(lines) if s.strip()), len(lines))
+        body = self.shell.transform_cell("\n".join(lines[blank:]))
+        source = "\n" * (1 + blank) + body
+        filename = self.shell.compile.cache(source, self.shell.execution_count)
+        return self.shell.compile(source, filename, "exec"), filename
+
+    def _cell_key(self, args, cell: str) -> str:
+        if args.cell:
+            return f"name:{args.cell}"
+        cell_id = _jupyter_cell_id(self.shell)
+        if cell_id:
+            return f"id:{cell_id}"
+        return "source:" + cell.strip()
+
+    # --- showing -----------------------------------------------------------------------------
+    def _show(self, prog: NotebookProgram, mode: str) -> None:
+        if mode == "none":
+            return
+        if mode == "code":
+            print(prog.main.to_code())
+        elif mode == "scope":
+            view = _widget("ScopeView", prog.scope)
+            display(view) if view is not None else print(prog.scope.tree())
+        else:
+            view = _widget("ProgramView", prog.main, graph=mode == "graph")
+            if view is not None:
+                display(view)
+            elif mode == "tree":
+                print(block_tree(prog.main))
+            else:
+                print(_graph_text(prog.main))
+
+    # --- running -----------------------------------------------------------------------------
+    def _execute(self, prog: NotebookProgram, args, assigned):
+        if not (args.run or args.step):
+            return None
+        place = CUDAPlace(0) if args.place == "cuda" else CPUPlace()
+        try:
+            feed = self._feed(args.feed)
+            fetch = self._fetch(prog, args.fetch, assigned, feed)
+            prog.initialize(Executor(place))
+            if args.step:
+                return self._debugger(prog, feed, fetch, place)
+            values = Executor(place).run(prog.main, feed=feed, fetch_list=list(fetch.values()),
+                                         scope=prog.scope)
+        except PaddleNBError as e:
+            _shorten(e, self.shell, f"(the cell's ops were kept in program {prog.name!r}; "
+                                    "running it failed)")
+            raise
+        return RunResult(zip(fetch, values))
+
+    def _feed(self, expr: str | None) -> dict:
+        if expr is None:
+            return {}
+        if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "'\"":
+            expr = expr[1:-1]          # IPython's argument split keeps the quotes
+        try:
+            feed = eval(expr, self.shell.user_global_ns, self.shell.user_ns)  # noqa: S307
+        except Exception as e:  # noqa: BLE001 (a user expression: say which)
+            raise UsageError(f"--feed {expr!r}: {type(e).__name__}: {e}") from None
+        if not isinstance(feed, dict):
+            raise UsageError(f"--feed must give a dict of name -> array, got "
+                             f"{type(feed).__name__}")
+        return feed
+
+    def _fetch(self, prog: NotebookProgram, spec: str | None, assigned, feed) -> dict:
+        """Shown name -> program variable name. ``--fetch`` names may be notebook names
+        bound to Variables or program variable names; by default, the Variables the cell
+        assigned that live in the global block and have a value when the program runs."""
+        ns, gb = self.shell.user_ns, prog.main.global_block()
+        if spec:
+            out = {}
+            for name in (s.strip() for s in spec.split(",") if s.strip()):
+                value = ns.get(name)
+                out[name] = value.name if _belongs(value, prog) else name
+            return out
+        written = {n for op in gb.ops for n in op.output_arg_names}
+        fed = {k if isinstance(k, str) else getattr(k, "name", k) for k in feed}
+        out = {}
+        for name in assigned:
+            v = ns.get(name)
+            if not _belongs(v, prog) or not gb.has_var(v.name):
+                continue
+            desc = gb.table.vars[v.name]
+            if desc.type.type == VarType.LOD_TENSOR and (
+                    desc.persistable or v.name in written or v.name in fed):
+                out[name] = v.name
+        return out
+
+    def _debugger(self, prog: NotebookProgram, feed, fetch, place):
+        try:
+            Debugger = importlib.import_module(__package__ + ".debugger").Debugger  # noqa: N806
+        except ImportError:
+            print("the step debugger is not available; the program:\n" + prog.main.to_code())
+            return None
+        dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place)
+        view = _widget("DebuggerView", dbg)
+        if view is not None:
+            return view
+        print(debugger_summary(prog, dbg, fetch))
+        return dbg
+
+
+class CellSyntaxError(Exception):
+    """A cell body that is not Python. IPython shows a SyntaxError with every frame it went
+    through (here: the magic's); this shows it as for a plain cell. ``__cause__`` is the
+    SyntaxError."""
+
+    def __init__(self, error: SyntaxError, shell):
+        super().__init__(str(error))
+        self._lines = shell.SyntaxTB.structured_traceback(type(error), error, [])
+
+    def _render_traceback_(self):
+        return self._lines
+
+
+# --- results -------------------------------------------------------------------------------
+class RunResult(dict):
+    """What ``%%paddle --run`` returns: name -> numpy array, displayed as a small table."""
+
+    def rows(self):
+        for name, a in self.items():
+            a = np.asarray(a)
+            values = np.array2string(a, precision=4, threshold=12, edgeitems=2,
+                                     max_line_width=70).replace("\n", "")
+            yield name, str(tuple(a.shape)), str(a.dtype), values
+
+    def __repr__(self):
+        rows = [("name", "shape", "dtype", "values"), *self.rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3]
+                         for r in rows)
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(repr(self))
+
+    def _repr_html_(self):
+        cells = "".join("<tr>" + "".join(f"<td><code>{html.escape(c)}</code></td>" for c in r)
+                        + "</tr>" for r in self.rows())
+        return ("<table><tr><th>name</th><th>shape</th><th>dtype</th><th>values</th></tr>"
+                f"{cells}</table>")
+
+
+def block_tree(program) -> str:
+    """The block tree as text: each block under the op that owns it."""
+    lines = []
+
+    def walk(block, depth, owner):
+        n_ops, n_vars = len(block.table.ops), len(block.table.vars)
+        what = f"{owner}  " if owner else ""
+        empty = "  (empty: left by a re-run cell)" if block.idx and not n_ops and not n_vars \
+            else ""
+        lines.append(f"{'  ' * depth}block {block.idx}  {what}{n_ops} ops, {n_vars} vars{empty}")
+        for i, op in enumerate(block.ops):
+            for sub in op.sub_block_indices():
+                if 0 <= sub < program.num_blocks:
+                    walk(program.block(sub), depth + 1, f"{op.type}@{i}")
+
+    walk(program.global_block(), 0, "")
+    owned = {i for b in program.blocks for op in b.ops for i in op.sub_block_indices()}
+    for b in program.blocks[1:]:
+        if b.idx not in owned:
+            walk(b, 0, "(no owner)")
+    return "\n".join(lines)
+
+
+def debugger_summary(prog: NotebookProgram, dbg, fetch: dict) -> str:
+    lines = [f"Debugger on program {prog.name!r} (fetch: {', '.join(fetch) or 'nothing'}); "
+             "it is this cell's result: dbg = _ ; dbg.step(), dbg.step_over(), "
+             "dbg.step_out(), dbg.cont(), dbg.add_breakpoint(block, op)"]
+    for b in prog.main.blocks:
+        for i, op in enumerate(b.ops):
+            lines.append(f"  block {b.idx} op {i}: {op.type}")
+    return "\n".join(lines[:41] + (["  ..."] if len(lines) > 41 else []))
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _widget(name: str, *args, **kwargs):
+    """A widget from :mod:`paddle_nb.notebook.widgets`, or None where it cannot be had
+    (no anywidget installed): the caller then prints text."""
+    try:   # imported on first use: the magic works without a widget stack
+        widgets = importlib.import_module(__package__ + ".widgets")
+    except ImportError:
+        return None
+    cls = getattr(widgets, name, None)
+    return cls(*args, **kwargs) if cls is not None else None
+
+
+def _graph_text(program) -> str:
+    try:
+        from .program_model import program_graph_text   # noqa: PLC0415
+    except ImportError:
+        return program.to_code()
+    return program_graph_text(program)
+
+
+def _jupyter_cell_id(shell) -> str | None:
+    """The cell id JupyterLab / Notebook 7 / VS Code send with each execute request."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        return (kernel.get_parent().get("metadata") or {}).get("cellId")
+    except Exception:  # noqa: BLE001 (no request in flight, an older kernel...)
+        return None
+
+
+def _short_key(key: str) -> str:
+    kind, _, rest = key.partition(":")
+    if kind == "source":
+        first = rest.strip().splitlines()[0] if rest.strip() else ""
+        return repr(first[:30] + ("..." if len(first) > 30 else ""))
+    return f"{kind} {rest[:12]}"
+
+
+def _belongs(value, prog: NotebookProgram) -> bool:
+    """Is ``value`` a Variable of this notebook program's main program?"""
+    return isinstance(value, Variable) and value.block.program is prog.main
+
+
+def _restore_bindings(ns: dict, before: dict, prog: NotebookProgram) -> None:
+    """Undo the failed cell's assignments of Variables (they were rolled back with the
+    program); other Python assignments stay, as after any failing cell."""
+    for name in [k for k, v in ns.items() if v is not before.get(k) and _belongs(v, prog)]:
+        if name in before:
+            ns[name] = before[name]
+        else:
+            del ns[name]
+
+
+def _cell_frames(tb, shell):
+    """(label, line number, code) of each traceback entry in notebook cell code."""
+    out = []
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        label = shell.compile.format_code_name(filename)
+        if label is not None:
+            out.append((f"{label[0]} {label[1]}", tb.tb_lineno,
+                        linecache.getline(filename, tb.tb_lineno).strip()))
+        tb = tb.tb_next
+    return out
+
+
+def _shorten(e: BaseException, shell, note: str) -> None:
+    """Make IPython show ``e`` short (its ``_render_traceback_`` hook): a PaddleNBError as
+    its message and the cell line; anything else as a traceback that starts in the cell,
+    without the magic's and the builders' frames above it."""
+    tb = e.__traceback__
+    if isinstance(e, PaddleNBError):
+        lines = [f"{type(e).__name__}: {e}"]
+        frames = _cell_frames(tb, shell)
+        if frames and "Cell In[" not in str(e):
+            label, lineno, code = frames[-1]
+            lines.append(f"  at {label}, line {lineno}: {code}")
+    else:
+        while tb is not None and shell.compile.format_code_name(
+                tb.tb_frame.f_code.co_filename) is None:
+            tb = tb.tb_next
+        lines = shell.InteractiveTB.structured_traceback(type(e), e, tb or e.__traceback__,
+                                                         tb_offset=0)
+    lines = [*lines, note]
+    try:
+        e._render_traceback_ = lambda: lines
+    except AttributeError:   # an exception type without a __dict__: shown as usual
+        pass
+
+
+def _cell_labeler(shell):
+    def label(filename: str) -> str | None:
+        data = shell.compile.format_code_name(filename)
+        return f"{data[0]} {data[1]}" if data else None
+    return label
+
+
+def get_notebook(shell=None) -> Notebook:
+    """The notebook programs of ``shell`` (default: the running IPython)."""
+    if shell is None:
+        from IPython import get_ipython   # noqa: PLC0415
+        shell = get_ipython()
+    return _magics(shell).notebook
+
+
+def _magics(shell) -> PaddleMagics:
+    for m in shell.magics_manager.registry.values():
+        if isinstance(m, PaddleMagics):
+            return m
+    raise RuntimeError("the paddle_nb extension is not loaded: %load_ext paddle_nb")
+
+
+def load_ipython_extension(ip) -> None:
+    """Register ``%%paddle``/``%paddle`` (once per shell) and name cell code in errors."""
+    try:
+        _magics(ip)
+    except RuntimeError:
+        ip.register_magics(PaddleMagics(ip))
+    set_filename_label_hook(_cell_labeler(ip))
+
+
+def unload_ipython_extension(ip) -> None:
+    set_filename_label_hook(None)

@@ -1,0 +1,278 @@
+"""Notebook widgets: ProgramView, ScopeView, DebuggerView and TrainingView (anywidget).
+
+Each widget is a small ``anywidget.AnyWidget``: Python computes plain data (the models of
+``program_model.py`` and ``scope_model.py``) into synced traitlets, and one ES module in the
+repository's ``extension/`` folder draws it. The browser decides nothing: a click is either
+a trait the page sets (the selected op) or a message (``model.send({cmd: "step"})``) that
+Python answers by running the debugger and updating traits. So everything a widget shows
+can be tested from Python, without a browser.
+
+    view = pd.notebook.widgets.show(program)            # the program as code and graph
+    dbg = DebuggerView.from_program(main, feed=..., fetch_list=[loss], startup=startup)
+    dbg                                                  # then click Step, Continue, ...
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import ipywidgets
+import numpy as np
+import traitlets as t
+
+from ..core.program import default_main_program
+from ..core.scope import current as current_scope
+from .program_model import program_graph_text, program_model, program_svg
+from .scope_model import scope_model
+
+
+# --- the ES modules ---------------------------------------------------------------------
+def extension_dir() -> Path | None:
+    """Where the ES modules are: ``<repo>/extension`` for an editable install, the
+    ``paddle_nb/extension`` package for a regular one."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package.parent / "extension", package / "extension"):
+        if (candidate / "program_view.js").is_file():
+            return candidate
+    return None
+
+
+def _asset(name: str):
+    """A Path anywidget reads (and, with ANYWIDGET_HMR=1, re-reads when it changes), or a
+    module that says what is missing instead of failing at import time."""
+    folder = extension_dir()
+    if folder is not None:
+        return folder / name
+    if name.endswith(".css"):
+        return ""
+    return ("export default { render({ el }) { el.textContent = "
+            f"'paddle_nb: extension/{name} was not found (is the package installed?)'; }} }};")
+
+
+_CSS = _asset("widgets.css")
+
+
+def _pair(loc) -> list:
+    return [int(loc[0]), int(loc[1])] if loc is not None else []
+
+
+# --- ProgramView ------------------------------------------------------------------------
+class ProgramView(anywidget.AnyWidget):
+    """A program as nested code with an op detail pane and a graph tab."""
+    _esm = _asset("program_view.js")
+    _css = _CSS
+
+    model = t.Dict().tag(sync=True)             # program_model(program)
+    svg = t.Unicode("").tag(sync=True)          # graphviz drawing; "" without dot
+    graph_text = t.Unicode("").tag(sync=True)   # the graph as text (the fallback)
+    selected = t.List().tag(sync=True)          # [block, index] of the op in the detail pane
+    highlight = t.List().tag(sync=True)         # [block, index] of the op that just ran
+    running = t.List().tag(sync=True)           # ids "b0:1" of ops whose blocks are running
+    breakpoints = t.List().tag(sync=True)       # [[block, index], ...]
+    debug = t.Bool(False).tag(sync=True)        # the gutter toggles breakpoints
+    tab = t.Unicode("code").tag(sync=True)      # "code" or "graph"
+
+    def __init__(self, program=None, *, graph: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.program = program if program is not None else default_main_program()
+        self._graph = graph
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the program again (after more ops were appended, or append_backward)."""
+        with self.hold_sync():
+            self.model = program_model(self.program)
+            self.graph_text = program_graph_text(self.program)
+            self.svg = (program_svg(self.program) or "") if self._graph else ""
+
+    def select(self, block_idx: int, op_index: int) -> None:
+        self.selected = [int(block_idx), int(op_index)]
+
+    @property
+    def selected_op(self) -> dict | None:
+        """The model of the selected op (what the detail pane shows), or None."""
+        if len(self.selected) != 2:
+            return None
+        b, i = self.selected
+        return self.model["blocks"][b]["ops"][i]
+
+
+def show(program=None) -> ProgramView:
+    """A ProgramView of ``program`` (default: the default main program); the last
+    expression of a cell displays it."""
+    return ProgramView(program)
+
+
+# --- ScopeView --------------------------------------------------------------------------
+class ScopeView(anywidget.AnyWidget):
+    """The scope forest below a scope, with values as stats, heatmaps and sparklines."""
+    _esm = _asset("scope_view.js")
+    _css = _CSS
+
+    model = t.Dict().tag(sync=True)             # scope_model(scope, changed, current=...)
+
+    def __init__(self, scope=None, *, max_preview: int = 16, **kwargs):
+        super().__init__(**kwargs)
+        self.scope = scope if scope is not None else current_scope()
+        self.max_preview = max_preview
+        self.refresh()
+
+    def refresh(self, changed=(), current=None) -> None:
+        """Read the scopes again; ``changed`` names are highlighted (where they resolve
+        from ``current``, the scope the last step ran in, whose node is marked)."""
+        self.model = scope_model(self.scope, changed, self.max_preview, current=current)
+
+
+# --- TrainingView -----------------------------------------------------------------------
+class TrainingView(anywidget.AnyWidget):
+    """A loss curve: call ``append(step, loss)`` in the training loop."""
+    _esm = _asset("training_view.js")
+    _css = _CSS
+
+    steps = t.List().tag(sync=True)
+    losses = t.List().tag(sync=True)            # None for NaN / inf (JSON has neither)
+    title = t.Unicode("loss").tag(sync=True)
+    log_y = t.Bool(False).tag(sync=True)
+
+    def append(self, step, loss) -> None:
+        value = float(np.asarray(loss).reshape(-1)[0])
+        # A new list each time: traitlets syncs on assignment, not on list.append.
+        with self.hold_sync():
+            self.steps = self.steps + [int(step)]
+            self.losses = self.losses + [value if np.isfinite(value) else None]
+
+    def clear(self) -> None:
+        with self.hold_sync():
+            self.steps, self.losses = [], []
+
+
+# --- DebuggerView -----------------------------------------------------------------------
+class DebuggerControls(anywidget.AnyWidget):
+    """The debugger's button bar, status line, frame stack and results."""
+    _esm = _asset("debugger_view.js")
+    _css = _CSS
+
+    status = t.Unicode("").tag(sync=True)
+    state = t.Unicode("ready").tag(sync=True)   # ready | paused | finished | error
+    frames = t.List().tag(sync=True)            # Debugger.frame_stack()
+    results = t.List().tag(sync=True)           # [{name, text}] once finished
+
+
+class DebuggerView(ipywidgets.VBox):
+    """A Debugger with buttons: the program (current op highlighted, breakpoints in the
+    gutter) next to the scope forest (values the last op wrote highlighted).
+
+    Every click reaches :meth:`handle_message` as ``{"cmd": ...}``; it runs the debugger
+    command and then :meth:`update` copies the debugger's state into the views."""
+
+    COMMANDS = {"step": "step", "step_over": "step_over", "step_out": "step_out",
+                "continue": "cont", "run_to_end": "run_to_end"}
+
+    def __init__(self, debugger, **kwargs):
+        self.debugger = debugger
+        self.controls = DebuggerControls()
+        # Side by side where there is room, the scopes below the program where there is
+        # not; min_width 0 lets long code lines scroll inside their pane instead of
+        # widening the whole output.
+        self.program_view = ProgramView(debugger.program, debug=True,
+                                        layout=ipywidgets.Layout(flex="1 1 560px", min_width="0"))
+        self.scope_view = ScopeView(debugger.scope,
+                                    layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+        self.last_error: BaseException | None = None
+        for w in (self.controls, self.program_view):
+            w.on_msg(lambda _widget, content, _buffers: self.handle_message(content))
+        body = ipywidgets.HBox([self.program_view, self.scope_view],
+                               layout=ipywidgets.Layout(width="100%", flex_flow="row wrap",
+                                                        align_items="flex-start"))
+        super().__init__([self.controls, body], **kwargs)
+        self.update()
+
+    @classmethod
+    def from_program(cls, program=None, feed=None, fetch_list=None, startup=None, place=None,
+                     scope=None) -> "DebuggerView":
+        from .debugger import Debugger   # noqa: PLC0415 (written alongside; import late)
+        return cls(Debugger(program=program, feed=feed, fetch_list=fetch_list, scope=scope,
+                            place=place, startup=startup))
+
+    # What a test (or a curious student) reads back.
+    highlight = property(lambda self: self.program_view.highlight)
+    frames = property(lambda self: self.controls.frames)
+    status = property(lambda self: self.controls.status)
+
+    def handle_message(self, content: dict) -> None:
+        """Run one command from the page: a button (``{"cmd": "step"}``), a gutter click
+        (``{"cmd": "toggle_breakpoint", "block": 0, "index": 3}``), ``run_to`` (same
+        fields), ``restart`` or ``select_frame`` (``index`` into the frame stack)."""
+        cmd = content.get("cmd")
+        d = self.debugger
+        self.last_error = None
+        try:
+            if cmd in self.COMMANDS:
+                if not d.finished:
+                    getattr(d, self.COMMANDS[cmd])()
+            elif cmd == "restart":
+                d.restart()
+            elif cmd == "toggle_breakpoint":
+                loc = (int(content["block"]), int(content["index"]))
+                (d.remove_breakpoint if loc in d.breakpoints else d.add_breakpoint)(*loc)
+            elif cmd == "run_to":
+                d.run_to(int(content["block"]), int(content["index"]))
+            elif cmd == "select_frame":
+                self._select_frame(int(content["index"]))
+                return
+            else:
+                raise ValueError(f"unknown debugger command {cmd!r}")
+        except Exception as e:     # noqa: BLE001 (shown in the status line, kept for code)
+            self.last_error = e
+        self.update()
+
+    def _select_frame(self, index: int) -> None:
+        """Show the op that runs frame ``index`` (or, for the innermost, the current op)."""
+        stack = self.debugger.frame_stack()
+        if index + 1 < len(stack):
+            inner = stack[index + 1]
+            if inner["owner_index"] is not None:
+                self.program_view.select(stack[index]["block_idx"], inner["owner_index"])
+        elif self.debugger.location() is not None:
+            self.program_view.select(*self.debugger.location())
+
+    def update(self) -> None:
+        """Copy the debugger's state into the three views."""
+        d = self.debugger
+        step = d.current
+        stack = d.frame_stack()
+        error = self.last_error or d.error
+        with self.program_view.hold_sync(), self.controls.hold_sync():
+            self.program_view.highlight = _pair(d.location())
+            self.program_view.breakpoints = sorted(_pair(b) for b in d.breakpoints)
+            self.program_view.running = [f"b{outer['block_idx']}:{inner['owner_index']}"
+                                         for outer, inner in zip(stack, stack[1:])
+                                         if inner["owner_index"] is not None]
+            self.controls.frames = stack
+            if error is not None:
+                self.controls.state, self.controls.status = "error", _error_text(error)
+            elif d.finished:
+                self.controls.state = "finished"
+                self.controls.status = f"finished — {d.steps_taken} steps"
+            elif step is None:
+                self.controls.state, self.controls.status = "ready", "ready — press Step"
+            else:
+                self.controls.state = "paused"
+                self.controls.status = (f"block {step.block_idx} > op {step.op_index} "
+                                        f"{step.op.type} — {d.steps_taken} steps")
+            self.controls.results = _results(d) if d.finished and d.results else []
+        self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
+
+
+def _error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def _results(d) -> list[dict]:
+    names = d.fetch_list if isinstance(d.fetch_list, (list, tuple)) else [d.fetch_list]
+    out = []
+    for item, value in zip(names, d.results):
+        name = item if isinstance(item, str) else getattr(item, "name", str(item))
+        text = np.array2string(np.asarray(value), precision=4, threshold=20, edgeitems=2)
+        out.append({"name": name, "text": text})
+    return out

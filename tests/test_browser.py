@@ -1,0 +1,116 @@
+"""A real browser: JupyterLab on localhost, Debian's headless Chromium driven by Playwright.
+
+The notebook loads the extension, runs a ``%%paddle --step`` cell, and the test clicks the
+debugger's Step button three times, checking the highlighted op and a scope value. The
+screenshots land in ``screenshots/`` (git-ignored) so a person can look at them.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason="needs Debian's chromium (.ci/run installs it)"),
+]
+
+CELLS = [
+    "import numpy as np\nimport paddle_nb as pd\n%load_ext paddle_nb",
+    "%%paddle --step\n"
+    "x = pd.minibatch([[1.0, 2.0], [3.0, -4.0]])\n"
+    "h = pd.layer.fc(x, 3, act='relu', param_attr=pd.ParamAttr('w', pd.Constant(0.5)))\n"
+    "y = pd.softmax(h)",
+]
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
+    nbformat.write(nb, root / "debug.ipynb")
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
+         "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError((root / "server.log").read_text()[-2000:])
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}", root
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+        yield pg
+        browser.close()
+
+
+def _shot(page, name):
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / name), full_page=True)
+
+
+def test_step_three_times_in_jupyterlab(lab, page):
+    url, root = lab
+    page.goto(f"{url}/lab/tree/debug.ipynb")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90000)
+    page.click(".jp-Cell .jp-InputArea-editor")
+    for _ in CELLS:
+        page.keyboard.press("Shift+Enter")
+    step = page.wait_for_selector("[data-cmd='step']", timeout=90000)
+    page.wait_for_selector(".pd-program [data-op='b0:0']", timeout=30000)
+    page.wait_for_selector(".pd-scope", timeout=30000)
+    _shot(page, "debugger_0_opened.png")
+    for _ in range(3):
+        step.click()
+        page.wait_for_timeout(300)
+    current = page.wait_for_selector(".pd-op.pd-current", timeout=30000)
+    # ops: assign_value(x), mul, elementwise_add, relu, softmax: three steps -> op 2
+    assert current.get_attribute("data-op") == "b0:2"
+    assert "elementwise_add" in current.inner_text()
+    var = page.wait_for_selector("[data-var='fc_0.tmp_0']", timeout=30000)
+    text = var.inner_text()
+    assert "[2, 3]" in text or "2×3" in text or "2, 3" in text, text
+    _shot(page, "debugger_3_steps.png")
+    # x @ w with w = 0.5: row 0 -> 1.5 in every column; the view shows the values
+    assert "1.5" in page.inner_text(".pd-scope")

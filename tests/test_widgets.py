@@ -1,0 +1,425 @@
+"""The notebook widgets, from Python only: what each widget's traitlets hold is what the
+program, the scopes and the debugger dictate (the browser just draws it)."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import paddle_nb as pd
+from paddle_nb.core.printer import op_line
+from paddle_nb.notebook import program_model as pm
+from paddle_nb.notebook.debugger import Debugger
+from paddle_nb.notebook.program_model import (forward_links, program_dot, program_graph_text,
+                                              program_model, program_svg)
+from paddle_nb.notebook.scope_model import find_scope_node, find_var, scope_model
+from paddle_nb.notebook.widgets import (DebuggerView, ProgramView, ScopeView, TrainingView,
+                                        extension_dir, show)
+
+
+# --- programs ---------------------------------------------------------------------------
+def _mlp(train=True):
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = 7
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [None, 4])
+        label = pd.data("label", [None, 1], "int64")
+        h = pd.layer.fc(x, 8, act="relu")                       # MLP_FC_LINE
+        logits = pd.layer.fc(h, 3)
+        loss = pd.mean(pd.layers.softmax_with_cross_entropy(logits, label))
+        if train:
+            pd.optimizer.SGD(0.1).minimize(loss)
+    rng = np.random.default_rng(0)
+    feed = {"x": rng.standard_normal((5, 4)).astype(np.float32),
+            "label": rng.integers(0, 3, (5, 1)).astype(np.int64)}
+    return main, startup, loss, feed
+
+
+def _rnn(train=False):
+    T, B, D, H = 3, 2, 3, 4
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = 3
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [T, B, D])
+        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
+        rnn = pd.StaticRNN()
+        with rnn.step():
+            x_t = rnn.step_input(x)
+            h_pre = rnn.memory(init=h0)
+            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
+            rnn.update_memory(h_pre, h)
+            rnn.output(h)
+        hs = rnn()
+        loss = pd.mean(hs * hs)
+        if train:
+            pd.optimizer.SGD(0.01).minimize(loss)
+    feed = {"x": np.random.default_rng(1).standard_normal((T, B, D)).astype(np.float32)}
+    return main, startup, loss, feed
+
+
+def _ifelse():
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = 5
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [None, 3])
+        x.stop_gradient = False
+        cond = pd.layers.reduce_sum(x, dim=1, keep_dim=True) > 0.0
+        ie = pd.ifelse()
+        with ie.true_block():
+            ie.output(pd.tanh(pd.layer.fc(x, 2, param_attr="w_true", bias_attr=False)))
+        with ie.false_block():
+            ie.output(pd.layer.fc(x, 2, param_attr="w_false", bias_attr=False) * 2.0)
+        out, = ie(cond)
+        loss = pd.mean(out * out)
+        pd.append_backward(loss)
+    feed = {"x": np.float32([[1.0, 0.2, -0.3], [-1.0, -0.5, 0.1], [0.3, 0.3, 0.3]])}
+    return main, startup, loss, feed
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, 1) if marker in line and "def " not in line)
+
+
+# --- program_model ----------------------------------------------------------------------
+def test_program_model_of_an_mlp_lists_vars_ops_docs_and_creating_lines():
+    main, _, loss, _ = _mlp(train=False)
+    m = program_model(main)
+    json.dumps(m, allow_nan=False)                       # what the page receives
+    assert m["num_blocks"] == 1 and m["blocks"][0]["owner"] is None
+    b0 = m["blocks"][0]
+    assert [o["text"] for o in b0["ops"]] == [op_line(op.desc) for op in main.global_block().ops]
+    assert [o["id"] for o in b0["ops"]] == [f"b0:{i}" for i in range(len(b0["ops"]))]
+    mul = b0["ops"][0]
+    assert mul["type"] == "mul" and mul["inputs"] == {"X": ["x"], "Y": ["fc_0.w_0"]}
+    assert mul["attrs"] == {"x_num_col_dims": "1", "y_num_col_dims": "1"}
+    assert mul["role"] == "forward" and mul["forward_op"] is None
+    assert mul["doc"] == pd.core.registry.lookup("mul").doc() and "Inputs:" in mul["doc"]
+    assert __file__ in mul["created_at"]
+    assert f"line {_line_of('MLP_FC_LINE')}" in mul["created_at"]
+    w = {v["name"]: v for v in b0["vars"]}["fc_0.w_0"]
+    assert w == {**w, "shape": [4, 8], "dtype": "float32", "kind": "tensor",
+                 "persistable": True, "is_parameter": True}
+    assert {v["name"]: v for v in b0["vars"]}["x"]["shape"] == [-1, 4]
+
+
+def test_grad_ops_link_to_the_forward_op_they_differentiate():
+    main, _, loss, _ = _mlp(train=True)
+    ops = program_model(main)["blocks"][0]["ops"]
+    grads = [o for o in ops if o["type"].endswith("_grad")]
+    assert len(grads) >= 6
+    dbg = Debugger(main, feed=_mlp()[3])
+    block = main.global_block()
+    for g in grads:
+        fwd = g["forward_op"]
+        assert g["role"] == "backward" and fwd is not None, g["text"]
+        assert ops[fwd["index"]]["type"] + "_grad" == g["type"]
+        assert fwd["index"] < g["index"]
+        # the debugger, which finds it by names, agrees
+        assert dbg.forward_op_of(block.ops[g["index"]]).idx == fwd["index"]
+    assert {o["role"] for o in ops} == {"forward", "backward", "optimize"}
+    assert all(o["forward_op"] is None for o in ops if o["role"] != "backward")
+    # the two fc's mul ops are told apart (the later one is differentiated first)
+    muls = [g["forward_op"]["index"] for g in grads if g["type"] == "mul_grad"]
+    assert sorted(muls) == [i for i, o in enumerate(ops) if o["type"] == "mul"]
+
+
+def test_program_model_of_an_rnn_nests_the_step_block_and_its_gradient_block():
+    main, _, _, _ = _rnn(train=True)
+    m = program_model(main)
+    json.dumps(m, allow_nan=False)
+    ops0 = m["blocks"][0]["ops"]
+    rec = next(o for o in ops0 if o["type"] == "recurrent")
+    rec_grad = next(o for o in ops0 if o["type"] == "recurrent_grad")
+    step, grad_block = m["blocks"][rec["sub_blocks"][0]], m["blocks"][rec_grad["sub_blocks"][0]]
+    assert step["parent_idx"] == 0 and step["owner"]["id"] == rec["id"]
+    assert step["path"] == f"block 0 > recurrent@{rec['index']} (block {step['idx']})"
+    assert {v["name"]: v["shape"] for v in step["vars"]}["x"] == [2, 3]     # x[t]
+    assert grad_block["forward_block_idx"] == step["idx"]
+    assert rec_grad["forward_op"]["id"] == rec["id"]
+    # each grad op of the gradient block points into the step block, at an op of its type
+    for g in grad_block["ops"]:
+        if g["type"].endswith("_grad"):
+            f = g["forward_op"]
+            assert f["block"] == step["idx"], g["text"]
+            assert step["ops"][f["index"]]["type"] + "_grad" == g["type"]
+    linked = [g["forward_op"]["index"] for g in grad_block["ops"] if g["forward_op"]]
+    assert len(linked) == len(set(linked))          # no forward op is claimed twice
+
+
+def test_program_model_of_an_ifelse_has_one_block_per_branch():
+    main, _, _, _ = _ifelse()
+    m = program_model(main)
+    owners = [o for o in m["blocks"][0]["ops"] if o["type"] == "conditional_block"]
+    assert len(owners) == 2
+    for o in owners:
+        (sub,) = o["sub_blocks"]
+        b = m["blocks"][sub]
+        assert b["parent_idx"] == 0 and b["owner"]["id"] == o["id"]
+        assert b["ops"] and all(op["block"] == sub for op in b["ops"])
+    grad_blocks = [b for b in m["blocks"] if b["forward_block_idx"] >= 0]
+    assert len(grad_blocks) == 2
+    for gb in grad_blocks:
+        fwd_types = {m["blocks"][gb["forward_block_idx"]]["ops"][g["forward_op"]["index"]]["type"]
+                     for g in gb["ops"] if g["forward_op"]}
+        assert fwd_types and all(g["forward_op"]["block"] == gb["forward_block_idx"]
+                                 for g in gb["ops"] if g["forward_op"])
+
+
+def test_forward_links_pair_repeated_writers_in_reverse_order():
+    x = pd.data("x", [None, 2])
+    x.stop_gradient = False
+    y = pd.tanh(pd.tanh(x))
+    pd.append_backward(pd.mean(y))
+    links = forward_links(pd.default_main_program())
+    ops = pd.default_main_program().global_block().ops
+    tanh_grads = [i for i, op in enumerate(ops) if op.type == "tanh_grad"]
+    assert [links[(0, i)][1] for i in tanh_grads] == [1, 0]
+
+
+# --- the graph ------------------------------------------------------------------------
+def test_program_dot_has_every_op_and_a_cluster_per_block():
+    main, _, _, _ = _rnn(train=True)
+    dot = program_dot(main)
+    for b in main.blocks:
+        assert f"subgraph cluster_b{b.idx} {{" in dot
+        for i, op in enumerate(b.ops):
+            assert f'"op_b{b.idx}_{i}" [shape=box' in dot and f'label="{i}: {op.type}"' in dot
+    assert '"v1_x"' in dot and '"v0_x"' in dot          # the step's x[t] and the sequence
+    assert 'label="runs"' in dot
+
+
+def test_program_svg_renders_with_dot_and_falls_back_to_text(monkeypatch):
+    main, _, _, _ = _mlp()
+    svg = program_svg(main)
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert 'id="b0:0"' in svg and "softmax_with_cross_entropy" in svg
+    text = program_graph_text(main)
+    for i, op in enumerate(main.global_block().ops):
+        assert f"op {i:>2} {op.type}: " in text
+    assert "op  0 mul: x, fc_0.w_0 -> fc_0.tmp_0" in text
+    monkeypatch.setattr(pm.shutil, "which", lambda name: None)
+    assert program_svg(main) is None
+    view = ProgramView(main)
+    assert view.svg == "" and view.graph_text == text
+
+
+# --- scope_model ----------------------------------------------------------------------
+def test_scope_model_stats_previews_and_kinds():
+    s = pd.Scope()
+    big = np.arange(40 * 50, dtype=np.float32).reshape(40, 50)
+    s.var("m").set(big)
+    s.var("v").set(np.linspace(0, 1, 100))
+    s.var("col").set(np.array([[1.0], [np.nan], [3.0]]))
+    s.var("one").set(np.float32([2.5]))
+    s.var("n").set(7)
+    s.var("empty")
+    kid = s.new_scope("kid")
+    kid.var("arr").set([np.ones(3, np.float32), np.zeros((2, 2), np.float32)])
+    kid.var("steps").set([kid.new_scope("a"), kid.new_scope("b")], kind="scopes")
+    model = scope_model(s, max_preview=16)
+    json.dumps(model, allow_nan=False)
+    root = model["root"]
+    assert root["name"] == "global" and [k["name"] for k in root["children"]] == ["kid"]
+    assert model["num_scopes"] == 4
+    m = find_var(root, "m")
+    assert (m["kind"], m["shape"], m["dtype"]) == ("tensor", [40, 50], "float32")
+    assert m["stats"] == {"min": 0.0, "max": 1999.0, "mean": 999.5, "nan": 0, "inf": 0}
+    hm = m["preview"]
+    assert hm["type"] == "heatmap" and (hm["rows"], hm["cols"]) == (40, 50)
+    assert len(hm["data"]) == 16 and len(hm["data"][0]) == 16
+    assert hm["data"][0][0] == pytest.approx(big[:2, :3].mean())     # block means
+    v = find_var(root, "v")["preview"]
+    assert v["type"] == "sparkline" and len(v["data"]) == 64 and v["length"] == 100
+    col = find_var(root, "col")
+    assert col["stats"]["nan"] == 1 and col["stats"]["max"] == 3.0
+    assert col["preview"] == {"type": "sparkline", "data": [1.0, None, 3.0], "length": 3}
+    assert find_var(root, "one")["preview"] == {"type": "scalar", "value": 2.5}
+    assert find_var(root, "n")["preview"] == {"type": "scalar", "value": 7.0}
+    assert find_var(root, "empty")["kind"] == "empty"
+    k = root["children"][0]
+    arr = find_var(k, "arr")
+    assert arr["kind"] == "tensor_array" and arr["preview"]["length"] == 2
+    assert [i["shape"] for i in arr["preview"]["items"]] == [[3], [2, 2]]
+    steps = find_var(k, "steps")
+    assert steps["kind"] == "scopes" and steps["preview"]["names"] == ["a", "b"]
+
+
+def test_scope_model_flags_changed_names_where_they_resolve_from_the_current_scope():
+    s = pd.Scope()
+    s.var("x").set(np.ones(3))
+    s.var("w").set(np.ones(3))
+    step = s.new_scope("step 0")
+    step.var("x").set(np.zeros(3))               # shadows the outer x
+    model = scope_model(s, changed=["x", "w"], current=step)
+    root, kid = model["root"], model["root"]["children"][0]
+    assert model["current"] == kid["id"] == "0/0" and kid["current"] and not root["current"]
+    assert find_var(kid, "x")["changed"] and not find_var(root, "x")["changed"]
+    assert find_var(root, "w")["changed"]
+    by_name = scope_model(s, changed=["x"])["root"]       # no current scope: by name
+    assert find_var(by_name, "x")["changed"] and find_var(by_name["children"][0], "x")["changed"]
+
+
+# --- the widgets ---------------------------------------------------------------------------
+def test_extension_modules_are_found_and_loaded():
+    folder = extension_dir()
+    assert folder is not None and (folder / "widgets.css").is_file()
+    for cls, name in ((ProgramView, "program_view.js"), (ScopeView, "scope_view.js"),
+                      (TrainingView, "training_view.js")):
+        assert str(cls._esm) == (folder / name).read_text()
+        assert "export default" in str(cls._esm)
+
+
+def test_program_view_holds_the_program_model_and_refreshes():
+    main, _, loss, _ = _mlp(train=False)
+    view = show(main)
+    assert isinstance(view, ProgramView)
+    assert view.model == program_model(main) and view.svg.startswith("<svg")
+    assert view.highlight == [] and view.selected == [] and not view.debug
+    view.select(0, 2)
+    assert view.selected_op["type"] == main.global_block().ops[2].type
+    n = view.model["num_ops"]
+    with pd.program_guard(main):
+        pd.append_backward(loss)
+    view.refresh()
+    assert view.model["num_ops"] > n and view.model == program_model(main)
+    assert "mul_grad" in view.svg
+
+
+def test_scope_view_holds_the_scope_model():
+    s = pd.Scope()
+    s.var("a").set(np.arange(6, dtype=np.float32).reshape(2, 3))
+    view = ScopeView(s)
+    assert view.model == scope_model(s)
+    s.var("b").set(np.ones(4))
+    view.refresh(changed=["b"])
+    b = find_var(view.model["root"], "b")
+    assert b["changed"] and b["preview"]["type"] == "sparkline"
+    assert not find_var(view.model["root"], "a")["changed"]
+
+
+def test_training_view_appends_points():
+    view = TrainingView()
+    for step, loss in enumerate([2.0, 1.5, np.float32(1.0), np.array([0.5]), float("nan")]):
+        view.append(step, loss)
+    assert view.steps == [0, 1, 2, 3, 4]
+    assert view.losses == [2.0, 1.5, 1.0, 0.5, None]
+    view.clear()
+    assert view.steps == [] and view.losses == []
+
+
+# --- DebuggerView ---------------------------------------------------------------------------
+def _send(view, widget, content):
+    """A message as the page sends it (through ipywidgets' custom-message path)."""
+    widget._handle_custom_msg(content, [])
+
+
+def test_debugger_view_steps_an_mlp_and_shows_the_current_op_and_values():
+    main, startup, loss, feed = _mlp(train=True)
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    assert view.highlight == [] and view.controls.state == "ready"
+    ops = main.global_block().ops
+    for n in range(1, 5):
+        _send(view, view.controls, {"cmd": "step"})
+        d = view.debugger
+        assert view.highlight == [0, n - 1] == list(d.location())
+        assert view.status == f"block 0 > op {n - 1} {ops[n - 1].type} — {n} steps"
+        assert view.frames == d.frame_stack() and len(view.frames) == 1
+        model = view.scope_view.model
+        run = find_scope_node(model, "run")
+        assert model["current"] == run["id"]
+        changed = [v["name"] for v in run["vars"] if v["changed"]]
+        assert changed == d.changed == ops[n - 1].output_arg_names
+        for name in changed:          # the preview shows the value the op just wrote
+            value = d.current.scope.find_var(name).get()
+            assert find_var(run, name)["shape"] == list(value.shape)
+    h = find_var(find_scope_node(view.scope_view.model, "run"), "fc_0.tmp_2")   # relu output
+    assert h["stats"]["min"] >= 0.0
+    params = find_scope_node(view.scope_view.model, "global")
+    assert find_var(params, "fc_0.w_0")["shape"] == [4, 8]
+
+
+def test_debugger_view_steps_into_an_rnn_time_step():
+    main, startup, loss, feed = _rnn()
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    rec = next(i for i, op in enumerate(main.global_block().ops) if op.type == "recurrent")
+    view.handle_message({"cmd": "run_to", "block": 0, "index": rec - 1})
+    view.handle_message({"cmd": "step"})                  # into step 0 of the step block
+    assert view.highlight == [1, 0]
+    assert [f["block_idx"] for f in view.frames] == [0, 1]
+    assert view.frames[1]["owner_type"] == "recurrent"
+    assert view.frames[1]["scope_name"] == f"recurrent@{rec}/step 0"
+    assert view.program_view.running == [f"b0:{rec}"]
+    model = view.scope_view.model
+    step = find_scope_node(model, f"recurrent@{rec}/step 0")
+    assert model["current"] == step["id"] and step["current"]
+    x_t = find_var(step, "x")                             # the step's x is x[0]
+    assert x_t["shape"] == [2, 3]
+    np.testing.assert_allclose(x_t["preview"]["data"], feed["x"][0], rtol=1e-5)
+    outer = find_var(find_scope_node(model, "run"), "x")
+    assert outer["shape"] == [3, 2, 3] and not outer["changed"]
+    for _ in range(len(main.block(1).ops)):              # on into step 1
+        view.handle_message({"cmd": "step"})
+    step1 = find_scope_node(view.scope_view.model, f"recurrent@{rec}/step 1")
+    np.testing.assert_allclose(find_var(step1, "x")["preview"]["data"], feed["x"][1],
+                               rtol=1e-5)
+    view.handle_message({"cmd": "step_out"})              # the recurrent op itself
+    assert view.highlight == [0, rec] and len(view.frames) == 1
+    assert view.program_view.running == []
+
+
+def test_breakpoints_toggle_from_the_gutter_and_stop_continue():
+    main, startup, loss, feed = _mlp(train=True)
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    _send(view, view.program_view, {"cmd": "toggle_breakpoint", "block": 0, "index": 5})
+    _send(view, view.program_view, {"cmd": "toggle_breakpoint", "block": 0, "index": 7})
+    _send(view, view.program_view, {"cmd": "toggle_breakpoint", "block": 0, "index": 7})
+    assert view.program_view.breakpoints == [[0, 5]] and view.debugger.breakpoints == {(0, 5)}
+    _send(view, view.controls, {"cmd": "continue"})
+    assert view.highlight == [0, 5] and view.controls.state == "paused"
+    _send(view, view.controls, {"cmd": "select_frame", "index": 0})
+    assert view.program_view.selected == [0, 5]
+    _send(view, view.controls, {"cmd": "restart"})
+    assert view.highlight == [] and view.controls.state == "ready"
+    assert view.program_view.breakpoints == [[0, 5]]
+
+
+@pytest.mark.parametrize("make", [_mlp, _rnn, _ifelse], ids=["mlp", "rnn", "ifelse"])
+def test_stepping_a_whole_program_through_the_view_matches_executor_run(make):
+    main, startup, loss, feed = make()
+    want_scope = pd.Scope()
+    exe = pd.Executor()
+    exe.run(startup, scope=want_scope)
+    want, = exe.run(main, feed=feed, fetch_list=[loss], scope=want_scope)
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    steps = 0
+    while view.controls.state != "finished":
+        view.handle_message({"cmd": "step"})
+        steps += 1
+        assert steps < 10_000
+    got, = view.debugger.results
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert view.status == f"finished — {steps - 1} steps"   # the last press found the end
+    assert view.highlight == [] and view.frames == []
+    assert view.controls.results[0]["name"] == loss.name
+    # parameters the SGD ops updated are what a plain run left behind
+    for p in main.all_parameters():
+        np.testing.assert_allclose(view.debugger.scope.find_var(p.name).get(),
+                                   want_scope.find_var(p.name).get(), rtol=1e-6)
+
+
+def test_a_runtime_error_is_shown_in_the_status_line():
+    x = pd.data("x", [None, 4])
+    y = pd.layers.reshape(x, [3, -1])
+    view = DebuggerView.from_program(feed={"x": np.ones((2, 4), np.float32)}, fetch_list=[y])
+    view.handle_message({"cmd": "continue"})
+    assert view.controls.state == "error" and "reshape" in view.status
+    assert view.debugger.error is not None
+    view.handle_message({"cmd": "bogus"})
+    assert "unknown debugger command 'bogus'" in view.status
+    view.handle_message({"cmd": "restart"})
+    assert view.controls.state == "ready"
+
+
+def test_dot_is_installed_here():
+    assert shutil.which("dot"), "graphviz's dot is needed for the graph tests"

@@ -54,8 +54,9 @@ function colourScale(values) {
       return t < 0 ? mix([255, 255, 255], [59, 110, 168], -t) : mix([255, 255, 255], [200, 80, 60], t);
     };
   }
-  const span = hi - lo || 1;
-  return (v) => (v === null ? "#d63fb0" : mix([247, 247, 245], [40, 90, 150], (v - lo) / span));
+  const span = hi - lo;      // a constant tensor gets the middle colour, not "all minimum"
+  return (v) => (v === null ? "#d63fb0"
+    : mix([247, 247, 245], [40, 90, 150], span ? (v - lo) / span : 0.5));
 }
 function mix(a, b, t) {
   const c = a.map((x, i) => Math.round(x + (b[i] - x) * Math.max(0, Math.min(1, t))));
@@ -126,13 +127,15 @@ function statsEl(st, v) {
     st.inf ? h("span", { class: "pd-nan" }, `  ${st.inf} inf`) : "");
 }
 
+/** One variable: name, then type and stats in small print under it, then its picture and
+ *  (for a few values) the numbers. Two lines, not four columns: the pane is often narrow. */
 function varRow(v) {
   const type = v.kind === "tensor" ? `${v.dtype}[${v.shape.join(", ")}]` : v.kind;
   return h("tr", { class: "pd-svar" + (v.changed ? " pd-changed" : "") +
                           (v.kind === "empty" ? " pd-empty-var" : ""), "data-var": v.name },
-    h("td", { class: "pd-vname" }, v.name),
-    h("td", { class: "pd-vtype" }, type),
-    h("td", { class: "pd-stats" }, statsEl(v.stats, v)),
+    h("td", { class: "pd-vname-cell" },
+      h("div", { class: "pd-vname" }, v.name),
+      h("div", { class: "pd-vtype" }, type, "  ", h("span", { class: "pd-stats" }, statsEl(v.stats, v)))),
     h("td", { class: "pd-preview" }, previewEl(v)),
     h("td", { class: "pd-vtext" }, v.text && v.preview.type !== "scalar" ? v.text : ""));
 }

@@ -124,14 +124,15 @@ def program_model(program) -> dict:
             "num_ops": sum(len(b["ops"]) for b in blocks)}
 
 
-def find_op(model: dict, block_idx: int, op_index: int) -> dict:
-    return model["blocks"][block_idx]["ops"][op_index]
-
-
 # --- the dataflow graph ---------------------------------------------------------------------
 def _q(text: str) -> str:
     """A DOT double-quoted string."""
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _esc(text: str) -> str:
+    """Quotes escaped, backslashes kept: a label's ``\\n`` is graphviz's line break."""
+    return text.replace('"', '\\"')
 
 
 def program_dot(program) -> str:
@@ -198,10 +199,6 @@ def program_dot(program) -> str:
     lines += ["  " + e for e in edges]
     lines.append("}")
     return "\n".join(lines)
-
-
-def _esc(text: str) -> str:
-    return text.replace('"', '\\"')
 
 
 def program_svg(program) -> str | None:

@@ -104,7 +104,10 @@ def _shot(page, name):
     SHOTS.mkdir(exist_ok=True)
     news = page.query_selector(".jp-toast-button >> text=No")     # Lab's news prompt
     if news is not None:
-        news.click()
+        try:
+            news.click(timeout=2000)
+        except Exception:      # noqa: BLE001 (it may vanish on its own; only cosmetic)
+            pass
     page.screenshot(path=str(SHOTS / name), full_page=True)
 
 

@@ -126,7 +126,10 @@ def test_step_three_times_in_jupyterlab(lab, page):
     page.wait_for_selector(".pd-program [data-op='b0:0']", timeout=30000)
     page.wait_for_selector(".pd-scope", timeout=30000)
     _shot(page, "debugger_0_opened.png")
-    latencies = [page.evaluate(CLICK_AND_WAIT, n) for n in range(1, 4)]
+    latencies = []
+    for n in range(1, 4):
+        page.wait_for_timeout(500)        # let the previous step's drawing finish first
+        latencies.append(page.evaluate(CLICK_AND_WAIT, n))
     # ops: assign_value(x), mul, elementwise_add, relu, softmax: three steps -> op 2 (the
     # program view's model arrives in its own message, so wait for it too)
     current = page.wait_for_selector(".pd-op.pd-current[data-op='b0:2']", timeout=30000)

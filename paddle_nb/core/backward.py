@@ -23,7 +23,7 @@ from .framework_pb2 import VarType
 from .grad_maker import EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name
 from .operator import Operator
 from .symbol_table import tensor_desc
-from .variable import Variable, view
+from .variable import Variable, var_names, view
 
 OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
 _FLOAT_TYPES = {VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16}
@@ -38,10 +38,7 @@ def is_forward(op: Operator) -> bool:
 
 
 def _names(items) -> set[str]:
-    out = set()
-    for item in items or ():
-        out.add(item if isinstance(item, str) else item.name)
-    return out
+    return set(var_names(items))
 
 
 def _no_grad_names(block, no_grad_set, keep=()) -> set[str]:

@@ -10,17 +10,7 @@ from __future__ import annotations
 
 from .block_deps import block_reads_and_writes
 from .errors import BuildError
-
-
-def _target_names(targets) -> list[str]:
-    targets = targets if isinstance(targets, (list, tuple)) else [targets]
-    names = []
-    for t in targets:
-        name = t if isinstance(t, str) else getattr(t, "name", None)
-        if not isinstance(name, str):
-            raise BuildError(f"prune targets are Variables or names, got {t!r}")
-        names.append(name)
-    return names
+from .variable import var_names
 
 
 def _prune_block(program, block_idx: int, needed: set[str]) -> set[str]:
@@ -54,7 +44,7 @@ def _prune_block(program, block_idx: int, needed: set[str]) -> set[str]:
 
 def prune(program, targets):
     """A copy of ``program`` holding only the ops that ``targets`` depend on."""
-    names = _target_names(targets)
+    names = var_names(targets, "prune targets")
     gb = program.global_block()
     for n in names:
         if not gb.has_var(n):

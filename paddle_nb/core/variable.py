@@ -119,5 +119,19 @@ class Parameter(Variable):
     estimated = trainable
 
 
+def var_names(items, what: str = "variables") -> list[str]:
+    """The names of ``items``: a Variable, a name, or a list of them (API arguments such
+    as fetch lists, prune targets and feed names accept either)."""
+    from .errors import BuildError   # noqa: PLC0415
+    items = [items] if isinstance(items, (str, Variable)) else list(items or ())
+    names = []
+    for item in items:
+        name = item if isinstance(item, str) else getattr(item, "name", None)
+        if not isinstance(name, str):
+            raise BuildError(f"{what} are Variables or names, got {item!r}")
+        names.append(name)
+    return names
+
+
 def view(block, desc: VarDesc) -> Variable:
     return (Parameter if desc.is_parameter else Variable)(block, desc)

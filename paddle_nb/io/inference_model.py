@@ -10,7 +10,7 @@ from ..core.framework_pb2 import VarType
 from ..core.program import Program
 from ..core.prune import prune
 from ..core.scope import Scope, current
-from ..core.variable import Variable
+from ..core.variable import var_names
 from .files import read_file, write_files
 from .tensor_format import serialize_tensor
 from .variables import (chosen_vars, is_persistable, load_persistables, program_or_default,
@@ -21,17 +21,6 @@ PARAMS_FILENAME = "model.pdiparams"
 
 
 # --- inference models ------------------------------------------------------------------------
-def _names(items, what: str) -> list[str]:
-    items = [items] if isinstance(items, (str, Variable)) else list(items)
-    names = []
-    for item in items:
-        name = item if isinstance(item, str) else getattr(item, "name", None)
-        if not isinstance(name, str):
-            raise BuildError(f"{what} are Variables or names, got {item!r}")
-        names.append(name)
-    return names
-
-
 def _inference_program(program: Program, feed_names: list[str],
                        target_names: list[str]) -> Program:
     """``program`` pruned to what computes the targets from the feeds (a copy)."""
@@ -85,8 +74,8 @@ def save_inference_model(dirname: str, feeded_var_names, target_vars, executor,
     replaced together or not at all. Returns the fetch variables' names."""
     program = program_or_default(main_program)
     scope = scope if scope is not None else current()
-    feed_names = _names(feeded_var_names, "feeded_var_names")
-    fetch_names = _names(target_vars, "target_vars")
+    feed_names = var_names(feeded_var_names, "feeded_var_names")
+    fetch_names = var_names(target_vars, "target_vars")
     if not fetch_names:
         raise BuildError("save_inference_model needs at least one target variable")
     model_path = os.path.join(dirname, model_filename or MODEL_FILENAME)

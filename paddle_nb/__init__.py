@@ -23,6 +23,7 @@ from .core.program import (Program, default_main_program, default_startup_progra
                            program_guard, reset_default_programs)
 from .core.backward import append_backward, gradients
 from .core.prune import prune
+from .core.validate import Problem, ValidationError, validate
 from .core.registry import registered_types as registered_ops
 from .core.scope import Scope, global_scope, scope_guard
 from .core.symbol_table import SymbolTable

@@ -9,11 +9,33 @@ hand. A block is prepared once (kernels resolved, slots and attributes read: see
 Scopes follow Fluid: persistable variables (parameters) live in the scope you pass;
 everything else lives in a kid "run" scope that is dropped when the run ends, with every
 scope that sub-blocks made below it (seed 000: destroyed when the minibatch completes).
+
+Faults (docs/robustness.md):
+
+* A run is all or nothing for the scope you pass. When it raises (a kernel's error, a
+  non-finite value under ``check_nan_inf``, a KeyboardInterrupt), every persistable variable
+  of the global block is put back to the value it held before the run, the run scope and
+  every kid scope below it are deleted, and the next run starts clean. This relies on
+  kernels returning new arrays instead of writing into their inputs (kernels/cpu/optimizer.py
+  says so). Closing a ``steps()`` generator early (the Debugger's restart) is not a fault:
+  ops that already ran keep their effects.
+* ``check_nan_inf`` (per Executor, or per run) checks every float output of every op as
+  soon as the op has run and raises an ExecutionError naming the first op that made a NaN
+  or Inf. Whether to check is decided once per run (two copies of the block loop), so with
+  the check off the loop is the same as without the feature.
+* Thread safety: one Executor and one Program may be shared by threads that run in
+  separate scopes. Prepared blocks are built under a lock and published whole; the
+  per-feed plans of a prepared block are computed and then published with one dict store.
+  Prepared blocks are cached on the program (keyed weakly by executor), so neither keeps
+  the other alive.
 """
 from __future__ import annotations
 
 import difflib
 import inspect
+import math
+import numbers
+import threading
 import weakref
 from dataclasses import dataclass
 
@@ -29,6 +51,7 @@ from .scope import Scope, current
 from .symbol_table import var_dtype, var_shape
 from .kernel_context import KernelContext
 from .framework_pb2 import VarType
+from .grad_maker import EMPTY_VAR
 
 
 @dataclass(frozen=True)
@@ -67,7 +90,8 @@ class Step:
 class PreparedOp:
     """An op bound once: its kernel, its slots' variable names and its attributes."""
     __slots__ = ("program", "index", "op", "op_def", "kernel", "inputs", "outputs", "attrs",
-                 "where", "created_at", "output_set", "is_generator", "keep_scopes")
+                 "where", "created_at", "output_set", "is_generator", "keep_scopes",
+                 "output_pairs")
 
     def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
@@ -91,6 +115,9 @@ class PreparedOp:
         attrs.update(op.attrs)
         self.attrs = attrs
         self.output_set = frozenset(op.output_arg_names)
+        # (slot, name) of every output, for the NaN/Inf check
+        self.output_pairs = tuple((slot, n) for slot, names in self.outputs.items()
+                                  for n in names if n != EMPTY_VAR)
         self.op_def = op_def
         # A control-flow op keeps the scopes its sub-block ran in only when some op (its
         # gradient) reads the list of them: training keeps the "stack forest" until the run
@@ -103,48 +130,100 @@ class PreparedBlock:
     def __init__(self, program, block, place):
         self.version = block.table.version
         self.block = block
-        reads = {n for b in program.blocks for o in b.ops for n in o.input_arg_names}
+        blocks = program.blocks
+        reads = {n for b in blocks for o in b.ops for n in o.input_arg_names}
         self.ops = [PreparedOp(program, block, i, op, place, reads)
                     for i, op in enumerate(block.ops)]
         descs = block.table.vars.values()
         self.persistable = [d.name for d in descs if d.persistable]
         self.local = [d.name for d in descs if not d.persistable]
-        self._skips: dict[frozenset, frozenset] = {}
+        # Data variables this block's ops read: declared here, not persistable, and written
+        # by no op of the program, so only a feed can give them a value (global block only:
+        # a sub-block's reads from outside are inputs of the op that owns it).
+        self.data_reads: dict[str, tuple[PreparedOp, str]] = {}
+        if block.idx == 0:
+            written = {n for b in blocks for o in b.ops for n in o.output_arg_names}
+            data = {d.name for d in descs if not d.persistable and d.name not in written
+                    and d.type.type == VarType.LOD_TENSOR}
+            for pop in self.ops:
+                for slot, names in pop.inputs.items():
+                    for n in names:
+                        if n in data and n not in self.data_reads:
+                            self.data_reads[n] = (pop, slot)
+        # fed names -> (ops to skip, data variables missing). Computed whole, then published
+        # with one dict store: threads that race compute the same value, and a reader sees
+        # either no entry or a complete one.
+        self._plans: dict[frozenset, tuple[frozenset, tuple]] = {}
+
+    def plan_for(self, fed: frozenset) -> tuple[frozenset, tuple]:
+        """(indices of the ops to skip, names of data variables read but not fed). Ops all
+        of whose outputs are fed are skipped: a feed overrides the value a variable was
+        declared with (and makes a program's own feed ops unnecessary)."""
+        plan = self._plans.get(fed)
+        if plan is None:
+            skip = frozenset(p.index for p in self.ops if p.output_set and p.output_set <= fed)
+            missing = tuple(n for n in self.data_reads if n not in fed)
+            plan = self._plans[fed] = (skip, missing)
+        return plan
 
     def skipped_for(self, fed: frozenset) -> frozenset:
-        """Ops all of whose outputs are fed are skipped: a feed overrides the value a
-        variable was declared with (and makes a program's own feed ops unnecessary)."""
-        s = self._skips.get(fed)
-        if s is None:
-            s = self._skips[fed] = frozenset(
-                p.index for p in self.ops if p.output_set and p.output_set <= fed)
-        return s
+        return self.plan_for(fed)[0]
+
+
+# The attribute of a Program holding its prepared blocks: {executor (weakly): {idx: block}}.
+_CACHE_ATTR = "_prepared_by_executor"
 
 
 class Executor:
-    def __init__(self, place=None):
+    """Runs programs on ``place``. ``check_nan_inf=True`` checks every float output of every
+    op for NaN and Inf (a run's own ``check_nan_inf=`` overrides it)."""
+
+    def __init__(self, place=None, check_nan_inf: bool = False):
         place = place if place is not None else CPUPlace()
         if not is_place(place):
             raise ExecutionError(f"Executor needs a place (pd.CPUPlace() or pd.CUDAPlace(0)), "
                                  f"got {place!r}")
         self.place = place
-        self._prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.check_nan_inf = bool(check_nan_inf)
+        self._lock = threading.Lock()
 
     # --- preparing ------------------------------------------------------------------------
     def prepare(self, program: Program, block_idx: int = 0) -> PreparedBlock:
-        """The block bound to kernels, cached until the block changes."""
-        per_program = self._prepared.setdefault(program, {})
+        """The block bound to kernels, cached until the block changes.
+
+        The cache hangs on the program, keyed weakly by executor: a prepared block refers
+        to its program (through its ops), so a cache held by the executor and keyed weakly
+        by program would keep every program it ever ran alive. This way each dies with the
+        other. Safe from several threads: a lookup that finds a current PreparedBlock takes
+        no lock; building one happens under the executor's lock, and the finished block is
+        stored in one step."""
         block = program.block(block_idx)
-        pb = per_program.get(block_idx)
-        if pb is None or pb.version != block.table.version or pb.block.table is not block.table:
-            pb = per_program[block_idx] = PreparedBlock(program, block, self.place)
-        return pb
+        cache = program.__dict__.get(_CACHE_ATTR)
+        per_program = cache.get(self) if cache is not None else None
+        if per_program is not None:
+            pb = per_program.get(block_idx)
+            if pb is not None and pb.version == block.table.version and \
+                    pb.block.table is block.table:
+                return pb
+        with self._lock:
+            cache = program.__dict__.setdefault(_CACHE_ATTR, weakref.WeakKeyDictionary())
+            per_program = cache.get(self)
+            if per_program is None:
+                per_program = cache[self] = {}
+            pb = per_program.get(block_idx)
+            if pb is None or pb.version != block.table.version or \
+                    pb.block.table is not block.table:
+                pb = PreparedBlock(program, block, self.place)
+                per_program[block_idx] = pb
+            return pb
 
     # --- running ---------------------------------------------------------------------------
     def run(self, program: Program | None = None, feed: dict | None = None,
-            fetch_list=None, scope: Scope | None = None, return_numpy: bool = True):
-        """Run ``program`` once and return the fetched values as numpy arrays."""
-        gen = self.steps(program, feed, fetch_list, scope)
+            fetch_list=None, scope: Scope | None = None, return_numpy: bool = True,
+            check_nan_inf: bool | None = None):
+        """Run ``program`` once and return the fetched values as numpy arrays. If it
+        raises, the scope's persistable variables are as they were before the run."""
+        gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf)
         while True:
             try:
                 next(gen)
@@ -152,53 +231,78 @@ class Executor:
                 return done.value
 
     def steps(self, program: Program | None = None, feed: dict | None = None,
-              fetch_list=None, scope: Scope | None = None, training: bool = False):
+              fetch_list=None, scope: Scope | None = None, training: bool = False,
+              check_nan_inf: bool | None = None):
         """A generator that runs one op per step and yields a :class:`Step` after each;
         its return value (``StopIteration.value``) is the list of fetched arrays.
         Everything is checked before anything is written, so a bad feed or fetch changes
-        nothing."""
+        nothing; a data variable the program reads but the feed lacks is a FeedError at the
+        first step, before any op runs."""
         program = program if program is not None else default_main_program()
         if not isinstance(program, Program):
             raise ExecutionError(f"run needs a Program, got {type(program).__name__}")
         scope = scope if scope is not None else current()
+        check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
         fetch_names = self._fetch_names(program, fetch_list)
         feed = self._check_feed(program, feed or {})
         prepared = self.prepare(program, 0)
-        return self._run_global(prepared, program, feed, fetch_names, scope, training)
+        if check:
+            _check_feed_finite(feed)
+        return self._run_global(prepared, program, feed, fetch_names, scope, training, check)
 
-    def _run_global(self, prepared, program, feed, fetch_names, scope, training):
+    def _run_global(self, prepared, program, feed, fetch_names, scope, training, check=False):
+        # A data variable the program reads but the feed lacks is an error at the first
+        # step, before anything is written (not in steps() itself: a debugger may be made
+        # for a program it is not given a feed for yet, to look at it).
+        skip, missing = prepared.plan_for(frozenset(feed))
+        if missing:
+            raise _missing_feed_error(prepared, missing)
         run_scope = scope.new_scope("run")
+        saved = None
         try:
-            for name in prepared.persistable:
-                scope.var(name)
+            # What every persistable held before the run, to put back if the run fails
+            # (the values themselves: kernels make new arrays, they do not write in place).
+            saved = [(v, v._value, v._kind) for v in map(scope.var, prepared.persistable)]
             for name in prepared.local:
                 run_scope.var(name)
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
-            skip = prepared.skipped_for(frozenset(feed))
-            yield from self._run_block(prepared, run_scope, skip, training, ())
+            run_block = self._run_block_checked if check else self._run_block
+            yield from run_block(prepared, run_scope, skip, training, ())
             return [self._fetch(run_scope, name) for name in fetch_names]
+        except GeneratorExit:
+            raise                       # closed early (a debugger's restart): not a fault
+        except BaseException:
+            if saved is not None:
+                for var, value, kind in saved:
+                    var._value, var._kind = value, kind
+            raise
         finally:
             if run_scope.parent is scope:
                 scope.delete_scope(run_scope)
 
     def run_sub_block(self, program, block_idx: int, scope: Scope, training: bool = False,
-                      frames: tuple = (), owner: Operator | None = None):
+                      frames: tuple = (), owner: Operator | None = None,
+                      check_nan_inf: bool = False):
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
         for name in prepared.local:
             scope.var(name)
-        return self._run_block(prepared, scope, frozenset(), training, frames, owner)
+        run_block = self._run_block_checked if check_nan_inf else self._run_block
+        return run_block(prepared, scope, frozenset(), training, frames, owner)
 
+    # The block loop, twice: without and with the NaN/Inf check, so that the choice is made
+    # once per block run and the unchecked loop does nothing per op that it did before.
     def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
                    owner: Operator | None = None):
         path = prepared.block.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
+        place = self.place
         for pop in prepared.ops:
             if pop.index in skip:
                 continue
-            ctx = KernelContext(pop, scope, self, self.place, training, frames)
+            ctx = KernelContext(pop, scope, self, place, training, frames)
             try:
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -206,6 +310,33 @@ class Executor:
                     pop.kernel(ctx)
             except Exception as e:            # noqa: BLE001 (re-raised with context)
                 raise _located(e, pop) from (None if isinstance(e, PaddleNBError) else e)
+            except KeyboardInterrupt as e:    # say where it arrived; keep the type
+                _note_interrupt(e, pop)
+                raise
+            yield Step(path, pop.index, pop.op, scope, frames)
+
+    def _run_block_checked(self, prepared: PreparedBlock, scope: Scope, skip, training,
+                           frames, owner: Operator | None = None):
+        path = prepared.block.path
+        frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
+        place = self.place
+        for pop in prepared.ops:
+            if pop.index in skip:
+                continue
+            ctx = KernelContext(pop, scope, self, place, training, frames, True)
+            try:
+                if pop.is_generator:
+                    yield from pop.kernel(ctx)
+                else:
+                    pop.kernel(ctx)
+            except Exception as e:            # noqa: BLE001 (re-raised with context)
+                raise _located(e, pop) from (None if isinstance(e, PaddleNBError) else e)
+            except KeyboardInterrupt as e:
+                _note_interrupt(e, pop)
+                raise
+            bad = _first_non_finite(pop, scope)
+            if bad is not None:
+                raise _non_finite_error(pop, scope, *bad)
             yield Step(path, pop.index, pop.op, scope, frames)
 
     # --- feed and fetch checks --------------------------------------------------------------
@@ -251,6 +382,13 @@ class Executor:
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise FeedError(f"cannot feed {name!r}: the global block declares no such "
                                 f"variable{hint} (variables no op writes: {data[:10]})")
+            if desc.persistable:
+                what = "a parameter" if desc.is_parameter else "persistable"
+                raise FeedError(
+                    f"cannot feed {name!r}: it is {what}, so it lives in the scope across runs "
+                    f"and a feed would last one run. Set it in the scope instead "
+                    f"(scope.find_var({name!r}).set(array)), or load it with "
+                    f"pd.io.load_persistables")
             checked[name] = _convert_feed(name, desc, value)
         return checked
 
@@ -270,24 +408,182 @@ def _convert_feed(name: str, desc, value) -> np.ndarray:
     shape = var_shape(desc)
     if want_code is None or desc.type.type != VarType.LOD_TENSOR:
         raise FeedError(f"cannot feed {name!r}: it is not a tensor variable")
-    want = dtypes.to_numpy(want_code)
+    try:
+        want = dtypes.to_numpy(want_code)
+    except TypeError:
+        raise FeedError(f"cannot feed {name!r}: its declared data type "
+                        f"{dtypes.name(want_code)} is not a tensor element type") from None
     if isinstance(value, np.ndarray):
         if value.dtype != want:
             raise FeedError(f"feed {name!r}: expected dtype {want}, given {value.dtype} "
                             f"(convert it with .astype('{want}'))")
         array = value
     else:
-        try:
-            array = np.asarray(value, dtype=want)
-        except (TypeError, ValueError) as e:
-            raise FeedError(f"feed {name!r}: cannot convert {type(value).__name__} to "
-                            f"{want}: {e}") from None
+        array = _array_from_python(name, value, want)
     if shape:
         ok = len(shape) == array.ndim and all(d < 0 or d == g for d, g in zip(shape, array.shape))
         if not ok:
             raise FeedError(f"feed {name!r}: expected shape {shape} (-1 = any size), given "
                             f"{list(array.shape)}")
     return array
+
+
+def _array_from_python(name: str, value, want: np.dtype) -> np.ndarray:
+    """A list, scalar or other array-like as an array of ``want``; refuses what is not
+    numbers (None, a dict, an arbitrary object, strings) and conversions that would change
+    a value (1.5 or 300 into an int8, 2 into a bool)."""
+    what = type(value).__name__
+    try:
+        natural = np.asarray(value)
+    except (TypeError, ValueError) as e:          # ragged nested lists, broken __array__
+        raise FeedError(f"feed {name!r}: cannot convert {what} to {want}: {e}") from None
+    kind = natural.dtype.kind
+    if kind in "OV":
+        if natural.ndim and all(isinstance(v, numbers.Number) for v in natural.flat):
+            raise FeedError(f"feed {name!r}: cannot convert {what} to {want}: it holds "
+                            f"numbers no fixed-size type holds (too large?): "
+                            f"{natural.ravel()[:3].tolist()}")
+        raise FeedError(f"feed {name!r}: cannot convert {what} to {want}: a feed is a numpy "
+                        f"array, a (nested) list of numbers or a number; {what} is not "
+                        f"array-like" + (" (a list of other objects)" if natural.ndim else ""))
+    if kind in "USMmc":
+        raise FeedError(f"feed {name!r}: cannot convert {what} to {want}: it holds "
+                        f"{natural.dtype} values, not real numbers")
+    try:
+        array = natural.astype(want)
+    except (TypeError, ValueError) as e:
+        raise FeedError(f"feed {name!r}: cannot convert {what} to {want}: {e}") from None
+    if want.kind in "biu" and natural.dtype != want:
+        with np.errstate(invalid="ignore"):
+            lossless = np.array_equal(array.astype(natural.dtype), natural)
+        if not lossless:
+            bad = natural.ravel()[np.flatnonzero(array.astype(natural.dtype).ravel()
+                                                 != natural.ravel())[:3]]
+            raise FeedError(f"feed {name!r}: {want} cannot hold the given values exactly "
+                            f"(e.g. {', '.join(map(repr, bad.tolist()))}); convert them "
+                            f"yourself (np.asarray(v).astype('{want}')) if that is meant")
+    return array
+
+
+def _check_feed_finite(feed: dict) -> None:
+    for name, array in feed.items():
+        if array.dtype.kind == "f" and not _all_finite(array):
+            nan, inf = _count_non_finite(array)
+            raise FeedError(f"feed {name!r} has {nan} NaN and {inf} Inf values "
+                            f"(check_nan_inf is on)")
+
+
+def _missing_feed_error(prepared: PreparedBlock, missing) -> FeedError:
+    """Located at the first op that reads a missing data variable, as the kernel's own error
+    would be, with the other missing ones listed."""
+    name = missing[0]
+    pop, slot = prepared.data_reads[name]
+    example = ", ".join(f"{n!r}: ..." for n in missing)
+    text = (f"{pop.where}: input slot {slot}: variable {name!r} has no value: it is a data "
+            f"variable (no op writes it, so only a feed can) and the feed does not have it; "
+            f"pass exe.run(..., feed={{{example}}})")
+    for other in missing[1:]:
+        o_pop, o_slot = prepared.data_reads[other]
+        text += f"\n  also not fed: {other!r}, read by {o_pop.where} (slot {o_slot})"
+    if pop.created_at:
+        text += f"\n  op created at: {pop.created_at}"
+    e = FeedError(text)
+    e._paddle_nb_located = True
+    return e
+
+
+# --- the NaN/Inf check ------------------------------------------------------------------------
+_SMALL = 4096      # below this many elements, one sum is the quickest test for non-finites
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    if a.size <= _SMALL:
+        # NaN and Inf survive a sum (Inf - Inf is NaN); a sum that overflows to Inf from
+        # finite values is a false alarm that the exact count below clears.
+        if math.isfinite(np.add.reduce(a, axis=None)):
+            return True
+    elif np.isfinite(a).all():
+        return True
+    return not any(_count_non_finite(a))
+
+
+def _count_non_finite(a: np.ndarray) -> tuple[int, int]:
+    return int(np.count_nonzero(np.isnan(a))), int(np.count_nonzero(np.isinf(a)))
+
+
+def _float_arrays(value):
+    """The float arrays a variable's value holds: itself, or a tensor array's items."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f" and value.size:
+            yield None, value
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, np.ndarray) and item.dtype.kind == "f" and item.size:
+                yield i, item
+
+
+def _first_non_finite(pop: PreparedOp, scope: Scope):
+    """(slot, name, item, nan, inf) of the op's first output holding a NaN or Inf, or None."""
+    ndarray = np.ndarray
+    for slot, name in pop.output_pairs:
+        var = scope.find_var(name)
+        if var is None:
+            continue
+        value = var._value
+        if value.__class__ is ndarray:            # the common case, without a generator
+            if value.dtype.kind != "f" or not value.size or _all_finite(value):
+                continue
+            return (slot, name, None) + _count_non_finite(value)
+        for item, a in _float_arrays(value):
+            if not _all_finite(a):
+                return (slot, name, item) + _count_non_finite(a)
+    return None
+
+
+def _non_finite_error(pop: PreparedOp, scope: Scope, slot, name, item, nan, inf):
+    what = f"var {name!r}" if item is None else f"item {item} of tensor array {name!r}"
+    lines = [f"{pop.where}: output {slot} ({what}) has {nan} NaN and {inf} Inf values"]
+    if scope.name != "run":
+        lines.append(f"  in scope {scope.name!r}")
+    shown = 0
+    for in_slot, names in pop.inputs.items():
+        for n in names:
+            var = scope.find_var(n) if n != EMPTY_VAR else None
+            if var is None or var._kind is None or shown >= 8:
+                continue
+            arrays = list(_float_arrays(var._value))
+            if not arrays:
+                continue
+            shown += 1
+            a = arrays[0][1] if len(arrays) == 1 else None
+            if a is None:
+                lines.append(f"  input {in_slot} ({n!r}): a tensor array of {len(arrays)}")
+            elif _all_finite(a):
+                lines.append(f"  input {in_slot} ({n!r}): {a.dtype}{list(a.shape)}, finite, "
+                             f"min {a.min():.4g}, max {a.max():.4g}")
+            else:
+                i_nan, i_inf = _count_non_finite(a)
+                lines.append(f"  input {in_slot} ({n!r}): {a.dtype}{list(a.shape)} already "
+                             f"had {i_nan} NaN and {i_inf} Inf values (not made by an op of "
+                             f"this run: fed, loaded or left in the scope)")
+    if pop.created_at:
+        lines.append(f"  op created at: {pop.created_at}")
+    e = ExecutionError("\n".join(lines))
+    e._paddle_nb_located = True
+    e.op_where, e.output_slot, e.var_name, e.nan_count, e.inf_count = \
+        pop.where, slot, name, nan, inf
+    return e
+
+
+def _note_interrupt(e: BaseException, pop: PreparedOp) -> None:
+    """Say where a KeyboardInterrupt arrived, once (at the innermost op)."""
+    if not getattr(e, "_paddle_nb_noted", False) and hasattr(e, "add_note"):
+        try:
+            e.add_note(f"paddle_nb: interrupted in {pop.where}; the run was undone "
+                       f"(parameters keep their values from before it)")
+            e._paddle_nb_noted = True
+        except (AttributeError, TypeError):
+            pass
 
 
 def _is_scope_list(block, name: str) -> bool:

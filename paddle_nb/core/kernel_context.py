@@ -12,15 +12,17 @@ from .grad_maker import EMPTY_VAR
 
 
 class KernelContext:
-    __slots__ = ("op", "scope", "executor", "place", "training", "frames")
+    __slots__ = ("op", "scope", "executor", "place", "training", "frames", "check_nan_inf")
 
-    def __init__(self, op, scope, executor, place, training=False, frames=()):
+    def __init__(self, op, scope, executor, place, training=False, frames=(),
+                 check_nan_inf=False):
         self.op = op              # a PreparedOp
         self.scope = scope
         self.executor = executor
         self.place = place
         self.training = training
         self.frames = frames      # the running blocks, outermost first
+        self.check_nan_inf = check_nan_inf   # sub-blocks run with the same check
 
     # --- inputs -----------------------------------------------------------------------
     def has_input(self, slot: str) -> bool:
@@ -51,10 +53,8 @@ class KernelContext:
     def _value(self, name: str, slot: str):
         var = self.scope.find_var(name)
         if var is None or not var.is_initialized():
-            raise ExecutionError(
-                f"input slot {slot}: variable {name!r} has no value. Nothing before this op "
-                f"wrote it, it was not fed, and no scope holds it (a parameter needs its "
-                f"startup program run first).")
+            raise ExecutionError(f"input slot {slot}: variable {name!r} has no value. "
+                                 + _why_no_value(self.op, name))
         return var.get()
 
     # --- attributes and outputs ---------------------------------------------------------
@@ -104,4 +104,28 @@ class KernelContext:
     def run_block(self, block_idx: int, scope):
         """A generator running block ``block_idx`` in ``scope``, one Step per op."""
         return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
-                                           self.frames, self.op.op)
+                                           self.frames, self.op.op, self.check_nan_inf)
+
+
+def _why_no_value(pop, name: str) -> str:
+    """Why ``name`` holds nothing when ``pop`` (a PreparedOp) reads it: from its declaration."""
+    generic = ("Nothing before this op wrote it, it was not fed, and no scope holds it (a "
+               "parameter needs its startup program run first).")
+    try:
+        block = pop.op.block
+        desc = block.lookup(name)
+    except Exception:                     # noqa: BLE001 (only a better message is at stake)
+        return generic
+    if desc is None:
+        return generic
+    if desc.persistable:
+        return (f"It is {'a parameter' if desc.is_parameter else 'persistable'}: its value "
+                f"comes from the scope, and this scope has none (run the startup program "
+                f"first, or load it with pd.io.load_persistables, in this scope).")
+    writers = [op for b in block.program.blocks for op in b.ops
+               if name in op.output_arg_names]
+    if not writers:
+        return (f"No op writes it, so only a feed can: pass it in feed= "
+                f"(exe.run(..., feed={{{name!r}: ...}})).")
+    return ("The ops that write it did not run before this one (a branch that ran on no "
+            "rows, a loop that ran no steps), and it was not fed. " + generic)

@@ -16,6 +16,7 @@ from .block import Block
 from .errors import BuildError, ProgramFormatError
 from .framework_pb2 import BlockDesc, OpDesc, ProgramDesc, VarDesc
 from .symbol_table import SymbolTable
+from .validate import check_structure
 
 
 class Program:
@@ -96,8 +97,12 @@ class Program:
     serialize_to_string = to_bytes
 
     @classmethod
-    def from_desc(cls, desc: ProgramDesc) -> "Program":
-        _check_structure(desc)
+    def from_desc(cls, desc: ProgramDesc, *, check_text: bool = True) -> "Program":
+        """A Program over copies of ``desc``'s messages. Only the structure is checked
+        (a ProgramFormatError, and nothing is made); ``paddle_nb.core.validate.validate``
+        checks the rest (op types, variables, attribute types, sizes). ``check_text=False``
+        (clone) skips the check that names are UTF-8 text: only parsed bytes can break it."""
+        _check_structure(desc, check_text)
         prog = cls.__new__(cls)
         prog._header = ProgramDesc()
         prog._header.CopyFrom(desc)
@@ -143,7 +148,7 @@ class Program:
         """A deep copy. ``for_test=True`` makes an inference program: backward and
         optimizer ops (``op_role`` 1 or 2) and gradient variables are dropped, whenever
         it is called, and ``is_test`` is set on the ops that have it."""
-        p = Program.from_desc(self.desc)
+        p = Program.from_desc(self.desc, check_text=False)
         p.random_seed = self.random_seed
         if for_test:
             from .backward import is_forward   # noqa: PLC0415 (backward builds on Program)
@@ -175,20 +180,10 @@ class Program:
         return f"<Program blocks={len(self.blocks)} ops={n_ops}>"
 
 
-def _check_structure(desc: ProgramDesc) -> None:
-    """Bytes that happen to decode are still checked for a sane block tree."""
-    if not desc.blocks:
-        raise ProgramFormatError("the ProgramDesc has no blocks (a program has at least the "
-                                 "global block 0); the bytes are probably not a program")
-    for i, b in enumerate(desc.blocks):
-        if b.idx != i:
-            raise ProgramFormatError(f"block at position {i} says idx={b.idx}")
-        if not (-1 <= b.parent_idx < i) or (i == 0) != (b.parent_idx == -1):
-            raise ProgramFormatError(f"block {i} has parent_idx={b.parent_idx}; a parent "
-                                     "must be an earlier block (-1 only for block 0)")
-        for j, op in enumerate(b.ops):
-            if not op.type:
-                raise ProgramFormatError(f"block {i}, op {j} has no type")
+def _check_structure(desc: ProgramDesc, text: bool = True) -> None:
+    """Bytes that happen to decode are still checked for a sane block tree, sub-block and
+    forward-block references, before any object is made (core/validate.py)."""
+    check_structure(desc, text)
 
 
 # --- default programs and program_guard ---------------------------------------------

@@ -111,6 +111,10 @@ def load_inference_model(dirname: str, executor, model_filename: str | None = No
         if len(names) != 1 or not gb.has_var(names[0]):
             raise ProgramFormatError(f"{model_path}: op {op.idx} {op.type} should name one "
                                      f"variable of block 0, names {names}")
-        (feeds if op.type == "feed" else fetches).append((op.attr("col", 0), names[0]))
+        col = op.attr("col", 0)
+        if not isinstance(col, int) or isinstance(col, bool):
+            raise ProgramFormatError(f"{model_path}: the {op.type} op of {names[0]!r} has col="
+                                     f"{col!r}; a column is an integer")
+        (feeds if op.type == "feed" else fetches).append((col, names[0]))
     load_persistables(executor, dirname, program, params_filename or PARAMS_FILENAME, scope)
     return [program, [n for _, n in sorted(feeds)], [gb.var(n) for _, n in sorted(fetches)]]

@@ -13,6 +13,7 @@ from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, register
+from ..core.validate import check_tensor_size
 from ..kernels.cpu import elementwise as K
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 
@@ -55,6 +56,8 @@ def _binary_kernel(ufunc, out_dtype=None):
         axis = ctx.op.attrs.get("axis", -1)      # logical_and/or have no axis
         x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
         shape = np.broadcast_shapes(x.shape, y.shape)
+        if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
+            check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
         out = np.empty(shape, out_dtype or x.dtype)
         ctx.set_output("Out", ufunc(x, y, out=out))
     run.__name__ = f"cpu_{ufunc.__name__}"
@@ -63,7 +66,10 @@ def _binary_kernel(ufunc, out_dtype=None):
 
 def _div_kernel(ctx):
     x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
-    out = np.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    if shape != x.shape and shape != y.shape:
+        check_tensor_size(shape, x.dtype, "elementwise_div")
+    out = np.empty(shape, x.dtype)
     ufunc = K.floor_div if np.issubdtype(x.dtype, np.integer) else K.div
     ctx.set_output("Out", ufunc(x, y, out=out))
 
@@ -76,7 +82,7 @@ def unbroadcast(grad: np.ndarray, operand_view_shape, operand_shape) -> np.ndarr
     axes = tuple(i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1)
     if axes:
         grad = grad.sum(axis=axes, keepdims=True)
-    return np.ascontiguousarray(grad.reshape(operand_shape))
+    return np.asarray(grad.reshape(operand_shape), order="C")   # keeps a 0-d operand 0-d
 
 
 def _binary_grad(dx_of, dy_of):

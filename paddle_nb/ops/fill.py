@@ -9,6 +9,7 @@ from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.validate import check_tensor_size
 from ..kernels.cpu import random as rk
 from .common import OUT, X, dtype_to_numpy, same_shape_as_x
 
@@ -19,10 +20,14 @@ def _shape_and_dtype(ctx) -> None:
     ctx.set_output("Out", ctx.attr("shape"), ctx.attr("dtype"))
 
 
-def _concrete(shape) -> tuple[int, ...]:
+def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
+    """The shape attribute as a tuple, refused (before anything is allocated) when a dim is
+    unknown or the tensor would be larger than validate.MAX_TENSOR_BYTES."""
     if any(d < 0 for d in shape):
         raise ValueError(f"shape {list(shape)} has an unknown (-1) dimension; a value op "
                          "needs a concrete shape")
+    if dtype is not None:
+        check_tensor_size(shape, dtype, what)
     return tuple(int(d) for d in shape)
 
 
@@ -30,7 +35,8 @@ def _concrete(shape) -> tuple[int, ...]:
 def _fill_constant(ctx):
     dtype = dtype_to_numpy(ctx.attr("dtype"))
     value = ctx.attr("str_value") or ctx.attr("value")
-    ctx.set_output("Out", np.full(_concrete(ctx.attr("shape")), float(value)).astype(dtype))
+    shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
+    ctx.set_output("Out", np.full(shape, float(value), dtype=dtype))
 
 
 register(OpDef(
@@ -103,7 +109,7 @@ def _assign_value(ctx):
     values = next((ctx.attr(f) for f, _ in _VALUE_FIELDS if ctx.attr(f)), None)
     if values is None:
         values = ctx.op.attrs.get("values") or []      # Paddle 3 stores SCALARS
-    shape = _concrete(ctx.attr("shape"))
+    shape = _concrete(ctx.attr("shape"), dtype, "assign_value")
     ctx.set_output("Out", np.asarray(values, dtype=dtype).reshape(shape))
 
 
@@ -138,14 +144,17 @@ def _seed(ctx) -> int:
 
 
 def _uniform_random(ctx):
-    shape = _concrete(ctx.attr("shape"))
+    # drawn as float64, then cast: check the larger of the two
+    shape = _concrete(ctx.attr("shape"), np.dtype(np.float64), "uniform_random")
+    check_tensor_size(shape, dtype_to_numpy(ctx.attr("dtype")), "uniform_random")
     n = int(np.prod(shape)) if shape else 1
     values = rk.uniform(n, float(ctx.attr("min")), float(ctx.attr("max")), _seed(ctx))
     ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
 
 
 def _gaussian_random(ctx):
-    shape = _concrete(ctx.attr("shape"))
+    shape = _concrete(ctx.attr("shape"), np.dtype(np.float64), "gaussian_random")
+    check_tensor_size(shape, dtype_to_numpy(ctx.attr("dtype")), "gaussian_random")
     n = int(np.prod(shape)) if shape else 1
     values = rk.gaussian(n, float(ctx.attr("mean")), float(ctx.attr("std")), _seed(ctx))
     ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))

@@ -12,6 +12,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.validate import check_list_index
 
 
 def _feed(ctx):
@@ -29,8 +30,11 @@ def _fetch(ctx):
     col = ctx.attr("col")
     var = ctx.output_var("Out")
     fetched = var.get_mutable("fetch_list")
-    while len(fetched) <= col:
-        fetched.append(None)
+    if col < 0:
+        raise ExecutionError(f"fetch: column col={col} is negative")
+    check_list_index(col, "fetch")
+    if len(fetched) <= col:
+        fetched.extend([None] * (col + 1 - len(fetched)))
     fetched[col] = np.array(ctx.input("X"), copy=True)
 
 

@@ -8,6 +8,7 @@ from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..core.validate import check_tensor_size
 from ..kernels.cpu import matmul as K
 from .common import OUT, X, Y
 
@@ -15,6 +16,8 @@ _BLAS = (np.float32, np.float64)
 
 
 def matmul_2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
+        check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
     if a.dtype == b.dtype and a.dtype.type in _BLAS:
         return K.matmul2d(np.ascontiguousarray(a), np.ascontiguousarray(b))
     return np.matmul(a, b)        # integer matrices: BLAS has no integer gemm
@@ -117,6 +120,7 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
     elif x.dtype == y.dtype and x.dtype.type in _BLAS:
         batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
         m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
+        check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
         xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(-1, m, k)
         yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(-1, k, n)
         out = K.batched_matmul(xb, yb).reshape(batch + (m, n))

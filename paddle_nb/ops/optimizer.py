@@ -47,7 +47,7 @@ _MULTI_PRECISION = Attr("multi_precision", A.BOOLEAN, False, "kept for Paddle co
 # --- sgd ----------------------------------------------------------------------------------------
 def _sgd(ctx):
     p, g, lr = _params(ctx)
-    ctx.set_output("ParamOut", K.sgd(p, g, lr).astype(p.dtype, copy=False))
+    ctx.set_output("ParamOut", np.asarray(K.sgd(p, g, lr), dtype=p.dtype))
 
 
 def _sgd_infer(ctx):
@@ -70,8 +70,8 @@ def _momentum(ctx):
         g = g + p.dtype.type(ctx.attr("regularization_coeff")) * p
     p_out, v_out = K.momentum(p, g, ctx.input("Velocity"), lr, p.dtype.type(ctx.attr("mu")),
                               ctx.attr("use_nesterov"))
-    ctx.set_output("ParamOut", p_out.astype(p.dtype, copy=False))
-    ctx.set_output("VelocityOut", v_out.astype(p.dtype, copy=False))
+    ctx.set_output("ParamOut", np.asarray(p_out, dtype=p.dtype))    # 0-d stays an array
+    ctx.set_output("VelocityOut", np.asarray(v_out, dtype=p.dtype))
 
 
 def _momentum_infer(ctx):
@@ -101,9 +101,9 @@ def _adam(ctx):
                            p.dtype.type(ctx.attr("epsilon")), _scalar(b1p, p.dtype),
                            _scalar(b2p, p.dtype))
     # numba widens "1 - beta_pow" to float64: store results in the parameter's dtype
-    ctx.set_output("ParamOut", p_out.astype(p.dtype, copy=False))
-    ctx.set_output("Moment1Out", m1.astype(p.dtype, copy=False))
-    ctx.set_output("Moment2Out", m2.astype(p.dtype, copy=False))
+    ctx.set_output("ParamOut", np.asarray(p_out, dtype=p.dtype))
+    ctx.set_output("Moment1Out", np.asarray(m1, dtype=p.dtype))
+    ctx.set_output("Moment2Out", np.asarray(m2, dtype=p.dtype))
     ctx.set_output("Beta1PowOut", (b1p * b1).astype(b1p.dtype))
     ctx.set_output("Beta2PowOut", (b2p * b2).astype(b2p.dtype))
 

@@ -214,7 +214,10 @@ def _fill_batch_like(ctx):
     shape = list(ctx.attr("shape"))
     shape[ctx.attr("output_dim_idx")] = ref.shape[ctx.attr("input_dim_idx")]
     from .common import dtype_to_numpy   # noqa: PLC0415
-    ctx.set_output("Out", np.full(shape, ctx.attr("value"), dtype_to_numpy(ctx.attr("dtype"))))
+    from ..core.validate import check_tensor_size   # noqa: PLC0415
+    dtype = dtype_to_numpy(ctx.attr("dtype"))
+    check_tensor_size(shape, dtype, "fill_constant_batch_size_like")
+    ctx.set_output("Out", np.full(shape, ctx.attr("value"), dtype))
 
 
 def _fill_batch_like_infer(ctx):

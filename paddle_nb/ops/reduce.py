@@ -73,7 +73,7 @@ def _reduce_grad_kernel(mean: bool):
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
             dx = (dx / max(count, 1)).astype(x.dtype)
-        ctx.set_output("X@GRAD", np.ascontiguousarray(dx))
+        ctx.set_output("X@GRAD", np.asarray(dx, order="C"))
     return run
 
 
@@ -143,7 +143,10 @@ register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT],
 # --- softmax ---------------------------------------------------------------------------------
 def _softmax(ctx):
     x = ctx.input("X")
-    axis = ctx.attr("axis") % max(x.ndim, 1)
+    if x.ndim == 0:                  # one value: its softmax is 1
+        ctx.set_output("Out", np.ones_like(x))
+        return
+    axis = ctx.attr("axis") % x.ndim
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
     rows = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
     out = K.row_softmax(rows).reshape(moved.shape)

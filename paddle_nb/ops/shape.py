@@ -94,14 +94,15 @@ def _transpose_infer(ctx):
 
 def _transpose(ctx):
     x = ctx.input("X")
-    ctx.set_output("Out", np.ascontiguousarray(np.transpose(x, ctx.attr("axis"))))
+    # np.array, not ascontiguousarray: the latter turns a 0-d tensor into a 1-d one
+    ctx.set_output("Out", np.array(np.transpose(x, ctx.attr("axis")), order="C"))
     _write_xshape(ctx, x)
 
 
 def _transpose_grad(ctx):
     """Undo the permutation: dX = transpose(dOut, argsort(axis))."""
     inverse = np.argsort(ctx.attr("axis"))
-    ctx.set_output("X@GRAD", np.ascontiguousarray(np.transpose(ctx.input("Out@GRAD"), inverse)))
+    ctx.set_output("X@GRAD", np.array(np.transpose(ctx.input("Out@GRAD"), inverse), order="C"))
 
 
 register(OpDef(

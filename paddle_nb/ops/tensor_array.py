@@ -10,6 +10,7 @@ from ..core.errors import ExecutionError
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.validate import check_list_index
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
 
@@ -36,8 +37,9 @@ def _write(ctx):
     i = _index(ctx)
     if i < 0:
         raise ExecutionError(f"write_to_array: negative index {i}")
-    while len(array) <= i:
-        array.append(None)
+    check_list_index(i, "write_to_array")
+    if len(array) <= i:
+        array.extend([None] * (i + 1 - len(array)))
     array[i] = ctx.input("X")
 
 

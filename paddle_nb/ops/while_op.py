@@ -12,6 +12,9 @@ variables as they were when the step began (as Paddle's WhileOp does), so that
 """
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 
 from ..core import attrs as A
@@ -20,7 +23,30 @@ from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, forward_name, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 
-MAX_STEPS = 1_000_000      # a loop this long is almost surely a condition never updated
+DEFAULT_MAX_STEPS = 1_000_000   # a loop this long is almost surely a condition never updated
+MAX_STEPS_ENV = "PADDLE_NB_MAX_WHILE_STEPS"
+
+
+def max_steps_from_env(environ=os.environ) -> int:
+    """The step limit the environment variable PADDLE_NB_MAX_WHILE_STEPS sets (a positive
+    integer), else DEFAULT_MAX_STEPS; a value that is not one is ignored with a warning."""
+    text = environ.get(MAX_STEPS_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_STEPS
+    try:
+        steps = int(text)
+        if steps < 1:
+            raise ValueError
+    except ValueError:
+        warnings.warn(f"{MAX_STEPS_ENV}={environ[MAX_STEPS_ENV]!r} is not a positive integer; "
+                      f"using the default while step limit {DEFAULT_MAX_STEPS}", stacklevel=2)
+        return DEFAULT_MAX_STEPS
+    return steps
+
+
+# Steps one while op may run before it is stopped with an error. Set this module attribute
+# (paddle_nb.ops.while_op.MAX_STEPS = 10_000) or the environment variable before import.
+MAX_STEPS = max_steps_from_env()
 
 _ATTRS = [Attr("sub_block", A.BLOCK, None, "the loop body"),
           Attr("is_test", A.BOOLEAN, False, "inference: no step scopes are kept"),
@@ -53,11 +79,14 @@ def _while(ctx):
     cond = ctx.scope.find_var(ctx.input_names("Condition")[0])
     keep = ctx.keep_scopes and not ctx.attr("is_test")
     snap = _snapshot_names(ctx) if keep else []
-    scopes, step = [], 0
+    scopes, step, limit = [], 0, MAX_STEPS
     while _truth(cond.get()):
-        if step >= MAX_STEPS:
-            raise ExecutionError(f"while ran {MAX_STEPS} steps: does its body update the "
-                                 f"condition {ctx.input_names('Condition')[0]!r}?")
+        if step >= limit:
+            raise ExecutionError(
+                f"while ran {limit} steps and its condition "
+                f"{ctx.input_names('Condition')[0]!r} still holds: does the body update it? "
+                f"(the limit is paddle_nb.ops.while_op.MAX_STEPS, or the environment "
+                f"variable {MAX_STEPS_ENV})")
         kid = ctx.new_scope(f"step {step}")
         start = {}
         for n in snap:

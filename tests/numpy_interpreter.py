@@ -1,0 +1,440 @@
+"""A plain numpy interpreter of flat (one-block) programs: the reference the property tests
+in ``tests/test_properties.py`` compare the executor with.
+
+It reads ops only through the ``Operator`` view (``op.type``, ``op.input(slot)``,
+``op.output(slot)``, ``op.attrs``) and shares no code with the kernels. ``REFERENCES`` maps
+an op type to ``fn(op, env) -> {output name: value}``; ``env`` maps variable names to
+numpy arrays (or lists, for tensor arrays). Rounding: ops that IEEE arithmetic defines
+exactly (``+ - * /`` on two operands, relu, square, casts, layout ops, comparisons) are
+computed in the operands' dtype, so they agree bit for bit with any correctly rounded
+kernel; transcendental functions, reductions and matrix products are computed in float64
+and cast back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
+NUMPY_DTYPE = {BOOL: np.dtype(np.bool_), INT32: np.dtype(np.int32),
+               INT64: np.dtype(np.int64), FP32: np.dtype(np.float32),
+               FP64: np.dtype(np.float64)}
+CODE_OF = {v: k for k, v in NUMPY_DTYPE.items()}
+
+
+class NotComputed:
+    """What a random op produces: only the shape and dtype are known in advance."""
+
+    def __init__(self, shape, dtype, low=None, high=None):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.low, self.high = low, high
+
+    def __repr__(self):
+        return f"NotComputed({self.shape}, {self.dtype})"
+
+
+# --- helpers ------------------------------------------------------------------------------
+def _x(op, env, slot="X", i=0):
+    return env[op.input(slot)[i]]
+
+
+def _xs(op, env, slot="X"):
+    return [env[n] for n in op.input(slot)]
+
+
+def _out(op, slot, *values):
+    names = op.output(slot)
+    assert len(names) == len(values), (op.type, slot, names, len(values))
+    return dict(zip(names, values))
+
+
+def _wide(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+def fluid_align(y, x_ndim, axis):
+    """``y`` reshaped so numpy broadcasting lines its dims up with X's from ``axis``."""
+    if axis is None or axis == -1:
+        axis = x_ndim - y.ndim
+    return y.reshape((1,) * axis + y.shape + (1,) * (x_ndim - axis - y.ndim))
+
+
+def _align(op, env):
+    x, y = _x(op, env, "X"), _x(op, env, "Y")
+    axis = op.attrs.get("axis", -1)
+    if y.ndim < x.ndim:
+        y = fluid_align(y, x.ndim, axis)
+    elif x.ndim < y.ndim:
+        x = fluid_align(x, y.ndim, axis)
+    return x, y
+
+
+# --- unary --------------------------------------------------------------------------------
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _in_wide(fn):
+    def run(op, env):
+        x = _x(op, env)
+        return _out(op, "Out", np.asarray(fn(_wide(x))).astype(x.dtype))
+    return run
+
+
+def _relu(op, env):
+    x = _x(op, env)
+    return _out(op, "Out", np.maximum(x, x.dtype.type(0)))
+
+
+def _square(op, env):
+    x = _x(op, env)
+    return _out(op, "Out", np.multiply(x, x))
+
+
+def _scale(op, env):
+    x, a = _x(op, env), op.attrs
+    s = float(np.ravel(_x(op, env, "ScaleTensor"))[0]) if op.input("ScaleTensor") \
+        else a["scale"]
+    w = _wide(x)
+    out = w * s + a["bias"] if a["bias_after_scale"] else (w + a["bias"]) * s
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _cast(op, env):
+    return _out(op, "Out", _x(op, env).astype(NUMPY_DTYPE[op.attrs["out_dtype"]]))
+
+
+def _copy(op, env):
+    return _out(op, "Out", np.array(_x(op, env), copy=True))
+
+
+def _logical_not(op, env):
+    return _out(op, "Out", np.logical_not(_x(op, env)))
+
+
+def _increment(op, env):
+    x = _x(op, env)
+    return _out(op, "Out", (_wide(x) + op.attrs["step"]).astype(x.dtype))
+
+
+# --- reductions ---------------------------------------------------------------------------
+def _softmax(op, env):
+    x = _x(op, env)
+    w = _wide(x)
+    axis = op.attrs["axis"]
+    if w.ndim == 0:                        # Paddle 2.5+: the softmax of a 0-d tensor is 1
+        return _out(op, "Out", np.ones_like(x))
+    e = np.exp(w - w.max(axis=axis, keepdims=True))
+    return _out(op, "Out", (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype))
+
+
+def _mean(op, env):
+    x = _x(op, env)
+    return _out(op, "Out", np.asarray(_wide(x).mean()).astype(x.dtype))
+
+
+def _reduce(fn):
+    def run(op, env):
+        x, a = _x(op, env), op.attrs
+        if a.get("reduce_all") or x.ndim == 0:
+            axes = tuple(range(x.ndim))
+        else:
+            axes = tuple(sorted({d % x.ndim for d in a["dim"]}))
+        out = fn(_wide(x), axis=axes, keepdims=a.get("keep_dim", False))
+        return _out(op, "Out", np.asarray(out).astype(x.dtype))
+    return run
+
+
+def _sum(op, env):
+    xs = _xs(op, env)
+    if np.issubdtype(xs[0].dtype, np.integer):
+        total = xs[0].copy()
+        for x in xs[1:]:
+            total = total + x
+        return _out(op, "Out", total.astype(xs[0].dtype))
+    return _out(op, "Out", sum(_wide(x) for x in xs).astype(xs[0].dtype))
+
+
+# --- layout -------------------------------------------------------------------------------
+def _xshape(op, x):
+    return _out(op, "XShape", np.empty((0,) + x.shape, x.dtype)) if op.output("XShape") else {}
+
+
+def _reshape2(op, env):
+    x = _x(op, env)
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(op.attrs["shape"])]
+    return {**_out(op, "Out", x.reshape(target).copy()), **_xshape(op, x)}
+
+
+def _transpose2(op, env):
+    x = _x(op, env)
+    return {**_out(op, "Out", np.transpose(x, op.attrs["axis"]).copy()), **_xshape(op, x)}
+
+
+def _concat(op, env):
+    return _out(op, "Out", np.concatenate(_xs(op, env), axis=op.attrs["axis"]))
+
+
+def _split(op, env):
+    x, a = _x(op, env), op.attrs
+    axis = a["axis"] % x.ndim
+    size = x.shape[axis]
+    sections = list(a.get("sections") or [])
+    if not sections:
+        n = a.get("num") or len(op.output("Out"))
+        sections = [size // n] * n
+    if -1 in sections:
+        sections[sections.index(-1)] = size - sum(s for s in sections if s != -1)
+    return _out(op, "Out", *[p.copy() for p in np.split(x, np.cumsum(sections)[:-1], axis)])
+
+
+# --- elementwise binary -------------------------------------------------------------------
+def _binary(fn):
+    def run(op, env):
+        x, y = _align(op, env)
+        return _out(op, "Out", np.asarray(fn(x, y)))
+    return run
+
+
+def _div(x, y):
+    if np.issubdtype(x.dtype, np.integer):      # C++ integer division: toward zero
+        q = np.abs(x) // np.abs(y)
+        return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
+    return np.divide(x, y)
+
+
+def _logical(fn):
+    return lambda op, env: _out(op, "Out", fn(_x(op, env, "X"), _x(op, env, "Y")))
+
+
+# --- matrix products ----------------------------------------------------------------------
+def _matmul(tx_attr, ty_attr):
+    def run(op, env):
+        x, y = _x(op, env, "X"), _x(op, env, "Y")
+        a, b = _wide(x), _wide(y)
+        if op.attrs.get(tx_attr) and a.ndim >= 2:
+            a = np.swapaxes(a, -1, -2)
+        if op.attrs.get(ty_attr) and b.ndim >= 2:
+            b = np.swapaxes(b, -1, -2)
+        out = np.asarray(np.matmul(a, b)) * op.attrs.get("alpha", 1.0)
+        return _out(op, "Out", out.astype(x.dtype))
+    return run
+
+
+def _mul(op, env):
+    x, y = _x(op, env, "X"), _x(op, env, "Y")
+    xn, yn = op.attrs["x_num_col_dims"], op.attrs["y_num_col_dims"]
+    x2 = _wide(x).reshape(int(np.prod(x.shape[:xn])), -1)
+    y2 = _wide(y).reshape(int(np.prod(y.shape[:yn])), -1)
+    return _out(op, "Out", (x2 @ y2).reshape(x.shape[:xn] + y.shape[yn:]).astype(x.dtype))
+
+
+# --- values and fills ---------------------------------------------------------------------
+def _fill_constant(op, env):
+    a = op.attrs
+    value = float(a["str_value"]) if a.get("str_value") else a["value"]
+    return _out(op, "Out", np.full(a["shape"], value).astype(NUMPY_DTYPE[a["dtype"]]))
+
+
+def _fill_any_like(op, env):
+    x, a = _x(op, env), op.attrs
+    dtype = x.dtype if a.get("dtype", -1) < 0 else NUMPY_DTYPE[a["dtype"]]
+    return _out(op, "Out", np.full(x.shape, a.get("value", 0.0)).astype(dtype))
+
+
+def _assign_value(op, env):
+    a = op.attrs
+    field = {FP32: "fp32_values", FP64: "fp64_values", INT32: "int32_values",
+             INT64: "int64_values", BOOL: "bool_values"}[a["dtype"]]
+    values = np.asarray(a[field], dtype=NUMPY_DTYPE[a["dtype"]])
+    return _out(op, "Out", values.reshape(a["shape"]))
+
+
+def _fill_batch_like(op, env):
+    x, a = _x(op, env, "Input"), op.attrs
+    shape = list(a["shape"])
+    shape[a["output_dim_idx"]] = x.shape[a["input_dim_idx"]]
+    return _out(op, "Out", np.full(shape, a["value"]).astype(NUMPY_DTYPE[a["dtype"]]))
+
+
+def _random(low_attr, high_attr):
+    def run(op, env):
+        a = op.attrs
+        low = a.get(low_attr) if low_attr else None
+        high = a.get(high_attr) if high_attr else None
+        return _out(op, "Out", NotComputed(a["shape"], NUMPY_DTYPE[a["dtype"]], low, high))
+    return run
+
+
+# --- routing (what cond / IfElse are built from) ------------------------------------------
+def _select_input(op, env):
+    i = int(np.ravel(_x(op, env, "Mask"))[0])
+    return _out(op, "Out", np.array(_xs(op, env)[i], copy=True))
+
+
+def _select_output(op, env):
+    x, i = _x(op, env), int(np.ravel(_x(op, env, "Mask"))[0])
+    names = op.output("Out")
+    return {n: (np.array(x, copy=True) if j == i else env.get(n, np.zeros_like(x)))
+            for j, n in enumerate(names)}
+
+
+def _rows(mask):
+    return np.asarray(mask).reshape(-1).astype(bool)
+
+
+def _split_lod(op, env):
+    x, rows = _x(op, env), _rows(_x(op, env, "Mask"))
+    return {**_out(op, "OutTrue", x[rows].copy()), **_out(op, "OutFalse", x[~rows].copy())}
+
+
+def _merge_lod(op, env):
+    rows = _rows(_x(op, env, "Mask"))
+    t = _x(op, env, "InTrue") if op.input("InTrue") else None
+    f = _x(op, env, "InFalse") if op.input("InFalse") else None
+    like = t if t is not None else f
+    out = np.zeros((len(rows),) + like.shape[1:], like.dtype)
+    if rows.any():
+        out[rows] = t
+    if (~rows).any():
+        out[~rows] = f
+    return _out(op, "Out", out)
+
+
+# --- tensor arrays ------------------------------------------------------------------------
+def _write_to_array(op, env):
+    name = op.output("Out")[0]
+    array = list(env.get(name, []))          # a new list: earlier states stay as they were
+    i = int(np.ravel(_x(op, env, "I"))[0])
+    while len(array) <= i:
+        array.append(None)
+    array[i] = np.array(_x(op, env), copy=True)
+    return {name: array}
+
+
+def _read_from_array(op, env):
+    i = int(np.ravel(_x(op, env, "I"))[0])
+    return _out(op, "Out", np.array(_x(op, env)[i], copy=True))
+
+
+def _array_length(op, env):
+    return _out(op, "Out", np.int64([len(_x(op, env))]))
+
+
+def _array_to_tensor(op, env):
+    array = [a for a in _x(op, env) if a is not None]
+    axis = op.attrs["axis"]
+    if op.attrs["use_stack"]:
+        out, sizes = np.stack(array, axis=axis), [1] * len(array)
+    else:
+        out, sizes = np.concatenate(array, axis=axis), [a.shape[axis] for a in array]
+    return {**_out(op, "Out", out), **_out(op, "OutIndex", np.int32(sizes))}
+
+
+# --- losses and optimizers ----------------------------------------------------------------
+def _softmax_xent(op, env):
+    logits, label, a = _x(op, env, "Logits"), _x(op, env, "Label"), op.attrs
+    w = _wide(logits)
+    axis = a.get("axis", -1) % w.ndim
+    e = np.exp(w - w.max(axis=axis, keepdims=True))
+    prob = e / e.sum(axis=axis, keepdims=True)
+    if a.get("soft_label"):
+        loss = -(label * np.log(prob)).sum(axis=axis, keepdims=True)
+    else:
+        picked = np.take_along_axis(prob, np.where(label < 0, 0, label), axis=axis)
+        loss = np.where(label == a.get("ignore_index", -100), 0.0, -np.log(picked))
+    return {**_out(op, "Softmax", prob.astype(logits.dtype)),
+            **_out(op, "Loss", loss.astype(logits.dtype))}
+
+
+def _cross_entropy(op, env):
+    x, label = _x(op, env, "X"), _x(op, env, "Label")
+    w = _wide(x)
+    if op.attrs.get("soft_label"):
+        y = -(label * np.log(w)).sum(axis=-1, keepdims=True)
+    else:
+        y = -np.log(np.take_along_axis(w, label, axis=-1))
+    return _out(op, "Y", y.astype(x.dtype))
+
+
+def _sgd(op, env):
+    p = _x(op, env, "Param")
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    return _out(op, "ParamOut", (_wide(p) - lr * _wide(_x(op, env, "Grad"))).astype(p.dtype))
+
+
+def _momentum(op, env):
+    p, g, v = _x(op, env, "Param"), _x(op, env, "Grad"), _x(op, env, "Velocity")
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    mu = op.attrs["mu"]
+    v2 = mu * _wide(v) + _wide(g)
+    step = _wide(g) + mu * v2 if op.attrs.get("use_nesterov") else v2
+    return {**_out(op, "ParamOut", (_wide(p) - lr * step).astype(p.dtype)),
+            **_out(op, "VelocityOut", v2.astype(p.dtype))}
+
+
+def _adam(op, env):
+    a = op.attrs
+    b1, b2, eps = a["beta1"], a["beta2"], a["epsilon"]
+    p, g = _x(op, env, "Param"), _wide(_x(op, env, "Grad"))
+    b1p = _x(op, env, "Beta1Pow")
+    b2p = _x(op, env, "Beta2Pow")
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    m1 = b1 * _wide(_x(op, env, "Moment1")) + (1 - b1) * g
+    m2 = b2 * _wide(_x(op, env, "Moment2")) + (1 - b2) * g * g
+    c1, c2 = float(np.ravel(b1p)[0]), float(np.ravel(b2p)[0])
+    lr_t = lr * np.sqrt(1 - c2) / (1 - c1)
+    new_p = _wide(p) - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - c2))
+    dt = p.dtype
+    return {**_out(op, "ParamOut", new_p.astype(dt)), **_out(op, "Moment1Out", m1.astype(dt)),
+            **_out(op, "Moment2Out", m2.astype(dt)),
+            **_out(op, "Beta1PowOut", (_wide(b1p) * b1).astype(b1p.dtype)),
+            **_out(op, "Beta2PowOut", (_wide(b2p) * b2).astype(b2p.dtype))}
+
+
+REFERENCES = {
+    "relu": _relu, "square": _square,
+    "sigmoid": _in_wide(_sigmoid), "tanh": _in_wide(np.tanh), "exp": _in_wide(np.exp),
+    "log": _in_wide(np.log),
+    "scale": _scale, "cast": _cast, "assign": _copy, "rnn_memory_helper": _copy,
+    "logical_not": _logical_not, "increment": _increment,
+    "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
+    "reduce_mean": _reduce(np.mean), "sum": _sum,
+    "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
+    "elementwise_add": _binary(np.add), "elementwise_sub": _binary(np.subtract),
+    "elementwise_mul": _binary(np.multiply), "elementwise_div": _binary(_div),
+    "greater_than": _binary(np.greater), "less_than": _binary(np.less),
+    "equal": _binary(np.equal), "not_equal": _binary(np.not_equal),
+    "logical_and": _logical(np.logical_and), "logical_or": _logical(np.logical_or),
+    "matmul_v2": _matmul("trans_x", "trans_y"), "matmul": _matmul("transpose_X", "transpose_Y"),
+    "mul": _mul,
+    "fill_constant": _fill_constant, "fill_any_like": _fill_any_like,
+    "fill_zeros_like": lambda op, env: _out(op, "Out", np.zeros_like(_x(op, env))),
+    "assign_value": _assign_value, "fill_constant_batch_size_like": _fill_batch_like,
+    "uniform_random": _random("min", "max"), "gaussian_random": _random(None, None),
+    "select_input": _select_input, "select_output": _select_output,
+    "split_lod_tensor": _split_lod, "merge_lod_tensor": _merge_lod,
+    "write_to_array": _write_to_array, "read_from_array": _read_from_array,
+    "lod_array_length": _array_length, "tensor_array_to_tensor": _array_to_tensor,
+    "softmax_with_cross_entropy": _softmax_xent, "cross_entropy": _cross_entropy,
+    "sgd": _sgd, "momentum": _momentum, "adam": _adam,
+}
+
+
+def run_op(op, env) -> dict:
+    """The values ``op`` writes, as ``{name: value}``, computed from ``env``."""
+    try:
+        fn = REFERENCES[op.type]
+    except KeyError:
+        raise NotImplementedError(f"the numpy interpreter has no reference for {op.type!r}") \
+            from None
+    return {name: v if isinstance(v, (list, NotComputed)) else np.asarray(v)
+            for name, v in fn(op, env).items()}
+
+
+def run_block(block, feed: dict) -> dict:
+    """Run ``block``'s ops in order from ``feed``; the environment at the end."""
+    env = dict(feed)
+    for op in block.ops:
+        env.update(run_op(op, env))
+    return env

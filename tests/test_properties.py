@@ -87,14 +87,11 @@ DISCRETE_OPS = {"greater_than", "less_than", "equal", "not_equal", "split_lod_te
 # Ops whose rounding error scales with the product of their inputs' magnitudes.
 PRODUCT_OPS = {"matmul", "matmul_v2", "mul"}
 
-# Library bugs these properties found; each has its own failing test at the end of this
-# file. The random programs stay clear of them so that they keep hunting for other bugs:
-# take an entry out when its bug is fixed.
-KNOWN_BUGS = {
-    "transpose2_0d",    # transpose2 of a 0-d tensor gives shape [1] (declared [])
-    "softmax_0d",       # softmax of a 0-d tensor: declared [], the kernel raises AxisError
-    "optimizer_0d",     # sgd / momentum / adam on a 0-d parameter: AttributeError
-}
+# Library bugs the random programs must steer clear of until they are fixed (each with a
+# minimal reproduction at the end of this file), so that they keep hunting for others.
+# Fixed so far: "transpose2_0d", "softmax_0d", "optimizer_0d" (0-d tensors), and bytes
+# missing a required proto2 field.
+KNOWN_BUGS: set[str] = set()
 
 NAME_PREFIXES = ["t", "fc_0.tmp_", "ns/v", "x@GRAD_", "名"]
 
@@ -1331,7 +1328,7 @@ def test_mutated_bytes_load_and_round_trip_or_raise_program_format_error(data, m
 
 
 # ==========================================================================================
-# The bugs the properties found: minimal reproductions (failing until fixed)
+# The bugs the properties found: minimal reproductions (regression tests now they are fixed)
 # ==========================================================================================
 def test_transpose2_of_a_0d_tensor_stays_0d():
     """Found by test_random_programs_round_trip_and_match_numpy: the kernel's

@@ -185,7 +185,9 @@ class Scope:
 
     def new_scope(self, name: str = "") -> "Scope":
         with self._lock:
-            kid = Scope(self, name or f"{self.name}/{len(self._kids)}")
+            # a counter, not len(kids): names stay unique after a kid is deleted
+            self._kids_made = getattr(self, "_kids_made", 0) + 1
+            kid = Scope(self, name or f"{self.name}/{self._kids_made - 1}")
             self._kids.append(kid)
             return kid
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from models import tanh_rnn
 from paddle_nb.core import executor as executor_module
 
 WORKERS = 8
@@ -45,19 +46,8 @@ def _mlp():
 
 def _rnn():
     T, B, D, H = 5, 4, 3, 6
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 12
+    main, startup, hs = tanh_rnn(T, B, D, H, seed=12)
     with pd.program_guard(main, startup):
-        x = pd.data("x", [T, B, D])
-        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
-        rnn = pd.StaticRNN()
-        with rnn.step():
-            x_t = rnn.step_input(x)
-            h_pre = rnn.memory(init=h0)
-            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
-            rnn.update_memory(h_pre, h)
-            rnn.output(h)
-        hs = rnn()
         loss = pd.mean(pd.layers.square_error_cost(hs, pd.layers.fill_constant(
             [T, B, H], "float32", 0.5)))
         pd.optimizer.SGD(0.5).minimize(loss)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from models import tanh_rnn
 
 
 @pytest.fixture
@@ -41,19 +42,8 @@ def _rss_mb() -> float:
 # --- models ---------------------------------------------------------------------------------
 def _rnn_model():
     T, B, D, H = 4, 4, 3, 6
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 1
+    main, startup, hs = tanh_rnn(T, B, D, H, seed=1)
     with pd.program_guard(main, startup):
-        x = pd.data("x", [T, B, D])
-        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
-        rnn = pd.StaticRNN()
-        with rnn.step():
-            x_t = rnn.step_input(x)
-            h_pre = rnn.memory(init=h0)
-            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
-            rnn.update_memory(h_pre, h)
-            rnn.output(h)
-        hs = rnn()
         loss = pd.mean(hs * hs)
         pd.optimizer.SGD(0.05).minimize(loss)
     rng = np.random.default_rng(0)

@@ -5,13 +5,11 @@ import sys
 
 import numpy as np
 import pytest
+from IPython.core.error import UsageError      # IPython comes with the [dev] extra
+from IPython.core.interactiveshell import InteractiveShell
 
-pytest.importorskip("IPython")
-from IPython.core.error import UsageError                      # noqa: E402
-from IPython.core.interactiveshell import InteractiveShell     # noqa: E402
-
-import paddle_nb as pd                                          # noqa: E402
-from paddle_nb.notebook import magic                            # noqa: E402
+import paddle_nb as pd
+from paddle_nb.notebook import magic
 
 IFELSE_CELL = """%%paddle --run --show none
 x = pd.minibatch([10, 20, 30])  # shape=[None, 1]

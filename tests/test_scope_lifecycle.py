@@ -6,6 +6,7 @@ import gc
 import numpy as np
 
 import paddle_nb as pd
+from models import tanh_rnn
 
 
 def _rss_mb() -> float:
@@ -15,19 +16,8 @@ def _rss_mb() -> float:
 
 def _rnn_training_program():
     T, B, D, H = 5, 4, 3, 8
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 1
+    main, startup, hs = tanh_rnn(T, B, D, H, seed=1)
     with pd.program_guard(main, startup):
-        x = pd.data("x", [T, B, D])
-        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
-        rnn = pd.StaticRNN()
-        with rnn.step():
-            x_t = rnn.step_input(x)
-            h_pre = rnn.memory(init=h0)
-            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
-            rnn.update_memory(h_pre, h)
-            rnn.output(h)
-        hs = rnn()
         loss = pd.mean(hs * hs)
         pd.optimizer.SGD(0.01).minimize(loss)
     return main, startup, loss, (T, B, D)

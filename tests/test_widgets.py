@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from models import tanh_rnn
 from paddle_nb.core.printer import op_line
 from paddle_nb.notebook import program_model as pm
 from paddle_nb.notebook.debugger import Debugger
@@ -37,19 +38,8 @@ def _mlp(train=True):
 
 def _rnn(train=False):
     T, B, D, H = 3, 2, 3, 4
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 3
+    main, startup, hs = tanh_rnn(T, B, D, H, seed=3)
     with pd.program_guard(main, startup):
-        x = pd.data("x", [T, B, D])
-        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
-        rnn = pd.StaticRNN()
-        with rnn.step():
-            x_t = rnn.step_input(x)
-            h_pre = rnn.memory(init=h0)
-            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
-            rnn.update_memory(h_pre, h)
-            rnn.output(h)
-        hs = rnn()
         loss = pd.mean(hs * hs)
         if train:
             pd.optimizer.SGD(0.01).minimize(loss)

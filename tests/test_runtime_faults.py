@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from models import tanh_rnn
 from paddle_nb.core import registry
 from paddle_nb.notebook.debugger import Debugger
 
@@ -37,19 +38,9 @@ T, B, D, H = 4, 3, 2, 5
 
 
 def _rnn_training():
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 2
+    main, startup, hs = tanh_rnn(T, B, D, H, seed=2)
     with pd.program_guard(main, startup):
-        x = pd.data("x", [T, B, D])
-        h0 = pd.layers.fill_constant([B, H], "float32", 0.0)
-        rnn = pd.StaticRNN()
-        with rnn.step():
-            x_t = rnn.step_input(x)
-            h_pre = rnn.memory(init=h0)
-            h = pd.tanh(pd.layer.fc(x_t, H, bias_attr=False) + pd.layer.fc(h_pre, H))
-            rnn.update_memory(h_pre, h)
-            rnn.output(h)
-        loss = pd.mean(rnn() * 1.0)
+        loss = pd.mean(hs * 1.0)
         pd.optimizer.SGD(0.1).minimize(loss)
     feed = {"x": np.random.default_rng(3).standard_normal((T, B, D)).astype(np.float32)}
     return main, startup, feed, loss

@@ -260,14 +260,16 @@ class Scope:
 
 
 def _summary(v: Variable) -> str:
-    if v.kind == "tensor":
-        a = v.get()
+    # Read kind and value once: another thread may destroy the scope between two reads,
+    # and a summary of a variable that just died should say so, not raise.
+    kind, a = v._kind, v._value
+    if kind is None or a is None:
+        return "(empty)"
+    if kind == "tensor":
         if isinstance(a, np.ndarray) and a.size <= 6:
             return f"{a.dtype}{list(a.shape)} {np.array2string(a.ravel(), precision=4)}"
         return f"{getattr(a, 'dtype', '?')}{list(getattr(a, 'shape', []))}"
-    if v.kind is None:
-        return "(empty)"
-    return f"{v.kind} {v.get()!r}"[:80]
+    return f"{kind} {a!r}"[:80]
 
 
 _LIVE: "weakref.WeakSet[Scope]" = weakref.WeakSet()

@@ -1,4 +1,8 @@
 """The executor: results, steps, scopes, prepared blocks, feeds and fetches."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -171,10 +175,20 @@ def test_missing_parameter_is_a_clear_runtime_error(exe):
     assert "startup program" in msg and "test_executor.py" in msg
 
 
-def test_cuda_place_without_kernels_is_a_clear_error():
-    pd.layer.relu(pd.data("x", [None, 2]))
-    with pytest.raises(pd.ExecutionError, match=r"no kernel for CUDAPlace\(0\).*cpu"):
-        pd.Executor(pd.CUDAPlace(0)).run(feed={"x": np.ones((1, 2), np.float32)})
+def test_cuda_place_without_a_gpu_or_the_simulator_says_how_to_simulate():
+    # a fresh process: the simulator switch is read when numba is first imported
+    code = ("import paddle_nb as pd\n"
+            "try:\n    pd.Executor(pd.CUDAPlace(0))\n"
+            "except pd.ExecutionError as e:\n    print('ERROR', e)\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", CUDA_VISIBLE_DEVICES="")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120).stdout
+    assert "ERROR cannot run on CUDAPlace(0)" in out and "NUMBA_ENABLE_CUDASIM=1" in out
+
+
+def test_cuda_place_that_does_not_exist_is_a_clear_error():
+    with pytest.raises(pd.ExecutionError, match=r"CUDAPlace\(7\).*1 CUDA device"):
+        pd.Executor(pd.CUDAPlace(7))
 
 
 def test_context_of_seed_004():

@@ -49,7 +49,7 @@ from .place import CPUPlace, is_place
 from .program import Program, default_main_program
 from .scope import Scope, current
 from .symbol_table import var_dtype, var_shape
-from .kernel_context import KernelContext
+from .kernel_context import CudaKernelContext, KernelContext
 from .framework_pb2 import VarType
 from .grad_maker import EMPTY_VAR
 
@@ -183,9 +183,13 @@ class Executor:
         if not is_place(place):
             raise ExecutionError(f"Executor needs a place (pd.CPUPlace() or pd.CUDAPlace(0)), "
                                  f"got {place!r}")
+        if place.kind == "cuda":
+            _require_cuda(place)
         self.place = place
         self.check_nan_inf = bool(check_nan_inf)
         self._lock = threading.Lock()
+        # On CUDA, kernels read device arrays (host values move there on first read).
+        self._context = CudaKernelContext if place.kind == "cuda" else KernelContext
 
     # --- preparing ------------------------------------------------------------------------
     def prepare(self, program: Program, block_idx: int = 0) -> PreparedBlock:
@@ -265,6 +269,9 @@ class Executor:
             saved = [(v, v._value, v._kind) for v in map(scope.var, prepared.persistable)]
             for name in prepared.local:
                 run_scope.var(name)
+            if self.place.kind == "cuda":       # the only host -> device copies of a run
+                from ..kernels.cuda import device   # noqa: PLC0415
+                feed = {name: device.to_device(value) for name, value in feed.items()}
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
             run_block = self._run_block_checked if check else self._run_block
@@ -298,11 +305,11 @@ class Executor:
                    owner: Operator | None = None):
         path = prepared.block.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
-        place = self.place
+        place, context = self.place, self._context
         for pop in prepared.ops:
             if pop.index in skip:
                 continue
-            ctx = KernelContext(pop, scope, self, place, training, frames)
+            ctx = context(pop, scope, self, place, training, frames)
             try:
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -319,11 +326,11 @@ class Executor:
                            frames, owner: Operator | None = None):
         path = prepared.block.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
-        place = self.place
+        place, context = self.place, self._context
         for pop in prepared.ops:
             if pop.index in skip:
                 continue
-            ctx = KernelContext(pop, scope, self, place, training, frames, True)
+            ctx = context(pop, scope, self, place, training, frames, True)
             try:
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -512,7 +519,12 @@ def _count_non_finite(a: np.ndarray) -> tuple[int, int]:
 
 
 def _float_arrays(value):
-    """The float arrays a variable's value holds: itself, or a tensor array's items."""
+    """The float arrays a variable's value holds: itself, or a tensor array's items (device
+    arrays are copied to the host to be checked: the check is a debugging mode)."""
+    if hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray):
+        value = value.copy_to_host()
+    elif isinstance(value, list):
+        value = [v.copy_to_host() if hasattr(v, "copy_to_host") else v for v in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f" and value.size:
             yield None, value
@@ -584,6 +596,18 @@ def _note_interrupt(e: BaseException, pop: PreparedOp) -> None:
             e._paddle_nb_noted = True
         except (AttributeError, TypeError):
             pass
+
+
+def _require_cuda(place) -> None:
+    """A clear error now, not a numba one at the first kernel, when CUDA cannot run."""
+    from ..kernels.cuda import device   # noqa: PLC0415 (numba.cuda only when asked for)
+    why = device.why_unavailable()
+    if why is not None:
+        raise ExecutionError(f"cannot run on {place!r}: {why}")
+    count = device.device_count()
+    if not 0 <= place.device_id < count:
+        raise ExecutionError(f"cannot run on {place!r}: numba sees {count} CUDA device(s), "
+                             f"numbered 0 to {count - 1}")
 
 
 def _is_scope_list(block, name: str) -> bool:

@@ -7,6 +7,8 @@ Kernels read inputs with ``ctx.input("X")`` (a list for duplicable slots:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import ExecutionError
 from .grad_maker import EMPTY_VAR
 
@@ -129,3 +131,39 @@ def _why_no_value(pop, name: str) -> str:
                 f"(exe.run(..., feed={{{name!r}: ...}})).")
     return ("The ops that write it did not run before this one (a branch that ran on no "
             "rows, a loop that ran no steps), and it was not fed. " + generic)
+
+
+class CudaKernelContext(KernelContext):
+    """The context of a kernel running on CUDAPlace: tensors it reads are device arrays.
+
+    A numpy array found in a scope (a parameter a startup program made on the CPU, a value
+    a user set) is copied to the device on first read and stored back in its variable, so
+    it stays there for every later op and run; the items of a tensor array likewise.
+    """
+    __slots__ = ()
+
+    def _value(self, name: str, slot: str):
+        var = self.scope.find_var(name)
+        if var is None or not var.is_initialized():
+            raise ExecutionError(f"input slot {slot}: variable {name!r} has no value. "
+                                 + _why_no_value(self.op, name))
+        return _on_device(var)
+
+    def input_or_none(self, slot: str, i: int = 0):
+        names = self.op.inputs.get(slot)
+        if not names or i >= len(names):
+            return None
+        var = self.scope.find_var(names[i])
+        return _on_device(var) if var is not None and var.is_initialized() else None
+
+
+def _on_device(var):
+    """``var``'s value with host tensors moved to the device (and stored back)."""
+    from ..kernels.cuda import device   # noqa: PLC0415 (numba.cuda only when CUDA runs)
+    value = var.get()
+    if isinstance(value, np.ndarray):
+        value = device.to_device(value)
+        var.set(value, "tensor")
+    elif isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
+        value[:] = [device.to_device(v) if isinstance(v, np.ndarray) else v for v in value]
+    return value

@@ -52,7 +52,8 @@ def kind_of(value: Any) -> str:
         return "string"
     if isinstance(value, Scope):
         return "scope"
-    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__"):
+    if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__") or \
+            hasattr(value, "copy_to_host"):       # numba device arrays (the simulator's too)
         return "tensor"
     if isinstance(value, list):
         if value and all(isinstance(v, Scope) for v in value):

@@ -21,8 +21,7 @@ Faults (docs/robustness.md):
   ops that already ran keep their effects.
 * ``check_nan_inf`` (per Executor, or per run) checks every float output of every op as
   soon as the op has run and raises an ExecutionError naming the first op that made a NaN
-  or Inf. Whether to check is decided once per run (two copies of the block loop), so with
-  the check off the loop is the same as without the feature.
+  or Inf. With the check off it costs one test of a local boolean per op.
 * Thread safety: one Executor and one Program may be shared by threads that run in
   separate scopes. Prepared blocks are built under a lock and published whole; the
   per-feed plans of a prepared block are computed and then published with one dict store.
@@ -227,7 +226,8 @@ class Executor:
             check_nan_inf: bool | None = None):
         """Run ``program`` once and return the fetched values as numpy arrays. If it
         raises, the scope's persistable variables are as they were before the run."""
-        gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf)
+        gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf,
+                         _stepping=False)
         while True:
             try:
                 next(gen)
@@ -236,7 +236,7 @@ class Executor:
 
     def steps(self, program: Program | None = None, feed: dict | None = None,
               fetch_list=None, scope: Scope | None = None, training: bool = False,
-              check_nan_inf: bool | None = None):
+              check_nan_inf: bool | None = None, _stepping: bool = True):
         """A generator that runs one op per step and yields a :class:`Step` after each;
         its return value (``StopIteration.value``) is the list of fetched arrays.
         Everything is checked before anything is written, so a bad feed or fetch changes
@@ -252,9 +252,11 @@ class Executor:
         prepared = self.prepare(program, 0)
         if check:
             _check_feed_finite(feed)
-        return self._run_global(prepared, program, feed, fetch_names, scope, training, check)
+        return self._run_global(prepared, program, feed, fetch_names, scope, training, check,
+                                _stepping)
 
-    def _run_global(self, prepared, program, feed, fetch_names, scope, training, check=False):
+    def _run_global(self, prepared, program, feed, fetch_names, scope, training, check=False,
+                    stepping=True):
         # A data variable the program reads but the feed lacks is an error at the first
         # step, before anything is written (not in steps() itself: a debugger may be made
         # for a program it is not given a feed for yet, to look at it).
@@ -274,8 +276,8 @@ class Executor:
                 feed = {name: device.to_device(value) for name, value in feed.items()}
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
-            run_block = self._run_block_checked if check else self._run_block
-            yield from run_block(prepared, run_scope, skip, training, ())
+            yield from self._run_block(prepared, run_scope, skip, training, (), None, check,
+                                       stepping)
             return [self._fetch(run_scope, name) for name in fetch_names]
         except GeneratorExit:
             raise                       # closed early (a debugger's restart): not a fault
@@ -290,26 +292,28 @@ class Executor:
 
     def run_sub_block(self, program, block_idx: int, scope: Scope, training: bool = False,
                       frames: tuple = (), owner: Operator | None = None,
-                      check_nan_inf: bool = False):
+                      check_nan_inf: bool = False, stepping: bool = True):
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
         for name in prepared.local:
             scope.var(name)
-        run_block = self._run_block_checked if check_nan_inf else self._run_block
-        return run_block(prepared, scope, frozenset(), training, frames, owner)
+        return self._run_block(prepared, scope, (), training, frames, owner, check_nan_inf,
+                               stepping)
 
-    # The block loop, twice: without and with the NaN/Inf check, so that the choice is made
-    # once per block run and the unchecked loop does nothing per op that it did before.
+    # The block loop. ``stepping`` is off for ``run`` (nobody looks at single steps, so
+    # no Step is made and nothing is yielded: the loop is a generator that finishes in one
+    # ``next``); the debugger and ``steps`` turn it on. Sub-blocks inherit both switches
+    # through the kernel context. Two tests per op on local booleans cost ~50 ns.
     def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
-                   owner: Operator | None = None):
+                   owner: Operator | None = None, check: bool = False,
+                   stepping: bool = True):
         path = prepared.block.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         place, context = self.place, self._context
-        for pop in prepared.ops:
-            if pop.index in skip:
-                continue
-            ctx = context(pop, scope, self, place, training, frames)
+        ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]
+        for pop in ops:
+            ctx = context(pop, scope, self, place, training, frames, check, stepping)
             try:
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -320,31 +324,12 @@ class Executor:
             except KeyboardInterrupt as e:    # say where it arrived; keep the type
                 _note_interrupt(e, pop)
                 raise
-            yield Step(path, pop.index, pop.op, scope, frames)
-
-    def _run_block_checked(self, prepared: PreparedBlock, scope: Scope, skip, training,
-                           frames, owner: Operator | None = None):
-        path = prepared.block.path
-        frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
-        place, context = self.place, self._context
-        for pop in prepared.ops:
-            if pop.index in skip:
-                continue
-            ctx = context(pop, scope, self, place, training, frames, True)
-            try:
-                if pop.is_generator:
-                    yield from pop.kernel(ctx)
-                else:
-                    pop.kernel(ctx)
-            except Exception as e:            # noqa: BLE001 (re-raised with context)
-                raise _located(e, pop) from (None if isinstance(e, PaddleNBError) else e)
-            except KeyboardInterrupt as e:
-                _note_interrupt(e, pop)
-                raise
-            bad = _first_non_finite(pop, scope)
-            if bad is not None:
-                raise _non_finite_error(pop, scope, *bad)
-            yield Step(path, pop.index, pop.op, scope, frames)
+            if check:
+                bad = _first_non_finite(pop, scope)
+                if bad is not None:
+                    raise _non_finite_error(pop, scope, *bad)
+            if stepping:
+                yield Step(path, pop.index, pop.op, scope, frames)
 
     # --- feed and fetch checks --------------------------------------------------------------
     def _fetch_names(self, program: Program, fetch_list) -> list[str]:

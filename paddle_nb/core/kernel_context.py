@@ -14,10 +14,11 @@ from .grad_maker import EMPTY_VAR
 
 
 class KernelContext:
-    __slots__ = ("op", "scope", "executor", "place", "training", "frames", "check_nan_inf")
+    __slots__ = ("op", "scope", "executor", "place", "training", "frames", "check_nan_inf",
+                 "stepping")
 
     def __init__(self, op, scope, executor, place, training=False, frames=(),
-                 check_nan_inf=False):
+                 check_nan_inf=False, stepping=True):
         self.op = op              # a PreparedOp
         self.scope = scope
         self.executor = executor
@@ -25,6 +26,7 @@ class KernelContext:
         self.training = training
         self.frames = frames      # the running blocks, outermost first
         self.check_nan_inf = check_nan_inf   # sub-blocks run with the same check
+        self.stepping = stepping             # ... and yield a Step per op only if this is on
 
     # --- inputs -----------------------------------------------------------------------
     def has_input(self, slot: str) -> bool:
@@ -106,7 +108,8 @@ class KernelContext:
     def run_block(self, block_idx: int, scope):
         """A generator running block ``block_idx`` in ``scope``, one Step per op."""
         return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
-                                           self.frames, self.op.op, self.check_nan_inf)
+                                           self.frames, self.op.op, self.check_nan_inf,
+                                           self.stepping)
 
 
 def _why_no_value(pop, name: str) -> str:

@@ -99,7 +99,8 @@ class Variable:
     def set(self, value, kind: str | None = None) -> None:
         """Store ``value``; its kind is guessed unless given (an empty list of scopes)."""
         self._value = value
-        self._kind = kind or kind_of(value)
+        # kernels store numpy arrays: skip kind_of's chain of isinstance checks for them
+        self._kind = kind or ("tensor" if value.__class__ is np.ndarray else kind_of(value))
 
     def get_mutable(self, kind: str):
         """The value, created empty as ``kind`` on first use; an error on a kind mismatch."""
@@ -137,6 +138,9 @@ class Scope:
     # --- variables -------------------------------------------------------------
     def var(self, name: str) -> Variable:
         """Find ``name`` in this scope or create it here. Parents are not consulted."""
+        v = self._vars.get(name)         # the common case: it exists (see find_var)
+        if v is not None:
+            return v
         if not isinstance(name, str) or not name:
             raise ScopeError(f"a variable name must be a non-empty string, got {name!r}")
         with self._lock:
@@ -147,10 +151,12 @@ class Scope:
 
     def find_var(self, name: str) -> Variable | None:
         """Search this scope, then its ancestors; ``None`` if no scope on the way has it."""
+        # No lock to read: one dict lookup is atomic under the GIL, and writers (var,
+        # erase_vars, _destroy) change the dict under the lock in single steps. This is
+        # the executor's hottest path (every input and output of every op).
         scope = self
         while scope is not None:
-            with scope._lock:
-                v = scope._vars.get(name)
+            v = scope._vars.get(name)
             if v is not None:
                 return v
             scope = scope._parent

@@ -129,6 +129,7 @@ class PreparedBlock:
     def __init__(self, program, block, place):
         self.version = block.table.version
         self.block = block
+        self.path = block.path        # walks the parent block's ops: once, not per run
         blocks = program.blocks
         reads = {n for b in blocks for o in b.ops for n in o.input_arg_names}
         self.ops = [PreparedOp(program, block, i, op, place, reads)
@@ -308,7 +309,7 @@ class Executor:
     def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
                    owner: Operator | None = None, check: bool = False,
                    stepping: bool = True):
-        path = prepared.block.path
+        path = prepared.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         place, context = self.place, self._context
         ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]

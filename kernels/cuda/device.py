@@ -65,3 +65,47 @@ def device_count() -> int:
         return len(cuda.gpus)
     except Exception:                 # noqa: BLE001
         return 0
+
+
+# --- launch configuration ------------------------------------------------------------------
+# Every 1-D kernel here is a grid-stride loop (``for i in range(cuda.grid(1), n,
+# cuda.gridsize(1))``), so any grid covers any size; the grid only sets how much runs at
+# once. On a GPU: 256 threads per block and enough blocks to fill it. In the simulator each
+# thread is a Python thread (about 0.1 ms to start), so a few threads in two blocks: still
+# more than one block and more than one element per thread, so the indexing is exercised.
+GPU_THREADS, GPU_MAX_BLOCKS = 256, 4096
+SIM_THREADS, SIM_MAX_BLOCKS = 8, 2
+
+
+def launch_1d(n: int) -> tuple[int, int]:
+    """(blocks, threads per block) for a grid-stride kernel over ``n`` items (n > 0)."""
+    threads, max_blocks = (SIM_THREADS, SIM_MAX_BLOCKS) if simulated() else \
+        (GPU_THREADS, GPU_MAX_BLOCKS)
+    threads = max(1, min(threads, n))
+    return max(1, min(max_blocks, -(-n // threads))), threads
+
+
+def flat(array):
+    """A 1-D view of a C-contiguous device array (kernels index flat element offsets).
+
+    Every array these kernels make is C-contiguous; a strided view is refused rather than
+    read wrongly."""
+    if array.ndim == 1:
+        return array
+    if not array.is_c_contiguous():
+        raise ValueError(f"expected a C-contiguous device array, got strides {array.strides}")
+    return array.reshape(array.size)
+
+
+def int_array(values):
+    """A small int64 device array (shapes, strides, row indices passed to a kernel)."""
+    return cuda.to_device(np.asarray(values, dtype=np.int64).reshape(-1))
+
+
+def c_strides(shape) -> list[int]:
+    """Element (not byte) strides of a C-contiguous array of ``shape``."""
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= int(d)
+    return strides[::-1]

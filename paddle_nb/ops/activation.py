@@ -6,9 +6,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot, register
+from ..core.registry import Attr, OpDef, Slot
 from ..kernels.cpu import activation as K
-from .common import OUT, X, same_shape_as_x, unary_kernel
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import elementwise as CE
+from . import arrays
+from .common import OUT, X, register, same_shape_as_x, unary_kernel
 
 def _grad_kernel(kernel, reads: str):
     """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
@@ -16,6 +19,21 @@ def _grad_kernel(kernel, reads: str):
         dout = ctx.input("Out@GRAD")
         ctx.set_output("X@GRAD", kernel(ctx.input(reads), dout, out=np.empty_like(dout)))
     run.__name__ = f"cpu_{kernel.__name__}"
+    return run
+
+
+def _cuda_unary(op: str):
+    """Out = op(X) on the device (kernels/cuda/elementwise.py)."""
+    def run(ctx):
+        ctx.set_output("Out", CE.unary(op, ctx.input("X")))
+    run.__name__ = f"cuda_{op}"
+    return run
+
+
+def _cuda_grad(op: str, reads: str):
+    def run(ctx):
+        ctx.set_output("X@GRAD", CE.unary_grad(op, ctx.input(reads), ctx.input("Out@GRAD")))
+    run.__name__ = f"cuda_{op}_grad"
     return run
 
 
@@ -28,8 +46,10 @@ for _type, _kernel, _formula, _reads, _grad in (
         ("log", K.log, "ln(X)", "X", K.log_grad),
         ("square", K.square, "X * X", "X", K.square_grad)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
-                   infer_shape=same_shape_as_x, kernels={"cpu": unary_kernel(_kernel)},
-                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads))))
+                   infer_shape=same_shape_as_x,
+                   kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
+                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads))),
+             grad_cuda=_cuda_grad(_type, _reads))
 
 
 def _scale(ctx):
@@ -44,6 +64,16 @@ def _scale(ctx):
         return
     ctx.set_output("Out", kernel(x, x.dtype.type(s), x.dtype.type(ctx.attr("bias")),
                                  out=np.empty(x.shape, x.dtype)))
+
+
+def _cuda_scale(ctx):
+    x = ctx.input("X")
+    scale = ctx.input("ScaleTensor")
+    # a ScaleTensor is read on the host: one 1-element copy
+    s = float(arrays.host_scalar(scale)) if scale is not None else ctx.attr("scale")
+    op = "scale_then_bias" if ctx.attr("bias_after_scale") else "bias_then_scale"
+    # integer tensors too: computed in float64, stored (truncated) in X's dtype, as on CPU
+    ctx.set_output("Out", CE.unary(op, x, a=s, b=ctx.attr("bias")))
 
 
 def _scale_grad(op, no_grad):
@@ -64,7 +94,8 @@ register(OpDef(
      Attr("bias_after_scale", A.BOOLEAN, True, "Out = X*scale + bias if true, "
           "(X + bias)*scale if false")],
     comment="Out = scale * X + bias (or scale * (X + bias)).",
-    infer_shape=same_shape_as_x, kernels={"cpu": _scale}, grad=_scale_grad))
+    infer_shape=same_shape_as_x, kernels={"cpu": _scale, "cuda": _cuda_scale},
+    grad=_scale_grad))
 
 
 def _cast_infer(ctx):
@@ -74,6 +105,10 @@ def _cast_infer(ctx):
 def _cast(ctx):
     to = dtypes.to_numpy(ctx.attr("out_dtype"))
     ctx.set_output("Out", np.asarray(ctx.input("X")).astype(to))
+
+
+def _cuda_cast(ctx):
+    ctx.set_output("Out", CC.astype(ctx.input("X"), dtypes.to_numpy(ctx.attr("out_dtype"))))
 
 
 def _cast_grad(op, no_grad):
@@ -90,4 +125,4 @@ register(OpDef(
     [Attr("in_dtype", A.INT, 5, "VarType code of X's element type"),
      Attr("out_dtype", A.INT, 5, "VarType code of Out's element type")],
     comment="Out = X converted to out_dtype.",
-    infer_shape=_cast_infer, kernels={"cpu": _cast}, grad=_cast_grad))
+    infer_shape=_cast_infer, kernels={"cpu": _cast, "cuda": _cuda_cast}, grad=_cast_grad))

@@ -10,6 +10,9 @@ gradient block in that same scope. Around it:
   (how Paddle merges the two branches of ``cond``);
 - ``split_lod_tensor`` / ``merge_lod_tensor`` split a minibatch's rows by a bool mask and
   merge them back in the original order (seed 000's IfElse).
+
+Every kernel here only moves tensors (arrays.py does it for numpy and device arrays), so
+each is registered for both places; conditions and masks are read on the host.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from . import arrays
 
 SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
 
@@ -28,12 +32,12 @@ SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
 def _should_run(ctx) -> bool:
     conds = ctx.inputs("Cond")
     if ctx.attr("is_scalar_condition"):
-        c = np.asarray(conds[0])
+        c = arrays.host(conds[0])            # on CUDA: one 1-element copy to the host
         if c.size != 1:
             raise ExecutionError(f"Cond of a scalar conditional_block must hold one value, got "
                                  f"shape {list(c.shape)}")
         return bool(c.ravel()[0])
-    return all(np.size(c) > 0 for c in conds)
+    return all((c.size if arrays.is_tensor(c) else np.size(c)) > 0 for c in conds)
 
 
 def _conditional_block(ctx):
@@ -69,8 +73,8 @@ def _conditional_block_grad(ctx):
             ctx.set_output("Input@GRAD", inner.get(), i)
         else:                 # the branch did not run, or did not touch x: a zero gradient
             value = ctx.input_or_none("Input", i)
-            if isinstance(value, np.ndarray):
-                ctx.set_output("Input@GRAD", np.zeros_like(value), i)
+            if arrays.is_tensor(value):
+                ctx.set_output("Input@GRAD", arrays.zeros_like(value), i)
 
 
 def _conditional_block_grad_maker(op, no_grad):
@@ -109,7 +113,8 @@ register(OpDef(
      Slot("Scope", "the scope the block ran in (for the gradient)", dispensable=True)],
     _COND_ATTRS,
     comment="Run sub_block in a kid scope if Cond holds.",
-    kernels={"cpu": _conditional_block}, grad=_conditional_block_grad_maker))
+    kernels={"cpu": _conditional_block, "cuda": _conditional_block},
+    grad=_conditional_block_grad_maker))
 
 register(OpDef(
     "conditional_block_grad",
@@ -122,12 +127,13 @@ register(OpDef(
     _COND_ATTRS,
     comment="Run the gradient block of a conditional_block in the scope it ran in; inputs "
             "of a branch that did not run get zero gradients.",
-    kernels={"cpu": _conditional_block_grad}, grad=NO_GRADIENT, grad_of="conditional_block"))
+    kernels={"cpu": _conditional_block_grad, "cuda": _conditional_block_grad}, grad=NO_GRADIENT,
+    grad_of="conditional_block"))
 
 
 # --- select_input / select_output -----------------------------------------------------------
 def _mask(ctx) -> int:
-    return int(np.ravel(ctx.input("Mask"))[0])
+    return int(arrays.host_scalar(ctx.input("Mask")))     # read on the host
 
 
 def _select_input(ctx):
@@ -144,7 +150,7 @@ def _select_output(ctx):
     ctx.set_output("Out", x, chosen)
     for j in range(len(ctx.output_names("Out"))):     # the others: zeros, unless written
         if j != chosen and ctx.output_value("Out", j) is None:
-            ctx.set_output("Out", np.zeros_like(x), j)
+            ctx.set_output("Out", arrays.zeros_like(x), j)
 
 
 register(OpDef(
@@ -152,7 +158,7 @@ register(OpDef(
                      Slot("Mask", "which one (an int32 scalar)")], [Slot("Out", "X[Mask]")], [],
     comment="Out = X[Mask]: merges the branches of cond.",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernels={"cpu": _select_input},
+    kernels={"cpu": _select_input, "cuda": _select_input},
     grad=lambda op, no_grad: [GradOp(
         "select_output", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
         {"Out": [grad_name(x) if x not in no_grad else EMPTY_VAR for x in op.input("X")]})]))
@@ -163,7 +169,7 @@ register(OpDef(
     comment="Out[Mask] = X (the other outputs are left alone).",
     infer_shape=lambda ctx: [ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"), i=i)
                              for i in range(len(ctx.output_names("Out")))],
-    kernels={"cpu": _select_output},
+    kernels={"cpu": _select_output, "cuda": _select_output},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "select_input", {"X": [grad_name(o) for o in op.output("Out")],
                          "Mask": op.input("Mask")},
@@ -171,8 +177,10 @@ register(OpDef(
 
 
 # --- split_lod_tensor / merge_lod_tensor --------------------------------------------------------
-def _rows(mask: np.ndarray) -> np.ndarray:
-    return np.asarray(mask).reshape(-1).astype(bool)
+def _rows(mask) -> np.ndarray:
+    """The mask as host bools, one per row (on CUDA: one copy of the mask to the host, to
+    know which rows go where)."""
+    return arrays.host(mask).reshape(-1).astype(bool)
 
 
 def _split(ctx):
@@ -180,8 +188,8 @@ def _split(ctx):
     if len(rows) != len(x):
         raise ExecutionError(f"Mask has {len(rows)} rows, X has {len(x)}: the condition of "
                              f"a row-wise IfElse must have one row per instance of X")
-    ctx.set_output("OutTrue", np.ascontiguousarray(x[rows]))
-    ctx.set_output("OutFalse", np.ascontiguousarray(x[~rows]))
+    ctx.set_output("OutTrue", arrays.take_rows(x, np.flatnonzero(rows)))
+    ctx.set_output("OutFalse", arrays.take_rows(x, np.flatnonzero(~rows)))
 
 
 def _merge(ctx):
@@ -190,12 +198,8 @@ def _merge(ctx):
     like = t if t is not None else f
     if like is None:
         raise ExecutionError("merge_lod_tensor: neither branch produced a value")
-    out = np.empty((len(rows),) + like.shape[1:], like.dtype)
-    if rows.any():
-        out[rows] = t
-    if (~rows).any():
-        out[~rows] = f
-    ctx.set_output("Out", out)
+    ctx.set_output("Out", arrays.merge_rows(len(rows), [(np.flatnonzero(rows), t),
+                                                        (np.flatnonzero(~rows), f)], like))
 
 
 def _same_rows_infer(ctx):
@@ -216,7 +220,7 @@ register(OpDef(
     "split_lod_tensor", [Slot("X", "the minibatch"), Slot("Mask", "bool, one per row")],
     [Slot("OutTrue", "the rows where Mask holds"), Slot("OutFalse", "the other rows")],
     [_LEVEL], comment="Split X's rows by Mask (the way into a row-wise IfElse).",
-    infer_shape=_same_rows_infer, kernels={"cpu": _split},
+    infer_shape=_same_rows_infer, kernels={"cpu": _split, "cuda": _split},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "merge_lod_tensor", {"X": op.input("X"), "Mask": op.input("Mask"),
                              "InTrue": [grad_name(op.output("OutTrue")[0])],
@@ -230,7 +234,7 @@ register(OpDef(
      Slot("InFalse", "rows of the false branch", dispensable=True)],
     [Slot("Out", "the rows merged back in X's order")],
     [_LEVEL], comment="Merge the branches' rows back in their original order.",
-    infer_shape=_merge_infer, kernels={"cpu": _merge},
+    infer_shape=_merge_infer, kernels={"cpu": _merge, "cuda": _merge},
     grad=lambda op, no_grad: [GradOp(
         "split_lod_tensor", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
         {"OutTrue": [grad_name(n) if n not in no_grad else EMPTY_VAR

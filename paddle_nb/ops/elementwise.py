@@ -12,10 +12,13 @@ import numpy as np
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
-from ..core.registry import NO_GRADIENT, Attr, OpDef, register
+from ..core.registry import NO_GRADIENT, Attr, OpDef
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import elementwise as K
-from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import reduce as CR
+from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes, register
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
@@ -74,6 +77,23 @@ def _div_kernel(ctx):
     ctx.set_output("Out", ufunc(x, y, out=out))
 
 
+def _cuda_binary(op: str, out_dtype=None):
+    """The CUDA kernel of a binary op: the same Fluid ``axis`` reshape (device arrays
+    reshape like numpy's when contiguous), then kernels/cuda/elementwise.py broadcasts."""
+    def run(ctx):
+        axis = ctx.op.attrs.get("axis", -1)
+        x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
+        shape = np.broadcast_shapes(x.shape, y.shape)
+        if shape != x.shape and shape != y.shape:
+            check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
+        name = op
+        if op == "div" and np.issubdtype(x.dtype, np.integer):
+            name = "trunc_div"
+        ctx.set_output("Out", CE.binary(name, x, y, out_dtype))
+    run.__name__ = f"cuda_{op}"
+    return run
+
+
 # --- gradients ---------------------------------------------------------------------------
 def unbroadcast(grad: np.ndarray, operand_view_shape, operand_shape) -> np.ndarray:
     """Sum ``grad`` over the axes along which an operand was broadcast, back to its shape.
@@ -101,6 +121,45 @@ def _binary_grad(dx_of, dy_of):
     return run
 
 
+def _cuda_unbroadcast(grad, operand_view_shape, operand_shape):
+    """unbroadcast on the device: sum the broadcast axes (kernels/cuda/reduce.py)."""
+    view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
+    axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]
+    if axes:
+        grad = CR.sum_axes(grad, axes, keepdims=True)
+    return grad.reshape(tuple(operand_shape))
+
+
+def _cuda_binary_grad(dx_of, dy_of):
+    """X@GRAD and Y@GRAD on the device; ``dx_of(x, y, dout)`` gives device arrays."""
+    def run(ctx):
+        x0, y0 = ctx.input("X"), ctx.input("Y")
+        x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
+        dout = ctx.input("Out@GRAD")
+        if ctx.has_output("X@GRAD"):
+            dx = _cuda_unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
+            ctx.set_output("X@GRAD", _same_dtype(dx, x0.dtype))
+        if ctx.has_output("Y@GRAD"):
+            dy = _cuda_unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
+            ctx.set_output("Y@GRAD", _same_dtype(dy, y0.dtype))
+    return run
+
+
+def _same_dtype(a, dtype):
+    return a if a.dtype == dtype else CC.astype(a, dtype)
+
+
+_CUDA_GRADS = {
+    "elementwise_add": (lambda x, y, d: d, lambda x, y, d: d),
+    "elementwise_sub": (lambda x, y, d: d, lambda x, y, d: CE.unary("neg", d)),
+    "elementwise_mul": (lambda x, y, d: CE.binary("mul", d, y),
+                        lambda x, y, d: CE.binary("mul", d, x)),
+    "elementwise_div": (lambda x, y, d: CE.binary("div", d, y),
+                        lambda x, y, d: CE.unary("neg", CE.binary(
+                            "div", CE.binary("mul", d, x), CE.binary("mul", y, y)))),
+}
+
+
 def _like(a, b):
     return np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
 
@@ -115,15 +174,16 @@ _GRADS = {
                                                out=_like(d, y))),
 }
 
-for _type, _kernel, _formula in (
-        ("elementwise_add", _binary_kernel(K.add), "X + Y"),
-        ("elementwise_sub", _binary_kernel(K.sub), "X - Y"),
-        ("elementwise_mul", _binary_kernel(K.mul), "X * Y"),
-        ("elementwise_div", _div_kernel, "X / Y")):
+for _type, _kernel, _op, _formula in (
+        ("elementwise_add", _binary_kernel(K.add), "add", "X + Y"),
+        ("elementwise_sub", _binary_kernel(K.sub), "sub", "X - Y"),
+        ("elementwise_mul", _binary_kernel(K.mul), "mul", "X * Y"),
+        ("elementwise_div", _div_kernel, "div", "X / Y")):
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
                    "into X from `axis`.", infer_shape=_broadcast_infer(),
-                   kernels={"cpu": _kernel},
-                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]))))
+                   kernels={"cpu": _kernel, "cuda": _cuda_binary(_op)},
+                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]))),
+             grad_cuda=_cuda_binary_grad(*_CUDA_GRADS[_type]))
 
 for _type, _ufunc, _formula in (
         ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),
@@ -132,7 +192,9 @@ for _type, _ufunc, _formula in (
                    [AXIS, Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
                    comment=f"Out = {_formula} elementwise, as bool.",
                    infer_shape=_broadcast_infer(VarType.BOOL),
-                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
+                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
+                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT))
+
 
 def _logical_infer(ctx):
     """numpy broadcasting (shapes lined up from the end), bool result."""
@@ -149,7 +211,8 @@ for _type, _ufunc, _formula in (("logical_and", K.logical_and, "X and Y"),
                                 ("logical_or", K.logical_or, "X or Y")):
     register(OpDef(_type, [X, Y], [OUT], [], comment=f"Out = {_formula} elementwise (bool).",
                    infer_shape=_logical_infer,
-                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_)}, grad=NO_GRADIENT))
+                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
+                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT))
 
 
 def _logical_not(ctx):
@@ -160,4 +223,6 @@ def _logical_not(ctx):
 
 register(OpDef("logical_not", [X], [OUT], [], comment="Out = not X elementwise (bool).",
                infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), VarType.BOOL),
-               kernels={"cpu": _logical_not}, grad=NO_GRADIENT))
+               kernels={"cpu": _logical_not,
+                        "cuda": lambda ctx: ctx.set_output("Out", CE.logical_not(ctx.input("X")))},
+               grad=NO_GRADIENT))

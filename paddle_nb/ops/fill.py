@@ -11,6 +11,9 @@ from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import random as rk
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import device
+from ..kernels.cuda import random as crk
 from .common import OUT, X, dtype_to_numpy, same_shape_as_x
 
 _FP32 = VarType.FP32
@@ -39,6 +42,13 @@ def _fill_constant(ctx):
     ctx.set_output("Out", np.full(shape, float(value), dtype=dtype))
 
 
+def _cuda_fill_constant(ctx):
+    dtype = dtype_to_numpy(ctx.attr("dtype"))
+    value = ctx.attr("str_value") or ctx.attr("value")
+    shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
+    ctx.set_output("Out", CC.fill(shape, float(value), dtype))
+
+
 register(OpDef(
     "fill_constant",
     [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
@@ -52,7 +62,8 @@ register(OpDef(
           extra=True),
      Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
     comment="Out = a tensor of `shape` filled with `value`.",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _fill_constant}, grad=NO_GRADIENT))
+    infer_shape=_shape_and_dtype, kernels={"cpu": _fill_constant, "cuda": _cuda_fill_constant},
+    grad=NO_GRADIENT))
 
 
 # --- assign / assign_value ------------------------------------------------------------
@@ -70,7 +81,9 @@ def _assign_grad(op, no_grad):
 
 register(OpDef(
     "assign", [X], [OUT], comment="Out = a copy of X.",
-    infer_shape=same_shape_as_x, kernels={"cpu": _assign}, grad=_assign_grad))
+    infer_shape=same_shape_as_x,
+    kernels={"cpu": _assign, "cuda": lambda ctx: ctx.set_output("Out", CC.copy(ctx.input("X")))},
+    grad=_assign_grad))
 
 
 # --- fill_zeros_like / fill_any_like ----------------------------------------------------------
@@ -81,6 +94,13 @@ def _fill_any_like(ctx):
     ctx.set_output("Out", np.full(x.shape, ctx.attr("value"), dtype))
 
 
+def _cuda_fill_any_like(ctx):
+    x = ctx.input("X")
+    code = ctx.attr("dtype")
+    dtype = x.dtype if code is None or code < 0 else dtype_to_numpy(code)
+    ctx.set_output("Out", CC.fill(x.shape, ctx.attr("value"), dtype))
+
+
 def _like_x(ctx):
     code = ctx.attr("dtype") if ctx.op_def.attr("dtype") else -1
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X") if code is None or code < 0 else code)
@@ -89,7 +109,8 @@ def _like_x(ctx):
 register(OpDef(
     "fill_zeros_like", [X], [OUT], comment="Out = zeros of X's shape and dtype (the gradient "
     "of a variable no op differentiated).", infer_shape=_like_x,
-    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.zeros_like(ctx.input("X")))},
+    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.zeros_like(ctx.input("X"))),
+             "cuda": lambda ctx: ctx.set_output("Out", CC.zeros_like(ctx.input("X")))},
     grad=NO_GRADIENT))
 
 register(OpDef(
@@ -97,20 +118,29 @@ register(OpDef(
     [Attr("value", A.FLOAT, 0.0, "the value every element gets"),
      Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's")],
     comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
-    kernels={"cpu": _fill_any_like}, grad=NO_GRADIENT))
+    kernels={"cpu": _fill_any_like, "cuda": _cuda_fill_any_like}, grad=NO_GRADIENT))
 
 _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
                  ("int32_values", A.INTS), ("int64_values", A.LONGS),
                  ("bool_values", A.INTS))
 
 
-def _assign_value(ctx):
+def _assign_value_array(ctx) -> np.ndarray:
     dtype = dtype_to_numpy(ctx.attr("dtype"))
     values = next((ctx.attr(f) for f, _ in _VALUE_FIELDS if ctx.attr(f)), None)
     if values is None:
         values = ctx.op.attrs.get("values") or []      # Paddle 3 stores SCALARS
     shape = _concrete(ctx.attr("shape"), dtype, "assign_value")
-    ctx.set_output("Out", np.asarray(values, dtype=dtype).reshape(shape))
+    return np.asarray(values, dtype=dtype).reshape(shape)
+
+
+def _assign_value(ctx):
+    ctx.set_output("Out", _assign_value_array(ctx))
+
+
+def _cuda_assign_value(ctx):
+    """The constants live in the op (on the host): one copy to the device."""
+    ctx.set_output("Out", device.to_device(_assign_value_array(ctx)))
 
 
 register(OpDef(
@@ -119,7 +149,8 @@ register(OpDef(
      Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")]
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _assign_value}, grad=NO_GRADIENT))
+    infer_shape=_shape_and_dtype, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
+    grad=NO_GRADIENT))
 
 
 def assign_value_attrs(array: np.ndarray) -> dict:
@@ -160,6 +191,19 @@ def _gaussian_random(ctx):
     ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
 
 
+def _cuda_random(draw, *params):
+    """uniform_random / gaussian_random on the device (kernels/cuda/random.py): a
+    counter-based hash of (seed, index), so a nonzero seed gives the same values each run,
+    though not the CPU kernel's values (another generator)."""
+    def run(ctx):
+        dtype = dtype_to_numpy(ctx.attr("dtype"))
+        shape = _concrete(ctx.attr("shape"), dtype, ctx.op.op.type)
+        values = [float(ctx.attr(p)) for p in params]
+        ctx.set_output("Out", draw(shape, *values, _seed(ctx), dtype))
+    run.__name__ = f"cuda_{draw.__name__}"
+    return run
+
+
 _SHAPE_INPUTS = [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
                  Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True,
                       duplicable=True)]
@@ -175,7 +219,9 @@ register(OpDef(
      Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
      Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)", extra=True)],
     comment="Out = values drawn uniformly from [min, max).",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _uniform_random}, grad=NO_GRADIENT))
+    infer_shape=_shape_and_dtype,
+    kernels={"cpu": _uniform_random, "cuda": _cuda_random(crk.uniform, "min", "max")},
+    grad=NO_GRADIENT))
 
 register(OpDef(
     "gaussian_random", _SHAPE_INPUTS, [OUT],
@@ -185,4 +231,6 @@ register(OpDef(
      Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
      Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")],
     comment="Out = values drawn from a normal distribution N(mean, std^2).",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _gaussian_random}, grad=NO_GRADIENT))
+    infer_shape=_shape_and_dtype,
+    kernels={"cpu": _gaussian_random, "cuda": _cuda_random(crk.gaussian, "mean", "std")},
+    grad=NO_GRADIENT))

@@ -13,9 +13,10 @@ from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.validate import check_list_index
+from ..kernels.cuda import device
 
 
-def _feed(ctx):
+def _fed_value(ctx):
     col = ctx.attr("col")
     items = ctx.output_names("Out")
     feed_list = ctx.scope.find_var(ctx.input_names("X")[0])
@@ -23,10 +24,20 @@ def _feed(ctx):
     if col >= len(values):
         raise ExecutionError(f"no value was fed for {items[0]!r} (feed column {col}); pass "
                              f"feed={{{items[0]!r}: array}}")
-    ctx.set_output("Out", values[col])
+    return values[col]
 
 
-def _fetch(ctx):
+def _feed(ctx):
+    ctx.set_output("Out", _fed_value(ctx))
+
+
+def _cuda_feed(ctx):
+    """The feed list holds host values: Out is a device copy (a feed is one of the two
+    places where a CUDA run copies between host and device)."""
+    ctx.set_output("Out", device.to_device(_fed_value(ctx)))
+
+
+def _fetch_list(ctx) -> tuple[list, int]:
     col = ctx.attr("col")
     var = ctx.output_var("Out")
     fetched = var.get_mutable("fetch_list")
@@ -35,7 +46,19 @@ def _fetch(ctx):
     check_list_index(col, "fetch")
     if len(fetched) <= col:
         fetched.extend([None] * (col + 1 - len(fetched)))
+    return fetched, col
+
+
+def _fetch(ctx):
+    fetched, col = _fetch_list(ctx)
     fetched[col] = np.array(ctx.input("X"), copy=True)
+
+
+def _cuda_fetch(ctx):
+    """Fetch is the other copy: the device array comes back as a new host array."""
+    fetched, col = _fetch_list(ctx)
+    x = ctx.input("X")
+    fetched[col] = x.copy_to_host() if device.is_device_array(x) else np.array(x, copy=True)
 
 
 register(OpDef(
@@ -43,11 +66,11 @@ register(OpDef(
     [Slot("Out", "the variable that receives column col")],
     [Attr("col", A.INT, 0, "which fed value to take")],
     comment="Copy one fed value into a variable.",
-    kernels={"cpu": _feed}, grad=NO_GRADIENT))
+    kernels={"cpu": _feed, "cuda": _cuda_feed}, grad=NO_GRADIENT))
 
 register(OpDef(
     "fetch", [Slot("X", "the variable to fetch")],
     [Slot("Out", "the fetch list variable (FETCH_LIST)")],
     [Attr("col", A.INT, 0, "which column of the fetch list to fill")],
     comment="Copy a variable into the fetch list.",
-    kernels={"cpu": _fetch}, grad=NO_GRADIENT))
+    kernels={"cpu": _fetch, "cuda": _cuda_fetch}, grad=NO_GRADIENT))

@@ -10,9 +10,13 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, Slot, register
+from ..core.registry import Attr, OpDef, Slot
 from ..kernels.cpu import loss as K
 from ..kernels.cpu import reduce as RK
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import loss as CL
+from ..kernels.cuda import reduce as CR
+from .common import register
 
 
 def _rows(a: np.ndarray, axis: int) -> np.ndarray:
@@ -47,6 +51,31 @@ def _check_label(ctx, x_slot: str, label_slot: str, axis: int):
 
 def _hard_labels(label: np.ndarray, axis: int) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(label, axis, -1)).reshape(-1).astype(np.int64)
+
+
+# --- the same on the device: transposes are copies (kernels/cuda/copy.py) ---------------------
+def _cuda_rows(a, axis: int):
+    """``a`` (a device array) with the class axis last, as a (rows, classes) matrix."""
+    if axis != a.ndim - 1:
+        a = CC.transpose(a, [d for d in range(a.ndim) if d != axis] + [axis])
+    return a.reshape((a.size // a.shape[-1] if a.shape[-1] else 0, a.shape[-1]))
+
+
+def _cuda_unrows(m, like_shape, axis: int):
+    moved = [d for i, d in enumerate(like_shape) if i != axis] + [like_shape[axis]]
+    m = m.reshape(tuple(moved))
+    if axis == len(like_shape) - 1:
+        return m
+    perm = list(range(len(like_shape) - 1))
+    perm.insert(axis, len(like_shape) - 1)
+    return CC.transpose(m, perm)
+
+
+def _cuda_per_row(a, dtype):
+    """A tensor with a size-1 class axis (hard labels, per-row losses) as one value per row:
+    moving a size-1 axis does not reorder elements, so a reshape is enough."""
+    flat = a.reshape((a.size,))
+    return flat if flat.dtype == dtype else CC.astype(flat, dtype)
 
 
 # --- softmax_with_cross_entropy -------------------------------------------------------------
@@ -85,6 +114,34 @@ def _swce_grad(ctx):
     ctx.set_output("Logits@GRAD", _unrows(grad.astype(prob.dtype), softmax.shape, axis))
 
 
+def _cuda_swce(ctx):
+    logits = ctx.input("Logits")
+    axis = ctx.attr("axis") % logits.ndim
+    rows = _cuda_rows(logits, axis)
+    prob = rows if not ctx.attr("use_softmax") else CR.row_softmax(rows, *rows.shape)
+    label = ctx.input("Label")
+    if ctx.attr("soft_label"):
+        loss = CL.soft_label_loss(prob, _cuda_rows(label, axis))
+    else:
+        loss = CL.hard_label_loss(prob, _cuda_per_row(label, np.int64),
+                                  ctx.attr("ignore_index"))
+    ctx.set_output("Softmax", _cuda_unrows(prob, logits.shape, axis))
+    ctx.set_output("Loss", loss.reshape(tuple(_loss_shape(logits.shape, axis))))
+
+
+def _cuda_swce_grad(ctx):
+    softmax, dloss = ctx.input("Softmax"), ctx.input("Loss@GRAD")
+    axis = ctx.attr("axis") % softmax.ndim
+    prob = _cuda_rows(softmax, axis)
+    d = _cuda_per_row(dloss, prob.dtype)
+    if ctx.attr("soft_label"):
+        grad = CL.soft_softmax_xent_grad(prob, _cuda_rows(ctx.input("Label"), axis), d)
+    else:
+        grad = CL.softmax_xent_grad(prob, _cuda_per_row(ctx.input("Label"), np.int64), d,
+                                    ctx.attr("ignore_index"))
+    ctx.set_output("Logits@GRAD", _cuda_unrows(grad, softmax.shape, axis))
+
+
 _CE_ATTRS = [Attr("soft_label", A.BOOLEAN, False, "Label is a distribution, not indices"),
              Attr("ignore_index", A.INT, -100, "rows with this label contribute 0")]
 
@@ -98,9 +155,10 @@ register(OpDef(
                  Attr("use_softmax", A.BOOLEAN, True, "False: Logits are already "
                       "probabilities")],
     comment="Loss = -log(softmax(Logits)[Label]) per row (fused for stability).",
-    infer_shape=_swce_infer, kernels={"cpu": _swce},
+    infer_shape=_swce_infer, kernels={"cpu": _swce, "cuda": _cuda_swce},
     grad=Grad(reads=["Label", "Softmax"], grads_of=["Loss"], writes=["Logits"],
-              kernel=_swce_grad)))
+              kernel=_swce_grad)),
+    grad_cuda=_cuda_swce_grad)
 
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------
@@ -133,10 +191,34 @@ def _ce_grad(ctx):
     ctx.set_output("X@GRAD", grad.astype(x.dtype).reshape(x.shape))
 
 
+def _cuda_ce(ctx):
+    x = ctx.input("X")
+    prob = _cuda_rows(x, x.ndim - 1)
+    if ctx.attr("soft_label"):
+        loss = CL.soft_label_loss(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1))
+    else:
+        loss = CL.hard_label_loss(prob, _cuda_per_row(ctx.input("Label"), np.int64),
+                                  ctx.attr("ignore_index"))
+    ctx.set_output("Y", loss.reshape(tuple(_loss_shape(x.shape, x.ndim - 1))))
+
+
+def _cuda_ce_grad(ctx):
+    x, dy = ctx.input("X"), ctx.input("Y@GRAD")
+    prob = _cuda_rows(x, x.ndim - 1)
+    d = _cuda_per_row(dy, prob.dtype)
+    if ctx.attr("soft_label"):
+        grad = CL.soft_xent_grad(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1), d)
+    else:
+        grad = CL.xent_grad(prob, _cuda_per_row(ctx.input("Label"), np.int64), d,
+                            ctx.attr("ignore_index"))
+    ctx.set_output("X@GRAD", grad.reshape(x.shape))
+
+
 register(OpDef(
     "cross_entropy", [Slot("X", "probabilities (rows sum to 1)"),
                       Slot("Label", "class indices or distributions")],
     [Slot("Y", "cross entropy per row")], _CE_ATTRS,
     comment="Y = -log(X[Label]) per row (X holds probabilities).",
-    infer_shape=_ce_infer, kernels={"cpu": _ce},
-    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad)))
+    infer_shape=_ce_infer, kernels={"cpu": _ce, "cuda": _cuda_ce},
+    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad)),
+    grad_cuda=_cuda_ce_grad)

@@ -7,10 +7,13 @@ import numpy as np
 from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, register
+from ..core.registry import Attr, OpDef
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import matmul as K
-from .common import OUT, X, Y
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import matmul as CM
+from ..kernels.cuda import reduce as CR
+from .common import OUT, X, Y, register
 
 _BLAS = (np.float32, np.float64)
 
@@ -65,6 +68,27 @@ def _mul_grad(ctx):
         ctx.set_output("Y@GRAD", matmul_2d(x2.T, dout).reshape(y.shape))
 
 
+def _cuda_mul(ctx):
+    x, y = ctx.input("X"), ctx.input("Y")
+    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
+    if x2.shape[0] * y2.shape[1] > x2.size + y2.size:
+        check_tensor_size((x2.shape[0], y2.shape[1]), x.dtype, "mul")
+    ctx.set_output("Out", CM.matmul(x2, y2).reshape(tuple(x.shape[:xn] + y.shape[yn:])))
+
+
+def _cuda_mul_grad(ctx):
+    """dX2 = dOut @ Y2^T, dY2 = X2^T @ dOut: the transposes are flags of the kernel."""
+    x, y = ctx.input("X"), ctx.input("Y")
+    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
+    dout = ctx.input("Out@GRAD").reshape((x2.shape[0], y2.shape[1]))
+    if ctx.has_output("X@GRAD"):
+        ctx.set_output("X@GRAD", CM.matmul(dout, y2, trans_b=True).reshape(x.shape))
+    if ctx.has_output("Y@GRAD"):
+        ctx.set_output("Y@GRAD", CM.matmul(x2, dout, trans_a=True).reshape(y.shape))
+
+
 register(OpDef(
     "mul", [X, Y], [OUT],
     [Attr("x_num_col_dims", A.INT, 1, "X is flattened to a matrix: the first "
@@ -72,8 +96,8 @@ register(OpDef(
      Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")],
     comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
             "Y.dims[y_num_col_dims:].",
-    infer_shape=_mul_infer, kernels={"cpu": _mul},
-    grad=Grad(reads=["X", "Y"], kernel=_mul_grad)))
+    infer_shape=_mul_infer, kernels={"cpu": _mul, "cuda": _cuda_mul},
+    grad=Grad(reads=["X", "Y"], kernel=_mul_grad)), grad_cuda=_cuda_mul_grad)
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -162,6 +186,81 @@ def _sum_to(g: np.ndarray, shape) -> np.ndarray:
     return np.ascontiguousarray(g.sum(axis=axes, keepdims=True) if axes else g)
 
 
+# --- the same on the device -------------------------------------------------------------
+def _as_batches(a, batch, rows, cols):
+    """``a`` (rank >= 2) as a (B, rows, cols) device array for the kernel: batch dims
+    broadcast to ``batch`` (materialised by copy.broadcast_to only when they differ and
+    are not all 1, since the kernel reuses a batch of 1 itself)."""
+    lead = tuple(int(d) for d in a.shape[:-2])
+    if lead == tuple(batch) or int(np.prod(lead, dtype=np.int64)) == 1:
+        return a.reshape((int(np.prod(lead, dtype=np.int64)), rows, cols))
+    full = CC.broadcast_to(a, tuple(batch) + (rows, cols))
+    return full.reshape((int(np.prod(batch, dtype=np.int64)), rows, cols))
+
+
+def cuda_matmul_nd(x, y, tx: bool, ty: bool, alpha: float = 1.0):
+    """matmul_nd on device arrays: transposes and alpha are done by the kernel."""
+    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
+    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
+    y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
+    m, k = (x2.shape[-1], x2.shape[-2]) if tx else (x2.shape[-2], x2.shape[-1])
+    n = y2.shape[-2] if ty else y2.shape[-1]
+    batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+    if batch:
+        check_tensor_size(batch + (max(m * k, k * n, m * n),), x.dtype, "matmul")
+    xb = _as_batches(x2, batch, *x2.shape[-2:])
+    yb = _as_batches(y2, batch, *y2.shape[-2:])
+    out_shape = batch + (m, n)
+    if x.ndim == 1:
+        out_shape = out_shape[:-2] + out_shape[-1:]
+    if y.ndim == 1:
+        out_shape = out_shape[:-1]
+    return CM.matmul(xb, yb, tx, ty, alpha).reshape(tuple(out_shape))
+
+
+def _cuda_sum_to(g, shape):
+    """_sum_to on the device: sum the broadcast batch dims of ``g`` away."""
+    lead = g.ndim - len(shape)
+    axes = list(range(lead)) + [lead + i for i, (a, b) in enumerate(zip(g.shape[lead:-2],
+                                                                         shape[:-2]))
+                                if b == 1 and a != 1]
+    if not axes:
+        return g
+    return CR.sum_axes(g, axes, keepdims=True).reshape(tuple(shape))
+
+
+def cuda_matmul_nd_grad(x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
+    """dX, dY of Out = alpha * op(X) @ op(Y) on the device; every case is one kernel call
+    with transpose flags (no transposed copies)."""
+    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
+    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
+    y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
+    out_shape = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]) + (
+        x2.shape[-1] if tx else x2.shape[-2], y2.shape[-2] if ty else y2.shape[-1])
+    d = dout.reshape(tuple(out_shape))
+    mm = cuda_matmul_nd
+    if not tx and not ty:       # dX = d @ Y^T, dY = X^T @ d
+        dx, dy = mm(d, y2, False, True, alpha), mm(x2, d, True, False, alpha)
+    elif tx and not ty:         # dX = Y @ d^T, dY = X @ d
+        dx, dy = mm(y2, d, False, True, alpha), mm(x2, d, False, False, alpha)
+    elif not tx and ty:         # dX = d @ Y, dY = d^T @ X
+        dx, dy = mm(d, y2, False, False, alpha), mm(d, x2, True, False, alpha)
+    else:                       # dX = Y^T @ d^T, dY = d^T @ X^T
+        dx, dy = mm(y2, d, True, True, alpha), mm(d, x2, True, True, alpha)
+    return (_cuda_sum_to(dx, x2.shape).reshape(x.shape),
+            _cuda_sum_to(dy, y2.shape).reshape(y.shape))
+
+
+def _cuda_matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+    def run(ctx):
+        alpha = ctx.attr(alpha_attr) if alpha_attr else 1.0
+        dx, dy = cuda_matmul_nd_grad(ctx.input("X"), ctx.input("Y"), ctx.input("Out@GRAD"),
+                                     ctx.attr(tx_attr), ctx.attr(ty_attr), alpha)
+        ctx.set_output("X@GRAD", dx)
+        ctx.set_output("Y@GRAD", dy)
+    return run
+
+
 def _matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
     def run(ctx):
         dout = ctx.input("Out@GRAD")
@@ -189,8 +288,11 @@ register(OpDef(
     [Attr("trans_x", A.BOOLEAN, False, "transpose X's last two dims first"),
      Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")],
     comment="Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
-    infer_shape=_matmul_v2_infer, kernels={"cpu": _matmul_v2},
-    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"))))
+    infer_shape=_matmul_v2_infer,
+    kernels={"cpu": _matmul_v2, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
+        ctx.input("X"), ctx.input("Y"), ctx.attr("trans_x"), ctx.attr("trans_y")))},
+    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"))),
+    grad_cuda=_cuda_matmul_grad_kernel("trans_x", "trans_y"))
 
 
 def _matmul_infer(ctx):
@@ -212,6 +314,10 @@ register(OpDef(
      Attr("transpose_Y", A.BOOLEAN, False, "transpose Y's last two dims first"),
      Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")],
     comment="Out = alpha * (X @ Y) (Fluid's v1 matmul).",
-    infer_shape=_matmul_infer, kernels={"cpu": _matmul},
+    infer_shape=_matmul_infer,
+    kernels={"cpu": _matmul, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
+        ctx.input("X"), ctx.input("Y"), ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
+        ctx.attr("alpha")))},
     grad=Grad(reads=["X", "Y"],
-              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))))
+              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))),
+    grad_cuda=_cuda_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))

@@ -11,6 +11,8 @@ import numpy as np
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import optimizer as K
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import optimizer as CK
 
 
 def _same_as(ctx, pairs):
@@ -37,6 +39,17 @@ def _params(ctx):
     return p, g.astype(p.dtype, copy=False), _scalar(ctx.input("LearningRate"), p.dtype)
 
 
+def _cuda_params(ctx):
+    """Param, Grad in Param's dtype, LearningRate: all device arrays; the learning rate
+    is read by the kernel on the device (no copy back to the host)."""
+    p, g = ctx.input("Param"), ctx.input("Grad")
+    if tuple(p.shape) != tuple(g.shape):
+        raise ValueError(f"Grad has shape {list(g.shape)}, Param {list(p.shape)}")
+    if g.dtype != p.dtype:
+        g = CC.astype(g, p.dtype)
+    return p, g, ctx.input("LearningRate")
+
+
 _COMMON_IN = [Slot("Param", "the parameter"), Slot("Grad", "its gradient"),
               Slot("LearningRate", "the learning rate (a 1-element tensor)"),
               Slot("MasterParam", "fp32 copy for mixed precision (unused)", dispensable=True)]
@@ -58,7 +71,10 @@ def _sgd_infer(ctx):
 register(OpDef(
     "sgd", _COMMON_IN, [Slot("ParamOut", "the updated parameter")], [_MULTI_PRECISION],
     comment="ParamOut = Param - LearningRate * Grad.",
-    infer_shape=_sgd_infer, kernels={"cpu": _sgd}, grad=NO_GRADIENT))
+    infer_shape=_sgd_infer,
+    kernels={"cpu": _sgd, "cuda": lambda ctx: ctx.set_output("ParamOut", CK.sgd(
+        *_cuda_params(ctx)))},
+    grad=NO_GRADIENT))
 
 
 # --- momentum -----------------------------------------------------------------------------------
@@ -72,6 +88,16 @@ def _momentum(ctx):
                               ctx.attr("use_nesterov"))
     ctx.set_output("ParamOut", np.asarray(p_out, dtype=p.dtype))    # 0-d stays an array
     ctx.set_output("VelocityOut", np.asarray(v_out, dtype=p.dtype))
+
+
+def _cuda_momentum(ctx):
+    p, g, lr = _cuda_params(ctx)
+    l2 = ctx.attr("regularization_coeff") \
+        if ctx.attr("regularization_method") == "l2_decay" else 0.0
+    p_out, v_out = CK.momentum(p, g, ctx.input("Velocity"), lr, ctx.attr("mu"),
+                               ctx.attr("use_nesterov"), ctx.attr("rescale_grad"), l2)
+    ctx.set_output("ParamOut", p_out)
+    ctx.set_output("VelocityOut", v_out)
 
 
 def _momentum_infer(ctx):
@@ -89,7 +115,8 @@ register(OpDef(
      Attr("rescale_grad", A.FLOAT, 1.0, "Grad is multiplied by this first"),
      _MULTI_PRECISION],
     comment="Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity.",
-    infer_shape=_momentum_infer, kernels={"cpu": _momentum}, grad=NO_GRADIENT))
+    infer_shape=_momentum_infer, kernels={"cpu": _momentum, "cuda": _cuda_momentum},
+    grad=NO_GRADIENT))
 
 
 # --- adam ---------------------------------------------------------------------------------------
@@ -106,6 +133,16 @@ def _adam(ctx):
     ctx.set_output("Moment2Out", np.asarray(m2, dtype=p.dtype))
     ctx.set_output("Beta1PowOut", (b1p * b1).astype(b1p.dtype))
     ctx.set_output("Beta2PowOut", (b2p * b2).astype(b2p.dtype))
+
+
+def _cuda_adam(ctx):
+    p, g, lr = _cuda_params(ctx)
+    outs = CK.adam(p, g, ctx.input("Moment1"), ctx.input("Moment2"), lr, ctx.attr("beta1"),
+                   ctx.attr("beta2"), ctx.attr("epsilon"), ctx.input("Beta1Pow"),
+                   ctx.input("Beta2Pow"))
+    for slot, value in zip(("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut",
+                            "Beta2PowOut"), outs):
+        ctx.set_output(slot, value)
 
 
 def _adam_infer(ctx):
@@ -134,4 +171,4 @@ register(OpDef(
      _MULTI_PRECISION],
     comment="Adam: Param -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * Moment1 / "
             "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)).",
-    infer_shape=_adam_infer, kernels={"cpu": _adam}, grad=NO_GRADIENT))
+    infer_shape=_adam_infer, kernels={"cpu": _adam, "cuda": _cuda_adam}, grad=NO_GRADIENT))

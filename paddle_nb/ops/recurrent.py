@@ -14,16 +14,19 @@ Training keeps every step's scope (``step_scopes``) for ``recurrent_grad``, whic
 backwards: it hands each step the gradient of its outputs and of its memories (from the next
 step), runs the gradient block in that step's scope, adds up the parameters' gradients and
 stacks the inputs'. Inference reuses two scopes and frees them at the end.
+
+The kernels only move tensors (stack, add, zeros through arrays.py), so each is registered
+for both places: on CUDA, ``x[t]`` is a view of the device sequence and nothing is copied
+to the host.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..core import attrs as A
 from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from . import arrays
 from .common import same_shape_as_x
 
 _ATTRS = [Attr("ex_states", A.STRINGS, [], "the step block's previous-memory variables"),
@@ -81,7 +84,7 @@ def _recurrent(ctx):
     for i, o in enumerate(outputs):
         if any(v is None for v in collected[o]):
             raise ExecutionError(f"the step block did not write output {o!r}")
-        ctx.set_output("outputs", np.stack(collected[o]), i)
+        ctx.set_output("outputs", arrays.stack(collected[o]), i)
     if ctx.has_output("step_scopes"):
         ctx.output_var("step_scopes").set(scopes if keep else [], kind="scopes")
     for s in reused:
@@ -104,36 +107,37 @@ def _recurrent_grad(ctx):
         given = {}
         for i, (o, og) in enumerate(zip(outputs, out_grads)):
             g = ctx.input_or_none("outputs@GRAD", i)
-            given[grad_name(o)] = g[t] if g is not None else np.zeros_like(_local(scope, o))
+            given[grad_name(o)] = g[t] if g is not None else arrays.zeros_like(_local(scope, o))
         for ex, st in zip(ex_states, states):
-            g = from_next[ex] if from_next is not None else np.zeros_like(_local(scope, st))
-            given[grad_name(st)] = given[grad_name(st)] + g if grad_name(st) in given else g
+            g = from_next[ex] if from_next is not None else arrays.zeros_like(_local(scope, st))
+            given[grad_name(st)] = arrays.add(given[grad_name(st)], g) \
+                if grad_name(st) in given else g
         for name, value in given.items():
             scope.var(name).set(value)
         yield from ctx.run_block(ctx.attr("sub_block"), scope)
         for p in param_names:
             g = _local(scope, grad_name(p))
             if g is not None:
-                param_sums[p] = g if param_sums[p] is None else param_sums[p] + g
+                param_sums[p] = g if param_sums[p] is None else arrays.add(param_sums[p], g)
         for x in input_names:
             input_grads[x][t] = _local(scope, grad_name(x))
         from_next = {ex: _grad_or_zeros(scope, ex) for ex in ex_states}
     for i, p in enumerate(param_names):
         value = param_sums[p]
         ctx.set_output("parameters@GRAD", value if value is not None
-                       else np.zeros_like(ctx.inputs("parameters")[i]), i)
+                       else arrays.zeros_like(ctx.inputs("parameters")[i]), i)
     for i, x in enumerate(input_names):
         seq = ctx.inputs("inputs")[i]
-        parts = [g if g is not None else np.zeros_like(seq[t])
+        parts = [g if g is not None else arrays.zeros_like(seq[t])
                  for t, g in enumerate(input_grads[x])]
-        ctx.set_output("inputs@GRAD", np.stack(parts).astype(seq.dtype), i)
+        ctx.set_output("inputs@GRAD", arrays.astype(arrays.stack(parts), seq.dtype), i)
     for i, ex in enumerate(ex_states):
         ctx.set_output("initial_states@GRAD", from_next[ex], i)
 
 
 def _grad_or_zeros(scope, name):
     g = _local(scope, grad_name(name))
-    return g if g is not None else np.zeros_like(_local(scope, name))
+    return g if g is not None else arrays.zeros_like(_local(scope, name))
 
 
 def _recurrent_grad_maker(op, no_grad):
@@ -169,7 +173,7 @@ register(OpDef(
     [_slot("outputs", "per-step outputs stacked to [T, ...]"),
      Slot("step_scopes", "the steps' scopes (kept for the gradient)", dispensable=True)],
     _ATTRS, comment="Run the step block once per time step (Fluid's StaticRNN).",
-    kernels={"cpu": _recurrent}, grad=_recurrent_grad_maker))
+    kernels={"cpu": _recurrent, "cuda": _recurrent}, grad=_recurrent_grad_maker))
 
 register(OpDef(
     "recurrent_grad",
@@ -179,13 +183,18 @@ register(OpDef(
     [_slot("inputs@GRAD", ""), _slot("initial_states@GRAD", ""),
      _slot("parameters@GRAD", "summed over time steps")],
     _ATTRS, comment="Backpropagation through time over the forward step scopes.",
-    kernels={"cpu": _recurrent_grad}, grad=NO_GRADIENT, grad_of="recurrent"))
+    kernels={"cpu": _recurrent_grad, "cuda": _recurrent_grad}, grad=NO_GRADIENT,
+    grad_of="recurrent"))
 
 
 # --- rnn_memory_helper: how a step output leaves the block (Fluid) ------------------------------
 def _memory_helper_grad(ctx):
     dout = ctx.input_or_none("Out@GRAD")
-    ctx.set_output("X@GRAD", dout if dout is not None else np.zeros_like(ctx.input("X")))
+    ctx.set_output("X@GRAD", dout if dout is not None else arrays.zeros_like(ctx.input("X")))
+
+
+def _memory_helper(ctx):
+    ctx.set_output("Out", ctx.input("X"))
 
 
 register(OpDef(
@@ -193,7 +202,7 @@ register(OpDef(
     [Attr("dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
     comment="Out = X: copies a step output to the variable the recurrent op stacks.",
     infer_shape=same_shape_as_x,
-    kernels={"cpu": lambda ctx: ctx.set_output("Out", ctx.input("X"))},
+    kernels={"cpu": _memory_helper, "cuda": _memory_helper},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "rnn_memory_helper_grad", {"X": op.input("X"), "Out": op.output("Out"),
                                    "Out@GRAD": [grad_name(op.output("Out")[0])]},
@@ -205,7 +214,8 @@ register(OpDef(
     [Slot("X@GRAD", "Out@GRAD, or zeros when it has none", dispensable=True)],
     [Attr("dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
     comment="X@GRAD = Out@GRAD (zeros if no gradient reached Out).",
-    kernels={"cpu": _memory_helper_grad}, grad=NO_GRADIENT, grad_of="rnn_memory_helper"))
+    kernels={"cpu": _memory_helper_grad, "cuda": _memory_helper_grad}, grad=NO_GRADIENT,
+    grad_of="rnn_memory_helper"))
 
 
 # --- fill_constant_batch_size_like: a memory without init ---------------------------------------
@@ -217,7 +227,7 @@ def _fill_batch_like(ctx):
     from ..core.validate import check_tensor_size   # noqa: PLC0415
     dtype = dtype_to_numpy(ctx.attr("dtype"))
     check_tensor_size(shape, dtype, "fill_constant_batch_size_like")
-    ctx.set_output("Out", np.full(shape, ctx.attr("value"), dtype))
+    ctx.set_output("Out", arrays.full(shape, ctx.attr("value"), dtype, like=ref))
 
 
 def _fill_batch_like_infer(ctx):
@@ -238,4 +248,5 @@ register(OpDef(
      Attr("force_cpu", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True)],
     comment="Out = a tensor of shape with Input's batch size, filled with value (the "
             "initial value of an RNN memory given by shape and batch_ref).",
-    infer_shape=_fill_batch_like_infer, kernels={"cpu": _fill_batch_like}, grad=NO_GRADIENT))
+    infer_shape=_fill_batch_like_infer,
+    kernels={"cpu": _fill_batch_like, "cuda": _fill_batch_like}, grad=NO_GRADIENT))

@@ -9,10 +9,13 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot, register
+from ..core.registry import Attr, OpDef, Slot
 from ..kernels.cpu import elementwise as EK
 from ..kernels.cpu import reduce as K
-from .common import OUT, X, same_shape_as_x
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import reduce as CR
+from .common import OUT, X, register, same_shape_as_x
 
 
 def _normalize_dims(dims, rank, reduce_all):
@@ -77,6 +80,33 @@ def _reduce_grad_kernel(mean: bool):
     return run
 
 
+def _cuda_reduce_kernel(mean: bool):
+    def run(ctx):
+        x = ctx.input("X")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        out = CR.sum_axes(x, dims, ctx.attr("keep_dim"))
+        if mean:
+            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+            out = CE.unary("scale_then_bias", out, a=1.0 / max(count, 1))
+        ctx.set_output("Out", out)
+    return run
+
+
+def _cuda_reduce_grad_kernel(mean: bool):
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        kept_shape = tuple(1 if i in dims else d for i, d in enumerate(x.shape))
+        if dout.dtype != x.dtype:
+            dout = CC.astype(dout, x.dtype)
+        dx = CC.broadcast_to(dout.reshape(kept_shape), x.shape)
+        if mean:
+            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+            dx = CE.unary("scale_then_bias", dx, a=1.0 / max(count, 1))
+        ctx.set_output("X@GRAD", dx)
+    return run
+
+
 _REDUCE_ATTRS = [
     Attr("dim", A.INTS, [0], "the axes to reduce (negative counts from the end)"),
     Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
@@ -85,11 +115,15 @@ _REDUCE_ATTRS = [
     Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
 ]
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False))))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False),
+                                                   "cuda": _cuda_reduce_kernel(mean=False)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False))),
+         grad_cuda=_cuda_reduce_grad_kernel(mean=False))
 register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True))))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True),
+                                                   "cuda": _cuda_reduce_kernel(mean=True)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True))),
+         grad_cuda=_cuda_reduce_grad_kernel(mean=True))
 
 
 def _mean(ctx):
@@ -103,9 +137,26 @@ def _mean_grad(ctx):
     ctx.set_output("X@GRAD", np.full(x.shape, np.ravel(dout)[0] / max(x.size, 1), x.dtype))
 
 
+def _cuda_mean(ctx):
+    x = ctx.input("X")
+    total = CR.sum_axes(x, list(range(x.ndim)), False)
+    ctx.set_output("Out", CE.unary("scale_then_bias", total, a=1.0 / max(x.size, 1)))
+
+
+def _cuda_mean_grad(ctx):
+    """dX = dOut / size everywhere: dOut (one value) broadcast, then scaled."""
+    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+    one = dout.reshape((1,) * x.ndim) if x.ndim else dout.reshape(())
+    if one.dtype != x.dtype:
+        one = CC.astype(one, x.dtype)
+    dx = CC.broadcast_to(one, x.shape)
+    ctx.set_output("X@GRAD", CE.unary("scale_then_bias", dx, a=1.0 / max(x.size, 1)))
+
+
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
                infer_shape=lambda ctx: ctx.set_output("Out", [], ctx.dtype("X")),
-               kernels={"cpu": _mean}, grad=Grad(reads=["X"], kernel=_mean_grad)))
+               kernels={"cpu": _mean, "cuda": _cuda_mean},
+               grad=Grad(reads=["X"], kernel=_mean_grad)), grad_cuda=_cuda_mean_grad)
 
 
 # --- sum of several tensors ---------------------------------------------------------------
@@ -128,6 +179,14 @@ def _sum(ctx):
     ctx.set_output("Out", out)
 
 
+def _cuda_sum(ctx):
+    xs = ctx.inputs("X")
+    out = CC.copy(xs[0])
+    for x in xs[1:]:
+        out = CE.binary("add", out, x)
+    ctx.set_output("Out", out)
+
+
 def _sum_grad(op, no_grad):
     """Each input's gradient is Out's gradient: one scale(1.0) op per input, as Fluid."""
     dout = grad_name(op.output("Out")[0])
@@ -137,7 +196,8 @@ def _sum_grad(op, no_grad):
 
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
                comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
-               infer_shape=_sum_infer, kernels={"cpu": _sum}, grad=_sum_grad))
+               infer_shape=_sum_infer, kernels={"cpu": _sum, "cuda": _cuda_sum},
+               grad=_sum_grad))
 
 
 # --- softmax ---------------------------------------------------------------------------------
@@ -169,11 +229,39 @@ def _softmax_grad(ctx):
     ctx.set_output("X@GRAD", (out * (dout - inner)).astype(out.dtype))
 
 
+def _cuda_softmax(ctx):
+    x = ctx.input("X")
+    if x.ndim == 0:
+        ctx.set_output("Out", CC.fill((), 1, x.dtype))
+        return
+    axis = ctx.attr("axis") % x.ndim
+    last = axis == x.ndim - 1
+    perm = [d for d in range(x.ndim) if d != axis] + [axis]
+    moved = x if last else CC.transpose(x, perm)
+    cols = int(moved.shape[-1])
+    out = CR.row_softmax(moved, moved.size // cols if cols else 0, cols)
+    ctx.set_output("Out", out if last else CC.transpose(out, list(np.argsort(perm))))
+
+
+def _cuda_softmax_grad(ctx):
+    out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
+    if out.ndim == 0:
+        ctx.set_output("X@GRAD", CC.zeros_like(out))
+        return
+    axis = ctx.attr("axis") % out.ndim
+    last = axis == out.ndim - 1
+    perm = [d for d in range(out.ndim) if d != axis] + [axis]
+    o, d = (out, dout) if last else (CC.transpose(out, perm), CC.transpose(dout, perm))
+    cols = int(o.shape[-1])
+    dx = CR.softmax_grad_rows(o, d, o.size // cols if cols else 0, cols)
+    ctx.set_output("X@GRAD", dx if last else CC.transpose(dx, list(np.argsort(perm))))
+
+
 register(OpDef(
     "softmax", [X], [OUT],
     [Attr("axis", A.INT, -1, "the axis that sums to 1"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
-    infer_shape=_softmax_infer, kernels={"cpu": _softmax},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad)))
+    infer_shape=_softmax_infer, kernels={"cpu": _softmax, "cuda": _cuda_softmax},
+    grad=Grad(reads=["Out"], kernel=_softmax_grad)), grad_cuda=_cuda_softmax_grad)

@@ -8,8 +8,11 @@ import numpy as np
 from ..core import attrs as A
 from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot, register
-from .common import OUT, X
+from ..core.registry import Attr, OpDef, Slot
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import device
+from . import arrays
+from .common import OUT, X, register
 
 XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
 
@@ -22,6 +25,11 @@ def _set_xshape(ctx):
 def _write_xshape(ctx, x):
     """XShape holds no data, only dims [0] + X.dims (an empty array of that shape)."""
     ctx.set_output("XShape", np.empty((0,) + x.shape, x.dtype))
+
+
+def _cuda_write_xshape(ctx, x):
+    """On the device too: an empty (0, *X.dims) array, so no output leaves the device."""
+    ctx.set_output("XShape", device.empty((0,) + tuple(x.shape), x.dtype))
 
 
 def _x_shape_from(xshape) -> tuple[int, ...]:
@@ -71,6 +79,25 @@ def _reshape_grad(ctx):
     ctx.set_output("X@GRAD", dout.reshape(_x_shape_from(ctx.input("XShape"))).copy())
 
 
+def _cuda_reshape(ctx):
+    x = ctx.input("X")
+    shape = ctx.input("Shape")
+    # a Shape tensor is read on the host (one small copy): shapes are host values
+    target = [int(v) for v in arrays.host(shape).ravel()] if shape is not None \
+        else ctx.attr("shape")
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+    if -1 in target:                   # device arrays want the -1 resolved
+        known = int(np.prod([d for d in target if d != -1]))
+        target[target.index(-1)] = x.size // known if known else 0
+    ctx.set_output("Out", CC.copy(x).reshape(tuple(target)))
+    _cuda_write_xshape(ctx, x)
+
+
+def _cuda_reshape_grad(ctx):
+    dout = ctx.input("Out@GRAD")
+    ctx.set_output("X@GRAD", CC.copy(dout).reshape(_x_shape_from(ctx.input("XShape"))))
+
+
 register(OpDef(
     "reshape2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
                  Slot("ShapeTensor", "the shape as 1-element tensors", dispensable=True,
@@ -78,8 +105,9 @@ register(OpDef(
     [OUT, XSHAPE],
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",
-    infer_shape=_reshape_infer, kernels={"cpu": _reshape},
-    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad)))
+    infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _cuda_reshape},
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad)),
+    grad_cuda=_cuda_reshape_grad)
 
 
 # --- transpose2 ------------------------------------------------------------------------------
@@ -105,13 +133,25 @@ def _transpose_grad(ctx):
     ctx.set_output("X@GRAD", np.array(np.transpose(ctx.input("Out@GRAD"), inverse), order="C"))
 
 
+def _cuda_transpose(ctx):
+    x = ctx.input("X")
+    ctx.set_output("Out", CC.transpose(x, ctx.attr("axis")))
+    _cuda_write_xshape(ctx, x)
+
+
+def _cuda_transpose_grad(ctx):
+    inverse = np.argsort(ctx.attr("axis"))
+    ctx.set_output("X@GRAD", CC.transpose(ctx.input("Out@GRAD"), inverse))
+
+
 register(OpDef(
     "transpose2", [X], [OUT, XSHAPE],
     [Attr("axis", A.INTS, [], "the permutation: Out dim i is X dim axis[i]"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
     comment="Out = X with its dims permuted by axis.",
-    infer_shape=_transpose_infer, kernels={"cpu": _transpose},
-    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad)))
+    infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _cuda_transpose},
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad)),
+    grad_cuda=_cuda_transpose_grad)
 
 
 # --- concat ----------------------------------------------------------------------------------
@@ -141,6 +181,12 @@ def _concat_grad(ctx):
     ctx.set_outputs("X@GRAD", [np.ascontiguousarray(p) for p in pieces])
 
 
+def _cuda_concat_grad(ctx):
+    xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
+    axis = ctx.attr("axis") % dout.ndim
+    ctx.set_outputs("X@GRAD", CC.split(dout, [x.shape[axis] for x in xs], axis))
+
+
 register(OpDef(
     "concat", [Slot("X", "the tensors to join", duplicable=True),
                Slot("AxisTensor", "axis as a tensor", dispensable=True)], [OUT],
@@ -148,8 +194,10 @@ register(OpDef(
     comment="Out = the inputs joined along axis.",
     infer_shape=_concat_infer,
     kernels={"cpu": lambda ctx: ctx.set_output(
-        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis")))},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad)))
+        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis"))),
+             "cuda": lambda ctx: ctx.set_output(
+        "Out", CC.concat(ctx.inputs("X"), ctx.attr("axis")))},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad)), grad_cuda=_cuda_concat_grad)
 
 
 # --- split -----------------------------------------------------------------------------------
@@ -190,6 +238,14 @@ def _split(ctx):
     ctx.set_outputs("Out", [np.ascontiguousarray(p) for p in parts])
 
 
+def _cuda_split(ctx):
+    x = ctx.input("X")
+    axis = ctx.attr("axis") % x.ndim
+    secs = _sections(x.shape[axis], ctx.attr("num"), ctx.attr("sections"),
+                     len(ctx.output_names("Out")))
+    ctx.set_outputs("Out", CC.split(x, secs, axis))
+
+
 def _split_grad(op, no_grad):
     """The gradient of a split is a concat of the pieces' gradients."""
     if op.input("X")[0] in no_grad:
@@ -207,4 +263,4 @@ register(OpDef(
      Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
      Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
     comment="Out = X cut into pieces along axis.",
-    infer_shape=_split_infer, kernels={"cpu": _split}, grad=_split_grad))
+    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _cuda_split}, grad=_split_grad))

@@ -1,6 +1,10 @@
 """Tensor arrays (a list of tensors in one variable, kind ``tensor_array``) and the small
 counters While loops need: write_to_array, read_from_array, lod_array_length, increment,
-tensor_array_to_tensor. Arrays grow as they are written; reading past the end is an error."""
+tensor_array_to_tensor. Arrays grow as they are written; reading past the end is an error.
+
+The kernels only move tensors (arrays.py), so each serves both places; on CUDA the index
+``I`` is read on the host (one 1-element copy) and the small results (a length, sizes)
+are copied to the device."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,12 +15,13 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.validate import check_list_index
+from . import arrays
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
 
 
 def _index(ctx) -> int:
-    i = np.asarray(ctx.input("I"))
+    i = arrays.host(ctx.input("I"))
     if i.size != 1:
         raise ExecutionError(f"I must hold one index, got shape {list(i.shape)}")
     return int(i.ravel()[0])
@@ -58,7 +63,7 @@ def _read(ctx):
 register(OpDef(
     "write_to_array", [Slot("X", "the tensor to store"), _I], [Slot("Out", "the array")], [],
     comment="Out[I] = X (the array grows as needed).", infer_shape=_write_infer,
-    kernels={"cpu": _write},
+    kernels={"cpu": _write, "cuda": _write},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "read_from_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
         {"Out": [grad_name(op.input("X")[0])]})]))
@@ -67,18 +72,22 @@ register(OpDef(
     "read_from_array", [Slot("X", "the array"), _I], [Slot("Out", "the tensor at I")], [],
     comment="Out = X[I].",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernels={"cpu": _read},
+    kernels={"cpu": _read, "cuda": _read},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "write_to_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
         {"Out": [grad_name(op.input("X")[0])]})]))
 
 
 # --- length, counters -----------------------------------------------------------------------------
+def _length(ctx):
+    ctx.set_output("Out", arrays.to_place(ctx.place, np.int64([len(_array(ctx))])))
+
+
 register(OpDef(
     "lod_array_length", [Slot("X", "the array")], [Slot("Out", "its length (int64 [1])")], [],
     comment="Out = len(X).",
     infer_shape=lambda ctx: ctx.set_output("Out", [1], VarType.INT64),
-    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.int64([len(_array(ctx))]))},
+    kernels={"cpu": _length, "cuda": _length},
     grad=NO_GRADIENT))
 
 
@@ -87,12 +96,19 @@ def _increment(ctx):
     ctx.set_output("Out", (x + x.dtype.type(ctx.attr("step"))).astype(x.dtype))
 
 
+def _cuda_increment(ctx):
+    """The counter stays on the device: X * 1 + step in X's dtype (elementwise kernel)."""
+    from ..kernels.cuda import elementwise as CE   # noqa: PLC0415
+    ctx.set_output("Out", CE.unary("scale_then_bias", ctx.input("X"), a=1.0,
+                                   b=ctx.attr("step")))
+
+
 register(OpDef(
     "increment", [Slot("X", "a tensor with one value (a loop counter)")], [Slot("Out", "X+step")],
     [Attr("step", A.FLOAT, 1.0, "the amount to add")],
     comment="Out = X + step (usually in place: Out is X).",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernels={"cpu": _increment},
+    kernels={"cpu": _increment, "cuda": _cuda_increment},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "assign", {"X": [grad_name(op.output("Out")[0])]},
         {"Out": [grad_name(op.input("X")[0])]})]))
@@ -105,25 +121,25 @@ def _to_tensor(ctx):
     if not array:
         raise ExecutionError("tensor_array_to_tensor: the array is empty")
     if ctx.attr("use_stack"):
-        out = np.stack(array, axis=axis)
+        out = arrays.stack(array, axis=axis)
         sizes = [1] * len(array)
     else:
-        out = np.concatenate(array, axis=axis)
+        out = arrays.concat(array, axis=axis)
         sizes = [a.shape[axis] for a in array]
     ctx.set_output("Out", out)
-    ctx.set_output("OutIndex", np.int32(sizes))
+    ctx.set_output("OutIndex", arrays.to_place(ctx.place, np.int32(sizes)))
 
 
 def _to_tensor_grad(ctx):
     array, dout = _array(ctx), ctx.input("Out@GRAD")
     axis = ctx.attr("axis")
-    if ctx.attr("use_stack"):
-        pieces = [np.take(dout, i, axis=axis) for i in range(len(array))]
+    if ctx.attr("use_stack"):       # pieces of size 1 along axis, then that axis dropped
+        pieces = [p.reshape(tuple(d for j, d in enumerate(p.shape) if j != axis % p.ndim))
+                  for p in arrays.split(dout, [1] * len(array), axis)]
     else:
-        pieces = np.split(dout, np.cumsum([a.shape[axis] for a in array])[:-1], axis=axis)
+        pieces = arrays.split(dout, [a.shape[axis] for a in array], axis)
     if ctx.output_names("X@GRAD") and ctx.output_names("X@GRAD")[0] != EMPTY_VAR:
-        ctx.output_var("X@GRAD").set([np.ascontiguousarray(p) for p in pieces],
-                                     kind="tensor_array")
+        ctx.output_var("X@GRAD").set(pieces, kind="tensor_array")
 
 
 def _to_tensor_infer(ctx):
@@ -146,7 +162,7 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "the axis to join along"),
      Attr("use_stack", A.BOOLEAN, False, "stack on a new axis instead of concatenating")],
     comment="Out = concat(X, axis) (or stack).", infer_shape=_to_tensor_infer,
-    kernels={"cpu": _to_tensor},
+    kernels={"cpu": _to_tensor, "cuda": _to_tensor},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "tensor_array_to_tensor_grad", {"X": op.input("X"),
                                         "Out@GRAD": [grad_name(op.output("Out")[0])]},
@@ -158,4 +174,5 @@ register(OpDef(
     [Slot("X@GRAD", "the gradient array", dispensable=True)],
     [Attr("axis", A.INT, 0, "as forward"), Attr("use_stack", A.BOOLEAN, False, "as forward")],
     comment="Cut Out@GRAD back into one gradient per array entry.",
-    kernels={"cpu": _to_tensor_grad}, grad=NO_GRADIENT, grad_of="tensor_array_to_tensor"))
+    kernels={"cpu": _to_tensor_grad, "cuda": _to_tensor_grad}, grad=NO_GRADIENT,
+    grad_of="tensor_array_to_tensor"))

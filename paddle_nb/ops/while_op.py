@@ -9,19 +9,21 @@ variables as they were when the step began (as Paddle's WhileOp does), so that
 - the gradient of what a step wrote (``Out@GRAD`` for the last step) is put in its scope;
 - after the step's gradient block, a loop variable's gradient is the gradient that flows
   into the step before it; the gradients of variables only read (parameters) add up.
+
+Both kernels only move tensors (through arrays.py), so they serve both places; on CUDA
+the condition is copied to the host once per step.
 """
 from __future__ import annotations
 
 import os
 import warnings
 
-import numpy as np
-
 from ..core import attrs as A
 from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, forward_name, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from . import arrays
 
 DEFAULT_MAX_STEPS = 1_000_000   # a loop this long is almost surely a condition never updated
 MAX_STEPS_ENV = "PADDLE_NB_MAX_WHILE_STEPS"
@@ -55,7 +57,7 @@ _ATTRS = [Attr("sub_block", A.BLOCK, None, "the loop body"),
 
 
 def _truth(value) -> bool:
-    v = np.asarray(value)
+    v = arrays.host(value)        # on CUDA: one 1-element copy per step, the loop's test
     if v.size != 1:
         raise ExecutionError(f"the while condition must hold one bool, got shape {list(v.shape)}")
     return bool(v.ravel()[0])
@@ -91,7 +93,7 @@ def _while(ctx):
         start = {}
         for n in snap:
             v = ctx.scope.find_var(n)
-            if v is not None and v.is_initialized() and isinstance(v.get(), np.ndarray):
+            if v is not None and v.is_initialized() and arrays.is_tensor(v.get()):
                 start[n] = v.get()
         yield from ctx.run_block(ctx.attr("sub_block"), kid)
         if keep:
@@ -121,7 +123,7 @@ def _while_grad(ctx):
         if g is None:
             final = ctx.scope.find_var(fwd)
             value = final.get() if final is not None and final.is_initialized() else None
-            g = np.zeros_like(value) if isinstance(value, np.ndarray) else None
+            g = arrays.zeros_like(value) if arrays.is_tensor(value) else None
         og[fwd], inside[fwd] = g, inner
     sums = {}
     for scope in reversed(scopes):
@@ -137,16 +139,16 @@ def _while_grad(ctx):
             if x in carried:
                 og[x] = value if value is not None else og[x]
             elif value is not None:
-                sums[x] = value if x not in sums else sums[x] + value
+                sums[x] = value if x not in sums else arrays.add(sums[x], value)
     for i, (x, gx) in enumerate(zip(xs, x_grads)):
         if gx == EMPTY_VAR:
             continue
         value = og.get(x) if x in carried else sums.get(x)
         if value is None:
             forward = ctx.input_or_none("X", i)
-            if not isinstance(forward, np.ndarray):
+            if not arrays.is_tensor(forward):
                 continue
-            value = np.zeros_like(forward)
+            value = arrays.zeros_like(forward)
         ctx.set_output("X@GRAD", value, i)
 
 
@@ -177,7 +179,7 @@ register(OpDef(
     [Slot("Out", "variables the body writes outside", duplicable=True, dispensable=True),
      Slot("StepScopes", "each step's scope (kept for the gradient)", dispensable=True)],
     _ATTRS, comment="Run sub_block while Condition holds, each step in a new kid scope.",
-    kernels={"cpu": _while}, grad=_while_grad_maker))
+    kernels={"cpu": _while, "cuda": _while}, grad=_while_grad_maker))
 
 register(OpDef(
     "while_grad",
@@ -190,4 +192,4 @@ register(OpDef(
           dispensable=True)],
     _ATTRS + [Attr("original_output_grad", A.STRINGS, [], "the names of Out@GRAD")],
     comment="Backpropagate through the loop's steps, last first.",
-    kernels={"cpu": _while_grad}, grad=NO_GRADIENT, grad_of="while"))
+    kernels={"cpu": _while_grad, "cuda": _while_grad}, grad=NO_GRADIENT, grad_of="while"))

@@ -1,0 +1,112 @@
+"""Reductions over rows: sums and softmax. Callers move the reduced axes last (a transpose,
+copy.py) and see the array as ``(rows, row_len)``; one thread handles one row.
+
+One thread per row is the simplest correct schedule and is fast when there are many rows
+(a minibatch); a few very long rows would want a block per row with a shared-memory tree
+reduction, which this teaching-sized version leaves out. Sums of floats accumulate in
+float64 (as the CPU kernels do), sums of integers in int64.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from .copy import fill, transpose
+from .device import empty, flat, launch_1d
+
+
+@cuda.jit(cache=True)
+def _row_sum_float(a, row_len, out):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        s = 0.0                                # float64 accumulator
+        for j in range(r * row_len, (r + 1) * row_len):
+            s += a[j]
+        out[r] = s
+
+
+@cuda.jit(cache=True)
+def _row_sum_int(a, row_len, out):
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        s = 0                                  # int64 accumulator
+        for j in range(r * row_len, (r + 1) * row_len):
+            s += a[j]
+        out[r] = s
+
+
+def row_sum(a, rows: int, row_len: int):
+    """The sum of each of the ``rows`` consecutive runs of ``row_len`` elements of the
+    C-contiguous ``a``: a new 1-D array of ``rows`` values in a's dtype."""
+    out = empty((rows,), a.dtype)
+    if rows == 0:
+        return out
+    if row_len == 0:                           # sums of nothing
+        return fill((rows,), 0, a.dtype)
+    kernel = _row_sum_float if np.issubdtype(a.dtype, np.floating) else _row_sum_int
+    blocks, threads = launch_1d(rows)
+    kernel[blocks, threads](flat(a), row_len, out)
+    return out
+
+
+def sum_axes(x, axes, keepdims: bool = False):
+    """``x.sum(axis=axes, keepdims=keepdims)`` (bool sums count, as int64 in numpy; here
+    the caller passes ints or floats)."""
+    axes = sorted({int(a) % max(x.ndim, 1) for a in axes}) if x.ndim else []
+    kept = [d for d in range(x.ndim) if d not in axes]
+    if keepdims:
+        out_shape = tuple(1 if d in axes else int(x.shape[d]) for d in range(x.ndim))
+    else:
+        out_shape = tuple(int(x.shape[d]) for d in kept)
+    rows = int(np.prod([x.shape[d] for d in kept])) if kept else 1
+    row_len = int(np.prod([x.shape[d] for d in axes])) if axes else 1
+    moved = x if kept + axes == list(range(x.ndim)) else transpose(x, kept + axes)
+    return row_sum(moved, rows, row_len).reshape(out_shape)
+
+
+@cuda.jit(cache=True)
+def _row_softmax(a, row_len, out):
+    """exp(x - max) / sum, per row: subtracting the max keeps exp from overflowing."""
+    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
+        start = r * row_len
+        m = a[start]
+        for j in range(start + 1, start + row_len):
+            if a[j] > m:
+                m = a[j]
+        s = 0.0
+        for j in range(start, start + row_len):
+            e = math.exp(a[j] - m)
+            out[j] = e
+            s += e
+        inv = 1.0 / s
+        for j in range(start, start + row_len):
+            out[j] = out[j] * inv
+
+
+def row_softmax(a, rows: int, row_len: int):
+    """Softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
+    out = empty(a.shape, a.dtype)
+    if rows and row_len:
+        blocks, threads = launch_1d(rows)
+        _row_softmax[blocks, threads](flat(a), row_len, flat(out))
+    return out
+
+
+@cuda.jit(cache=True)
+def _softmax_grad_rows(out, dout, row_len, dx):
+    """dX = Out * (dOut - sum(dOut * Out)) per row."""
+    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
+        start = r * row_len
+        s = 0.0
+        for j in range(start, start + row_len):
+            s += dout[j] * out[j]
+        for j in range(start, start + row_len):
+            dx[j] = out[j] * (dout[j] - s)
+
+
+def softmax_grad_rows(out, dout, rows: int, row_len: int):
+    dx = empty(out.shape, out.dtype)
+    if rows and row_len:
+        blocks, threads = launch_1d(rows)
+        _softmax_grad_rows[blocks, threads](flat(out), flat(dout), row_len, flat(dx))
+    return dx

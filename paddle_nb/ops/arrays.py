@@ -1,0 +1,122 @@
+"""The few array operations that place-agnostic kernels need, for numpy arrays and numba
+device arrays alike.
+
+Control-flow ops (conditional_block, while, recurrent, select_*, the tensor-array ops...)
+only move tensors around: they read a condition or an index, make zeros for a gradient
+nobody wrote, stack per-step values, add up per-step gradients. Written against these
+helpers, one kernel serves both places (``kernels={"cpu": f, "cuda": f}``): each helper
+looks at what it is given (``device.is_device_array``) and calls numpy or a CUDA launcher,
+so a tensor that lives on the device stays there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.cuda import device
+
+
+def on_device(value) -> bool:
+    return device.is_device_array(value)
+
+
+def is_tensor(value) -> bool:
+    """A dense tensor (a numpy array or a device array), not a list, scope list or None."""
+    return isinstance(value, np.ndarray) or device.is_device_array(value)
+
+
+def host(value) -> np.ndarray:
+    """A numpy view of ``value``: a device array is copied to the host (one small copy:
+    callers use it for conditions, indices and masks only)."""
+    return np.asarray(device.to_host(value))
+
+
+def host_scalar(value):
+    """The one value of a 1-element tensor (a condition, a counter, a mask), on the host."""
+    return host(value).ravel()[0]
+
+
+def zeros_like(value):
+    if on_device(value):
+        from ..kernels.cuda import copy   # noqa: PLC0415 (numba.cuda kernels on first use)
+        return copy.zeros_like(value)
+    return np.zeros_like(value)
+
+
+def full(shape, value, dtype, like):
+    """A new array of ``shape`` filled with ``value``, on the place ``like`` lives on."""
+    if on_device(like):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.fill(shape, value, dtype)
+    return np.full(shape, value, dtype)
+
+
+def stack(values, axis: int = 0):
+    if any(on_device(v) for v in values):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.stack([device.to_device(v) for v in values], axis)
+    return np.stack(values, axis=axis)
+
+
+def concat(values, axis: int = 0):
+    if any(on_device(v) for v in values):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.concat([device.to_device(v) for v in values], axis)
+    return np.concatenate(values, axis=axis)
+
+
+def split(value, sizes, axis: int = 0) -> list:
+    """Pieces of ``value`` along ``axis`` with the given sizes (new contiguous arrays)."""
+    if on_device(value):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.split(value, sizes, axis)
+    return [np.ascontiguousarray(p)
+            for p in np.split(value, np.cumsum(sizes)[:-1], axis=axis)]
+
+
+def add(a, b):
+    """a + b (same shapes) as a new array."""
+    if on_device(a) or on_device(b):
+        from ..kernels.cuda import elementwise   # noqa: PLC0415
+        return elementwise.binary("add", device.to_device(a), device.to_device(b))
+    return a + b
+
+
+def astype(value, dtype):
+    dtype = np.dtype(dtype)
+    if on_device(value):
+        if value.dtype == dtype:
+            return value
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.astype(value, dtype)
+    return value.astype(dtype, copy=False)
+
+
+def take_rows(value, rows):
+    """``value[rows]`` for host row indices, as a new contiguous array."""
+    if on_device(value):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        return copy.take_rows(value, rows)
+    return np.ascontiguousarray(value[rows])
+
+
+def merge_rows(n_rows: int, parts, like):
+    """A new array of ``n_rows`` rows (the rest of ``like``'s shape and its dtype) where
+    row ``rows[r]`` is row r of ``src``, for each ``(rows, src)`` in ``parts``."""
+    shape = (n_rows,) + tuple(like.shape[1:])
+    if on_device(like):
+        from ..kernels.cuda import copy   # noqa: PLC0415
+        out = device.empty(shape, like.dtype)
+        for rows, src in parts:
+            if len(rows):
+                copy.put_rows(out, rows, device.to_device(src))
+        return out
+    out = np.empty(shape, like.dtype)
+    for rows, src in parts:
+        if len(rows):
+            out[rows] = src
+    return out
+
+
+def to_place(place, array: np.ndarray):
+    """``array`` (a small result made on the host) on ``place``: a device copy on CUDA."""
+    return device.to_device(array) if place.kind == "cuda" else array

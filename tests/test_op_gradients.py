@@ -159,8 +159,10 @@ def _loss(forward, feed, weighted, weights):
     return sum(float((o * w).sum()) for o, w in zip(outs, weights))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
-def test_gradient_matches_central_differences(case):
+def _with_gradients(case):
+    """The row's program with dL/dInput appended, where L = sum(Out * W) for fixed random
+    weights W fed as target gradients. Returns (program, forward clone, differentiable
+    inputs, feed, gradient variables, weighted outputs, weights)."""
     prog, forward, in_vars, fixed, weighted = _build(case)
     rng = np.random.default_rng(7)
     inputs_feed = {v.name: a for v, a in in_vars + fixed}
@@ -175,9 +177,15 @@ def test_gradient_matches_central_differences(case):
         weights.append(w)
         weight_vars.append(blk.create_var(f"W_{v.name}", list(w.shape), "float64"))
         feed[weight_vars[-1].name] = w
-    wrt = in_vars
-    grads = pd.gradients(weighted, [v for v, _ in wrt], target_gradients=weight_vars)
+    grads = pd.gradients(weighted, [v for v, _ in in_vars], target_gradients=weight_vars)
     assert all(g is not None for g in grads)
+    return prog, forward, in_vars, feed, grads, weighted, weights
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
+def test_gradient_matches_central_differences(case):
+    prog, forward, wrt, feed, grads, weighted, weights = _with_gradients(case)
+    inputs_feed = {k: v for k, v in feed.items() if not k.startswith("W_")}
     got = pd.Executor().run(prog, feed=feed, fetch_list=[g.name for g in grads],
                             scope=pd.Scope())
     for (v, a), analytic in zip(wrt, got):
@@ -192,6 +200,24 @@ def test_gradient_matches_central_differences(case):
         assert analytic.shape == a.shape and analytic.dtype == np.float64
         np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
                                    err_msg=f"d/d{v.name} of {case.op}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
+def test_gradient_on_cuda_matches_cpu(case):
+    """The same forward and grad ops on CUDAPlace (numba's simulator here) give what they
+    give on CPUPlace, which the central differences above check; the grad ops' outputs
+    stay on the device. Far cheaper than differences in the simulator."""
+    from test_ops_table import run_checking_residency   # noqa: PLC0415
+
+    prog, _, _, feed, grads, weighted, _ = _with_gradients(case)
+    fetch = [g.name for g in grads] + [v.name for v in weighted]
+    cpu = pd.Executor(pd.CPUPlace()).run(prog, feed=feed, fetch_list=fetch, scope=pd.Scope())
+    outs = [n for op in prog.global_block().ops for n in op.output_arg_names]
+    cuda = run_checking_residency(pd.Executor(pd.CUDAPlace(0)), prog, feed, fetch, outs)
+    for name, want, got in zip(fetch, cpu, cuda):
+        assert (got.shape, got.dtype) == (want.shape, want.dtype), name
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{name} of {case.op} on CUDA")
 
 
 # Differentiated through real control flow, against central differences, in these files.

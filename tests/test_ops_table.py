@@ -1,7 +1,9 @@
 """The op table: one or more rows per registered op, each checked against numpy.
 
 Every row builds a one-op program by hand (``create_var`` + ``append_op``), runs it on the
-CPU and compares each output with a numpy reference function. It also checks what shape
+CPU and on CUDA (numba's simulator here: tiny shapes) and compares each output with a
+numpy reference function; on CUDA it also checks that the op's outputs are device arrays
+(tensors stay on the device; only fetch copies back). It also checks what shape
 inference declared when the op was appended: the declared shape must fit the real one
 (same rank, equal where the declared dim is not -1) and the declared dtype must be the
 real one. ``test_every_registered_op_has_a_row`` makes a newly registered op without a
@@ -17,7 +19,10 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.core.framework_pb2 import VarType
+from paddle_nb.kernels.cuda import device
 from paddle_nb.ops.fill import assign_value_attrs
+
+PLACES = {"cpu": pd.CPUPlace(), "cuda": pd.CUDAPlace(0)}
 
 # VarType codes used by the dtype attributes of cast, fill_constant and the random ops.
 BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
@@ -625,13 +630,13 @@ def declared_shape(slot, array, unknown_batch):
     return shape
 
 
-def run_case(case, expected):
-    """Build and run ``case``'s program. Returns ``(actual, declared)``:
+def run_case(case, expected, place=PLACES["cpu"]):
+    """Build and run ``case``'s program on ``place``. Returns ``(actual, declared)``:
     ``{slot: [arrays]}`` and ``{slot: [(shape, dtype name)]}`` (None for non-tensors)."""
     if case.op == "feed":
-        return run_feed_case(case, expected)
+        return run_feed_case(case, expected, place)
     if case.op == "fetch":
-        return run_fetch_case(case)
+        return run_fetch_case(case, place)
     prog = pd.Program()
     blk = prog.global_block()
     inputs, feed = {}, {}
@@ -650,8 +655,8 @@ def run_case(case, expected):
     blk.append_op(case.op, inputs=inputs, outputs=outputs, attrs=case.attrs)
 
     fetch_names = [v.name for slot in expected for v in outputs[slot]]
-    values = pd.Executor(pd.CPUPlace()).run(prog, feed=feed, fetch_list=fetch_names,
-                                            scope=pd.Scope())
+    out_names = [v.name for vs in outputs.values() for v in vs]
+    values = run_checking_residency(pd.Executor(place), prog, feed, fetch_names, out_names)
     actual, declared = {}, {}
     for slot in expected:
         actual[slot] = [values[fetch_names.index(v.name)] for v in outputs[slot]]
@@ -659,7 +664,30 @@ def run_case(case, expected):
     return actual, declared
 
 
-def run_feed_case(case, expected):
+def run_checking_residency(exe, prog, feed, fetch_names, out_names, scope=None):
+    """``exe.run`` one step at a time; on CUDA, after each op, its outputs in the scope
+    must be device arrays (a tensor array: device items). Returns the fetched values."""
+    steps = exe.steps(prog, feed=feed, fetch_list=fetch_names, scope=scope or pd.Scope())
+    while True:
+        try:
+            step = next(steps)
+        except StopIteration as done:
+            fetched = done.value
+            break
+        if exe.place.kind != "cuda":
+            continue
+        for name in out_names:
+            var = step.scope.find_var(name)
+            value = var.get() if var is not None and var.is_initialized() else None
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                assert item is None or device.is_device_array(item), \
+                    f"{step.op.type} left {name} on the host ({type(item).__name__})"
+    assert all(isinstance(v, np.ndarray) for v in fetched), "fetched values are numpy"
+    return fetched
+
+
+def run_feed_case(case, expected, place=PLACES["cpu"]):
     """``feed`` copies column ``col`` of a FEED_MINIBATCH variable, which the scope holds
     before the run. Nothing is passed as ``feed=``, so the executor runs the feed op."""
     prog = pd.Program()
@@ -671,11 +699,11 @@ def run_feed_case(case, expected):
                   attrs=case.attrs)
     scope = pd.Scope()
     scope.var("feed").set(list(case.inputs["X"]))
-    got, = pd.Executor(pd.CPUPlace()).run(prog, fetch_list=["out"], scope=scope)
+    got, = run_checking_residency(pd.Executor(place), prog, None, ["out"], ["out"], scope)
     return {"Out": [got]}, {"Out": [(list(out.shape), out.dtype)]}
 
 
-def run_fetch_case(case):
+def run_fetch_case(case, place=PLACES["cpu"]):
     """``fetch`` writes column ``col`` of a FETCH_LIST variable; a persistable one lives in
     the scope we pass, so it can be read after the run. It is not a tensor: no shape."""
     prog = pd.Program()
@@ -686,9 +714,10 @@ def run_fetch_case(case):
     blk.append_op("fetch", inputs={"X": [x_var]}, outputs={"Out": [fetch_list]},
                   attrs=case.attrs)
     scope = pd.Scope()
-    pd.Executor(pd.CPUPlace()).run(prog, feed={"x": x}, scope=scope)
+    pd.Executor(place).run(prog, feed={"x": x}, scope=scope)
     fetched = scope.find_var("fetch").get()
     assert len(fetched) == case.attrs["col"] + 1
+    assert isinstance(fetched[case.attrs["col"]], np.ndarray)     # fetch copies to the host
     return {"Out": [fetched[case.attrs["col"]]]}, {"Out": [None]}
 
 
@@ -712,10 +741,11 @@ def assert_same_values(actual, expected, where):
         np.testing.assert_array_equal(actual, expected, err_msg=where)
 
 
+@pytest.mark.parametrize("place", list(PLACES))
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
-def test_op_forward(case):
+def test_op_forward(case, place):
     expected = case.reference(case.inputs, case.attrs)
-    actual, declared = run_case(case, expected)
+    actual, declared = run_case(case, expected, PLACES[place])
     for slot, want in expected.items():
         wants = as_list(want)
         assert len(actual[slot]) == len(wants)
@@ -730,7 +760,7 @@ def test_op_forward(case):
     if case.check is not None:
         case.check(actual)
     if not case.compare_values:       # random ops: the same seed gives the same values
-        again, _ = run_case(case, expected)
+        again, _ = run_case(case, expected, PLACES[place])
         for slot in expected:
             for first, second in zip(actual[slot], again[slot]):
                 np.testing.assert_array_equal(first, second)
@@ -752,6 +782,14 @@ def test_every_registered_op_has_a_row():
     covered = {c.op for c in CASES} | set(TESTED_WITH_BLOCKS)
     missing = [op for op in pd.registered_ops(include_grad=False) if op not in covered]
     assert not missing, f"registered ops with no row in CASES: {missing}"
+
+
+def test_every_registered_op_has_a_cuda_kernel():
+    """Forward and gradient ops alike: a kernel for each place, looked up by place.kind."""
+    from paddle_nb.core import registry   # noqa: PLC0415
+    ops = pd.registered_ops()
+    missing = {p: [t for t in ops if p not in registry.lookup(t).kernels] for p in PLACES}
+    assert missing == {p: [] for p in PLACES}
 
 
 def test_case_ids_are_unique():

@@ -58,7 +58,8 @@ def _cuda_rows(a, axis: int):
     """``a`` (a device array) with the class axis last, as a (rows, classes) matrix."""
     if axis != a.ndim - 1:
         a = CC.transpose(a, [d for d in range(a.ndim) if d != axis] + [axis])
-    return a.reshape((a.size // a.shape[-1] if a.shape[-1] else 0, a.shape[-1]))
+    classes = a.shape[a.ndim - 1]
+    return a.reshape((a.size // classes if classes else 0, classes))
 
 
 def _cuda_unrows(m, like_shape, axis: int):

@@ -203,13 +203,14 @@ def cuda_matmul_nd(x, y, tx: bool, ty: bool, alpha: float = 1.0):
     tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
     x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
     y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
-    m, k = (x2.shape[-1], x2.shape[-2]) if tx else (x2.shape[-2], x2.shape[-1])
-    n = y2.shape[-2] if ty else y2.shape[-1]
-    batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+    xs, ys = tuple(x2.shape), tuple(y2.shape)   # plain tuples (the simulator's shapes
+    m, k = (xs[-1], xs[-2]) if tx else (xs[-2], xs[-1])   # refuse negative indices)
+    n = ys[-2] if ty else ys[-1]
+    batch = np.broadcast_shapes(xs[:-2], ys[:-2])
     if batch:
         check_tensor_size(batch + (max(m * k, k * n, m * n),), x.dtype, "matmul")
-    xb = _as_batches(x2, batch, *x2.shape[-2:])
-    yb = _as_batches(y2, batch, *y2.shape[-2:])
+    xb = _as_batches(x2, batch, *xs[-2:])
+    yb = _as_batches(y2, batch, *ys[-2:])
     out_shape = batch + (m, n)
     if x.ndim == 1:
         out_shape = out_shape[:-2] + out_shape[-1:]
@@ -220,8 +221,9 @@ def cuda_matmul_nd(x, y, tx: bool, ty: bool, alpha: float = 1.0):
 
 def _cuda_sum_to(g, shape):
     """_sum_to on the device: sum the broadcast batch dims of ``g`` away."""
-    lead = g.ndim - len(shape)
-    axes = list(range(lead)) + [lead + i for i, (a, b) in enumerate(zip(g.shape[lead:-2],
+    g_shape, shape = tuple(g.shape), tuple(shape)
+    lead = len(g_shape) - len(shape)
+    axes = list(range(lead)) + [lead + i for i, (a, b) in enumerate(zip(g_shape[lead:-2],
                                                                          shape[:-2]))
                                 if b == 1 and a != 1]
     if not axes:
@@ -235,8 +237,9 @@ def cuda_matmul_nd_grad(x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
     tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
     x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
     y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
-    out_shape = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]) + (
-        x2.shape[-1] if tx else x2.shape[-2], y2.shape[-2] if ty else y2.shape[-1])
+    xs, ys = tuple(x2.shape), tuple(y2.shape)
+    out_shape = np.broadcast_shapes(xs[:-2], ys[:-2]) + (
+        xs[-1] if tx else xs[-2], ys[-2] if ty else ys[-1])
     d = dout.reshape(tuple(out_shape))
     mm = cuda_matmul_nd
     if not tx and not ty:       # dX = d @ Y^T, dY = X^T @ d
@@ -247,8 +250,8 @@ def cuda_matmul_nd_grad(x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
         dx, dy = mm(d, y2, False, False, alpha), mm(d, x2, True, False, alpha)
     else:                       # dX = Y^T @ d^T, dY = d^T @ X^T
         dx, dy = mm(y2, d, True, True, alpha), mm(d, x2, True, True, alpha)
-    return (_cuda_sum_to(dx, x2.shape).reshape(x.shape),
-            _cuda_sum_to(dy, y2.shape).reshape(y.shape))
+    return (_cuda_sum_to(dx, xs).reshape(tuple(x.shape)),
+            _cuda_sum_to(dy, ys).reshape(tuple(y.shape)))
 
 
 def _cuda_matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):

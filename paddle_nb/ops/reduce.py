@@ -238,7 +238,7 @@ def _cuda_softmax(ctx):
     last = axis == x.ndim - 1
     perm = [d for d in range(x.ndim) if d != axis] + [axis]
     moved = x if last else CC.transpose(x, perm)
-    cols = int(moved.shape[-1])
+    cols = int(moved.shape[moved.ndim - 1])
     out = CR.row_softmax(moved, moved.size // cols if cols else 0, cols)
     ctx.set_output("Out", out if last else CC.transpose(out, list(np.argsort(perm))))
 
@@ -252,7 +252,7 @@ def _cuda_softmax_grad(ctx):
     last = axis == out.ndim - 1
     perm = [d for d in range(out.ndim) if d != axis] + [axis]
     o, d = (out, dout) if last else (CC.transpose(out, perm), CC.transpose(dout, perm))
-    cols = int(o.shape[-1])
+    cols = int(o.shape[o.ndim - 1])
     dx = CR.softmax_grad_rows(o, d, o.size // cols if cols else 0, cols)
     ctx.set_output("X@GRAD", dx if last else CC.transpose(dx, list(np.argsort(perm))))
 

@@ -1,35 +1,93 @@
-"""``python -m benchmarks [--quick] [--json FILE]``: run every case, print a table."""
+"""``python -m benchmarks [--quick] [--json FILE] [--only NAME ...]``: run the cases in one
+process, print a table of medians, ratios and targets."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
 import platform
+import sys
+import time
+import traceback
 
-from . import timing  # noqa: F401  (fixes thread counts first)
-from . import debugger_step
+from . import timing  # noqa: F401  (fixes thread counts before numpy and numba load)
+from . import (cold_start, cuda, debugger_step, elementwise, executor_overhead, ifelse,
+               matmul, mlp, rnn, softmax)
+from .common import row
 
-CASES = [debugger_step]
+CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
+         "rnn": rnn, "ifelse": ifelse, "overhead": executor_overhead,
+         "cold_start": cold_start, "debugger": debugger_step, "cuda": cuda}
+
+HEADER = (f"{'case':58s} {'paddle_nb':>11s} {'numpy':>11s} {'torch':>11s} "
+          f"{'pnb/np':>7s} {'pnb/torch':>9s}  {'target':22s} {'met':3s}  note")
+
+
+def _ratio(value, width):
+    return f"{value:{width}.2f}" if value is not None else " " * width
+
+
+def format_row(r: dict) -> str:
+    met = {True: "yes", False: "NO", None: ""}[r["target_met"]]
+    return (f"{r['case']:58s} {timing.fmt(r['paddle_nb_s'])} {timing.fmt(r['numpy_s'])} "
+            f"{timing.fmt(r['torch_s'])} {_ratio(r['vs_numpy'], 7)} {_ratio(r['vs_torch'], 9)}"
+            f"  {r['target']:22s} {met:3s}  {r['note']}").rstrip()
+
+
+def environment(steady_allocator: bool) -> dict:
+    import numba   # noqa: PLC0415
+    import numpy   # noqa: PLC0415
+    from .common import torch   # noqa: PLC0415
+    t = torch()
+    return {"date": datetime.date.today().isoformat(), "machine": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "threads": {v: os.environ.get(v) for v in timing.THREAD_VARS},
+            "steady_allocator": steady_allocator,
+            "python": platform.python_version(), "numpy": numpy.__version__,
+            "numba": numba.__version__, "torch": t.__version__ if t else None}
+
+
+def run_case(name: str, quick: bool) -> list[dict]:
+    """The case's rows; a case that fails (the code it measures is changing under it) is
+    one row saying why, and the other cases still run."""
+    try:
+        return CASES[name].run(quick=quick)
+    except Exception as e:   # noqa: BLE001
+        traceback.print_exc()
+        return [row(f"{name}: case failed", None, note=f"{type(e).__name__}: {e}"[:160])]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("--quick", action="store_true", help="fewer, smaller runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="7 samples of about 2 ms each, the CUDA matmul at 512")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--only", nargs="+", choices=list(CASES), metavar="CASE",
+                        help=f"run only these cases ({', '.join(CASES)})")
     args = parser.parse_args(argv)
-    rows = []
-    for case in CASES:
-        rows.extend(case.run(quick=args.quick))
-    print(f"{'case':62s} {'paddle_nb':>11s} {'reference':>11s} {'ratio':>7s}  reference is")
-    for r in rows:
-        ref = timing.fmt(r["reference_s"]) if r.get("reference_s") else " " * 11
-        ratio = f"{r['paddle_nb_s'] / r['reference_s']:7.2f}" if r.get("reference_s") else ""
-        print(f"{r['case']:62s} {timing.fmt(r['paddle_nb_s'])} {ref} {ratio:>7s}  "
-              f"{r.get('reference', '')}")
+    env = environment(timing.steady_allocator())
+    threads = " ".join(f"{k}={v}" for k, v in env["threads"].items())
+    print(f"paddle_nb benchmarks {env['date']}{' --quick' if args.quick else ''}: "
+          f"{env['machine']}, {env['cpus']} CPUs; {threads}\n"
+          f"python {env['python']}, numpy {env['numpy']}, numba {env['numba']}, "
+          f"torch {env['torch'] or 'not installed'}; glibc heap for arrays <= 32 MB: "
+          f"{'yes' if env['steady_allocator'] else 'no (not glibc)'}")
+    print(HEADER)
+    rows, t0 = [], time.perf_counter()
+    for name in args.only or CASES:
+        for r in run_case(name, args.quick):
+            r["group"] = name
+            rows.append(r)
+            print(format_row(r), flush=True)      # row by row: a long run shows progress
+    print(f"({time.perf_counter() - t0:.0f} s; medians; pnb/np and pnb/torch are paddle_nb's "
+          f"time over the reference's, lower is better)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": platform.platform(), "rows": rows}, f, indent=1)
+            json.dump({"environment": env, "quick": args.quick, "rows": rows}, f, indent=1)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

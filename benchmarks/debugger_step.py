@@ -46,6 +46,7 @@ def _stepper(view):
 
 def run(quick: bool = False) -> list[dict]:
     from . import timing
+    from .common import row
     from paddle_nb.notebook.widgets import DebuggerView
     rows = []
     for name, build in (("MLP 64-64-10", _mlp), ("tanh RNN T=8 (inside the step block)", _rnn)):
@@ -55,7 +56,6 @@ def run(quick: bool = False) -> list[dict]:
                                  inner=50)
         view = DebuggerView(pd.Debugger(main, feed=feed, fetch_list=[y], startup=startup))
         clicked = timing.median_time(_stepper(view), repeats=7 if quick else 15, inner=5)
-        rows.append({"case": f"Debugger.step(), {name}", "paddle_nb_s": raw})
-        rows.append({"case": f"Step click -> views updated, {name}", "paddle_nb_s": clicked,
-                     "reference_s": TARGET_S, "reference": "the 100 ms target"})
+        rows.append(row(f"Debugger.step(), {name}", raw))
+        rows.append(row(f"Step click -> views updated, {name}", clicked, max_s=TARGET_S))
     return rows

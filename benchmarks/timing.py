@@ -1,13 +1,42 @@
 """Timing helpers: warm-up, median of repeats, threads fixed."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import statistics
+import sys
 import time
 
-# Fix the thread count before numpy/numba start their pools, so runs are comparable.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "2")
+# Fix the thread counts before numpy/numba/torch start their pools, so runs are comparable:
+# 2, this machine's cores, what each library picks by itself here. Variables already set
+# win (``OPENBLAS_NUM_THREADS=1 python -m benchmarks`` to see the effect of one).
+THREADS = "2"
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+for _var in THREAD_VARS:
+    os.environ.setdefault(_var, THREADS)
+
+
+def steady_allocator() -> bool:
+    """Keep arrays up to 32 MB on glibc's heap, as in a process that has run a while.
+
+    A fresh process gets every allocation of 128 kB or more from mmap, so each new array
+    is fresh pages the kernel must zero and fault in; glibc raises that threshold only
+    after a large free, and returns memory to the system when the heap top passes twice
+    it. So the same numpy softmax of 1000x1000 took 4.3 ms or 1.2 ms depending on what the
+    process had freed before. Fixing both thresholds makes every case, for every library,
+    run in the warmed-up state whatever ran before it. Called by the command lines, not
+    on import (a test process keeps its allocator). Returns False where it cannot (not
+    glibc)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and \
+            bool(libc.mallopt(m_trim_threshold, 256 << 20))
+    except (OSError, AttributeError):
+        return False
 
 
 def median_time(fn, repeats: int = 7, warmup: int = 2, inner: int = 1) -> float:
@@ -23,7 +52,29 @@ def median_time(fn, repeats: int = 7, warmup: int = 2, inner: int = 1) -> float:
     return statistics.median(samples)
 
 
-def fmt(seconds: float) -> str:
+# After a call, OpenBLAS's worker threads spin for about 100 ms (torch's and numba's OpenMP
+# workers for about 10 ms) before they sleep. On 2 cores, a pool still spinning from the
+# previous measurement halves the next one's CPU (torch's 256 matmul went from 0.2 to
+# 12 ms right after numpy's), so each measurement starts after the others have gone idle.
+SETTLE_S = 0.2
+
+
+def measure(fn, quick: bool = False) -> float:
+    """``median_time`` with the settings of a run: 7 samples (quick) or 15, each sample
+    long enough (about 2 or 10 ms, by repeating ``fn``) that the clock's resolution and
+    one-off hiccups do not decide a microsecond-scale median."""
+    time.sleep(SETTLE_S)
+    fn()                                   # warm-up (and compiles / loads what it needs)
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    inner = max(1, int((0.002 if quick else 0.010) / once))
+    return median_time(fn, repeats=7 if quick else 15, warmup=1, inner=inner)
+
+
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return " " * 11
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.1f} us"
     if seconds < 1:

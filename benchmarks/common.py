@@ -1,0 +1,92 @@
+"""What every case shares: the result row (with its target), the optional PyTorch import,
+and a runner that times a paddle_nb program through ``Executor.run``."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+# Every case draws its float32 inputs from this seed, so numpy, paddle_nb and torch see the
+# same numbers.
+SEED = 0
+
+
+def rng():
+    return np.random.default_rng(SEED)
+
+
+def row(case: str, paddle_nb_s: float | None, numpy_s: float | None = None,
+        torch_s: float | None = None, *, vs_numpy: float | None = None,
+        vs_torch: float | None = None, max_s: float | None = None, note: str = "") -> dict:
+    """One line of the table. ``vs_numpy`` / ``vs_torch`` are the issue's targets for the
+    ratio paddle_nb / reference, ``max_s`` an absolute target for ``paddle_nb_s``; a row
+    says which targets it has and whether they are met (None: nothing to compare)."""
+    def ratio(ref):
+        return paddle_nb_s / ref if paddle_nb_s and ref else None
+
+    r = {"case": case, "paddle_nb_s": paddle_nb_s, "numpy_s": numpy_s, "torch_s": torch_s,
+         "vs_numpy": ratio(numpy_s), "vs_torch": ratio(torch_s),
+         "target_vs_numpy": vs_numpy, "target_vs_torch": vs_torch, "target_s": max_s}
+    texts, met = [], []
+    if vs_numpy is not None:
+        texts.append(f"<={vs_numpy:g}x np")
+        if r["vs_numpy"] is not None:
+            met.append(r["vs_numpy"] <= vs_numpy)
+    if vs_torch is not None:
+        texts.append(f"<={vs_torch:g}x torch")
+        if r["vs_torch"] is not None:
+            met.append(r["vs_torch"] <= vs_torch)
+    if max_s is not None:
+        texts.append(f"<={_short(max_s)}")
+        if paddle_nb_s is not None:
+            met.append(paddle_nb_s <= max_s)
+    r["target"] = ", ".join(texts)
+    r["target_met"] = all(met) if met else None
+    r["note"] = note
+    return r
+
+
+def _short(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:g} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:g} ms"
+    return f"{seconds:g} s"
+
+
+_TORCH = []
+
+
+def torch():
+    """PyTorch if it is installed (never a dependency of the project), with the same thread
+    count as numpy and numba; else None, and the torch column stays empty."""
+    if not _TORCH:
+        try:
+            import torch as t   # noqa: PLC0415
+            t.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+        except ImportError:
+            t = None
+        _TORCH.append(t)
+    return _TORCH[0]
+
+
+def runner(main, startup, feed: dict, fetch_list: list, place=None):
+    """A no-argument function running ``main`` once (feed in, fetch out) in its own scope,
+    after the startup program; with the executor and the scope, for tests to look into."""
+    import paddle_nb as pd   # noqa: PLC0415
+    exe = pd.Executor(place if place is not None else pd.CPUPlace())
+    scope = pd.Scope()
+    if startup is not None:
+        exe.run(startup, scope=scope)
+
+    def run_once():
+        return exe.run(main, feed=feed, fetch_list=fetch_list, scope=scope)
+    run_once.exe, run_once.scope = exe, scope
+    return run_once
+
+
+def params_of(scope, names) -> dict:
+    """Copies of parameters from a scope (numpy references start from the same values)."""
+    def host(v):
+        return v.copy_to_host() if hasattr(v, "copy_to_host") else np.array(v, copy=True)
+    return {n: host(scope.find_var(n).get()) for n in names}

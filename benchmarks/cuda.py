@@ -1,0 +1,123 @@
+"""The CUDA place: matmul, the MLP step and the RNN step with ``pd.CUDAPlace(0)``, PyTorch
+CUDA beside them when it has a GPU. The numpy column is the CPU reference, for scale.
+
+Only on a real GPU (numba.cuda.is_available() and not numba's simulator, which would
+time Python emulating a GPU). Otherwise, or when an op has no CUDA kernel yet, each row
+says why it was skipped instead of a time."""
+from __future__ import annotations
+
+import os
+
+from . import matmul, mlp, rnn
+from .common import params_of, row, runner, torch
+from .timing import measure
+
+
+def why_no_gpu() -> str | None:
+    """None when a real CUDA GPU is usable; else the reason, for the rows' notes."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "numba's CUDA simulator is on (NUMBA_ENABLE_CUDASIM=1)"
+    try:
+        from numba import cuda   # noqa: PLC0415
+        if not cuda.is_available():
+            return "no CUDA GPU (numba.cuda.is_available() is False)"
+    except Exception as e:   # noqa: BLE001  (a broken driver is a reason, not a crash)
+        return f"numba.cuda unusable: {type(e).__name__}: {e}"
+    return None
+
+
+def _torch_device(device: str):
+    t = torch()
+    if t is None or (device == "cuda" and not t.cuda.is_available()):
+        return None
+
+    def timed(fn):
+        """Synchronize after each call: CUDA calls return before the GPU is done."""
+        def call():
+            fn()
+            if device == "cuda":
+                t.cuda.synchronize()
+        return call
+    return t, timed
+
+
+def _cases(quick: bool):
+    """(name, build -> (main, startup, feed, fetch), numpy timer, torch timer)."""
+    n = 512 if quick else 1024
+
+    def mm_build():
+        main, feed, out = matmul.build(n)
+        return main, None, feed, [out]
+
+    def mm_numpy(feed):
+        a, b = feed["a"], feed["b"]
+        return lambda: a @ b
+
+    def mm_torch(t, dev, feed, start):
+        a, b = (t.from_numpy(feed[k]).to(dev) for k in "ab")
+        return lambda: a @ b
+
+    def mlp_build():
+        main, startup, loss = mlp.build()
+        return main, startup, mlp.batch(), [loss]
+
+    def mlp_numpy(feed, start):
+        p = {k: v.copy() for k, v in start.items()}
+        return lambda: mlp.numpy_step(p, feed["x"], feed["label"])
+
+    def mlp_torch(t, dev, feed, start):
+        p = {k: t.tensor(v, requires_grad=True, device=dev) for k, v in start.items()}
+        x, lab = t.from_numpy(feed["x"]).to(dev), t.from_numpy(feed["label"].ravel()).to(dev)
+        return lambda: mlp.torch_step(t, p, x, lab)
+
+    def rnn_build():
+        main, startup, loss = rnn.build()
+        return main, startup, rnn.sequence(), [loss]
+
+    def rnn_numpy(feed, start):
+        p = {k: v.copy() for k, v in start.items()}
+        return lambda: rnn.numpy_step(p, feed["x"])
+
+    def rnn_torch(t, dev, feed, start):
+        p = {k: t.tensor(v, requires_grad=True, device=dev) for k, v in start.items()}
+        x = t.from_numpy(feed["x"]).to(dev)
+        return lambda: rnn.torch_step(t, p, x)
+
+    return [(f"matmul {n}", mm_build, (), lambda f, s: mm_numpy(f), mm_torch),
+            (f"MLP {mlp.IN}-{mlp.HIDDEN}-{mlp.CLASSES} b{mlp.BATCH} step", mlp_build,
+             mlp.PARAMS, mlp_numpy, mlp_torch),
+            (f"tanh RNN T={rnn.T} B={rnn.B} H={rnn.H} step", rnn_build, rnn.PARAMS,
+             rnn_numpy, rnn_torch)]
+
+
+def time_place(place, device: str, quick: bool, label: str) -> list[dict]:
+    """Every case on ``place`` (tests run this on the CPU place to keep the path alive)."""
+    rows = []
+    for name, build, params, numpy_fn, torch_fn in _cases(quick):
+        case = f"{label} {name}"
+        main, startup, feed, fetch = build()
+        try:
+            go = runner(main, startup, feed, fetch, place=place)
+            start = params_of(go.scope, params)
+            paddle_s = measure(go, quick)
+        except Exception as e:   # noqa: BLE001  (no kernel yet, a driver error: a note)
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            rows.append(row(case, None, note=f"skipped: {type(e).__name__}: {msg[:120]}"))
+            continue
+        numpy_s = measure(numpy_fn(feed, start), quick)
+        torch_s, td = None, _torch_device(device)
+        if td:
+            t, timed = td
+            torch_s = measure(timed(torch_fn(t, device, feed, start)), quick)
+        rows.append(row(case, paddle_s, numpy_s, torch_s,
+                        note=f"numpy on the CPU; torch on {device}"))
+    return rows
+
+
+def run(quick: bool = False) -> list[dict]:
+    reason = why_no_gpu()
+    if reason:
+        return [row(f"CUDA {name}", None, note=f"skipped: {reason}")
+                for name, *_ in _cases(quick)]
+    import paddle_nb as pd   # noqa: PLC0415
+    return time_place(pd.CUDAPlace(0), "cuda", quick, "CUDA")

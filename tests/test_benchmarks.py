@@ -1,0 +1,177 @@
+"""The benchmarks measure; these tests check that what they measure is the same computation
+on both sides: each numpy (and, when installed, torch) reference against paddle_nb on
+small sizes, so a reference that drifts from the program fails here. And the command line
+gives rows with the keys the JSON promises."""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:            # `benchmarks` is a folder of the repo, not installed
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import (cuda, elementwise, executor_overhead, ifelse, matmul,  # noqa: E402
+                        mlp, rnn, softmax)
+from benchmarks.common import params_of, runner  # noqa: E402
+
+ROW_KEYS = {"case", "paddle_nb_s", "numpy_s", "torch_s", "vs_numpy", "vs_torch",
+            "target_vs_numpy", "target_vs_torch", "target_s", "target", "target_met", "note"}
+
+
+# --- one-op programs: output and kernel alone equal the numpy reference -------------------
+@pytest.mark.parametrize("op", list(elementwise.OPS))
+def test_elementwise_program_kernel_and_numpy_agree(op):
+    main, feed, out = elementwise.build(op, 1000)
+    got, = runner(main, None, feed, [out])()
+    _, kernel, ref, _, _ = elementwise.OPS[op]
+    want = ref(feed["x"], feed["y"])
+    assert want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(kernel(feed["x"], feed["y"]), want, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_program_kernel_and_numpy_agree():
+    main, feed, out = softmax.build(7, 13)
+    got, = runner(main, None, feed, [out])()
+    want = softmax.numpy_softmax(feed["x"])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(softmax.K.row_softmax(feed["x"]), want, rtol=1e-5, atol=1e-7)
+
+
+def test_matmul_program_and_numpy_agree():
+    main, feed, out = matmul.build(16)
+    got, = runner(main, None, feed, [out])()
+    np.testing.assert_allclose(got, feed["a"] @ feed["b"], rtol=1e-5, atol=1e-5)
+
+
+def test_executor_overhead_program_is_scale_ops_of_identity():
+    main, feed, out = executor_overhead.build(5)
+    assert [op.type for op in main.global_block().ops] == ["scale"] * 5
+    got, = runner(main, None, feed, [out])()
+    np.testing.assert_array_equal(got, feed["x"])
+    np.testing.assert_array_equal(executor_overhead.kernel_alone(feed["x"]), feed["x"])
+
+
+# --- training steps: same loss, same parameter updates ------------------------------------
+def _step_both(module, build_args, feed, numpy_call):
+    """(start params, paddle_nb's after one step, numpy's after one step, losses)."""
+    main, startup, loss = module.build(*build_args)
+    go = runner(main, startup, feed, [loss])
+    start = params_of(go.scope, module.PARAMS)
+    mine = {k: v.copy() for k, v in start.items()}
+    loss_np = numpy_call(mine)
+    loss_pd, = go()
+    return start, params_of(go.scope, module.PARAMS), mine, (loss_pd, loss_np)
+
+
+def _same_update(start, a, b):
+    for k in start:
+        np.testing.assert_allclose(a[k] - start[k], b[k] - start[k], rtol=1e-4, atol=1e-7,
+                                   err_msg=k)
+        assert np.abs(a[k] - start[k]).max() > 1e-4, f"{k} did not move: a weak test"
+
+
+def test_mlp_numpy_step_is_the_programs_step():
+    feed = mlp.batch(8, 20, 5)
+    start, got, mine, (loss_pd, loss_np) = _step_both(
+        mlp, (20, 16, 5), feed, lambda p: mlp.numpy_step(p, feed["x"], feed["label"]))
+    np.testing.assert_allclose(loss_pd, loss_np, rtol=1e-5)
+    _same_update(start, got, mine)
+
+
+def test_rnn_numpy_bptt_is_the_programs_step():
+    feed = rnn.sequence(5, 3, 4)
+    # loss = mean(h): its gradients are small, so a large learning rate makes the update
+    # big enough to compare
+    start, got, mine, (loss_pd, loss_np) = _step_both(
+        rnn, (5, 3, 4, 6, 50.0), feed, lambda p: rnn.numpy_step(p, feed["x"], lr=50.0))
+    np.testing.assert_allclose(loss_pd, loss_np, rtol=1e-5)
+    _same_update(start, got, mine)
+
+
+def test_ifelse_numpy_step_is_the_programs_step():
+    feed = ifelse.batch(12, 6, 3)
+    mask = feed["x"].sum(axis=1) > 0
+    assert 0 < mask.sum() < len(mask), "both branches must get rows"
+    start, got, mine, (loss_pd, loss_np) = _step_both(
+        ifelse, (6, 3, 1.0), feed, lambda p: ifelse.numpy_step(p, feed["x"], feed["label"],
+                                                               lr=1.0))
+    np.testing.assert_allclose(loss_pd, loss_np, rtol=1e-5)
+    _same_update(start, got, mine)
+
+
+@pytest.mark.parametrize("module, sizes, lr", [
+    (mlp, ((20, 16, 5), (8, 20, 5)), 0.1),
+    (rnn, ((5, 3, 4, 6), (5, 3, 4)), 50.0),
+    (ifelse, ((6, 3), (12, 6, 3)), 1.0),
+], ids=["mlp", "rnn", "ifelse"])
+def test_torch_references_are_the_numpy_step(module, sizes, lr):
+    t = pytest.importorskip("torch")
+    build_sizes, data_sizes = sizes
+    main, startup, _ = module.build(*build_sizes)
+    go = runner(main, startup, {}, [])
+    start = params_of(go.scope, module.PARAMS)
+    feed = (module.sequence if module is rnn else module.batch)(*data_sizes)
+    mine = {k: v.copy() for k, v in start.items()}
+    tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
+    if module is rnn:
+        loss_np = module.numpy_step(mine, feed["x"], lr=lr)
+        loss_t = module.torch_step(t, tp, t.from_numpy(feed["x"]), lr=lr)
+    else:
+        loss_np = module.numpy_step(mine, feed["x"], feed["label"], lr=lr)
+        loss_t = module.torch_step(t, tp, t.from_numpy(feed["x"]),
+                                   t.from_numpy(feed["label"].ravel()), lr=lr)
+    np.testing.assert_allclose(loss_t.item(), loss_np, rtol=1e-5)
+    _same_update(start, {k: v.detach().numpy() for k, v in tp.items()}, mine)
+
+
+# --- the harness --------------------------------------------------------------------------
+def test_command_line_writes_rows_with_every_key(tmp_path, monkeypatch):
+    from benchmarks import __main__ as cli
+    from benchmarks import timing
+    monkeypatch.setattr(timing, "steady_allocator", lambda: False)   # keep this process's
+    monkeypatch.setattr(timing, "SETTLE_S", 0.0)
+    monkeypatch.setattr(executor_overhead, "N_OPS", 20)
+    out = tmp_path / "bench.json"
+    assert cli.main(["--quick", "--only", "overhead", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["quick"] is True and data["environment"]["cpus"]
+    rows = data["rows"]
+    assert [r["case"] for r in rows][-1].startswith("executor overhead per op")
+    for r in rows:
+        assert ROW_KEYS <= set(r), ROW_KEYS - set(r)
+        assert r["group"] == "overhead"
+    last = rows[-1]
+    assert last["target_s"] == executor_overhead.TARGET_S and last["target"] == "<=3 us"
+    assert last["target_met"] is (last["paddle_nb_s"] <= 3e-6)
+
+
+def test_a_failing_case_is_a_row_not_a_crash(monkeypatch):
+    from benchmarks import __main__ as cli
+
+    def broken(quick):
+        raise RuntimeError("kernel renamed")
+    monkeypatch.setattr(cli.CASES["softmax"], "run", broken)
+    rows = cli.run_case("softmax", True)
+    assert rows[0]["paddle_nb_s"] is None and "kernel renamed" in rows[0]["note"]
+
+
+def test_cuda_rows_are_skipped_with_a_reason_without_a_gpu():
+    # tests run numba's CUDA simulator (conftest), which must never be timed
+    reason = cuda.why_no_gpu()
+    if reason is None:
+        pytest.skip("a real GPU is here")
+    rows = cuda.run(quick=True)
+    assert len(rows) == 3 and all(r["paddle_nb_s"] is None for r in rows)
+    assert all(r["note"].startswith("skipped: ") for r in rows)
+
+
+def test_cuda_cases_run_their_path_on_the_cpu_place(monkeypatch):
+    import paddle_nb as pd
+    monkeypatch.setattr(cuda, "measure", lambda fn, quick: (fn(), 1e-3)[1])   # one call
+    monkeypatch.setattr(cuda, "_torch_device", lambda device: None)
+    rows = cuda.time_place(pd.CPUPlace(), "cpu", True, "CPU place")
+    assert [r["paddle_nb_s"] for r in rows] == [1e-3] * 3, [r["note"] for r in rows]

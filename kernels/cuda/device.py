@@ -45,7 +45,8 @@ def to_device(array):
     """A device copy of a host array (a device array is returned as it is)."""
     if is_device_array(array):
         return array
-    return cuda.to_device(np.ascontiguousarray(array))
+    # np.asarray(order="C"), not np.ascontiguousarray: the latter makes a 0-d array 1-d
+    return cuda.to_device(np.asarray(array, order="C"))
 
 
 def to_host(value):

@@ -1,5 +1,5 @@
-"""``python -m benchmarks [--quick] [--json FILE] [--only NAME ...]``: run the cases in one
-process, print a table of medians, ratios and targets."""
+"""``python -m benchmarks [--quick] [--json FILE] [--doc FILE] [--only CASE ...]``: run the
+cases in one process, print a table of medians, ratios and targets."""
 from __future__ import annotations
 
 import argparse
@@ -12,8 +12,8 @@ import time
 import traceback
 
 from . import timing  # noqa: F401  (fixes thread counts before numpy and numba load)
-from . import (cold_start, cuda, debugger_step, elementwise, executor_overhead, ifelse,
-               matmul, mlp, rnn, softmax)
+from . import (cold_start, cuda, debugger_step, doc, elementwise, executor_overhead,
+               ifelse, matmul, mlp, rnn, softmax)
 from .common import row
 
 CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
@@ -49,6 +49,10 @@ def environment(steady_allocator: bool) -> dict:
             "numba": numba.__version__, "torch": t.__version__ if t else None}
 
 
+def _cores(n):
+    return "?" if n is None else f"{n:.2f} cores"
+
+
 def run_case(name: str, quick: bool) -> list[dict]:
     """The case's rows; a case that fails (the code it measures is changing under it) is
     one row saying why, and the other cases still run."""
@@ -66,26 +70,43 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--only", nargs="+", choices=list(CASES), metavar="CASE",
                         help=f"run only these cases ({', '.join(CASES)})")
+    parser.add_argument("--doc", metavar="FILE", help="also put the table into FILE "
+                        f"between the lines {doc.BEGIN!r} and {doc.END!r}")
     args = parser.parse_args(argv)
+    lines = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)                # row by row: a long run shows progress
+        lines.append(line)
+
     env = environment(timing.steady_allocator())
     threads = " ".join(f"{k}={v}" for k, v in env["threads"].items())
-    print(f"paddle_nb benchmarks {env['date']}{' --quick' if args.quick else ''}: "
-          f"{env['machine']}, {env['cpus']} CPUs; {threads}\n"
-          f"python {env['python']}, numpy {env['numpy']}, numba {env['numba']}, "
-          f"torch {env['torch'] or 'not installed'}; glibc heap for arrays <= 32 MB: "
-          f"{'yes' if env['steady_allocator'] else 'no (not glibc)'}")
-    print(HEADER)
+    say(f"paddle_nb benchmarks {env['date']}{' --quick' if args.quick else ''}: "
+        f"{env['machine']}, {env['cpus']} CPUs; {threads}")
+    say(f"python {env['python']}, numpy {env['numpy']}, numba {env['numba']}, "
+        f"torch {env['torch'] or 'not installed'}; glibc heap for arrays <= 32 MB: "
+        f"{'yes' if env['steady_allocator'] else 'no (not glibc)'}")
+    say(HEADER)
+    busy_before = timing.busy_cores()
     rows, t0 = [], time.perf_counter()
     for name in args.only or CASES:
         for r in run_case(name, args.quick):
             r["group"] = name
             rows.append(r)
-            print(format_row(r), flush=True)      # row by row: a long run shows progress
-    print(f"({time.perf_counter() - t0:.0f} s; medians; pnb/np and pnb/torch are paddle_nb's "
-          f"time over the reference's, lower is better)")
+            say(format_row(r))
+    busy_after = timing.busy_cores()
+    env["busy_cores"] = {"before": busy_before, "after": busy_after}
+    say(f"({time.perf_counter() - t0:.0f} s; medians; pnb/np and pnb/torch are paddle_nb's "
+        f"time over the reference's, lower is better; other processes kept "
+        f"{_cores(busy_before)} busy before the run, {_cores(busy_after)} after)")
+    if max(busy_before or 0, busy_after or 0) > 0.2:
+        say("WARNING: other processes were using the CPU: the numbers above are not "
+            "reliable; run again on a quiet machine")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": env, "quick": args.quick, "rows": rows}, f, indent=1)
+    if args.doc:
+        doc.update(args.doc, lines, rows)
     return 0
 
 

@@ -41,15 +41,24 @@ def _torch_device(device: str):
     return t, timed
 
 
-def _cases(quick: bool):
-    """(name, build -> (main, startup, feed, fetch), numpy timer, torch timer)."""
-    n = 512 if quick else 1024
+# sizes: matmul n; MLP (in, hidden, classes, batch); RNN (T, B, D, H). "tiny" only checks
+# that the path runs (tests, in numba's simulator).
+_MLP = (mlp.IN, mlp.HIDDEN, mlp.CLASSES, mlp.BATCH)
+_RNN = (rnn.T, rnn.B, rnn.D, rnn.H)
+SIZES = {"full": (1024, _MLP, _RNN), "quick": (512, _MLP, _RNN),
+         "tiny": (8, (12, 8, 4, 4), (3, 2, 4, 5))}
+
+
+def _cases(size: str):
+    """(name, build -> (main, startup, feed, fetch), parameter names, numpy timer,
+    torch timer) for each case."""
+    n, (m_in, m_hidden, m_classes, m_batch), (r_t, r_b, r_d, r_h) = SIZES[size]
 
     def mm_build():
         main, feed, out = matmul.build(n)
         return main, None, feed, [out]
 
-    def mm_numpy(feed):
+    def mm_numpy(feed, start):
         a, b = feed["a"], feed["b"]
         return lambda: a @ b
 
@@ -58,8 +67,8 @@ def _cases(quick: bool):
         return lambda: a @ b
 
     def mlp_build():
-        main, startup, loss = mlp.build()
-        return main, startup, mlp.batch(), [loss]
+        main, startup, loss = mlp.build(m_in, m_hidden, m_classes)
+        return main, startup, mlp.batch(m_batch, m_in, m_classes), [loss]
 
     def mlp_numpy(feed, start):
         p = {k: v.copy() for k, v in start.items()}
@@ -71,8 +80,8 @@ def _cases(quick: bool):
         return lambda: mlp.torch_step(t, p, x, lab)
 
     def rnn_build():
-        main, startup, loss = rnn.build()
-        return main, startup, rnn.sequence(), [loss]
+        main, startup, loss = rnn.build(r_t, r_b, r_d, r_h)
+        return main, startup, rnn.sequence(r_t, r_b, r_d), [loss]
 
     def rnn_numpy(feed, start):
         p = {k: v.copy() for k, v in start.items()}
@@ -83,17 +92,19 @@ def _cases(quick: bool):
         x = t.from_numpy(feed["x"]).to(dev)
         return lambda: rnn.torch_step(t, p, x)
 
-    return [(f"matmul {n}", mm_build, (), lambda f, s: mm_numpy(f), mm_torch),
-            (f"MLP {mlp.IN}-{mlp.HIDDEN}-{mlp.CLASSES} b{mlp.BATCH} step", mlp_build,
-             mlp.PARAMS, mlp_numpy, mlp_torch),
-            (f"tanh RNN T={rnn.T} B={rnn.B} H={rnn.H} step", rnn_build, rnn.PARAMS,
-             rnn_numpy, rnn_torch)]
+    return [(f"matmul {n}", mm_build, (), mm_numpy, mm_torch),
+            (f"MLP {m_in}-{m_hidden}-{m_classes} b{m_batch} step", mlp_build, mlp.PARAMS,
+             mlp_numpy, mlp_torch),
+            (f"tanh RNN T={r_t} B={r_b} H={r_h} step", rnn_build, rnn.PARAMS, rnn_numpy,
+             rnn_torch)]
 
 
-def time_place(place, device: str, quick: bool, label: str) -> list[dict]:
-    """Every case on ``place`` (tests run this on the CPU place to keep the path alive)."""
+def time_place(place, device: str, quick: bool, label: str, size: str | None = None):
+    """Every case on ``place``, as rows (tests run it on the CPU place and, tiny, on the
+    CUDA simulator, to keep the path alive where no GPU is)."""
     rows = []
-    for name, build, params, numpy_fn, torch_fn in _cases(quick):
+    for name, build, params, numpy_fn, torch_fn in _cases(size or ("quick" if quick else
+                                                                  "full")):
         case = f"{label} {name}"
         main, startup, feed, fetch = build()
         try:
@@ -118,6 +129,6 @@ def run(quick: bool = False) -> list[dict]:
     reason = why_no_gpu()
     if reason:
         return [row(f"CUDA {name}", None, note=f"skipped: {reason}")
-                for name, *_ in _cases(quick)]
+                for name, *_ in _cases("quick" if quick else "full")]
     import paddle_nb as pd   # noqa: PLC0415
     return time_place(pd.CUDAPlace(0), "cuda", quick, "CUDA")

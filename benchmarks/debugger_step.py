@@ -49,7 +49,7 @@ def run(quick: bool = False) -> list[dict]:
     from .common import row
     from paddle_nb.notebook.widgets import DebuggerView
     rows = []
-    for name, build in (("MLP 64-64-10", _mlp), ("tanh RNN T=8 (inside the step block)", _rnn)):
+    for name, build in (("MLP 64-64-10", _mlp), ("RNN T=8, in the step block", _rnn)):
         main, startup, feed, y = build()
         dbg = pd.Debugger(main, feed=feed, fetch_list=[y], startup=startup)
         raw = timing.median_time(lambda: dbg.step() if not dbg.finished else dbg.restart(),

@@ -39,6 +39,25 @@ def steady_allocator() -> bool:
         return False
 
 
+def busy_cores(seconds: float = 0.5) -> float | None:
+    """How many cores other processes kept busy over ``seconds`` (this one sleeps), from
+    /proc/stat; None where there is none. Benchmarks on a shared machine are only as good
+    as this number is small: the run prints it at the start and the end."""
+    def snapshot():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]          # total, idle + iowait
+    try:
+        total0, idle0 = snapshot()
+        time.sleep(seconds)
+        total1, idle1 = snapshot()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 == total0:
+        return 0.0
+    return (1 - (idle1 - idle0) / (total1 - total0)) * (os.cpu_count() or 1)
+
+
 def median_time(fn, repeats: int = 7, warmup: int = 2, inner: int = 1) -> float:
     """Median seconds of one call of ``fn`` (each sample averages ``inner`` calls)."""
     for _ in range(warmup):

@@ -175,3 +175,28 @@ def test_cuda_cases_run_their_path_on_the_cpu_place(monkeypatch):
     monkeypatch.setattr(cuda, "_torch_device", lambda device: None)
     rows = cuda.time_place(pd.CPUPlace(), "cpu", True, "CPU place")
     assert [r["paddle_nb_s"] for r in rows] == [1e-3] * 3, [r["note"] for r in rows]
+
+
+@pytest.mark.slow
+def test_cuda_cases_run_their_path_in_the_simulator(monkeypatch):
+    """The CUDA place's path, tiny, in numba's simulator (no timing: one call each)."""
+    import paddle_nb as pd
+    monkeypatch.setattr(cuda, "measure", lambda fn, quick: (fn(), 1e-3)[1])
+    monkeypatch.setattr(cuda, "_torch_device", lambda device: None)
+    rows = cuda.time_place(pd.CUDAPlace(0), "cuda", True, "CUDA", size="tiny")
+    assert [r["paddle_nb_s"] for r in rows] == [1e-3] * 3, [r["note"] for r in rows]
+
+
+def test_doc_update_replaces_only_the_block_between_the_markers(tmp_path):
+    from benchmarks import doc
+    from benchmarks.common import row
+    page = tmp_path / "perf.md"
+    page.write_text(f"# before\n{doc.BEGIN}\nold table\n{doc.END}\nafter\n")
+    rows = [row("matmul 256", 2e-4, 1e-4, vs_numpy=1.05), row("no target", 1e-3),
+            row("overhead", 2e-6, max_s=3e-6)]
+    doc.update(str(page), ["the table"], rows)
+    text = page.read_text()
+    assert text.startswith("# before\n") and text.endswith(f"{doc.END}\nafter\n")
+    assert "old table" not in text and "the table" in text
+    assert "| matmul 256 | 2.00x numpy | <=1.05x np | **no** |" in text
+    assert "| overhead | 2.0 us | <=3 us | yes |" in text and "no target" not in text

@@ -1,0 +1,102 @@
+"""Every CUDA kernel, with every argument type the CUDA tests launch it with, compiles for a
+real GPU — checked without one.
+
+The simulator runs kernels as plain Python, so it never type-checks them the way numba's
+CUDA compiler does (mixing signed and unsigned ints, a branch numba cannot type...). This
+test records each launch's argument types while the CUDA tests run in the simulator (a
+subprocess), then compiles each kernel to PTX with numba's real CUDA target in a second
+subprocess. That needs only NVVM, no GPU and no driver: ``pip install
+nvidia-cuda-nvcc-cu12`` provides it. Skipped where NVVM is not installed.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+
+def _nvcc_home():
+    """The pip wheel's CUDA nvcc folder (with nvvm/), or $CUDA_HOME if it has nvvm."""
+    home = os.environ.get("CUDA_HOME")
+    if home and (Path(home) / "nvvm").is_dir():
+        return home
+    try:
+        import nvidia.cuda_nvcc as wheel   # noqa: PLC0415
+    except ImportError:
+        return None
+    for root in getattr(wheel, "__path__", []):
+        if (Path(root) / "nvvm").is_dir():
+            return root
+    return None
+
+
+RECORDER = '''
+import json, os, sys
+import numpy as np, numba
+from numba.cuda.simulator import kernel as K
+from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+SIGS, OUT = set(), os.environ["SIGNATURES_OUT"]
+_call = K.FakeCUDAKernel.__call__
+def _desc(a):
+    a = a._ary if isinstance(a, FakeCUDAArray) else a
+    if isinstance(a, np.ndarray):
+        return ["array", a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else "A"]
+    return ["scalar", str(numba.typeof(a))]
+def _record(self, *args):
+    if not self._device:
+        SIGS.add(json.dumps([self.fn.__module__, self.fn.__name__, [_desc(a) for a in args]]))
+    return _call(self, *args)
+K.FakeCUDAKernel.__call__ = _record
+def pytest_sessionfinish(session, exitstatus):
+    with open(OUT, "w") as f:
+        json.dump(sorted(SIGS), f)
+'''
+
+COMPILER = '''
+import importlib, json, sys
+import numpy as np
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda, from_dtype, types
+class Device:                 # device functions ask the current device for its CC
+    compute_capability = (8, 0)
+dispatcher.get_current_device = lambda: Device()
+failed = []
+for entry in json.load(open(sys.argv[1])):
+    module, name, args = json.loads(entry)
+    sig = tuple(types.Array(from_dtype(np.dtype(a[1])), a[2], a[3]) if a[0] == "array"
+                else getattr(types, a[1]) for a in args)
+    kernel = getattr(importlib.import_module(module), name)
+    try:
+        cuda.compile_ptx(kernel.py_func, sig, cc=(8, 0))
+    except Exception as e:
+        failed.append(f"{module}.{name}{sig}: {str(e).splitlines()[:4]}")
+print(json.dumps(failed))
+'''
+
+
+def test_every_launched_kernel_compiles_to_ptx(tmp_path):
+    home = _nvcc_home()
+    if home is None:
+        pytest.skip("needs NVVM (pip install nvidia-cuda-nvcc-cu12, or CUDA_HOME)")
+    (tmp_path / "record_signatures.py").write_text(RECORDER)
+    sigs = tmp_path / "signatures.json"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SIGNATURES_OUT=str(sigs),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-p", "record_signatures", str(TESTS / "test_cuda_kernels.py"),
+         str(TESTS / "test_ops_table.py"), str(TESTS / "test_op_gradients.py"),
+         str(TESTS / "test_cuda_training.py"), "-k", "cuda or kernels or training"],
+        env=env, capture_output=True, text=True, timeout=600, cwd=TESTS.parent)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(json.loads(sigs.read_text())) > 30
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", CUDA_HOME=home)
+    done = subprocess.run([sys.executable, "-c", COMPILER, str(sigs)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not failed, "\n".join(failed)

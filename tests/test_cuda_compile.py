@@ -19,19 +19,21 @@ import pytest
 TESTS = Path(__file__).parent
 
 
+def _has_nvvm(root) -> bool:
+    nvvm = Path(root) / "nvvm"
+    return any(nvvm.glob("lib*/libnvvm.so*")) or any(nvvm.glob("bin/nvvm64*.dll"))
+
+
 def _nvcc_home():
-    """The pip wheel's CUDA nvcc folder (with nvvm/), or $CUDA_HOME if it has nvvm."""
+    """The pip wheel's CUDA nvcc folder, or $CUDA_HOME, if it holds the NVVM library."""
     home = os.environ.get("CUDA_HOME")
-    if home and (Path(home) / "nvvm").is_dir():
+    if home and _has_nvvm(home):
         return home
     try:
         import nvidia.cuda_nvcc as wheel   # noqa: PLC0415
     except ImportError:
         return None
-    for root in getattr(wheel, "__path__", []):
-        if (Path(root) / "nvvm").is_dir():
-            return root
-    return None
+    return next((root for root in getattr(wheel, "__path__", []) if _has_nvvm(root)), None)
 
 
 RECORDER = '''

@@ -48,12 +48,21 @@ class Grad:
     writes:   forward input slots it computes gradients for (default: every input that is
               not dispensable)
     kernel:   the CPU kernel of the gradient op
+    cuda_kernel: its CUDA kernel
     """
     reads: list[str]
     kernel: Callable
     grads_of: list[str] | None = None
     writes: list[str] | None = None
     comment: str = ""
+    cuda_kernel: Callable | None = None
+
+    def kernels(self) -> dict[str, Callable]:
+        """The grad op's kernels by place kind."""
+        out = {"cpu": self.kernel}
+        if self.cuda_kernel is not None:
+            out["cuda"] = self.cuda_kernel
+        return out
 
     def resolve(self, forward) -> tuple[list[str], list[str]]:
         grads_of = self.grads_of if self.grads_of is not None else \

@@ -6,12 +6,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot
+from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import activation as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from . import arrays
-from .common import OUT, X, register, same_shape_as_x, unary_kernel
+from .common import OUT, X, same_shape_as_x, unary_kernel
 
 def _grad_kernel(kernel, reads: str):
     """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
@@ -48,8 +48,8 @@ for _type, _kernel, _formula, _reads, _grad in (
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
                    infer_shape=same_shape_as_x,
                    kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
-                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads))),
-             grad_cuda=_cuda_grad(_type, _reads))
+                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads),
+                             cuda_kernel=_cuda_grad(_type, _reads))))
 
 
 def _scale(ctx):

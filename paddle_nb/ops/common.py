@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import registry
-from ..core.registry import OpDef, Slot
+from ..core.registry import Slot
 from ..core.infer_shape import dims_compatible
 
 X = Slot("X", "the input tensor")
@@ -25,16 +24,6 @@ def unary_kernel(kernel):
     run.__name__ = f"cpu_{kernel.__name__}"
     run.__doc__ = f"Out = {kernel.__name__}(X), numba ufunc kernels.cpu"
     return run
-
-
-def register(op: OpDef, grad_cuda=None) -> OpDef:
-    """``registry.register(op)``, and the CUDA kernel of the ``<type>_grad`` op its Grad
-    declares: core's ``Grad`` carries one (CPU) kernel, so the other place's kernel is added
-    to the declared grad op here, next to the forward declaration."""
-    registry.register(op)
-    if grad_cuda is not None:
-        registry.lookup(op.type + "_grad").kernels["cuda"] = grad_cuda
-    return op
 
 
 def aligned_y_shape(x_rank: int, y_shape, axis: int) -> list[int]:

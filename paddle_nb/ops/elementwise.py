@@ -12,13 +12,13 @@ import numpy as np
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
-from ..core.registry import NO_GRADIENT, Attr, OpDef
+from ..core.registry import Attr, NO_GRADIENT, OpDef, register
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import elementwise as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import reduce as CR
-from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes, register
+from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
@@ -182,8 +182,8 @@ for _type, _kernel, _op, _formula in (
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
                    "into X from `axis`.", infer_shape=_broadcast_infer(),
                    kernels={"cpu": _kernel, "cuda": _cuda_binary(_op)},
-                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]))),
-             grad_cuda=_cuda_binary_grad(*_CUDA_GRADS[_type]))
+                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]),
+                             cuda_kernel=_cuda_binary_grad(*_CUDA_GRADS[_type]))))
 
 for _type, _ufunc, _formula in (
         ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),

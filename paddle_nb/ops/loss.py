@@ -10,13 +10,12 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, Slot
+from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import loss as K
 from ..kernels.cpu import reduce as RK
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import loss as CL
 from ..kernels.cuda import reduce as CR
-from .common import register
 
 
 def _rows(a: np.ndarray, axis: int) -> np.ndarray:
@@ -158,8 +157,8 @@ register(OpDef(
     comment="Loss = -log(softmax(Logits)[Label]) per row (fused for stability).",
     infer_shape=_swce_infer, kernels={"cpu": _swce, "cuda": _cuda_swce},
     grad=Grad(reads=["Label", "Softmax"], grads_of=["Loss"], writes=["Logits"],
-              kernel=_swce_grad)),
-    grad_cuda=_cuda_swce_grad)
+              kernel=_swce_grad,
+              cuda_kernel=_cuda_swce_grad)))
 
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------
@@ -221,5 +220,5 @@ register(OpDef(
     [Slot("Y", "cross entropy per row")], _CE_ATTRS,
     comment="Y = -log(X[Label]) per row (X holds probabilities).",
     infer_shape=_ce_infer, kernels={"cpu": _ce, "cuda": _cuda_ce},
-    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad)),
-    grad_cuda=_cuda_ce_grad)
+    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad,
+              cuda_kernel=_cuda_ce_grad)))

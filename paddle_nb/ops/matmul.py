@@ -7,13 +7,13 @@ import numpy as np
 from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef
+from ..core.registry import Attr, OpDef, register
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import matmul as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import matmul as CM
 from ..kernels.cuda import reduce as CR
-from .common import OUT, X, Y, register
+from .common import OUT, X, Y
 
 _BLAS = (np.float32, np.float64)
 
@@ -97,7 +97,7 @@ register(OpDef(
     comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
             "Y.dims[y_num_col_dims:].",
     infer_shape=_mul_infer, kernels={"cpu": _mul, "cuda": _cuda_mul},
-    grad=Grad(reads=["X", "Y"], kernel=_mul_grad)), grad_cuda=_cuda_mul_grad)
+    grad=Grad(reads=["X", "Y"], kernel=_mul_grad, cuda_kernel=_cuda_mul_grad)))
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -294,8 +294,8 @@ register(OpDef(
     infer_shape=_matmul_v2_infer,
     kernels={"cpu": _matmul_v2, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
         ctx.input("X"), ctx.input("Y"), ctx.attr("trans_x"), ctx.attr("trans_y")))},
-    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"))),
-    grad_cuda=_cuda_matmul_grad_kernel("trans_x", "trans_y"))
+    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"),
+              cuda_kernel=_cuda_matmul_grad_kernel("trans_x", "trans_y"))))
 
 
 def _matmul_infer(ctx):
@@ -322,5 +322,5 @@ register(OpDef(
         ctx.input("X"), ctx.input("Y"), ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
         ctx.attr("alpha")))},
     grad=Grad(reads=["X", "Y"],
-              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))),
-    grad_cuda=_cuda_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))
+              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"),
+              cuda_kernel=_cuda_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))))

@@ -9,13 +9,13 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot
+from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import elementwise as EK
 from ..kernels.cpu import reduce as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import reduce as CR
-from .common import OUT, X, register, same_shape_as_x
+from .common import OUT, X, same_shape_as_x
 
 
 def _normalize_dims(dims, rank, reduce_all):
@@ -117,13 +117,13 @@ _REDUCE_ATTRS = [
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
                infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False),
                                                    "cuda": _cuda_reduce_kernel(mean=False)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False))),
-         grad_cuda=_cuda_reduce_grad_kernel(mean=False))
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False),
+                         cuda_kernel=_cuda_reduce_grad_kernel(mean=False))))
 register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
                infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True),
                                                    "cuda": _cuda_reduce_kernel(mean=True)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True))),
-         grad_cuda=_cuda_reduce_grad_kernel(mean=True))
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True),
+                         cuda_kernel=_cuda_reduce_grad_kernel(mean=True))))
 
 
 def _mean(ctx):
@@ -156,7 +156,7 @@ def _cuda_mean_grad(ctx):
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
                infer_shape=lambda ctx: ctx.set_output("Out", [], ctx.dtype("X")),
                kernels={"cpu": _mean, "cuda": _cuda_mean},
-               grad=Grad(reads=["X"], kernel=_mean_grad)), grad_cuda=_cuda_mean_grad)
+               grad=Grad(reads=["X"], kernel=_mean_grad, cuda_kernel=_cuda_mean_grad)))
 
 
 # --- sum of several tensors ---------------------------------------------------------------
@@ -264,4 +264,4 @@ register(OpDef(
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
     infer_shape=_softmax_infer, kernels={"cpu": _softmax, "cuda": _cuda_softmax},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad)), grad_cuda=_cuda_softmax_grad)
+    grad=Grad(reads=["Out"], kernel=_softmax_grad, cuda_kernel=_cuda_softmax_grad)))

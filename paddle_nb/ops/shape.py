@@ -8,11 +8,11 @@ import numpy as np
 from ..core import attrs as A
 from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
-from ..core.registry import Attr, OpDef, Slot
+from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import device
 from . import arrays
-from .common import OUT, X, register
+from .common import OUT, X
 
 XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
 
@@ -106,8 +106,8 @@ register(OpDef(
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",
     infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _cuda_reshape},
-    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad)),
-    grad_cuda=_cuda_reshape_grad)
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
+              cuda_kernel=_cuda_reshape_grad)))
 
 
 # --- transpose2 ------------------------------------------------------------------------------
@@ -150,8 +150,8 @@ register(OpDef(
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
     comment="Out = X with its dims permuted by axis.",
     infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _cuda_transpose},
-    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad)),
-    grad_cuda=_cuda_transpose_grad)
+    grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad,
+              cuda_kernel=_cuda_transpose_grad)))
 
 
 # --- concat ----------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ register(OpDef(
         "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis"))),
              "cuda": lambda ctx: ctx.set_output(
         "Out", CC.concat(ctx.inputs("X"), ctx.attr("axis")))},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad)), grad_cuda=_cuda_concat_grad)
+    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad, cuda_kernel=_cuda_concat_grad)))
 
 
 # --- split -----------------------------------------------------------------------------------

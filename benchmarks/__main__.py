@@ -20,6 +20,8 @@ CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp"
          "rnn": rnn, "ifelse": ifelse, "overhead": executor_overhead,
          "cold_start": cold_start, "debugger": debugger_step, "cuda": cuda}
 
+BUSY = 0.2     # cores other processes used during a case above which its rows are flagged
+
 HEADER = (f"{'case':58s} {'paddle_nb':>11s} {'numpy':>11s} {'torch':>11s} "
           f"{'pnb/np':>7s} {'pnb/torch':>9s}  {'target':22s} {'met':3s}  note")
 
@@ -70,6 +72,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--only", nargs="+", choices=list(CASES), metavar="CASE",
                         help=f"run only these cases ({', '.join(CASES)})")
+    parser.add_argument("--wait-quiet", metavar="S", type=float, default=0.0,
+                        help="before each case, wait up to S seconds for other processes "
+                             "to leave the CPU (a shared machine)")
     parser.add_argument("--doc", metavar="FILE", help="also put the table into FILE "
                         f"between the lines {doc.BEGIN!r} and {doc.END!r}")
     args = parser.parse_args(argv)
@@ -90,8 +95,15 @@ def main(argv=None) -> int:
     busy_before = timing.busy_cores()
     rows, t0 = [], time.perf_counter()
     for name in args.only or CASES:
-        for r in run_case(name, args.quick):
-            r["group"] = name
+        if args.wait_quiet:
+            timing.wait_quiet(args.wait_quiet)
+        watch = timing.OthersWatch()
+        case_rows = run_case(name, args.quick)
+        others = watch.cores()
+        for r in case_rows:
+            r["group"], r["others_busy_cores"] = name, others
+            if others is not None and others > BUSY:
+                r["note"] = f"[others used {others:.1f} cores] {r['note']}".rstrip()
             rows.append(r)
             say(format_row(r))
     busy_after = timing.busy_cores()
@@ -99,9 +111,9 @@ def main(argv=None) -> int:
     say(f"({time.perf_counter() - t0:.0f} s; medians; pnb/np and pnb/torch are paddle_nb's "
         f"time over the reference's, lower is better; other processes kept "
         f"{_cores(busy_before)} busy before the run, {_cores(busy_after)} after)")
-    if max(busy_before or 0, busy_after or 0) > 0.2:
-        say("WARNING: other processes were using the CPU: the numbers above are not "
-            "reliable; run again on a quiet machine")
+    if any((r["others_busy_cores"] or 0) > BUSY for r in rows):
+        say("WARNING: other processes used the CPU during the rows marked [others used ...]: "
+            "those numbers are not reliable; run again on a quiet machine (--wait-quiet 120)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": env, "quick": args.quick, "rows": rows}, f, indent=1)

@@ -39,23 +39,49 @@ def steady_allocator() -> bool:
         return False
 
 
-def busy_cores(seconds: float = 0.5) -> float | None:
-    """How many cores other processes kept busy over ``seconds`` (this one sleeps), from
-    /proc/stat; None where there is none. Benchmarks on a shared machine are only as good
-    as this number is small: the run prints it at the start and the end."""
-    def snapshot():
-        with open("/proc/stat") as f:
-            fields = [int(v) for v in f.readline().split()[1:]]
-        return sum(fields), fields[3] + fields[4]          # total, idle + iowait
+def _cpu_snapshot():
+    """(wall s, CPU seconds all processes spent, CPU seconds this one and its children did),
+    or None where /proc/stat is missing."""
     try:
-        total0, idle0 = snapshot()
-        time.sleep(seconds)
-        total1, idle1 = snapshot()
-    except (OSError, ValueError, IndexError):
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:8]]
+    except (OSError, ValueError):
         return None
-    if total1 == total0:
-        return 0.0
-    return (1 - (idle1 - idle0) / (total1 - total0)) * (os.cpu_count() or 1)
+    busy = sum(fields) - fields[3] - fields[4]           # all but idle and iowait
+    mine = os.times()
+    return (time.perf_counter(), busy / os.sysconf("SC_CLK_TCK"),
+            mine.user + mine.system + mine.children_user + mine.children_system)
+
+
+class OthersWatch:
+    """How many cores *other* processes kept busy between ``start()`` and ``cores()``.
+    On a shared machine a measurement is only as good as this number is small."""
+    def __init__(self):
+        self.t0 = _cpu_snapshot()
+
+    def cores(self) -> float | None:
+        t1 = _cpu_snapshot()
+        if self.t0 is None or t1 is None or t1[0] <= self.t0[0]:
+            return None
+        others = (t1[1] - self.t0[1]) - (t1[2] - self.t0[2])
+        return max(0.0, others / (t1[0] - self.t0[0]))
+
+
+def busy_cores(seconds: float = 0.5) -> float | None:
+    """Cores other processes keep busy, watched for ``seconds`` while this one sleeps."""
+    watch = OthersWatch()
+    time.sleep(seconds)
+    return watch.cores()
+
+
+def wait_quiet(limit_s: float, below: float = 0.15) -> float | None:
+    """Wait (up to ``limit_s``) until other processes use less than ``below`` cores over
+    half a second; returns the last reading."""
+    deadline = time.perf_counter() + limit_s
+    while True:
+        busy = busy_cores(0.5)
+        if busy is None or busy < below or time.perf_counter() >= deadline:
+            return busy
 
 
 def median_time(fn, repeats: int = 7, warmup: int = 2, inner: int = 1) -> float:

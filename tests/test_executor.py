@@ -195,3 +195,35 @@ def test_context_of_seed_004():
     ctx = pd.Context(pd.Scope(), [pd.CPUPlace()], training=True)
     kid = ctx.create_scope("step")
     assert kid.parent is ctx.scope and ctx.place == pd.CPUPlace() and ctx.training
+
+
+def test_fetched_arrays_never_alias_parameters_or_feeds():
+    # Large fetched arrays that a kernel made are handed over without a copy; one an op
+    # passed on from a parameter, or a fed array, must still come back as a copy.
+    main, start = pd.Program(), pd.Program()
+    with pd.program_guard(main, start):
+        w = pd.layers.create_parameter([200, 200], name="w")
+        passed_on = pd.layers.assign(w)
+        x = pd.data("x", [200, 200])
+        doubled = pd.layers.scale(x, 2.0)
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(start, scope=scope)
+    w_before = scope.find_var("w").get().copy()
+    fed = np.ones((200, 200), np.float32)
+    got_w, got_x, got_doubled = exe.run(main, feed={"x": fed},
+                                        fetch_list=[passed_on, x, doubled], scope=scope)
+    got_w[:] = 5
+    got_x[:] = 7
+    assert np.array_equal(scope.find_var("w").get(), w_before)
+    assert fed[0, 0] == 1
+    np.testing.assert_array_equal(got_doubled, 2 * fed)
+
+
+def test_feed_checks_still_apply_after_a_good_feed_of_the_same_name(exe):
+    x = pd.data("x", [None, 3])
+    y = pd.layers.relu(x)
+    exe.run(feed={"x": np.ones((2, 3), np.float32)}, fetch_list=[y])    # cached spec
+    with pytest.raises(pd.FeedError, match="expected dtype float32"):
+        exe.run(feed={"x": np.ones((2, 3), np.float64)}, fetch_list=[y])
+    with pytest.raises(pd.FeedError, match=r"expected shape \[-1, 3\]"):
+        exe.run(feed={"x": np.ones((2, 4), np.float32)}, fetch_list=[y])

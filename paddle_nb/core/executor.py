@@ -154,6 +154,8 @@ class PreparedBlock:
         # with one dict store: threads that race compute the same value, and a reader sees
         # either no entry or a complete one.
         self._plans: dict[frozenset, tuple[frozenset, tuple]] = {}
+        # fed name -> (numpy dtype, declared shape), filled by the first good feed of it
+        self.feed_specs: dict[str, tuple] = {}
 
     def plan_for(self, fed: frozenset) -> tuple[frozenset, tuple]:
         """(indices of the ops to skip, names of data variables read but not fed). Ops all
@@ -249,8 +251,8 @@ class Executor:
         scope = scope if scope is not None else current()
         check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
         fetch_names = self._fetch_names(program, fetch_list)
-        feed = self._check_feed(program, feed or {})
         prepared = self.prepare(program, 0)
+        feed = self._check_feed(program, prepared, feed or {})
         if check:
             _check_feed_finite(feed)
         return self._run_global(prepared, program, feed, fetch_names, scope, training, check,
@@ -279,7 +281,7 @@ class Executor:
                 run_scope.find_var(name).set(value)
             yield from self._run_block(prepared, run_scope, skip, training, (), None, check,
                                        stepping)
-            return [self._fetch(run_scope, name) for name in fetch_names]
+            return [self._fetch(run_scope, name, feed) for name in fetch_names]
         except GeneratorExit:
             raise                       # closed early (a debugger's restart): not a fault
         except BaseException:
@@ -359,13 +361,21 @@ class Executor:
             names.append(name)
         return names
 
-    def _check_feed(self, program: Program, feed: dict) -> dict:
+    def _check_feed(self, program: Program, prepared: PreparedBlock, feed: dict) -> dict:
         if not isinstance(feed, dict):
             raise FeedError(f"feed must be a dict of name -> array, got {type(feed).__name__}")
         gb = program.global_block()
+        specs = prepared.feed_specs
         checked = {}
         for key, value in feed.items():
             name = key if isinstance(key, str) else getattr(key, "name", key)
+            spec = specs.get(name)
+            # The common case, without reading the protobuf: an array of the declared
+            # dtype and a fitting shape (what a training loop feeds every step).
+            if spec is not None and value.__class__ is np.ndarray and value.dtype == spec[0] \
+                    and _shape_fits(spec[1], value.shape):
+                checked[name] = value
+                continue
             desc = gb.table.vars.get(name)
             if desc is None:
                 data = [d.name for d in gb.table.vars.values()
@@ -383,16 +393,26 @@ class Executor:
                     f"(scope.find_var({name!r}).set(array)), or load it with "
                     f"pd.io.load_persistables")
             checked[name] = _convert_feed(name, desc, value)
+            specs[name] = (dtypes.to_numpy(var_dtype(desc)), tuple(var_shape(desc) or ()))
         return checked
 
-    def _fetch(self, scope: Scope, name: str):
-        var = scope.find_var(name)
+    def _fetch(self, run_scope: Scope, name: str, feed: dict):
+        var = run_scope.find_var(name)
         if var is None or not var.is_initialized():
             raise FetchError(f"cannot fetch {name!r}: it is declared, but nothing in this run "
                              f"wrote it and it was not fed")
         value = var.get()
         if hasattr(value, "copy_to_host"):
             return value.copy_to_host()
+        # A large run-scope array that a kernel allocated is handed over without a copy:
+        # the run scope dies now, so nobody else holds it. Anything else is copied, so
+        # changing the result never changes a parameter (a view, a value of an outer
+        # scope) or a feed. Small arrays are copied anyway: cheaper than making sure.
+        if value.__class__ is np.ndarray and value.nbytes >= _NO_COPY_BYTES and \
+                value.base is None and \
+                var.scope is run_scope and not _is_fed(value, feed) and \
+                not _held_outside(value, run_scope):
+            return value
         return np.array(value, copy=True)
 
 
@@ -414,11 +434,34 @@ def _convert_feed(name: str, desc, value) -> np.ndarray:
     else:
         array = _array_from_python(name, value, want)
     if shape:
-        ok = len(shape) == array.ndim and all(d < 0 or d == g for d, g in zip(shape, array.shape))
-        if not ok:
+        if not _shape_fits(shape, array.shape):
             raise FeedError(f"feed {name!r}: expected shape {shape} (-1 = any size), given "
                             f"{list(array.shape)}")
     return array
+
+
+_NO_COPY_BYTES = 1 << 16
+
+
+def _is_fed(value, feed: dict) -> bool:
+    return any(value is v for v in feed.values())
+
+
+def _held_outside(value, run_scope: Scope) -> bool:
+    """Does a scope above the run scope hold ``value`` (an op like assign can pass a
+    parameter's array on unchanged)? Parameters are few: an identity scan is cheap."""
+    scope = run_scope.parent
+    while scope is not None:
+        if any(v._value is value for v in list(scope._vars.values())):
+            return True
+        scope = scope.parent
+    return False
+
+
+def _shape_fits(declared, given) -> bool:
+    """A declared shape (-1 = any size; empty = not declared) admits ``given``."""
+    return not declared or (len(declared) == len(given) and
+                            all(d < 0 or d == g for d, g in zip(declared, given)))
 
 
 def _array_from_python(name: str, value, want: np.dtype) -> np.ndarray:

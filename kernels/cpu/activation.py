@@ -1,45 +1,265 @@
 """Unary elementwise kernels (activations and friends) and their gradients as numba
-ufuncs (see lazy_ufunc.py); callers pass ``out=`` arrays of the input's dtype."""
+ufuncs (see lazy_ufunc.py); callers pass ``out=`` arrays of the input's dtype.
+
+Each kernel keeps its scalar code in one module-level ``@njit`` function (``_sigmoid``...)
+that its ufunc and its two twins (``_sigmoid_serial``, ``_sigmoid_parallel``: loops over
+flat contiguous arrays) all call, so every path computes the same values. exp / tanh /
+sigmoid of float32 use the fast approximations of fastmath32.py (float64: libm); their
+flags, and relu's, are ``FASTMATH32`` (fastmath without "nnan"/"ninf", so NaN and inf come
+out as numpy gives them).
+"""
 import math
 
+from numba import njit, prange
+
+from .fastmath32 import FASTMATH32, fexp, fsigmoid, ftanh
 from .lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3, INT_AND_FLOAT_1, ufunc
 
+# Elements from which the prange twin runs (2 threads), from measured float32 crossovers:
+MIN_PARALLEL_MATH = 16_384     # exp/tanh/sigmoid/log: measured crossover 4-16k elements
+MIN_PARALLEL_CHEAP = 65_536    # relu/square, gradients: measured crossover 16-64k elements
 
-@ufunc(FLOAT_1)
-def relu(x):
+
+# --- scalar code, shared by each ufunc and its twins --------------------------------------
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _relu(x):
     return x if x > 0 else 0
 
 
-@ufunc(FLOAT_1)
-def sigmoid(x):
-    # Split by sign so exp never overflows for large |x|.
-    if x >= 0:
-        return 1 / (1 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1 + e)
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _sigmoid(x):
+    return fsigmoid(x)
 
 
-@ufunc(FLOAT_1)
-def tanh(x):
-    return math.tanh(x)
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _tanh(x):
+    return ftanh(x)
 
 
-@ufunc(FLOAT_1)
-def exp(x):
-    return math.exp(x)
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _exp(x):
+    return fexp(x)
 
 
-@ufunc(FLOAT_1)
-def log(x):
-    # error_model="numpy" semantics: log(0) = -inf, log(<0) = nan, no exception
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _log(x):
+    # numpy semantics without a libm error path: log(0) = -inf, log(<0) = nan
     if x > 0:
         return math.log(x)
     return -math.inf if x == 0 else math.nan
 
 
-@ufunc(INT_AND_FLOAT_1)
-def square(x):
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _square(x):
     return x * x
+
+
+@njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
+def _relu_grad(out, dout):
+    return dout if out > 0 else 0
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _sigmoid_grad(out, dout):
+    return dout * out * (1 - out)
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _tanh_grad(out, dout):
+    return dout * (1 - out * out)
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _exp_grad(out, dout):
+    return dout * out
+
+
+# fastmath=False, said explicitly: "arcp" may round x / y as x * (1/y), and a callee that
+# names no fastmath inherits the flags of whichever caller compiled it first.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _log_grad(x, dout):
+    return dout / x
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _square_grad(x, dout):
+    return dout * 2 * x
+
+
+# --- twins: the same scalar code in loops over flat arrays --------------------------------
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _relu_serial(x, out):
+    for i in range(out.size):
+        out[i] = _relu(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _relu_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _relu(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _sigmoid_serial(x, out):
+    for i in range(out.size):
+        out[i] = _sigmoid(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _sigmoid_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _sigmoid(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _tanh_serial(x, out):
+    for i in range(out.size):
+        out[i] = _tanh(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _tanh_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _tanh(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _exp_serial(x, out):
+    for i in range(out.size):
+        out[i] = _exp(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _exp_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _exp(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _log_serial(x, out):
+    for i in range(out.size):
+        out[i] = _log(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _log_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _log(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _square_serial(x, out):
+    for i in range(out.size):
+        out[i] = _square(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _square_parallel(x, out):
+    for i in prange(out.size):
+        out[i] = _square(x[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _relu_grad_serial(out_, dout, out):
+    for i in range(out.size):
+        out[i] = _relu_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _relu_grad_parallel(out_, dout, out):
+    for i in prange(out.size):
+        out[i] = _relu_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _sigmoid_grad_serial(out_, dout, out):
+    for i in range(out.size):
+        out[i] = _sigmoid_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _sigmoid_grad_parallel(out_, dout, out):
+    for i in prange(out.size):
+        out[i] = _sigmoid_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _tanh_grad_serial(out_, dout, out):
+    for i in range(out.size):
+        out[i] = _tanh_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _tanh_grad_parallel(out_, dout, out):
+    for i in prange(out.size):
+        out[i] = _tanh_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _exp_grad_serial(out_, dout, out):
+    for i in range(out.size):
+        out[i] = _exp_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _exp_grad_parallel(out_, dout, out):
+    for i in prange(out.size):
+        out[i] = _exp_grad(out_[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _log_grad_serial(x, dout, out):
+    for i in range(out.size):
+        out[i] = _log_grad(x[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _log_grad_parallel(x, dout, out):
+    for i in prange(out.size):
+        out[i] = _log_grad(x[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _square_grad_serial(x, dout, out):
+    for i in range(out.size):
+        out[i] = _square_grad(x[i], dout[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _square_grad_parallel(x, dout, out):
+    for i in prange(out.size):
+        out[i] = _square_grad(x[i], dout[i])
+
+
+# --- the ufuncs: the entry points the ops call --------------------------------------------
+@ufunc(FLOAT_1, _relu_serial, _relu_parallel, MIN_PARALLEL_CHEAP)
+def relu(x):
+    return _relu(x)
+
+
+@ufunc(FLOAT_1, _sigmoid_serial, _sigmoid_parallel, MIN_PARALLEL_MATH)
+def sigmoid(x):
+    return _sigmoid(x)
+
+
+@ufunc(FLOAT_1, _tanh_serial, _tanh_parallel, MIN_PARALLEL_MATH)
+def tanh(x):
+    return _tanh(x)
+
+
+@ufunc(FLOAT_1, _exp_serial, _exp_parallel, MIN_PARALLEL_MATH)
+def exp(x):
+    return _exp(x)
+
+
+@ufunc(FLOAT_1, _log_serial, _log_parallel, MIN_PARALLEL_MATH)
+def log(x):
+    return _log(x)
+
+
+@ufunc(INT_AND_FLOAT_1, _square_serial, _square_parallel, MIN_PARALLEL_CHEAP)
+def square(x):
+    return _square(x)
 
 
 @ufunc(FLOAT_3)
@@ -53,31 +273,31 @@ def bias_then_scale(x, scale, bias):
 
 
 # --- gradients: dX from the forward output (or input) and dOut ---------------------------
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _relu_grad_serial, _relu_grad_parallel, MIN_PARALLEL_CHEAP)
 def relu_grad(out, dout):
-    return dout if out > 0 else 0
+    return _relu_grad(out, dout)
 
 
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _sigmoid_grad_serial, _sigmoid_grad_parallel, MIN_PARALLEL_CHEAP)
 def sigmoid_grad(out, dout):
-    return dout * out * (1 - out)
+    return _sigmoid_grad(out, dout)
 
 
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _tanh_grad_serial, _tanh_grad_parallel, MIN_PARALLEL_CHEAP)
 def tanh_grad(out, dout):
-    return dout * (1 - out * out)
+    return _tanh_grad(out, dout)
 
 
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _exp_grad_serial, _exp_grad_parallel, MIN_PARALLEL_CHEAP)
 def exp_grad(out, dout):
-    return dout * out
+    return _exp_grad(out, dout)
 
 
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _log_grad_serial, _log_grad_parallel, MIN_PARALLEL_CHEAP)
 def log_grad(x, dout):
-    return dout / x
+    return _log_grad(x, dout)
 
 
-@ufunc(FLOAT_2)
+@ufunc(FLOAT_2, _square_grad_serial, _square_grad_parallel, MIN_PARALLEL_CHEAP)
 def square_grad(x, dout):
-    return dout * 2 * x
+    return _square_grad(x, dout)

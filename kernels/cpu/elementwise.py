@@ -1,26 +1,104 @@
 """Binary elementwise kernels as numba ufuncs: numpy broadcasting for free, one loop per
-dtype (see lazy_ufunc.py). Callers pass ``out=`` arrays of the operands' dtype."""
+dtype (see lazy_ufunc.py). Callers pass ``out=`` arrays of the operands' dtype.
+
+add/sub/mul/div have twins (serial and ``prange`` loops over flat arrays) for same-shape
+contiguous operands; the ufunc and both twins call the same scalar ``@njit`` function."""
+from numba import njit, prange
+
 from .lazy_ufunc import BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, INT_2, INT_AND_FLOAT_2, ufunc
 
+# Elements from which the prange twin runs (2 threads; memory-bound loops).
+MIN_PARALLEL = 65_536       # add/mul float32: measured crossover 16-64k elements
 
-@ufunc(INT_AND_FLOAT_2)
-def add(x, y):
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _add(x, y):
     return x + y
 
 
-@ufunc(INT_AND_FLOAT_2)
-def sub(x, y):
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _sub(x, y):
     return x - y
 
 
-@ufunc(INT_AND_FLOAT_2)
-def mul(x, y):
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _mul(x, y):
     return x * y
 
 
-@ufunc(FLOAT_2)
-def div(x, y):
+# fastmath=False, said explicitly: "arcp" may round x / y as x * (1/y), and a callee that
+# names no fastmath inherits the flags of whichever caller compiled it first.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _div(x, y):
     return x / y
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _add_serial(x, y, out):
+    for i in range(out.size):
+        out[i] = _add(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _add_parallel(x, y, out):
+    for i in prange(out.size):
+        out[i] = _add(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _sub_serial(x, y, out):
+    for i in range(out.size):
+        out[i] = _sub(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _sub_parallel(x, y, out):
+    for i in prange(out.size):
+        out[i] = _sub(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _mul_serial(x, y, out):
+    for i in range(out.size):
+        out[i] = _mul(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _mul_parallel(x, y, out):
+    for i in prange(out.size):
+        out[i] = _mul(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _div_serial(x, y, out):
+    for i in range(out.size):
+        out[i] = _div(x[i], y[i])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _div_parallel(x, y, out):
+    for i in prange(out.size):
+        out[i] = _div(x[i], y[i])
+
+
+@ufunc(INT_AND_FLOAT_2, _add_serial, _add_parallel, MIN_PARALLEL)
+def add(x, y):
+    return _add(x, y)
+
+
+@ufunc(INT_AND_FLOAT_2, _sub_serial, _sub_parallel, MIN_PARALLEL)
+def sub(x, y):
+    return _sub(x, y)
+
+
+@ufunc(INT_AND_FLOAT_2, _mul_serial, _mul_parallel, MIN_PARALLEL)
+def mul(x, y):
+    return _mul(x, y)
+
+
+@ufunc(FLOAT_2, _div_serial, _div_parallel, MIN_PARALLEL)
+def div(x, y):
+    return _div(x, y)
 
 
 @ufunc(INT_2)

@@ -1,43 +1,108 @@
-"""Cross-entropy kernels over rows: probabilities (n, classes), hard labels (n,)."""
+"""Cross-entropy kernels over rows: probabilities (n, classes), hard labels (n,).
+
+Each entry point picks a serial or a ``prange`` (over rows) kernel by size; both run the
+same per-row code.
+"""
 import numpy as np
 from numba import njit, prange
 
+from .threads import parallel_ok
+
+# Where the prange kernels start paying, in elements of the (n, classes) input; 2 threads.
+MIN_PARALLEL_LOSS_ROWS = 16_384   # hard_label_loss (one value per row): measured crossover
+MIN_PARALLEL_GRAD = 65_536       # the (n, classes) gradients: measured crossover
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+def _hard_label_loss_row(prob, label, ignore_index, out, i):
+    if label[i] == ignore_index:
+        out[i] = 0
+    else:
+        out[i] = -np.log(prob[i, label[i]])
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _hard_label_loss_serial(prob, label, ignore_index):
+    out = np.empty(prob.shape[0], dtype=prob.dtype)
+    for i in range(prob.shape[0]):
+        _hard_label_loss_row(prob, label, ignore_index, out, i)
+    return out
+
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _hard_label_loss_parallel(prob, label, ignore_index):
+    out = np.empty(prob.shape[0], dtype=prob.dtype)
+    for i in prange(prob.shape[0]):
+        _hard_label_loss_row(prob, label, ignore_index, out, i)
+    return out
+
+
 def hard_label_loss(prob, label, ignore_index):
     """-log(prob[i, label[i]]) per row; 0 where label == ignore_index."""
-    n = prob.shape[0]
-    out = np.empty(n, dtype=prob.dtype)
-    for i in prange(n):
-        if label[i] == ignore_index:
-            out[i] = 0
-        else:
-            out[i] = -np.log(prob[i, label[i]])
+    if prob.shape[0] >= MIN_PARALLEL_LOSS_ROWS and parallel_ok():
+        return _hard_label_loss_parallel(prob, label, ignore_index)
+    return _hard_label_loss_serial(prob, label, ignore_index)
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+def _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i):
+    c = softmax.shape[1]
+    if label[i] == ignore_index:
+        for j in range(c):
+            out[i, j] = 0
+        return
+    for j in range(c):
+        out[i, j] = softmax[i, j] * dloss[i]
+    out[i, label[i]] -= dloss[i]
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _softmax_xent_grad_serial(softmax, label, dloss, ignore_index):
+    out = np.empty_like(softmax)
+    for i in range(softmax.shape[0]):
+        _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i)
     return out
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _softmax_xent_grad_parallel(softmax, label, dloss, ignore_index):
+    out = np.empty_like(softmax)
+    for i in prange(softmax.shape[0]):
+        _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i)
+    return out
+
+
 def softmax_xent_grad(softmax, label, dloss, ignore_index):
     """d loss / d logits = (softmax - onehot(label)) * dloss, rows with ignore_index 0."""
-    n, c = softmax.shape
-    out = np.empty_like(softmax)
-    for i in prange(n):
-        if label[i] == ignore_index:
-            for j in range(c):
-                out[i, j] = 0
-            continue
-        for j in range(c):
-            out[i, j] = softmax[i, j] * dloss[i]
-        out[i, label[i]] -= dloss[i]
+    if softmax.size >= MIN_PARALLEL_GRAD and parallel_ok():
+        return _softmax_xent_grad_parallel(softmax, label, dloss, ignore_index)
+    return _softmax_xent_grad_serial(softmax, label, dloss, ignore_index)
+
+
+@njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+def _xent_grad_row(prob, label, dloss, ignore_index, out, i):
+    if label[i] != ignore_index:
+        out[i, label[i]] = -dloss[i] / prob[i, label[i]]
+
+
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _xent_grad_serial(prob, label, dloss, ignore_index):
+    out = np.zeros_like(prob)
+    for i in range(prob.shape[0]):
+        _xent_grad_row(prob, label, dloss, ignore_index, out, i)
     return out
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
+def _xent_grad_parallel(prob, label, dloss, ignore_index):
+    out = np.zeros_like(prob)
+    for i in prange(prob.shape[0]):
+        _xent_grad_row(prob, label, dloss, ignore_index, out, i)
+    return out
+
+
 def xent_grad(prob, label, dloss, ignore_index):
     """d(-log prob[label]) / d prob: -dloss / prob at the label, 0 elsewhere."""
-    n, c = prob.shape
-    out = np.zeros_like(prob)
-    for i in prange(n):
-        if label[i] != ignore_index:
-            out[i, label[i]] = -dloss[i] / prob[i, label[i]]
-    return out
+    if prob.size >= MIN_PARALLEL_GRAD and parallel_ok():
+        return _xent_grad_parallel(prob, label, dloss, ignore_index)
+    return _xent_grad_serial(prob, label, dloss, ignore_index)

@@ -9,7 +9,7 @@ Use them through the stubs ``fexp``, ``ftanh``, ``fsigmoid`` inside ``@njit`` co
 float32 argument gets the approximation, anything else ``math.exp`` / ``math.tanh``.
 Accuracy, float32 result against the float64 function, checked over every 97th float32
 bit pattern (tests/test_cpu_kernels.py keeps a sample of it): exp <= 1 ulp (8.2e-8
-relative, subnormal results included); tanh <= 4 ulp (2.9e-7 relative); sigmoid <= 3 ulp
+relative, subnormal results included); tanh <= 5 ulp (2.9e-7 relative); sigmoid <= 3 ulp
 (1.9e-7 relative) down to 1e-38. NaN gives NaN; exp(+inf) and overflow give inf, exp(-inf)
 and underflow 0; tanh(+-inf) = +-1; sigmoid(+inf) = 1, sigmoid(-inf) = 0: as numpy.
 
@@ -105,7 +105,8 @@ def _exp32(x):
 # on [0, 9.1] (iteratively reweighted least squares; numerator scaled so R(9.1) = 1), then
 # rounded to float32. Computed on |x| clamped to 9.1, capped at 1 (float32 rounding lands
 # a little above it near the clamp), sign copied back: tanh(+-inf) = +-1, -0.0 stays -0.0.
-# Two multiply-adds fewer than Eigen's 13/6 rational: 0.31x numpy's time instead of 0.39x.
+# Two multiply-adds fewer than Eigen's 13/6 rational (1e6 float32, 2 threads: 0.117 ms
+# instead of 0.139; numpy 0.358). The float32 loop is bound by the FMA pipe, not memory.
 _T_CLAMP = _f32(9.1)
 _P0, _P1, _P2 = _f32(1.0), _f32(0.1337447315454483), _f32(0.00348780769854784)
 _P3, _P4 = _f32(2.0481129467952996e-05), _f32(1.3177438695777255e-08)

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False, error_model="numpy")
 def uniform(n, low, high, seed):
     np.random.seed(seed)
     out = np.empty(n, dtype=np.float64)
@@ -13,7 +13,7 @@ def uniform(n, low, high, seed):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=False, error_model="numpy")
 def gaussian(n, mean, std, seed):
     np.random.seed(seed)
     out = np.empty(n, dtype=np.float64)

@@ -1,0 +1,427 @@
+"""The CPU kernels (kernels/cpu/) against numpy: every serial and prange variant, float32
+and float64, odd sizes; the entry points on both sides of each size threshold; the fast
+float32 exp / tanh / sigmoid over the whole float32 range, NaN and inf included.
+
+Sizes stay small (a variant computes the same at 7 elements as at 7 million) and each
+compiled kernel is reused across cases, so numba's compile time stays one-off.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paddle_nb.kernels.cpu import activation as A
+from paddle_nb.kernels.cpu import elementwise as E
+from paddle_nb.kernels.cpu import loss as L
+from paddle_nb.kernels.cpu import matmul as M
+from paddle_nb.kernels.cpu import optimizer as O
+from paddle_nb.kernels.cpu import reduce as R
+from paddle_nb.kernels.cpu import threads
+
+FLOATS = [np.float32, np.float64]
+# relative error allowed against a float64 reference: fast float32 math, libm float64
+RTOL = {np.float32: 1e-6, np.float64: 1e-13}
+VARIANTS = ["serial", "parallel"]
+
+
+@pytest.fixture(autouse=True)
+def no_recent_blas():
+    """Size alone picks the variant (threads.py holds prange back just after BLAS)."""
+    threads._last_blas = float("-inf")
+    yield
+    threads._last_blas = float("-inf")
+
+
+def rng():
+    return np.random.default_rng(7)
+
+
+def close(got, ref, dtype, rtol=None, atol=0.0):
+    rtol = RTOL[dtype] if rtol is None else rtol
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
+
+
+def eps(dtype):
+    """An absolute tolerance for results that may cancel to ~0 (a few roundings of O(1))."""
+    return 4 * float(np.finfo(dtype).eps)
+
+
+def sigmoid64(x):
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+UNARY = {   # name: (numpy reference in float64, input maker)
+    "relu": (lambda x: np.maximum(x, 0), lambda r, n, dt: r.standard_normal(n).astype(dt)),
+    "sigmoid": (sigmoid64, lambda r, n, dt: (r.standard_normal(n) * 8).astype(dt)),
+    "tanh": (np.tanh, lambda r, n, dt: (r.standard_normal(n) * 4).astype(dt)),
+    "exp": (np.exp, lambda r, n, dt: (r.standard_normal(n) * 20).astype(dt)),
+    "log": (np.log, lambda r, n, dt: (r.random(n) * 100 + 1e-3).astype(dt)),
+    "square": (np.square, lambda r, n, dt: r.standard_normal(n).astype(dt)),
+}
+GRADS = {   # name: numpy reference of (forward value or input, dout)
+    "relu_grad": lambda o, d: np.where(o > 0, d, 0),
+    "sigmoid_grad": lambda o, d: d * o * (1 - o),
+    "tanh_grad": lambda o, d: d * (1 - o * o),
+    "exp_grad": lambda o, d: d * o,
+    "log_grad": lambda x, d: d / x,
+    "square_grad": lambda x, d: d * 2 * x,
+}
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+# --- elementwise: each variant, the ufunc, and the entry point ------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_variants_match_numpy(name, dtype):
+    ref, make = UNARY[name]
+    x = make(rng(), 1001, dtype)
+    want = ref(x.astype(np.float64))
+    for kind in VARIANTS:
+        out = np.empty_like(x)
+        getattr(A, f"_{name}_{kind}")(x, out)
+        close(out, want, dtype)
+    strided = np.empty(2 * x.size, dtype)[::2]        # not contiguous: the ufunc runs
+    strided[:] = x
+    got = getattr(A, name)(strided, out=np.empty_like(x))
+    close(got, want, dtype)
+    assert got.dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", GRADS)
+def test_gradient_variants_match_numpy(name, dtype):
+    r = rng()
+    o = (r.random(999) * 2 + 0.1).astype(dtype)
+    d = r.standard_normal(999).astype(dtype)
+    want = GRADS[name](o.astype(np.float64), d.astype(np.float64))
+    for kind in VARIANTS:
+        out = np.empty_like(o)
+        getattr(A, f"_{name}_{kind}")(o, d, out)
+        close(out, want, dtype, atol=eps(dtype))
+    got = getattr(A, name)(o[:, None], d[None, :5], out=np.empty((999, 5), dtype))
+    close(got, GRADS[name](o[:, None].astype(np.float64), d[None, :5]), dtype,
+          atol=eps(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [np.int32, np.int64])
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_variants_match_numpy_exactly(name, dtype):
+    if name == "div" and dtype in (np.int32, np.int64):
+        pytest.skip("integer division is floor_div, a ufunc only")
+    r = rng()
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)                        # wrap-around as numpy's int loops
+        x = r.integers(info.min // 2, info.max // 2, 1003).astype(dtype)
+        y = r.integers(info.min // 2, info.max // 2, 1003).astype(dtype)
+    else:
+        x, y = r.standard_normal(1003).astype(dtype), r.standard_normal(1003).astype(dtype)
+    with np.errstate(over="ignore"):
+        want = BINARY[name](x, y)
+    for kind in VARIANTS:
+        out = np.empty_like(x)
+        getattr(E, f"_{name}_{kind}")(x, y, out)
+        np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(getattr(E, name)(x, y, out=np.empty_like(x)), want)
+    col = getattr(E, name)(x[:, None], y[None, :3], out=np.empty((1003, 3), dtype))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(col, BINARY[name](x[:, None], y[None, :3]))
+
+
+def _spy(monkeypatch, obj, attr):
+    calls = []
+    real = getattr(obj, attr)
+
+    def spy(*args):
+        calls.append(args[0].size if hasattr(args[0], "size") else None)
+        return real(*args)
+    monkeypatch.setattr(obj, attr, spy)
+    return calls
+
+
+@pytest.mark.parametrize("kernel, threshold", [
+    (A.tanh, A.MIN_PARALLEL_MATH), (A.relu, A.MIN_PARALLEL_CHEAP), (E.add, E.MIN_PARALLEL)])
+def test_entry_points_switch_variant_at_their_threshold(monkeypatch, kernel, threshold):
+    serial = _spy(monkeypatch, kernel, "serial")
+    parallel = _spy(monkeypatch, kernel, "parallel")
+    for n in (threshold - 1, threshold, threshold + 3):
+        x = np.linspace(-2, 2, n, dtype=np.float32)
+        args = (x,) * kernel.ufunc.nin
+        got = kernel(*args, out=np.empty_like(x))
+        np.testing.assert_array_equal(got, kernel.ufunc(*args))
+    assert serial == [threshold - 1] and parallel == [threshold, threshold + 3]
+    threads.note_blas()                               # just after BLAS: serial whatever the size
+    x = np.ones(threshold * 2, np.float32)
+    kernel(*(x,) * kernel.ufunc.nin, out=np.empty_like(x))
+    assert serial[-1] == x.size and len(parallel) == 2
+
+
+def test_the_twins_take_only_what_the_ufunc_would_compute_the_same():
+    x = np.arange(10, dtype=np.float32)
+    # in place (out is an input) is fine for an elementwise loop
+    out = x.copy()
+    assert E.add(out, x, out=out) is out
+    np.testing.assert_array_equal(out, 2 * x)
+    # overlapping views: numpy's buffering must decide, not a flat loop
+    y = np.arange(10, dtype=np.float32)
+    E.add(y[:-1], y[:-1], out=y[1:])
+    want = np.arange(10, dtype=np.float32)
+    np.add(want[:-1], want[:-1], out=want[1:])
+    np.testing.assert_array_equal(y, want)
+    # int32 inputs run the int32 loop (never float64), bool inputs no loop at all
+    i = np.array([2**31 - 1, 5], np.int32)
+    assert E.add(i, i, out=np.empty_like(i)).tolist() == [-2, 10]
+    with pytest.raises(TypeError):
+        E.add(np.ones(3, bool), np.ones(3, bool), out=np.empty(3, bool))
+    # scalars, 0-d and empty arrays
+    assert A.tanh(np.float32(0.5)) == pytest.approx(np.tanh(0.5), rel=1e-6)
+    z = np.array(1.5, np.float32)
+    assert A.square(z, out=np.empty((), np.float32)) == np.float32(2.25)
+    assert E.mul(np.ones(0), np.ones(0), out=np.empty(0)).shape == (0,)
+
+
+# --- fast float32 exp / tanh / sigmoid -----------------------------------------------------
+def _float32_sample():
+    """Every 4099th float32 bit pattern (about 1e6 values over the whole range, both
+    signs), without NaN and inf."""
+    bits = np.arange(0, 2**32, 4099, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+    return x[np.isfinite(x)]
+
+
+def _ulps(a, b):
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
+
+
+@pytest.mark.parametrize("name, ref, max_ulp", [
+    ("exp", np.exp, 1), ("tanh", np.tanh, 6), ("sigmoid", sigmoid64, 4)])
+def test_fast_float32_math_is_within_a_few_ulp_everywhere(name, ref, max_ulp):
+    x = _float32_sample()
+    with np.errstate(over="ignore"):
+        want64 = ref(x.astype(np.float64))
+        want = want64.astype(np.float32)            # the correctly rounded float32 result
+    for kind in VARIANTS:
+        got = np.empty_like(x)
+        getattr(A, f"_{name}_{kind}")(x, got)
+        assert _ulps(got, want).max() <= max_ulp
+        normal = np.isfinite(want) & (np.abs(want) >= np.finfo(np.float32).tiny)
+        assert (np.abs(got[normal] - want64[normal]) / np.abs(want64[normal])).max() < 1e-6
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))   # exp overflows alike
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 1e-30, -3e-39,
+                    88.72283935546875, 88.72284, 89.5, -87.33654, -104.0, -150.0,
+                    9.0, 9.1, 9.2, 20.0, -20.0, 40.0, -40.0, 1e30, -1e30], np.float32)
+
+
+@pytest.mark.parametrize("name, numpy_fn", [
+    ("exp", np.exp), ("tanh", np.tanh),
+    ("sigmoid", lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype))])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nan_inf_overflow_and_signed_zero_as_numpy(name, numpy_fn, dtype):
+    x = SPECIAL.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = numpy_fn(x)
+    for kind in VARIANTS:
+        got = np.empty_like(x)
+        getattr(A, f"_{name}_{kind}")(x, got)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        num = ~np.isnan(want)                           # (a NaN's sign means nothing)
+        np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(want[num]))
+        exact = ~np.isfinite(want) | (want == 0) | (np.abs(want) == 1)
+        if name == "tanh":
+            exact &= np.abs(x) > 9        # tanh(9.0) in float32 is 0.99999994, not 1
+        np.testing.assert_array_equal(got[exact], want[exact])   # inf, 0, +-1 exactly
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-45)
+    assert (A.tanh(x, out=np.empty_like(x))[1:3] == [1, -1]).all()
+    if name == "sigmoid":
+        got = A.sigmoid(x, out=np.empty_like(x))
+        assert got[1] == 1 and got[2] == 0
+
+
+# --- reductions and softmax ----------------------------------------------------------------
+SHAPES = [(1, 1), (3, 7), (5, 1), (1, 2049), (17, 33)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_sum_variants(dtype):
+    for shape in SHAPES:
+        a = rng().standard_normal(shape).astype(dtype)
+        for f in (R._row_sum_serial, R._row_sum_parallel):
+            got = f(a)
+            assert got.dtype == dtype
+            close(got, a.astype(np.float64).sum(axis=1), dtype, rtol=1e-5 if
+                  dtype == np.float32 else 1e-12)
+
+
+def _softmax64(a):
+    a = a.astype(np.float64)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_softmax_variants(dtype):
+    for shape in SHAPES + [(2, 3001)]:               # 3001 columns: several sum blocks
+        a = (rng().standard_normal(shape) * 6).astype(dtype)
+        want = _softmax64(a)
+        for f in (R._row_softmax_serial, R._row_softmax_parallel):
+            got = f(a)
+            assert got.dtype == dtype
+            close(got, want, dtype, rtol=5e-6 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("f", [R._row_softmax_serial, R._row_softmax_parallel])
+def test_row_softmax_masks_and_nan(f):
+    a = np.array([[1, -np.inf, 2, -np.inf],            # masked entries give exactly 0
+                  [np.nan, 0, 1, 2],                   # a NaN row is NaN
+                  [-np.inf] * 4,                       # all masked: NaN, as numpy
+                  [1e30, 1e30, -1e30, 0]], np.float32)  # huge values stay finite
+    got = f(a)
+    with np.errstate(invalid="ignore"):
+        want = _softmax64(a)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-6)
+    assert got[0, 1] == 0 and got[0, 3] == 0 and got[3, 2] == 0
+
+
+def test_reduce_entry_points_switch_at_their_thresholds(monkeypatch):
+    for entry, name, threshold in ((R.row_sum, "_row_sum", R.MIN_PARALLEL_SUM),
+                                   (R.row_softmax, "_row_softmax", R.MIN_PARALLEL_SOFTMAX)):
+        par = _spy(monkeypatch, R, f"{name}_parallel")
+        ser = _spy(monkeypatch, R, f"{name}_serial")
+        for rows in (threshold // 64 - 1, threshold // 64):
+            a = rng().standard_normal((rows, 64)).astype(np.float32)
+            entry(a)
+        entry(np.ones((1, threshold * 2), np.float32))   # one row: nothing to split
+        assert len(ser) == 2 and len(par) == 1, name
+
+
+# --- losses --------------------------------------------------------------------------------
+def _loss_case(dtype, n=37, c=11):
+    r = rng()
+    prob = _softmax64(r.standard_normal((n, c))).astype(dtype)
+    label = r.integers(0, c, n).astype(np.int64)
+    label[::5] = -100                                  # ignore_index rows
+    dloss = r.random(n).astype(dtype)
+    return prob, label, dloss
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_loss_kernels(dtype, kind):
+    prob, label, dloss = _loss_case(dtype)
+    keep = label != -100
+    rows = np.arange(len(label))
+    loss = getattr(L, f"_hard_label_loss_{kind}")(prob, label, -100)
+    want = np.where(keep, -np.log(prob[rows, np.where(keep, label, 0)].astype(np.float64)), 0)
+    close(loss, want, dtype)
+    grad = getattr(L, f"_softmax_xent_grad_{kind}")(prob, label, dloss, -100)
+    want = prob.astype(np.float64) * dloss[:, None]
+    want[rows[keep], label[keep]] -= dloss[keep]
+    want[~keep] = 0
+    close(grad, want, dtype, atol=eps(dtype))
+    grad = getattr(L, f"_xent_grad_{kind}")(prob, label, dloss, -100)
+    want = np.zeros(prob.shape)
+    want[rows[keep], label[keep]] = -dloss[keep] / prob[rows[keep], label[keep]]
+    close(grad, want, dtype)
+    assert loss.dtype == grad.dtype == dtype
+
+
+def test_loss_entry_points_switch_at_their_thresholds(monkeypatch):
+    calls = {name: (_spy(monkeypatch, L, f"_{name}_serial"),
+                    _spy(monkeypatch, L, f"_{name}_parallel"))
+             for name in ("hard_label_loss", "softmax_xent_grad", "xent_grad")}
+    for n in (L.MIN_PARALLEL_LOSS_ROWS - 1, L.MIN_PARALLEL_LOSS_ROWS):
+        prob, label, dloss = _loss_case(np.float32, n, 2)
+        L.hard_label_loss(prob, label, -100)
+    for n in (L.MIN_PARALLEL_GRAD // 4 - 1, L.MIN_PARALLEL_GRAD // 4):
+        prob, label, dloss = _loss_case(np.float32, n, 4)
+        L.softmax_xent_grad(prob, label, dloss, -100)
+        L.xent_grad(prob, label, dloss, -100)
+    for name, (ser, par) in calls.items():
+        assert len(ser) == 1 and len(par) == 1, name
+
+
+# --- matmul --------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_matmul_kernels(dtype):
+    r = rng()
+    a, b = r.standard_normal((7, 5)).astype(dtype), r.standard_normal((5, 3)).astype(dtype)
+    close(M.matmul2d(a, b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
+    assert not threads.parallel_ok()                  # the BLAS call is noted
+    x, y = r.standard_normal((9, 3, 4)).astype(dtype), r.standard_normal((9, 4, 5)).astype(dtype)
+    for f in (M._batched_matmul_serial, M._batched_matmul_parallel, M.batched_matmul):
+        got = f(x, y)
+        assert got.dtype == dtype
+        close(got, np.matmul(x.astype(np.float64), y), dtype, rtol=1e-5)
+
+
+def test_batched_matmul_runs_prange_only_over_many_small_products(monkeypatch):
+    par = _spy(monkeypatch, M, "_batched_matmul_parallel")
+    ser = _spy(monkeypatch, M, "_batched_matmul_serial")
+    small = np.ones((M.MIN_PARALLEL_BATCH, 4, 4), np.float32)
+    M.batched_matmul(small, small)
+    M.batched_matmul(small[:-1], small[:-1])                  # too few products
+    big = np.ones((M.MIN_PARALLEL_BATCH, 64, 64), np.float32)
+    threads._last_blas = float("-inf")
+    M.batched_matmul(big, big)                                # each BLAS call threads
+    assert len(par) == 1 and len(ser) == 2
+    assert not threads.parallel_ok()
+
+
+# --- optimizers ----------------------------------------------------------------------------
+def _opt_case(dtype, shape=(5, 7)):
+    r = rng()
+    return [r.standard_normal(shape).astype(dtype) for _ in range(3)] + \
+        [r.random(shape).astype(dtype)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", VARIANTS)
+def test_optimizer_variants(dtype, kind):
+    p, g, v, m2 = _opt_case(dtype)
+    t = dtype
+    flat = [a.reshape(-1) for a in (p, g, v, m2)]
+    out = [np.empty(p.size, dtype) for _ in range(3)]
+    getattr(O, f"_sgd_{kind}")(flat[0], flat[1], t(0.1), out[0])
+    close(out[0], p.reshape(-1) - t(0.1) * g.reshape(-1), dtype, atol=eps(dtype))
+    for nesterov in (False, True):
+        getattr(O, f"_momentum_{kind}")(*flat[:3], t(0.1), t(0.9), nesterov, out[0], out[1])
+        v_new = 0.9 * v.astype(np.float64) + g
+        p_new = p - 0.1 * ((g + 0.9 * v_new) if nesterov else v_new)
+        close(out[1], v_new.reshape(-1), dtype, atol=eps(dtype))
+        close(out[0], p_new.reshape(-1), dtype, atol=eps(dtype))
+    lr_t, eps_t = O._adam_step(t(0.01), t(1e-8), t(0.9 ** 3), t(0.999 ** 3))
+    getattr(O, f"_adam_{kind}")(*flat, t(0.9), t(0.999), lr_t, eps_t, *out)
+    g64 = g.astype(np.float64)
+    m1 = 0.9 * v + 0.1 * g64
+    m2n = 0.999 * m2 + 0.001 * g64 * g64
+    lr = 0.01 * np.sqrt(1 - 0.999 ** 3) / (1 - 0.9 ** 3)
+    want = p - lr * m1 / (np.sqrt(m2n) + 1e-8 * np.sqrt(1 - 0.999 ** 3))
+    for got, ref in zip(out, (want, m1, m2n)):
+        close(got, ref.reshape(-1), dtype, atol=eps(dtype))
+
+
+def test_optimizer_entry_points_keep_shape_and_dtype(monkeypatch):
+    f = np.float32
+    for shape in ((), (3,), (2, 3, 4)):
+        p, g, v, m2 = _opt_case(np.float32, shape)
+        got = O.sgd(p, g, f(0.5))
+        assert got.shape == p.shape and got.dtype == p.dtype
+        np.testing.assert_allclose(got, p - f(0.5) * g, rtol=1e-6, atol=1e-6)
+        outs = O.momentum(p, g, v, f(0.5), f(0.9), True) + \
+            O.adam(p, g, v, m2, f(0.1), f(0.9), f(0.999), f(1e-8), f(0.9), f(0.999))
+        assert all(o.shape == p.shape and o.dtype == p.dtype for o in outs)
+    p, g, v, m2 = _opt_case(np.float32, (4, 6))
+    np.testing.assert_allclose(O.sgd(p, g.T.copy().T, f(0.5)), p - f(0.5) * g, rtol=1e-6,
+                               atol=1e-6)
+    par = _spy(monkeypatch, O, "_adam_parallel")
+    ser = _spy(monkeypatch, O, "_adam_serial")
+    for n in (O.MIN_PARALLEL - 1, O.MIN_PARALLEL):
+        p, g, v, m2 = _opt_case(np.float32, (n,))
+        O.adam(p, g, v, m2, f(0.1), f(0.9), f(0.999), f(1e-8), f(0.9), f(0.999))
+    assert ser == [O.MIN_PARALLEL - 1] and par == [O.MIN_PARALLEL]

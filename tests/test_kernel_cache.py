@@ -1,0 +1,187 @@
+"""numba's on-disk cache: a second process compiles nothing that the first compiled.
+
+Two subprocesses share a fresh, empty ``NUMBA_CACHE_DIR`` and run the same workload: a
+few training steps of a small MLP through paddle_nb (fc + relu / tanh / sigmoid,
+softmax_with_cross_entropy, mean, Adam and Momentum), then each size-dispatched kernel's
+serial and prange variant called directly (which one a training step picks depends on
+sizes and on timing, see kernels/cpu/threads.py). The first process compiles and writes
+the cache; the second must compile nothing. "Compiled" is seen three ways, so a miss is
+named whichever way it happens:
+- numba's compiler pipeline ran (the ``numba:run_pass`` event: every compilation, of an
+  ``@njit`` function, an ``@overload`` implementation or a ufunc loop, runs passes; a
+  cache load runs none). numba 0.68 fires ``numba:compile`` only for ``@njit``
+  dispatchers and not on a cache hit, so it names which dispatcher compiled;
+- a dispatcher in ``paddle_nb.kernels.cpu`` has a cache miss in its ``stats``;
+- a file in the cache directory was added or rewritten.
+The static test beside it checks what makes caching possible at all: every kernel is a
+module-level function without a closure, with ``cache=True``.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+
+from numba.core.caching import NullCache
+from numba.core.registry import CPUDispatcher
+
+import paddle_nb.kernels.cpu as kernels_cpu
+from paddle_nb.kernels.cpu.lazy_ufunc import LazyUfunc
+
+WORKLOAD = r'''
+import json, sys, time
+t0 = time.perf_counter()
+from numba.core import event as ev
+
+passes, compiled = [], []
+
+
+class Listener(ev.Listener):
+    def on_start(self, event):
+        if event.kind == "numba:run_pass":
+            passes.append(1)
+        elif event.kind == "numba:compile":
+            compiled.append(str(event.data["dispatcher"].py_func.__qualname__))
+
+    def on_end(self, event):
+        pass
+
+
+ev.register("numba:run_pass", Listener())
+ev.register("numba:compile", Listener())
+
+import numpy as np
+import paddle_nb as pd
+t_import = time.perf_counter() - t0
+
+
+def train(act, optimizer, batch):
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = 1
+    with pd.program_guard(main, startup), pd.unique_name.guard():
+        x = pd.data("x", [None, 16])
+        label = pd.data("label", [None, 1], "int64")
+        h = pd.layer.fc(x, 24, act=act)
+        logits = pd.layer.fc(h, 5)
+        loss = pd.mean(pd.layers.softmax_with_cross_entropy(logits, label))
+        optimizer.minimize(loss)
+    scope = pd.Scope()
+    exe = pd.Executor(pd.CPUPlace())
+    exe.run(startup, scope=scope)
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((batch, 16)).astype(np.float32)
+    ys = rng.integers(0, 5, (batch, 1))
+    for _ in range(2):
+        out, = exe.run(main, feed={"x": xs, "label": ys}, fetch_list=[loss], scope=scope)
+    assert np.isfinite(out).all()
+
+
+train("relu", pd.optimizer.Adam(0.01), 8)
+t_first = time.perf_counter() - t0
+train("tanh", pd.optimizer.Momentum(0.01, 0.9), 8)
+train("sigmoid", pd.optimizer.Adam(0.01), 8)
+
+# every size-dispatched variant, serial and prange, on float32
+from paddle_nb.kernels.cpu import activation as A, elementwise as E, loss as L
+from paddle_nb.kernels.cpu import matmul as M, optimizer as O, reduce as R
+f = np.float32
+x = np.linspace(-3, 3, 40, dtype=f)
+o = np.empty_like(x)
+for name in ("relu", "sigmoid", "tanh", "exp", "square"):
+    for kind in ("serial", "parallel"):
+        getattr(A, f"_{name}_{kind}")(x, o)
+    getattr(A, f"_{name}_grad_parallel")(x, x, o)
+for name in ("add", "sub", "mul", "div"):
+    getattr(E, f"_{name}_parallel")(x, x, o)
+a = x.reshape(4, 10)
+lab = np.arange(4, dtype=np.int64)
+R._row_sum_parallel(a), R._row_softmax_parallel(a)
+prob = R._row_softmax_serial(a)
+L._hard_label_loss_parallel(prob, lab, -100)
+L._softmax_xent_grad_parallel(prob, lab, x[:4], -100)
+L._xent_grad_parallel(prob, lab, x[:4], -100)
+b = x.reshape(10, 2, 2)
+M._batched_matmul_serial(b, b), M._batched_matmul_parallel(b, b)
+O._sgd_parallel(x, x, f(0.1), o)
+O._momentum_parallel(x, x, x, f(0.1), f(0.9), False, o, o.copy())
+lr_t, eps_t = O._adam_step(f(0.1), f(1e-8), f(0.9), f(0.999))
+O._adam_parallel(x, x, x, x, f(0.9), f(0.999), lr_t, eps_t, o, o.copy(), o.copy())
+
+misses = {}
+import importlib, pkgutil
+import paddle_nb.kernels.cpu as pkg
+from numba.core.registry import CPUDispatcher
+for info in pkgutil.iter_modules(pkg.__path__):
+    mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for attr, value in vars(mod).items():
+        if isinstance(value, CPUDispatcher) and value.stats.cache_misses:
+            misses[f"{info.name}.{attr}"] = [str(s) for s in value.stats.cache_misses]
+print(json.dumps({"passes": len(passes), "compiled": sorted(set(compiled)), "misses": misses,
+                  "import_s": t_import, "first_step_s": t_first,
+                  "total_s": time.perf_counter() - t0}))
+'''
+
+
+def _run(cache_dir):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)}
+    out = subprocess.run([sys.executable, "-c", WORKLOAD], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _files(cache_dir):
+    return {p: p.stat().st_mtime_ns for p in cache_dir.rglob("*") if p.is_file()}
+
+
+def test_a_second_process_compiles_nothing(tmp_path):
+    cache_dir = tmp_path / "numba_cache"
+    cold = _run(cache_dir)
+    assert cold["passes"] > 0 and cold["compiled"], "the first process should compile"
+    written = _files(cache_dir)
+    assert any(p.suffix == ".nbi" for p in written) and any(p.suffix == ".nbc"
+                                                            for p in written)
+    warm = _run(cache_dir)
+    assert warm["compiled"] == [], f"compiled again: {warm['compiled']}"
+    assert warm["misses"] == {}, f"cache misses: {warm['misses']}"
+    assert warm["passes"] == 0, "a numba compiler pipeline ran in the second process"
+    assert _files(cache_dir) == written, "the second process wrote to the cache"
+    print(f"\nimport + first training step: cold {cold['first_step_s']:.2f} s "
+          f"(import {cold['import_s']:.2f} s), warm {warm['first_step_s']:.2f} s "
+          f"(import {warm['import_s']:.2f} s); whole workload cold {cold['total_s']:.1f} s, "
+          f"warm {warm['total_s']:.1f} s")
+
+
+def _kernel_modules():
+    for info in pkgutil.iter_modules(kernels_cpu.__path__):
+        yield importlib.import_module(f"{kernels_cpu.__name__}.{info.name}")
+
+
+def test_every_kernel_is_a_cacheable_module_level_function():
+    seen = 0
+    for mod in _kernel_modules():
+        for name, value in vars(mod).items():
+            if isinstance(value, CPUDispatcher):
+                func = value.py_func
+            elif isinstance(value, LazyUfunc):
+                func = value.py_func
+                for twin in (value.serial, value.parallel):
+                    assert twin is None or isinstance(twin, CPUDispatcher), name
+            else:
+                continue
+            if func.__module__ != mod.__name__:
+                continue                   # imported from a sibling module: checked there
+            seen += 1
+            where = f"{mod.__name__}.{name}"
+            assert func.__qualname__ == name, f"{where} is not a module-level function"
+            assert func.__closure__ is None, f"{where} closes over variables"
+            if isinstance(value, CPUDispatcher):
+                assert value.targetoptions.get("cache") is not False
+                assert not isinstance(value._cache, NullCache), f"{where} has no cache=True"
+                assert "fastmath" in value.targetoptions, \
+                    f"{where}: say fastmath= (a callee inherits its first caller's flags)"
+                assert value.targetoptions.get("error_model") == "numpy", where
+    assert seen > 60

@@ -78,15 +78,18 @@ def test_unary_variants_match_numpy(name, dtype):
     ref, make = UNARY[name]
     x = make(rng(), 1001, dtype)
     want = ref(x.astype(np.float64))
+    outs = []
     for kind in VARIANTS:
-        out = np.empty_like(x)
-        getattr(A, f"_{name}_{kind}")(x, out)
-        close(out, want, dtype)
+        outs.append(np.empty_like(x))
+        getattr(A, f"_{name}_{kind}")(x, outs[-1])
+        close(outs[-1], want, dtype)
     strided = np.empty(2 * x.size, dtype)[::2]        # not contiguous: the ufunc runs
     strided[:] = x
     got = getattr(A, name)(strided, out=np.empty_like(x))
     close(got, want, dtype)
     assert got.dtype == dtype
+    for other in outs:                                # one scalar function: same bits
+        np.testing.assert_array_equal(other, got)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -338,9 +341,11 @@ def test_loss_entry_points_switch_at_their_thresholds(monkeypatch):
     for n in (L.MIN_PARALLEL_LOSS_ROWS - 1, L.MIN_PARALLEL_LOSS_ROWS):
         prob, label, dloss = _loss_case(np.float32, n, 2)
         L.hard_label_loss(prob, label, -100)
-    for n in (L.MIN_PARALLEL_GRAD // 4 - 1, L.MIN_PARALLEL_GRAD // 4):
+    for n in (L.MIN_PARALLEL_SOFTMAX_GRAD // 4 - 1, L.MIN_PARALLEL_SOFTMAX_GRAD // 4):
         prob, label, dloss = _loss_case(np.float32, n, 4)
         L.softmax_xent_grad(prob, label, dloss, -100)
+    for n in (L.MIN_PARALLEL_XENT_ROWS - 1, L.MIN_PARALLEL_XENT_ROWS):
+        prob, label, dloss = _loss_case(np.float32, n, 3)
         L.xent_grad(prob, label, dloss, -100)
     for name, (ser, par) in calls.items():
         assert len(ser) == 1 and len(par) == 1, name
@@ -363,10 +368,11 @@ def test_matmul_kernels(dtype):
 def test_batched_matmul_runs_prange_only_over_many_small_products(monkeypatch):
     par = _spy(monkeypatch, M, "_batched_matmul_parallel")
     ser = _spy(monkeypatch, M, "_batched_matmul_serial")
-    small = np.ones((M.MIN_PARALLEL_BATCH, 4, 4), np.float32)
+    batch = M.MIN_PARALLEL_WORK // 16 ** 3
+    small = np.ones((batch, 16, 16), np.float32)
     M.batched_matmul(small, small)
-    M.batched_matmul(small[:-1], small[:-1])                  # too few products
-    big = np.ones((M.MIN_PARALLEL_BATCH, 64, 64), np.float32)
+    M.batched_matmul(small[:-1], small[:-1])                  # too little work
+    big = np.ones((2, 128, 128), np.float32)
     threads._last_blas = float("-inf")
     M.batched_matmul(big, big)                                # each BLAS call threads
     assert len(par) == 1 and len(ser) == 2
@@ -421,7 +427,7 @@ def test_optimizer_entry_points_keep_shape_and_dtype(monkeypatch):
                                atol=1e-6)
     par = _spy(monkeypatch, O, "_adam_parallel")
     ser = _spy(monkeypatch, O, "_adam_serial")
-    for n in (O.MIN_PARALLEL - 1, O.MIN_PARALLEL):
+    for n in (O.MIN_PARALLEL_ADAM - 1, O.MIN_PARALLEL_ADAM):
         p, g, v, m2 = _opt_case(np.float32, (n,))
         O.adam(p, g, v, m2, f(0.1), f(0.9), f(0.999), f(1e-8), f(0.9), f(0.999))
-    assert ser == [O.MIN_PARALLEL - 1] and par == [O.MIN_PARALLEL]
+    assert ser == [O.MIN_PARALLEL_ADAM - 1] and par == [O.MIN_PARALLEL_ADAM]

@@ -15,9 +15,12 @@ from numba import njit, prange
 from .fastmath32 import FASTMATH32, fexp, fsigmoid, ftanh
 from .lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3, INT_AND_FLOAT_1, ufunc
 
-# Elements from which the prange twin runs (2 threads), from measured float32 crossovers:
-MIN_PARALLEL_MATH = 16_384     # exp/tanh/sigmoid/log: measured crossover 4-16k elements
-MIN_PARALLEL_CHEAP = 65_536    # relu/square, gradients: measured crossover 16-64k elements
+# Elements from which the prange twin runs: the first measured size (float32, 2 threads,
+# powers of 2) where it took <= ~0.8x the serial loop's time.
+MIN_PARALLEL_MATH = 32_768     # exp/tanh/sigmoid: measured crossover 16-24k elements
+MIN_PARALLEL_LOG = 4_096       # log (a libm call per element): measured crossover < 2k
+MIN_PARALLEL_CHEAP = 131_072   # relu/square: measured crossover ~64k elements
+MIN_PARALLEL_GRAD = 65_536     # the gradients (2 reads, 1 write): measured crossover ~24k
 
 
 # --- scalar code, shared by each ufunc and its twins --------------------------------------
@@ -252,7 +255,7 @@ def exp(x):
     return _exp(x)
 
 
-@ufunc(FLOAT_1, _log_serial, _log_parallel, MIN_PARALLEL_MATH)
+@ufunc(FLOAT_1, _log_serial, _log_parallel, MIN_PARALLEL_LOG)
 def log(x):
     return _log(x)
 
@@ -273,31 +276,31 @@ def bias_then_scale(x, scale, bias):
 
 
 # --- gradients: dX from the forward output (or input) and dOut ---------------------------
-@ufunc(FLOAT_2, _relu_grad_serial, _relu_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _relu_grad_serial, _relu_grad_parallel, MIN_PARALLEL_GRAD)
 def relu_grad(out, dout):
     return _relu_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _sigmoid_grad_serial, _sigmoid_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _sigmoid_grad_serial, _sigmoid_grad_parallel, MIN_PARALLEL_GRAD)
 def sigmoid_grad(out, dout):
     return _sigmoid_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _tanh_grad_serial, _tanh_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _tanh_grad_serial, _tanh_grad_parallel, MIN_PARALLEL_GRAD)
 def tanh_grad(out, dout):
     return _tanh_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _exp_grad_serial, _exp_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _exp_grad_serial, _exp_grad_parallel, MIN_PARALLEL_GRAD)
 def exp_grad(out, dout):
     return _exp_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _log_grad_serial, _log_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _log_grad_serial, _log_grad_parallel, MIN_PARALLEL_GRAD)
 def log_grad(x, dout):
     return _log_grad(x, dout)
 
 
-@ufunc(FLOAT_2, _square_grad_serial, _square_grad_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_2, _square_grad_serial, _square_grad_parallel, MIN_PARALLEL_GRAD)
 def square_grad(x, dout):
     return _square_grad(x, dout)

@@ -10,10 +10,10 @@ from .threads import note_blas, parallel_ok
 
 # batched_matmul runs a prange over the batch only for many small products: each one a
 # single-threaded BLAS call, so the two thread pools do not fight over the 2 cores.
-MIN_PARALLEL_BATCH = 8           # at least this many products ...
-MAX_PARALLEL_WORK = 65_536       # ... of at most this many multiply-adds (m*k*n) each;
-# measured crossovers (float32, 2 threads): the prange pays from 32 products of 16x16x16;
-# from 128x128x128 up it stalls (8 ms instead of 0.45 ms) as BLAS threads itself.
+MIN_PARALLEL_WORK = 262_144      # all products together (batch*m*k*n): measured crossover
+#                                  ~200k (64 x 16^3: 0.86x serial; 64 x 8^3: 1.2x)
+MAX_PARALLEL_WORK = 262_144      # one product: 64^3 still 0.52x serial; from 128^3 BLAS
+#                                  threads itself and the prange stalls (8 ms, not 0.45)
 
 
 @njit(cache=True, fastmath=True, error_model="numpy")
@@ -48,8 +48,9 @@ def _batched_matmul_parallel(a, b):
 
 def batched_matmul(a, b):
     """(batch, m, k) @ (batch, k, n), one BLAS call per batch item."""
-    small = a.shape[1] * a.shape[2] * b.shape[2] <= MAX_PARALLEL_WORK
-    if small and a.shape[0] >= MIN_PARALLEL_BATCH and parallel_ok():
+    work = a.shape[1] * a.shape[2] * b.shape[2]
+    small = work <= MAX_PARALLEL_WORK
+    if small and a.shape[0] > 1 and a.shape[0] * work >= MIN_PARALLEL_WORK and parallel_ok():
         return _batched_matmul_parallel(a, b)
     out = _batched_matmul_serial(a, b)
     if not small:

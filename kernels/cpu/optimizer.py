@@ -14,8 +14,11 @@ from numba import njit, prange
 
 from .threads import parallel_ok
 
-# Parameter elements from which the prange twins run (2 threads).
-MIN_PARALLEL = 65_536          # sgd float32: measured crossover 16-64k elements
+# Parameter elements from which the prange twins run (2 threads): the first measured power
+# of 2 where they took <= ~0.8x the serial loop's time.
+MIN_PARALLEL_SGD = 131_072        # measured crossover ~64k elements
+MIN_PARALLEL_MOMENTUM = 65_536    # measured crossover ~24k
+MIN_PARALLEL_ADAM = 32_768        # measured crossover ~16k
 
 
 def _flat(a):
@@ -43,7 +46,7 @@ def _sgd_parallel(param, grad, lr, p_out):
 def sgd(param, grad, lr):
     """param - lr * grad."""
     p_out = np.empty(param.shape, param.dtype)
-    run = _sgd_parallel if param.size >= MIN_PARALLEL and parallel_ok() else _sgd_serial
+    run = _sgd_parallel if param.size >= MIN_PARALLEL_SGD and parallel_ok() else _sgd_serial
     run(_flat(param), _flat(grad), lr, p_out.reshape(-1))
     return p_out
 
@@ -74,7 +77,8 @@ def momentum(param, grad, velocity, lr, mu, nesterov):
     (grad + mu * velocity')). Returns (param', velocity')."""
     p_out = np.empty(param.shape, param.dtype)
     v_out = np.empty(param.shape, param.dtype)
-    run = _momentum_parallel if param.size >= MIN_PARALLEL and parallel_ok() else _momentum_serial
+    run = _momentum_parallel if param.size >= MIN_PARALLEL_MOMENTUM and parallel_ok() \
+        else _momentum_serial
     run(_flat(param), _flat(grad), _flat(velocity), lr, mu, bool(nesterov),
         p_out.reshape(-1), v_out.reshape(-1))
     return p_out, v_out
@@ -112,7 +116,7 @@ def adam(param, grad, m1, m2, lr, beta1, beta2, eps, beta1_pow, beta2_pow):
     """Paddle's Adam: bias correction folded into the step size. Returns (param', m1', m2')."""
     lr_t, eps_t = _adam_step(lr, eps, beta1_pow, beta2_pow)
     outs = [np.empty(param.shape, param.dtype) for _ in range(3)]
-    run = _adam_parallel if param.size >= MIN_PARALLEL and parallel_ok() else _adam_serial
+    run = _adam_parallel if param.size >= MIN_PARALLEL_ADAM and parallel_ok() else _adam_serial
     run(_flat(param), _flat(grad), _flat(m1), _flat(m2), beta1, beta2, lr_t, eps_t,
         *[o.reshape(-1) for o in outs])
     return tuple(outs)

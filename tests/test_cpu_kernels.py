@@ -357,6 +357,9 @@ def test_matmul_kernels(dtype):
     r = rng()
     a, b = r.standard_normal((7, 5)).astype(dtype), r.standard_normal((5, 3)).astype(dtype)
     close(M.matmul2d(a, b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
+    f_a, f_b = a.T.copy().T, b.T.copy().T              # F-contiguous, as transposes are
+    close(M.matmul2d(f_a, b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
+    close(M.matmul2d(a, f_b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
     assert not threads.parallel_ok()                  # the BLAS call is noted
     x, y = r.standard_normal((9, 3, 4)).astype(dtype), r.standard_normal((9, 4, 5)).astype(dtype)
     for f in (M._batched_matmul_serial, M._batched_matmul_parallel, M.batched_matmul):

@@ -22,7 +22,8 @@ def _matmul2d(a, b):
 
 
 def matmul2d(a, b):
-    """(m, k) @ (k, n) for float32/float64 C-contiguous matrices."""
+    """(m, k) @ (k, n) for float32/float64 matrices, each C- or F-contiguous (a transpose
+    needs no copy)."""
     out = _matmul2d(a, b)
     note_blas()
     return out

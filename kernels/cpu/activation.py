@@ -2,8 +2,8 @@
 ufuncs (see lazy_ufunc.py); callers pass ``out=`` arrays of the input's dtype.
 
 Each kernel keeps its scalar code in one module-level ``@njit`` function (``_sigmoid``...)
-that its ufunc and its two twins (``_sigmoid_serial``, ``_sigmoid_parallel``: loops over
-flat contiguous arrays) all call, so every path computes the same values. exp / tanh /
+that both its ufunc (the serial variant) and its ``prange`` twin (``_sigmoid_parallel``, a
+loop over flat contiguous arrays) call, so both compute the same values. exp / tanh /
 sigmoid of float32 use the fast approximations of fastmath32.py (float64: libm); their
 flags, and relu's, are ``FASTMATH32`` (fastmath without "nnan"/"ninf", so NaN and inf come
 out as numpy gives them).
@@ -23,7 +23,7 @@ MIN_PARALLEL_CHEAP = 131_072   # relu/square: measured crossover ~64k elements
 MIN_PARALLEL_GRAD = 65_536     # the gradients (2 reads, 1 write): measured crossover ~24k
 
 
-# --- scalar code, shared by each ufunc and its twins --------------------------------------
+# --- scalar code, shared by each ufunc and its twin -----------------------------------------
 @njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
 def _relu(x):
     return x if x > 0 else 0
@@ -89,23 +89,11 @@ def _square_grad(x, dout):
     return dout * 2 * x
 
 
-# --- twins: the same scalar code in loops over flat arrays --------------------------------
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _relu_serial(x, out):
-    for i in range(out.size):
-        out[i] = _relu(x[i])
-
-
+# --- twins: the same scalar code in prange loops over flat arrays -------------------------
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _relu_parallel(x, out):
     for i in prange(out.size):
         out[i] = _relu(x[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _sigmoid_serial(x, out):
-    for i in range(out.size):
-        out[i] = _sigmoid(x[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -114,22 +102,10 @@ def _sigmoid_parallel(x, out):
         out[i] = _sigmoid(x[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _tanh_serial(x, out):
-    for i in range(out.size):
-        out[i] = _tanh(x[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _tanh_parallel(x, out):
     for i in prange(out.size):
         out[i] = _tanh(x[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _exp_serial(x, out):
-    for i in range(out.size):
-        out[i] = _exp(x[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -138,22 +114,10 @@ def _exp_parallel(x, out):
         out[i] = _exp(x[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _log_serial(x, out):
-    for i in range(out.size):
-        out[i] = _log(x[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _log_parallel(x, out):
     for i in prange(out.size):
         out[i] = _log(x[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _square_serial(x, out):
-    for i in range(out.size):
-        out[i] = _square(x[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -162,22 +126,10 @@ def _square_parallel(x, out):
         out[i] = _square(x[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _relu_grad_serial(out_, dout, out):
-    for i in range(out.size):
-        out[i] = _relu_grad(out_[i], dout[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _relu_grad_parallel(out_, dout, out):
     for i in prange(out.size):
         out[i] = _relu_grad(out_[i], dout[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _sigmoid_grad_serial(out_, dout, out):
-    for i in range(out.size):
-        out[i] = _sigmoid_grad(out_[i], dout[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -186,22 +138,10 @@ def _sigmoid_grad_parallel(out_, dout, out):
         out[i] = _sigmoid_grad(out_[i], dout[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _tanh_grad_serial(out_, dout, out):
-    for i in range(out.size):
-        out[i] = _tanh_grad(out_[i], dout[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _tanh_grad_parallel(out_, dout, out):
     for i in prange(out.size):
         out[i] = _tanh_grad(out_[i], dout[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _exp_grad_serial(out_, dout, out):
-    for i in range(out.size):
-        out[i] = _exp_grad(out_[i], dout[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -210,22 +150,10 @@ def _exp_grad_parallel(out_, dout, out):
         out[i] = _exp_grad(out_[i], dout[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _log_grad_serial(x, dout, out):
-    for i in range(out.size):
-        out[i] = _log_grad(x[i], dout[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _log_grad_parallel(x, dout, out):
     for i in prange(out.size):
         out[i] = _log_grad(x[i], dout[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _square_grad_serial(x, dout, out):
-    for i in range(out.size):
-        out[i] = _square_grad(x[i], dout[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -235,32 +163,32 @@ def _square_grad_parallel(x, dout, out):
 
 
 # --- the ufuncs: the entry points the ops call --------------------------------------------
-@ufunc(FLOAT_1, _relu_serial, _relu_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(FLOAT_1, _relu_parallel, MIN_PARALLEL_CHEAP)
 def relu(x):
     return _relu(x)
 
 
-@ufunc(FLOAT_1, _sigmoid_serial, _sigmoid_parallel, MIN_PARALLEL_MATH)
+@ufunc(FLOAT_1, _sigmoid_parallel, MIN_PARALLEL_MATH)
 def sigmoid(x):
     return _sigmoid(x)
 
 
-@ufunc(FLOAT_1, _tanh_serial, _tanh_parallel, MIN_PARALLEL_MATH)
+@ufunc(FLOAT_1, _tanh_parallel, MIN_PARALLEL_MATH)
 def tanh(x):
     return _tanh(x)
 
 
-@ufunc(FLOAT_1, _exp_serial, _exp_parallel, MIN_PARALLEL_MATH)
+@ufunc(FLOAT_1, _exp_parallel, MIN_PARALLEL_MATH)
 def exp(x):
     return _exp(x)
 
 
-@ufunc(FLOAT_1, _log_serial, _log_parallel, MIN_PARALLEL_LOG)
+@ufunc(FLOAT_1, _log_parallel, MIN_PARALLEL_LOG)
 def log(x):
     return _log(x)
 
 
-@ufunc(INT_AND_FLOAT_1, _square_serial, _square_parallel, MIN_PARALLEL_CHEAP)
+@ufunc(INT_AND_FLOAT_1, _square_parallel, MIN_PARALLEL_CHEAP)
 def square(x):
     return _square(x)
 
@@ -276,31 +204,31 @@ def bias_then_scale(x, scale, bias):
 
 
 # --- gradients: dX from the forward output (or input) and dOut ---------------------------
-@ufunc(FLOAT_2, _relu_grad_serial, _relu_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _relu_grad_parallel, MIN_PARALLEL_GRAD)
 def relu_grad(out, dout):
     return _relu_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _sigmoid_grad_serial, _sigmoid_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _sigmoid_grad_parallel, MIN_PARALLEL_GRAD)
 def sigmoid_grad(out, dout):
     return _sigmoid_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _tanh_grad_serial, _tanh_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _tanh_grad_parallel, MIN_PARALLEL_GRAD)
 def tanh_grad(out, dout):
     return _tanh_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _exp_grad_serial, _exp_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _exp_grad_parallel, MIN_PARALLEL_GRAD)
 def exp_grad(out, dout):
     return _exp_grad(out, dout)
 
 
-@ufunc(FLOAT_2, _log_grad_serial, _log_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _log_grad_parallel, MIN_PARALLEL_GRAD)
 def log_grad(x, dout):
     return _log_grad(x, dout)
 
 
-@ufunc(FLOAT_2, _square_grad_serial, _square_grad_parallel, MIN_PARALLEL_GRAD)
+@ufunc(FLOAT_2, _square_grad_parallel, MIN_PARALLEL_GRAD)
 def square_grad(x, dout):
     return _square_grad(x, dout)

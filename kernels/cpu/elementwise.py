@@ -1,8 +1,8 @@
 """Binary elementwise kernels as numba ufuncs: numpy broadcasting for free, one loop per
 dtype (see lazy_ufunc.py). Callers pass ``out=`` arrays of the operands' dtype.
 
-add/sub/mul/div have twins (serial and ``prange`` loops over flat arrays) for same-shape
-contiguous operands; the ufunc and both twins call the same scalar ``@njit`` function."""
+add/sub/mul/div have a ``prange`` twin (a loop over flat arrays) for large same-shape
+contiguous operands; the ufunc and the twin call the same scalar ``@njit`` function."""
 from numba import njit, prange
 
 from .lazy_ufunc import BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, INT_2, INT_AND_FLOAT_2, ufunc
@@ -34,22 +34,10 @@ def _div(x, y):
     return x / y
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _add_serial(x, y, out):
-    for i in range(out.size):
-        out[i] = _add(x[i], y[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _add_parallel(x, y, out):
     for i in prange(out.size):
         out[i] = _add(x[i], y[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _sub_serial(x, y, out):
-    for i in range(out.size):
-        out[i] = _sub(x[i], y[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -58,22 +46,10 @@ def _sub_parallel(x, y, out):
         out[i] = _sub(x[i], y[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _mul_serial(x, y, out):
-    for i in range(out.size):
-        out[i] = _mul(x[i], y[i])
-
-
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
 def _mul_parallel(x, y, out):
     for i in prange(out.size):
         out[i] = _mul(x[i], y[i])
-
-
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _div_serial(x, y, out):
-    for i in range(out.size):
-        out[i] = _div(x[i], y[i])
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
@@ -82,22 +58,22 @@ def _div_parallel(x, y, out):
         out[i] = _div(x[i], y[i])
 
 
-@ufunc(INT_AND_FLOAT_2, _add_serial, _add_parallel, MIN_PARALLEL)
+@ufunc(INT_AND_FLOAT_2, _add_parallel, MIN_PARALLEL)
 def add(x, y):
     return _add(x, y)
 
 
-@ufunc(INT_AND_FLOAT_2, _sub_serial, _sub_parallel, MIN_PARALLEL)
+@ufunc(INT_AND_FLOAT_2, _sub_parallel, MIN_PARALLEL)
 def sub(x, y):
     return _sub(x, y)
 
 
-@ufunc(INT_AND_FLOAT_2, _mul_serial, _mul_parallel, MIN_PARALLEL)
+@ufunc(INT_AND_FLOAT_2, _mul_parallel, MIN_PARALLEL)
 def mul(x, y):
     return _mul(x, y)
 
 
-@ufunc(FLOAT_2, _div_serial, _div_parallel, MIN_PARALLEL)
+@ufunc(FLOAT_2, _div_parallel, MIN_PARALLEL)
 def div(x, y):
     return _div(x, y)
 

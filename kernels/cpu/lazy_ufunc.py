@@ -1,5 +1,5 @@
 """``@ufunc(signatures)``: a numba ufunc with an explicit loop list, built on first call,
-with optional ``@njit`` twins (serial and ``prange``) for contiguous arrays.
+with an optional ``prange`` twin for large contiguous arrays.
 
 Why each part:
 - explicit signatures, listed integer loops first, because numpy picks the first loop the
@@ -7,21 +7,23 @@ Why each part:
   float64 loop would then run int32 inputs in float64, and which loops exist depends on
   what ran before. A fixed list makes every dtype run its own loop, always.
 - built on first call, because loading every loop of every ufunc at import took 2.9 s;
-  now a process loads (from numba's on-disk cache) only the ufuncs it uses. The call goes
-  to the plain numpy ufunc inside numba's DUFunc (its Python ``__call__`` costs ~1 us).
-- the twins (``serial=``, ``parallel=``): module-level ``@njit`` loops over flat arrays,
-  ``twin(*inputs, out)``, calling the same scalar ``@njit`` function as the ufunc, so every
-  path gives the same values. They run when ``out=`` is given and every operand is a
-  C-contiguous array of ``out``'s shape and dtype (a dtype the signature list has as
-  ``t(t, ..., t)``: the loop numpy would pick), ``out`` itself or sharing no memory with it:
-  the ``prange`` one from ``min_parallel`` elements (the measured crossover) unless a BLAS
-  call ran just before (threads.py), the serial one otherwise (an njit call costs less
-  than a ufunc call). Anything else (broadcasting, strides, scalars) takes the ufunc.
-  numba's own ``vectorize(target="parallel")`` was measured instead and is far slower
-  here: add of 1e6 float32 took 2.9 ms, the serial ufunc 0.10 ms (1e5: 0.29 ms, 0.011).
+  now a process loads (from numba's on-disk cache) only the ufuncs it uses. Calls go to
+  the plain numpy ufunc inside numba's DUFunc (whose Python ``__call__`` costs ~1 us); its
+  loop over contiguous arrays vectorises like an ``@njit`` loop, so it is the serial
+  variant, at 0.5 us a call for 1,000 elements.
+- the twin (``parallel=``, ``min_parallel=``): a module-level ``@njit(parallel=True)`` loop
+  over flat arrays, ``twin(*inputs, out)``, calling the same scalar ``@njit`` function as
+  the ufunc (so both give the same bits). It runs when ``out`` has ``min_parallel``
+  elements or more (the measured crossover), no BLAS call ran just before (threads.py),
+  and every operand is a C-contiguous array of ``out``'s shape and dtype (a dtype the
+  signature list has as ``t(t, ..., t)``: the loop numpy would pick), ``out`` itself or
+  sharing no memory with it. The checks cost ~1.5 us, so they are made only for sizes
+  where the twin can win. numba's own ``vectorize(target="parallel")`` was measured
+  instead and is far slower here: add of 1e6 float32 took 2.9 ms, the serial ufunc
+  0.10 ms (1e5: 0.29 ms, 0.011).
 The wrapped function is the module-level Python function, so numba's cache finds it.
 numpy checks the FP flags after a ufunc loop: a NaN input to relu / sigmoid / tanh on the
-ufunc path warns "invalid value" (vector compares flag NaN); the twins never warn.
+ufunc path warns "invalid value" (vector compares flag NaN); the twin never warns.
 """
 from __future__ import annotations
 
@@ -56,15 +58,14 @@ def _uniform_dtypes(signatures) -> frozenset:
 
 
 class LazyUfunc:
-    def __init__(self, py_func, signatures, serial=None, parallel=None, min_parallel=None):
+    def __init__(self, py_func, signatures, parallel=None, min_parallel=None):
         self.py_func = py_func
         self.signatures = signatures
         self.__name__ = py_func.__name__
         self.__doc__ = py_func.__doc__
-        self.serial = serial
         self.parallel = parallel
-        self.min_parallel = min_parallel
-        self._twin_dtypes = _uniform_dtypes(signatures) if serial is not None else frozenset()
+        self.min_parallel = min_parallel if parallel is not None else float("inf")
+        self._twin_dtypes = _uniform_dtypes(signatures) if parallel is not None else frozenset()
         self._ufunc = None
         self._lock = threading.Lock()
 
@@ -90,22 +91,22 @@ class LazyUfunc:
         return True
 
     def __call__(self, *args, out=None, **kwargs):
+        ufunc = self._ufunc or self.ufunc
         if out is None:
-            return self.ufunc(*args, **kwargs)
-        if self.serial is not None and not kwargs and self._twin_fits(args, out):
-            big = out.size >= self.min_parallel and parallel_ok()
-            twin = self.parallel if big else self.serial
-            twin(*[a.reshape(-1) for a in args], out.reshape(-1))
+            return ufunc(*args, **kwargs)
+        if (getattr(out, "size", 0) >= self.min_parallel and not kwargs and parallel_ok()
+                and self._twin_fits(args, out)):
+            self.parallel(*[a.reshape(-1) for a in args], out.reshape(-1))
             return out
-        return self.ufunc(*args, out=out, **kwargs)
+        return ufunc(*args, out=out, **kwargs)
 
     def __repr__(self):
         return f"<ufunc {self.__name__} ({'built' if self._ufunc else 'not built yet'})>"
 
 
-def ufunc(signatures, serial=None, parallel=None, min_parallel=None):
-    """Decorator: ``@ufunc(FLOAT_1) def tanh(x): ...``. With ``serial=``, ``parallel=`` and
-    ``min_parallel=n``, contiguous same-shape calls run ``twin(*inputs, out)`` instead."""
-    if (serial is None) != (parallel is None) or (serial is not None and min_parallel is None):
-        raise ValueError("give both twins and min_parallel (the measured crossover), or none")
-    return lambda py_func: LazyUfunc(py_func, signatures, serial, parallel, min_parallel)
+def ufunc(signatures, parallel=None, min_parallel=None):
+    """Decorator: ``@ufunc(FLOAT_1) def tanh(x): ...``. With ``parallel=twin`` and
+    ``min_parallel=n``, large contiguous same-shape calls run ``twin(*inputs, out)``."""
+    if (parallel is None) != (min_parallel is None):
+        raise ValueError("a parallel twin needs min_parallel (the measured crossover)")
+    return lambda py_func: LazyUfunc(py_func, signatures, parallel, min_parallel)

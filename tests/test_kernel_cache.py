@@ -184,3 +184,14 @@ def test_every_kernel_is_a_cacheable_module_level_function():
                     f"{where}: say fastmath= (a callee inherits its first caller's flags)"
                 assert value.targetoptions.get("error_model") == "numpy", where
     assert seen > 60
+
+
+def test_a_kernels_cache_is_stamped_with_every_file_of_the_package():
+    """A kernel inlines code from sibling files (fastmath32.py into activation.py): its
+    cache entry must go stale when any of them changes, not only its own file."""
+    from paddle_nb.kernels.cpu import activation, cache
+    locator = activation._tanh_parallel._cache._impl.locator
+    own, package = locator.get_source_stamp()
+    names = [name for name, _ in package]
+    assert "fastmath32.py" in names and "activation.py" in names and package == \
+        cache.package_stamp()

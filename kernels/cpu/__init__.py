@@ -5,5 +5,9 @@ function (or a ufunc built from one, lazy_ufunc.py), so numba's on-disk cache se
 process after the first (tests/test_kernel_cache.py). The entry points the ops call pick a
 serial or a ``prange`` variant by size (thresholds from measured crossovers, beside each;
 threads.py keeps prange back just after BLAS). float32 exp / tanh / sigmoid are fast
-approximations (fastmath32.py); float64 keeps libm.
+approximations (fastmath32.py); float64 keeps libm. A change to any file here invalidates
+the cache of every kernel here (cache.py: kernels inline code from sibling files).
 """
+from . import cache
+
+cache.install()

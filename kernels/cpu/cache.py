@@ -1,0 +1,75 @@
+"""numba's on-disk cache for this package, invalidated by a change to any of its files.
+
+numba keys a cached kernel on its own source file only (a hash of its contents), but
+kernels here inline code from sibling files (fastmath32.py into activation.py and
+reduce.py, the row helpers...): after an edit to fastmath32.py alone, activation.py's
+cached kernels would still hold the old exp. So the kernels of this package get numba's
+usual cache locator (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``) with a
+source stamp made of every ``.py`` file in the package: editing one recompiles all of
+them, lazily, as they are used. Registered by ``__init__.py`` before any kernel exists.
+Uses numba's cache locator classes (``numba.core.caching``, not a public API): if they are
+not there, numba's own per-file stamps apply.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def package_stamp() -> tuple:
+    """(name, sha256 of the contents) of every .py file in this package."""
+    stamp = []
+    for name in sorted(os.listdir(_HERE)):
+        if name.endswith(".py"):
+            with open(os.path.join(_HERE, name), "rb") as f:
+                stamp.append((name, hashlib.sha256(f.read()).hexdigest()))
+    return tuple(stamp)
+
+
+def install() -> bool:
+    """Put the package locator first in numba's list; False if numba has no such list."""
+    from numba.core import caching
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    base = getattr(caching, "_CacheLocator", None)
+    classes = getattr(impl, "_locator_classes", None)
+    if base is None:
+        return False
+    if not isinstance(classes, list):
+        return False
+    if any(getattr(c, "_paddle_nb_kernels", False) for c in classes):
+        return True
+    numba_own = list(classes)
+    stamp = package_stamp()
+
+    class KernelsLocator(base):
+        _paddle_nb_kernels = True
+
+        def __init__(self, inner):
+            self._inner = inner
+
+        def ensure_cache_path(self):
+            return self._inner.ensure_cache_path()
+
+        def get_cache_path(self):
+            return self._inner.get_cache_path()
+
+        def get_disambiguator(self):
+            return self._inner.get_disambiguator()
+
+        def get_source_stamp(self):
+            return self._inner.get_source_stamp(), stamp
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) != _HERE:
+                return None
+            for numba_class in numba_own:
+                inner = numba_class.from_function(py_func, py_file)
+                if inner is not None:
+                    return cls(inner)
+            return None
+
+    classes.insert(0, KernelsLocator)
+    return True

@@ -258,6 +258,7 @@ def test_check_nan_inf_names_the_first_op_its_block_and_the_users_line():
     assert np.isfinite(good).all()
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered")   # NaN in, on purpose
 def test_check_nan_inf_is_off_by_default_and_a_run_can_override_the_executor():
     main, startup, xs, out, loss = _rnn_with_log()
     scope = pd.Scope()

@@ -18,11 +18,16 @@ from .common import OUT, X, Y
 _BLAS = (np.float32, np.float64)
 
 
+def _blas_layout(a: np.ndarray) -> np.ndarray:
+    """numba's np.dot takes C- or F-contiguous matrices (a transpose is F): copy only others."""
+    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
+
+
 def matmul_2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
         check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
     if a.dtype == b.dtype and a.dtype.type in _BLAS:
-        return K.matmul2d(np.ascontiguousarray(a), np.ascontiguousarray(b))
+        return K.matmul2d(_blas_layout(a), _blas_layout(b))
     return np.matmul(a, b)        # integer matrices: BLAS has no integer gemm
 
 

@@ -1,0 +1,108 @@
+"""The teaching notebooks: each one runs top to bottom in a real kernel (nbclient) with the
+exercise solutions filled in, every self-check passes, and the numbers its prose promises
+(the seed examples' results, the trained models' accuracy and loss) hold.
+
+How the cells are tagged is in ``tests/notebook_runner.py``.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import notebook_runner as runner
+from paddle_nb.notebook.selfcheck import SelfCheckError, check, check_that
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+# What each notebook promises, as predicates on the dicts its ``result`` cells display.
+# The prose of the notebook states the same thresholds.
+EXPECTED = {
+    "01_blocks_and_scopes.ipynb": {
+        "seed_ifelse_o1_true_rows": lambda v: v == [21.0, 31.0],    # x + y for x = 20, 30
+        "forest_depth_during_backward": lambda v: v == 3,           # global > run > branch
+        "forest_depth_after_minibatch": lambda v: v == 1,           # only global is left
+    },
+}
+NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
+
+
+def _load(name):
+    return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
+
+
+def test_the_course_is_seven_numbered_notebooks():
+    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 8)], NOTEBOOKS
+    assert set(EXPECTED) == set(NOTEBOOKS)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_without_outputs(name):
+    nb = _load(name)
+    nbformat.validate(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
+    assert "widgets" not in nb.metadata
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_each_exercise_has_a_placeholder_a_self_check_and_a_solution(name):
+    nb = _load(name)
+    pairs = runner.exercises(nb)
+    assert len(pairs) >= 2, f"{name}: a notebook teaches with at least two exercises"
+    for ex, sol in pairs:
+        assert "..." in nb.cells[ex].source, f"{name} cell {ex}: no ... for the answer"
+        between = nb.cells[ex + 1:sol]
+        assert any("self-check" in runner.tags(c) and "check" in c.source for c in between), \
+            f"{name} cell {ex}: no self-check cell between the exercise and its solution"
+        assert runner.solution_code(nb.cells[sol]).strip()
+
+
+def test_readme_links_every_notebook():
+    text = README.read_text()
+    for name in NOTEBOOKS:
+        assert f"(notebooks/{name})" in text, f"README does not link {name}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_and_keeps_its_promises(name):
+    executed, seconds = runner.execute(runner.NOTEBOOKS / name)
+    print(f"{name}: {seconds:.1f} s")
+    got = runner.results(executed)
+    for key, ok in EXPECTED[name].items():
+        assert key in got, f"{name}: no result {key!r} (results: {sorted(got)})"
+        assert ok(got[key]), f"{name}: {key} = {got[key]!r}"
+    for cell in executed.cells:
+        if "self-check" in runner.tags(cell):
+            text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            assert "\u2714" in text, f"{name}: self-check printed no tick: {cell.source[:80]}"
+    # nbclient stored the widget state, so the saved notebook shows its widgets
+    models = runner.widget_models(executed)
+    uses_widgets = any(re.search(r"pd\.(show|ScopeView|DebuggerView|TrainingView)|--step|"
+                                 r"--show (tree|graph|scope)", c.source)
+                       for c in executed.cells if c.cell_type == "code")
+    if uses_widgets:
+        names = {m["model_name"] for m in models.values()}
+        assert "AnyModel" in names, f"{name}: no anywidget state stored ({names})"
+
+
+def test_self_checks_reject_placeholders_and_wrong_answers(capsys):
+    with pytest.raises(SelfCheckError, match="not answered yet"):
+        check("ops", ..., 3)
+    with pytest.raises(SelfCheckError, match="not answered yet"):
+        check("ops", [1, ...], [1, 2])
+    with pytest.raises(SelfCheckError, match="Hint: count them"):
+        check("ops", 4, 3, hint="count them")
+    with pytest.raises(SelfCheckError):
+        check("shape", [[1.0, 2.0]], [1.0, 2.0])          # same values, other shape
+    with pytest.raises(SelfCheckError):
+        check_that("loss is small", False)
+    check("names", ["b", "a"], {"a", "b"})                 # a set ignores order
+    check("value", 0.31400001, 0.314)                      # floats within tolerance
+    check_that("loss is small", True)
+    assert capsys.readouterr().out.count("\u2714") == 3
+    # shown short in IPython, without a traceback through this module
+    assert SelfCheckError("x: not yet")._render_traceback_() == ["\u2718 x: not yet"]

@@ -11,6 +11,7 @@ The notebooks in ``notebooks/`` tag their cells (Jupyter cell metadata ``tags``)
   merges them so the tests can compare them with what the notebook promises.
 
     python tests/notebook_runner.py notebooks/03_rnn.ipynb   # run one, print its results
+    python tests/notebook_runner.py --as-is notebooks/03_rnn.ipynb   # as a student's Run All
 """
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def widget_models(nb) -> dict:
 
 
 if __name__ == "__main__":
-    for arg in sys.argv[1:]:
-        executed, seconds = execute(Path(arg).resolve())
+    as_is = "--as-is" in sys.argv
+    for arg in (a for a in sys.argv[1:] if a != "--as-is"):
+        executed, seconds = execute(Path(arg).resolve(), solutions=not as_is)
         print(f"{arg}: {seconds:.1f} s, {len(widget_models(executed))} widget models")
         print("  results:", results(executed))

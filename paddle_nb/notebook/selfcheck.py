@@ -1,9 +1,10 @@
 """Self-check cells of the teaching notebooks: ``check(...)`` says right, or why not.
 
 An exercise cell leaves ``...`` where the student's answer goes; the self-check cell below
-it calls :func:`check`. A placeholder still there is "not answered yet", a wrong answer is
-told what was expected in words (the hint), never by printing the answer, so a student can
-try again. The test suite runs every notebook with the solutions filled in, so each check
+it calls :func:`check`. A placeholder still there prints "not answered yet" and does not
+raise, so *Run All* still runs the whole notebook (nothing later depends on an answer); a
+wrong answer raises, told what was expected in words (the hint), never by printing the
+answer, so a student can try again. The test suite runs every notebook with the solutions filled in, so each check
 is known to pass with a right answer; ``tests/test_notebooks.py`` also checks that a
 placeholder and a wrong answer fail.
 
@@ -50,27 +51,36 @@ def _same(given, expected, rtol: float, atol: float) -> bool:
 
 
 def check(what: str, given, expected, hint: str = "", rtol: float = 1e-4,
-          atol: float = 1e-6) -> None:
-    """Pass quietly with a tick, or raise :class:`SelfCheckError` saying what is off.
+          atol: float = 1e-6) -> bool:
+    """Print a tick and return True, or raise :class:`SelfCheckError` saying what is off;
+    False while the answer is still ``...`` (so ``if check(...):`` guards checks that
+    need the answer).
 
     Numbers and arrays compare with tolerance (shapes must match), sets ignore order,
     everything else compares with ``==``."""
     if _unanswered(given):
-        raise SelfCheckError(f"{what}: not answered yet: replace the ... in the exercise "
-                             "cell above with your answer and run it again")
+        _not_yet(what)
+        return False
     if not _same(given, expected, rtol, atol):
         shown = np.array2string(np.asarray(given), threshold=12) \
             if isinstance(given, np.ndarray) else repr(given)
         raise SelfCheckError(f"{what}: not yet: you have {shown}." + (f" Hint: {hint}"
                                                                        if hint else ""))
     print(f"\u2714 {what}: right")
+    return True
 
 
-def check_that(what: str, ok, hint: str = "") -> None:
+def check_that(what: str, ok, hint: str = "") -> bool:
     """For answers that are a property rather than a value (``loss < 0.1``)."""
     if _unanswered(ok):
-        raise SelfCheckError(f"{what}: not answered yet: replace the ... in the exercise "
-                             "cell above and run it again")
+        _not_yet(what)
+        return False
     if not bool(ok):
         raise SelfCheckError(f"{what}: not yet." + (f" Hint: {hint}" if hint else ""))
     print(f"\u2714 {what}: right")
+    return True
+
+
+def _not_yet(what: str) -> None:
+    print(f"\u2026 {what}: not answered yet: replace the ... in the exercise cell above "
+          "with your answer and run both cells again")

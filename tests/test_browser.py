@@ -7,18 +7,12 @@ screenshots land in ``screenshots/`` (git-ignored) so a person can look at them.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import nbformat
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+import lab_browser
+from lab_browser import CHROMIUM, SHOTS
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM),
@@ -49,14 +43,6 @@ CLICK_AND_WAIT = """async (n) => {
 }"""
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
@@ -65,67 +51,27 @@ def lab(tmp_path_factory):
                                  "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
     nbformat.write(nb, root / "debug.ipynb")
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-         "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
-         "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2)
-                break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise RuntimeError((root / "server.log").read_text()[-2000:])
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}", root
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with lab_browser.server(root) as url:
+        yield url, root
 
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+    with lab_browser.browser_page() as pg:
         yield pg
-        browser.close()
-
-
-def _shot(page, name):
-    SHOTS.mkdir(exist_ok=True)
-    news = page.query_selector(".jp-toast-button >> text=No")     # Lab's news prompt
-    if news is not None:
-        try:
-            news.click(timeout=2000)
-        except Exception:      # noqa: BLE001 (it may vanish on its own; only cosmetic)
-            pass
-    page.screenshot(path=str(SHOTS / name), full_page=True)
 
 
 def test_step_three_times_in_jupyterlab(lab, page):
     url, root = lab
-    page.goto(f"{url}/lab/tree/debug.ipynb")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90000)
-    page.wait_for_timeout(1000)          # let the notebook finish settling
-    page.click("text=Run", timeout=30000)                    # the menu bar
-    page.click("text=Run All Cells", timeout=30000)
+    lab_browser.open_and_run_all(page, url, "debug.ipynb")
     try:
         page.wait_for_selector("[data-cmd='step']", timeout=90000)
     except Exception:
-        _shot(page, "debugger_failed.png")
+        lab_browser.shot(page, "debugger_failed.png")
         raise
     page.wait_for_selector(".pd-program [data-op='b0:0']", timeout=30000)
     page.wait_for_selector(".pd-scope", timeout=30000)
-    _shot(page, "debugger_0_opened.png")
+    lab_browser.shot(page, "debugger_0_opened.png")
     latencies = []
     for n in range(1, 4):
         page.wait_for_timeout(500)        # let the previous step's drawing finish first
@@ -138,7 +84,7 @@ def test_step_three_times_in_jupyterlab(lab, page):
     var = page.wait_for_selector("[data-var='fc_0.tmp_0']", timeout=30000)
     text = var.inner_text()
     assert "[2, 3]" in text or "2×3" in text or "2, 3" in text, text
-    _shot(page, "debugger_3_steps.png")
+    lab_browser.shot(page, "debugger_3_steps.png")
     # x @ w with w = 0.5: row 0 -> 1.5 in every column; the view shows the values
     assert "1.5" in page.inner_text(".pd-scope")
     # The time from a click to the updated view, through the kernel (benchmarks/ has the

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 import notebook_runner as runner
-from paddle_nb.notebook.selfcheck import SelfCheckError, check, check_that
+from paddle_nb.notebook.selfcheck import SelfCheckError, answered, check, check_that
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -24,6 +24,55 @@ EXPECTED = {
         "seed_ifelse_o1_true_rows": lambda v: v == [21.0, 31.0],    # x + y for x = 20, 30
         "forest_depth_during_backward": lambda v: v == 3,           # global > run > branch
         "forest_depth_after_minibatch": lambda v: v == 1,           # only global is left
+    },
+    "02_ifelse.ipynb": {
+        "seed_cond": lambda v: v == [False, True, True],
+        "seed_o1_true_rows": lambda v: v == [21.0, 31.0],          # x + y
+        "seed_o2_true_rows": lambda v: v == [1.0, 1.0],            # softmax of one value
+        "seed_false_row_is_fc": lambda v: v is True,               # 10 * w + b, o2 = o1 + 1
+        "digits_test_accuracy": lambda v: v >= 0.94,               # prose: at least 94%
+        "digits_heavy_test_rows": lambda v: v > 0,
+        "digits_light_test_rows": lambda v: v > 0,
+        "digits_minibatches": lambda v: v <= 300,
+        "grad_heavy_nonzero": lambda v: v is True,                 # both branches learn
+        "grad_light_nonzero": lambda v: v is True,
+    },
+    "03_rnn.ipynb": {
+        "seed_rnn_o1": lambda v: v == [3.14, 6.28, 9.42],           # a = W * x
+        "seed_rnn_o2": lambda v: v == [0.0, 0.3594, 0.3745],        # b = U * h_prev
+        "seed_rnn_matches_numpy": lambda v: v is True,
+        "bptt_scope_order": lambda v: v == [f"recurrent@2/step {t}" for t in (2, 1, 0)],
+        "step_scopes_during_backward": lambda v: v == 3,            # one per time step
+        "scopes_after_minibatch": lambda v: v == 0,
+        "addition_final_loss": lambda v: v < 0.05,                  # prose: below 0.05
+        "addition_bit_accuracy": lambda v: v >= 0.99,
+        "addition_sum_accuracy": lambda v: v >= 0.99,               # prose: at least 99%
+        "addition_16bit_sum_accuracy": lambda v: v >= 0.95,         # prose: at least 95%
+    },
+    "06_kernels_and_places.ipynb": {
+        "relu_kernel_kinds": lambda v: v == ["cpu", "cuda"],
+        "relu_cpu_equals_numpy": lambda v: v is True,
+        "relu_cuda_equals_cpu": lambda v: v is True,
+        "relu_cuda_equals_numpy": lambda v: v is True,
+        "mlp_cpu_cuda_max_abs_diff": lambda v: v < 1e-5,           # same program, two places
+        "mlp_cuda_rows_sum_to_one": lambda v: v is True,
+        "cuda_params_on_device": lambda v: v is True,              # parameters stay there
+        "magic_cuda_softmax_max_abs_diff": lambda v: v < 1e-5,     # %%paddle --place cuda
+    },
+    "07_parameters_and_saving.ipynb": {
+        "namespace_parameters": lambda v: v == ["model_a/W", "model_b/W", "model_c/W"],
+        "model_a_W_readers": lambda v: v == 2,                      # reuse=True
+        "scope_after_run": lambda v: v == ["model_a/W", "model_b/W", "model_c/W"],
+        "kid_scopes_after_run": lambda v: v == 0,
+        "hidden_b_value": lambda v: v == 0.5,                       # ParamAttr's Constant
+        "save_params_files": lambda v: v == ["fc_1.b_0", "fc_1.w_0", "hidden.b", "hidden.w"],
+        "params_reload_max_abs_diff": lambda v: v == 0.0,
+        "inference_model_files": lambda v: v == ["model.pdiparams", "model.pdmodel"],
+        "inference_reload_max_abs_diff": lambda v: v == 0.0,
+        "paddle_op_types": lambda v: v == ["feed", "mul", "elementwise_add", "relu", "mul",
+                                           "elementwise_add", "softmax", "fetch"],
+        "paddle_debugger_steps": lambda v: v == 7,                 # the fed feed op is skipped
+        "paddle_prob_max_abs_diff": lambda v: v < 1e-5,            # vs PaddlePaddle's output
     },
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
@@ -95,6 +144,7 @@ def test_self_checks_wait_for_an_answer_and_reject_wrong_ones(capsys):
     check("ops", [1, ...], [1, 2])
     check_that("loss is small", ...)
     assert capsys.readouterr().out.count("not answered yet") == 3
+    assert not answered(1, ...) and answered(1, [2, 3])
     with pytest.raises(SelfCheckError, match="Hint: count them"):
         check("ops", 4, 3, hint="count them")
     with pytest.raises(SelfCheckError):

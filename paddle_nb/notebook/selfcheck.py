@@ -51,34 +51,37 @@ def _same(given, expected, rtol: float, atol: float) -> bool:
 
 
 def check(what: str, given, expected, hint: str = "", rtol: float = 1e-4,
-          atol: float = 1e-6) -> bool:
-    """Print a tick and return True, or raise :class:`SelfCheckError` saying what is off;
-    False while the answer is still ``...`` (so ``if check(...):`` guards checks that
-    need the answer).
+          atol: float = 1e-6) -> None:
+    """Print a tick, or raise :class:`SelfCheckError` saying what is off, or (while the
+    answer is still ``...``) say it is not answered yet. Checks that need the answer to
+    compute their expectation go under ``if answered(x):``.
 
     Numbers and arrays compare with tolerance (shapes must match), sets ignore order,
     everything else compares with ``==``."""
     if _unanswered(given):
         _not_yet(what)
-        return False
+        return
     if not _same(given, expected, rtol, atol):
         shown = np.array2string(np.asarray(given), threshold=12) \
             if isinstance(given, np.ndarray) else repr(given)
         raise SelfCheckError(f"{what}: not yet: you have {shown}." + (f" Hint: {hint}"
                                                                        if hint else ""))
     print(f"\u2714 {what}: right")
-    return True
 
 
-def check_that(what: str, ok, hint: str = "") -> bool:
+def check_that(what: str, ok, hint: str = "") -> None:
     """For answers that are a property rather than a value (``loss < 0.1``)."""
     if _unanswered(ok):
         _not_yet(what)
-        return False
+        return
     if not bool(ok):
         raise SelfCheckError(f"{what}: not yet." + (f" Hint: {hint}" if hint else ""))
     print(f"\u2714 {what}: right")
-    return True
+
+
+def answered(*values) -> bool:
+    """True once no ``...`` placeholder is left in ``values``."""
+    return not any(_unanswered(v) for v in values)
 
 
 def _not_yet(what: str) -> None:

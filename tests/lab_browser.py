@@ -1,0 +1,91 @@
+"""A real JupyterLab for the browser tests: a server on localhost and Debian's headless
+Chromium driven by Playwright (it cannot download a browser here; .ci/run installs
+chromium). Screenshots land in ``screenshots/`` (git-ignored) for a person to look at."""
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@contextlib.contextmanager
+def server(root: Path):
+    """JupyterLab serving ``root`` without a token; yields its URL."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
+         "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise RuntimeError((root / "server.log").read_text()[-2000:])
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def browser_page(width: int = 1500, height: int = 1000):
+    from playwright.sync_api import sync_playwright   # noqa: PLC0415 ([dev] extra)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
+
+
+def open_and_run_all(page, url: str, path: str, timeout_ms: int = 90000) -> None:
+    """Open a notebook, wait for its kernel, and click Run > Run All Cells."""
+    page.goto(f"{url}/lab/tree/{path}")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                           timeout=timeout_ms)
+    page.wait_for_timeout(1000)          # let the notebook finish settling
+    menu(page, "Run", "Run All Cells")
+
+
+def menu(page, top: str, item: str) -> None:
+    """Click ``top`` in Lab's menu bar, then ``item`` (exact labels: a notebook's own text
+    may say "Run All Cells" too)."""
+    page.click(f".lm-MenuBar-itemLabel:text-is('{top}')", timeout=30000)
+    page.click(f".lm-Menu-itemLabel:text-is('{item}')", timeout=30000)
+
+
+def shot(page, name: str, full_page: bool = True) -> Path:
+    SHOTS.mkdir(exist_ok=True)
+    news = page.query_selector(".jp-toast-button >> text=No")     # Lab's news prompt
+    if news is not None:
+        try:
+            news.click(timeout=2000)
+        except Exception:      # noqa: BLE001 (it may vanish on its own; only cosmetic)
+            pass
+    path = SHOTS / name
+    page.screenshot(path=str(path), full_page=full_page)
+    return path

@@ -1,0 +1,64 @@
+"""Every teaching notebook opened in JupyterLab in headless Chromium, as a student would:
+Run All Cells with the exercises unanswered. Each must run to its last cell, and each
+widget it shows is screenshotted (``screenshots/nb<NN>_*.png``) for a person to look at.
+
+Slow (a minute or more per notebook): ``python -m pytest -m slow tests/test_notebooks_browser.py``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import lab_browser
+import notebook_runner as runner
+
+pytestmark = [
+    pytest.mark.browser, pytest.mark.slow,
+    pytest.mark.skipif(not os.path.exists(lab_browser.CHROMIUM),
+                       reason="needs Debian's chromium (.ci/run installs it)"),
+]
+NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
+
+# Every code cell shows an execution count once it ran: Run All stops at an error, so a
+# cell without a count after the run means the notebook broke there.
+ALL_RAN = """() => {
+  const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+  return prompts.length > 0 && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(runner.NOTEBOOKS, root / "notebooks")   # Lab saves into its copy
+    with lab_browser.server(root) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    with lab_browser.browser_page(height=1200) as pg:
+        yield pg
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_in_jupyterlab_and_shows_its_widgets(lab, page, name):
+    lab_browser.open_and_run_all(page, lab, f"notebooks/{name}")
+    try:
+        page.wait_for_function(ALL_RAN, timeout=240000, polling=1000)
+    except Exception:
+        lab_browser.shot(page, f"nb{name[:2]}_failed.png")
+        raise
+    page.wait_for_timeout(1500)            # let the widgets draw
+    lab_browser.shot(page, f"nb{name[:2]}_top.png")
+    outputs = page.query_selector_all(".jp-Cell-outputArea:has(.pd-widget)")
+    for i, area in enumerate(outputs):
+        area.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        area.screenshot(path=str(lab_browser.SHOTS / f"nb{name[:2]}_widget{i}.png"))
+    errors = page.query_selector_all(".jp-OutputArea-output[data-mime-type="
+                                     "'application/vnd.jupyter.stderr'] >> text=Traceback")
+    assert not errors, f"{name}: a traceback in the page"
+    lab_browser.menu(page, "Kernel", "Shut Down Kernel")     # leave no kernel running

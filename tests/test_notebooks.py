@@ -49,6 +49,33 @@ EXPECTED = {
         "addition_sum_accuracy": lambda v: v >= 0.99,               # prose: at least 99%
         "addition_16bit_sum_accuracy": lambda v: v >= 0.95,         # prose: at least 95%
     },
+    "04_while_and_switch.ipynb": {
+        "fib_10": lambda v: v == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34],
+        "fib_length": lambda v: v == 10,
+        "fib_loop_steps": lambda v: v == 8,                        # i = 2 .. 9
+        "power_series_total": lambda v: v == sum(1.5 ** k for k in range(1, 6)),
+        "while_grad_x": lambda v: abs(v - sum(k * 1.5 ** (k - 1) for k in range(1, 6))) < 1e-9,
+        "closed_form_grad": lambda v: v == sum(k * 1.5 ** (k - 1) for k in range(1, 6)),
+        "train_step_scopes_at_while": lambda v: v == 5,            # one per iteration
+        "train_step_scopes_at_while_grad": lambda v: v == 5,       # kept for backward
+        "infer_step_scopes_at_while": lambda v: v == 0,            # freed as they end
+        "switch_lrs": lambda v: v == [1.0, 0.5, 0.1],              # first true case wins
+        "switch_blocks_run_at_5": lambda v: v == [0, 1],
+        "cond_case_switch_case_at_3": lambda v: v == [6.0, 6.0, 5.0],
+        "lowered_conditional_blocks": lambda v: v == 10,           # 2 + 4 + 4
+        "lowered_select_inputs": lambda v: v == 5,
+    },
+    "05_debugging.ipynb": {
+        "n_grad_ops": lambda v: v == 8,
+        "grad_links": lambda v: len(v) == 8 and all(g == f + "_grad" for g, f in v),
+        "shape_error_op": lambda v: v == "matmul_v2",
+        "shape_error_mentions_expected": lambda v: v is True,
+        "nan_loss_is_nan": lambda v: v is True,
+        "first_nan_op": lambda v: v == "log",
+        "first_nan_count": lambda v: v == 1,
+        "check_nan_inf_names_log": lambda v: v is True,
+        "nan_run_left_params_unchanged": lambda v: v is True,
+    },
     "06_kernels_and_places.ipynb": {
         "relu_kernel_kinds": lambda v: v == ["cpu", "cuda"],
         "relu_cpu_equals_numpy": lambda v: v is True,

@@ -243,6 +243,13 @@ def test_paddles_inference_model_loads_and_matches_paddles_output(tmp_path, exe)
     pd.io.save_persistables(exe, str(tmp_path), prog, filename="p", scope=scope)
     assert (tmp_path / "p").read_bytes() == open(
         os.path.join(FIXTURES, "mlp_infer.pdiparams"), "rb").read()
+
+    # Paddle's file does not say which persistables are parameters: save_params has
+    # nothing to save, and says so (and what to use) instead of writing nothing
+    with pytest.raises(pd.io.SaveError, match="no parameters, but 4 persistable.*"
+                                              "save_persistables"):
+        pd.io.save_params(exe, str(tmp_path / "params"), prog, scope=scope)
+    assert not (tmp_path / "params").exists()
     # and saved again as an inference model (its old feed/fetch ops replaced), it still runs
     pd.io.save_inference_model(str(tmp_path / "again"), feed_names, fetch_targets, exe, prog,
                                scope=scope)

@@ -253,8 +253,12 @@ def test_rerun_before_a_later_control_flow_cell_leaves_empty_blocks(ip, capsys, 
     assert "(empty: left by a re-run cell)" in capsys.readouterr().out
     ok(ip, RNN_CELL.replace("--run ", "--run --cell rnn "))            # trailing: block 6 again
     assert prog.main.num_blocks == 7
+    capsys.readouterr()
     got = ok(ip, "%paddle --run --fetch o1")
     np.testing.assert_allclose(got["o1"], [[3.14], [6.28], [9.42]], rtol=1e-6)
+    assert "block 0" not in capsys.readouterr().out   # the line magic shows no program unasked
+    ok(ip, "%paddle --run --fetch o1 --show scope")   # ... and what it is asked to
+    assert "Scope 'program main'" in capsys.readouterr().out
 
 
 def test_feed_and_a_run_error(ip, capsys):
@@ -382,6 +386,7 @@ def test_show_modes_fall_back_to_text(ip, capsys, no_widgets):
 def test_step_opens_the_debugger(ip, capsys, no_widgets):
     dbg = ok(ip, CELL_A.replace("--show none", "--step --show none"))
     assert "block 0 op 1: mul" in capsys.readouterr().out
+    assert pd.notebook.program().debugger is dbg          # reachable without Out[n] / _
     step = dbg.step()
     assert step.op.type == "assign_value"
     dbg.run_to_end()

@@ -63,6 +63,7 @@ class LazyUfunc:
         self.signatures = signatures
         self.__name__ = py_func.__name__
         self.__doc__ = py_func.__doc__
+        self.__wrapped__ = py_func        # inspect.getsource(kernel) shows the scalar code
         self.parallel = parallel
         self.min_parallel = min_parallel if parallel is not None else float("inf")
         self._twin_dtypes = _uniform_dtypes(signatures) if parallel is not None else frozenset()

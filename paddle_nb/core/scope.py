@@ -275,8 +275,15 @@ def _summary(v: Variable) -> str:
     if kind == "tensor":
         if isinstance(a, np.ndarray) and a.size <= 6:
             return f"{a.dtype}{list(a.shape)} {np.array2string(a.ravel(), precision=4)}"
-        return f"{getattr(a, 'dtype', '?')}{list(getattr(a, 'shape', []))}"
-    return f"{kind} {a!r}"[:80]
+        return _shape_text(a)
+    if isinstance(a, (list, tuple)):       # a fetch list, a tensor array, a scope list
+        items = ", ".join(_shape_text(x) if hasattr(x, "shape") else repr(x) for x in a[:3])
+        return f"{kind} [{len(a)}: {items}{', ...' if len(a) > 3 else ''}]"
+    return f"{kind} {a!r}".replace("\n", " ")[:80]     # one line per variable
+
+
+def _shape_text(a) -> str:
+    return f"{getattr(a, 'dtype', '?')}{list(getattr(a, 'shape', []))}"
 
 
 _LIVE: "weakref.WeakSet[Scope]" = weakref.WeakSet()

@@ -87,6 +87,8 @@ def save_vars(executor, dirname: str, main_program=None, vars=None, predicate=No
     program = program_or_default(main_program)
     scope = scope if scope is not None else current()
     chosen = chosen_vars(program, vars, predicate or is_persistable)
+    if not chosen:
+        raise SaveError(_nothing_to_save(program, predicate))
     arrays = {v.name: value_to_save(scope, v) for v in chosen}     # every check first
     if filename is None:
         files = {file_for(dirname, n, SaveError): serialize_tensor(a) for n, a in arrays.items()}
@@ -94,6 +96,20 @@ def save_vars(executor, dirname: str, main_program=None, vars=None, predicate=No
         files = {os.path.join(dirname, filename):
                  b"".join(serialize_tensor(arrays[v.name]) for v in chosen)}
     write_files(files)
+
+
+def _nothing_to_save(program: Program, predicate) -> str:
+    """Why an empty save is refused: a save of nothing is a mistake (a wrong program, or a
+    program read from bytes), and a silent empty directory would hide it until the load."""
+    gb = program.global_block()
+    persistable = sorted(n for n, v in gb.vars.items() if is_persistable(v))
+    if predicate is is_parameter and persistable:
+        return (f"nothing to save: the program has no parameters, but {len(persistable)} "
+                f"persistable variables ({', '.join(persistable[:4])}"
+                f"{', ...' if len(persistable) > 4 else ''}). A program read from bytes "
+                "(e.g. saved by PaddlePaddle) does not say which variables are parameters; "
+                "use pd.io.save_persistables for it")
+    return "nothing to save: the program's global block has no variables of that kind"
 
 
 def save_params(executor, dirname: str, main_program=None, filename: str | None = None,

@@ -62,9 +62,10 @@ class PaddleMagics(Magics):
               help="open the step debugger on the program")
     @argument("--place", choices=["cpu", "cuda"], default="cpu",
               help="where --run/--step run the kernels (default: cpu)")
-    @argument("--show", choices=SHOW_MODES, default="code",
-              help="what to show after the cell: the program as code (default), the "
-                   "block tree, the dataflow graph, the scope, or nothing")
+    @argument("--show", choices=SHOW_MODES, default=None,
+              help="what to show after the cell: the program as code (the default for a "
+                   "cell and for %%paddle show), the block tree, the dataflow graph, the "
+                   "scope, or nothing (the default for %%paddle --run/--step)")
     @argument("--fetch", "-f", default=None, metavar="A,B",
               help="names to fetch when running: notebook variables or program variables")
     @argument("--feed", default=None, metavar="EXPR",
@@ -90,11 +91,14 @@ class PaddleMagics(Magics):
             raise UsageError(f"%%paddle takes no command ({' '.join(args.command)!r}); "
                              f"use the line magic: %paddle {' '.join(args.command)}")
         prog, assigned = self._build(args, cell)
-        if args.show == "scope":       # the scope is worth seeing once the run filled it
+        return self._show_and_execute(prog, args, assigned, args.show or "code")
+
+    def _show_and_execute(self, prog, args, assigned, show: str):
+        if show == "scope":            # the scope is worth seeing once the run filled it
             result = self._execute(prog, args, assigned)
-            self._show(prog, args.show)
+            self._show(prog, show)
             return result
-        self._show(prog, args.show)    # the program first: still shown if the run fails
+        self._show(prog, show)         # the program first: still shown if the run fails
         return self._execute(prog, args, assigned)
 
     # --- %paddle (line) --------------------------------------------------------------------
@@ -106,7 +110,8 @@ class PaddleMagics(Magics):
                                  "show [NAME] | --run [--program NAME]")
             prog = self._existing(args.program)
             assigned = [n for key in prog.order for n in prog.cells[key].assigned]
-            return self._execute(prog, args, list(dict.fromkeys(assigned)))
+            return self._show_and_execute(prog, args, list(dict.fromkeys(assigned)),
+                                          args.show or "none")
         if command not in COMMANDS or len(rest) > 1:
             raise UsageError(f"unknown command {' '.join(args.command)!r}; use one of: "
                              "status, reset [NAME], show [NAME]")
@@ -119,7 +124,7 @@ class PaddleMagics(Magics):
             self.notebook.reset(name)
             print(f"reset program {name!r}" if name else "reset every notebook program")
         else:
-            self._show(self._existing(name or args.program), args.show)
+            self._show(self._existing(name or args.program), args.show or "code")
         return None
 
     def _existing(self, name: str) -> NotebookProgram:
@@ -275,6 +280,8 @@ class PaddleMagics(Magics):
             return None
         dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place)
         view = _widget("DebuggerView", dbg)
+        # kept on the program too: pd.notebook.program().debugger, for code that drives it
+        prog.debugger = view if view is not None else dbg
         if view is not None:
             return view
         print(debugger_summary(prog, dbg, fetch))

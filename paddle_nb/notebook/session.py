@@ -124,6 +124,7 @@ class NotebookProgram:
         self.cells: dict[str, CellRecord] = {}
         self.order: list[str] = []               # cell keys, in the global block's op order
         self._retired: dict[int, int] = {}       # popped block index -> its last version
+        self.debugger = None     # the DebuggerView (or Debugger) the last --step opened
 
     def programs(self) -> dict[str, Program]:
         return {MAIN: self.main, STARTUP: self.startup}

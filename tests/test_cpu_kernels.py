@@ -70,7 +70,7 @@ UNARY = {   # name: (numpy reference in float64, input maker)
     "square": (np.square, lambda r, n, dt: r.standard_normal(n).astype(dt)),
 }
 GRADS = {   # name: numpy reference of (forward value or input, dout)
-    "relu_grad": lambda o, d: np.where(o > 0, d, 0),
+    "relu_grad": lambda o, d: d * (o > 0),          # Paddle's formula: a NaN d stays NaN
     "sigmoid_grad": lambda o, d: d * o * (1 - o),
     "tanh_grad": lambda o, d: d * (1 - o * o),
     "exp_grad": lambda o, d: d * o,
@@ -254,6 +254,33 @@ def test_nan_inf_overflow_and_signed_zero_as_numpy(name, numpy_fn, dtype):
         assert (A.tanh(x, out=np.empty_like(x))[1:3] == [1, -1]).all()
         got = A.sigmoid(x, out=np.empty_like(x))
     assert got[1] == 1 and got[2] == 0
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_relu_and_its_gradient_let_nan_through_as_numpy(dtype):
+    """relu(NaN) is NaN (numpy's maximum, Paddle, PyTorch), not 0: a NaN must not vanish
+    in a model. The gradient is Paddle's dout * (out > 0): a NaN or inf dout gives NaN
+    where the unit is off, a NaN out gives 0 * dout. Every variant, and the entry point on
+    both sides of its parallel threshold."""
+    x = SPECIAL.astype(dtype)
+    d = np.roll(x, 3)                         # NaN and inf in dout at other positions
+    with np.errstate(invalid="ignore"):
+        want, want_grad = np.maximum(x, 0), d * (x > 0)
+    assert np.isnan(want[0]) and np.isnan(want_grad).sum() > 1
+    for kind in VARIANTS:
+        got, grad = np.empty_like(x), np.empty_like(x)
+        with np.errstate(invalid="ignore"):   # vector compares flag a NaN "invalid"
+            elementwise(A, "relu", kind)(x, got)
+            elementwise(A, "relu_grad", kind)(x, d, grad)
+        np.testing.assert_array_equal(got, want)          # NaN where numpy has NaN
+        np.testing.assert_array_equal(grad, want_grad)
+    for n in (x.size, A.MIN_PARALLEL_CHEAP + x.size, A.MIN_PARALLEL_GRAD + x.size):
+        big, dbig = np.resize(x, n), np.resize(d, n)
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(A.relu(big, out=np.empty_like(big)),
+                                          np.maximum(big, 0))
+            np.testing.assert_array_equal(A.relu_grad(big, dbig, out=np.empty_like(big)),
+                                          dbig * (big > 0))
 
 
 # --- reductions and softmax ----------------------------------------------------------------

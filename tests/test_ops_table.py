@@ -117,6 +117,18 @@ def unary(fn):
     return lambda ins, attrs: {"Out": fn(ins["X"].astype(np.float64)).astype(ins["X"].dtype)}
 
 
+# NaN, infinities, signed zeros and small values, for the activations' NaN rows
+SPECIALS = np.array([[np.nan, -1.0, 0.0, -0.0, 2.5], [np.inf, -np.inf, -np.nan, 1e-30, -3.0]])
+
+
+def quiet(reference):
+    """The reference with numpy's warnings of NaN inputs, log(0), ... silenced."""
+    def run(ins, attrs):
+        with np.errstate(all="ignore"):
+            return reference(ins, attrs)
+    return run
+
+
 def np_sigmoid(x):
     return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x))
                     / (1 + np.exp(-np.abs(x))))
@@ -394,6 +406,12 @@ CASES = [
     Case("float32", "exp", {"X": floats(1, 3, 4, low=-3, high=3)}, {}, unary(np.exp)),
     Case("positive", "log", {"X": floats(1, 3, 4, low=0.1, high=5)}, {}, unary(np.log)),
     Case("float32", "square", {"X": floats(1, 3, 4)}, {}, unary(np.square)),
+    # NaN and inf come out as numpy gives them: relu(NaN) is NaN (numpy's maximum, Paddle)
+    *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {}, quiet(unary(fn)))
+      for op, fn in (("relu", lambda x: np.maximum(x, 0)), ("sigmoid", np_sigmoid),
+                     ("tanh", np.tanh), ("exp", np.exp), ("log", np.log),
+                     ("square", np.square))
+      for t in (np.float32, np.float64)],
     Case("int32", "square", {"X": ints(1, 3, 4)}, {},
          lambda ins, attrs: {"Out": np.square(ins["X"])}),
 
@@ -812,3 +830,34 @@ def test_xshape_declares_zero_then_x_dims(op, attrs):
     blk.append_op(op, inputs={"X": [x]}, outputs={"Out": [out], "XShape": [xshape]},
                   attrs=attrs)
     assert xshape.shape == (0, -1, 3, 4) and xshape.dtype == "float64"
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")    # NaN inputs, inf * 0
+@pytest.mark.parametrize("place", list(PLACES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op, reads, reference", [
+    ("relu_grad", "Out", lambda v, d: d * (v > 0)),     # Paddle's dout * (out > 0)
+    ("sigmoid_grad", "Out", lambda v, d: d * v * (1 - v)),
+    ("tanh_grad", "Out", lambda v, d: d * (1 - v * v)),
+    ("exp_grad", "Out", lambda v, d: d * v),
+    ("log_grad", "X", lambda v, d: d / v),
+    ("square_grad", "X", lambda v, d: d * 2 * v)])
+def test_activation_gradients_let_nan_through(op, reads, reference, dtype, place):
+    """A NaN (or inf) in the forward value or in dOut gives what numpy's formula gives:
+    relu_grad does not turn a NaN dOut into 0 where the unit is off. (Out of sigmoid and
+    tanh is finite: no inf there, whose products fastmath kernels may reorder.)"""
+    v = np.array([[np.nan, -1.0, 0.0, 0.5, 2.0, 0.25]], dtype)
+    d = np.array([[1.0, np.nan, np.inf, -1.0, np.nan, 3.0]], dtype)
+    with np.errstate(all="ignore"):
+        want = reference(v, d).astype(dtype)
+    assert np.isnan(want).sum() > 1
+    blk = (prog := pd.Program()).global_block()
+    ins = {reads: [blk.create_var("v", list(v.shape), np.dtype(dtype).name)],
+           "Out@GRAD": [blk.create_var("d", list(d.shape), np.dtype(dtype).name)]}
+    dx = blk.create_var("dx", list(v.shape), np.dtype(dtype).name)
+    blk.append_op(op, inputs=ins, outputs={"X@GRAD": [dx]}, infer_shape=False)
+    with np.errstate(all="ignore"):
+        got, = run_checking_residency(pd.Executor(PLACES[place]), prog, {"v": v, "d": d},
+                                      ["dx"], ["dx"])
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{op} on {place}")

@@ -24,9 +24,12 @@ MIN_PARALLEL_GRAD = 65_536     # the gradients (2 reads, 1 write): measured cros
 
 
 # --- scalar code, shared by each ufunc and its twin -----------------------------------------
+# relu and its gradient let NaN through as numpy's maximum and Paddle do: the compares are
+# written so that NaN takes the "keep" side (a NaN compares false), and their flags are
+# FASTMATH32, without "nnan", which would let LLVM assume the compare never sees a NaN.
 @njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
 def _relu(x):
-    return x if x > 0 else 0
+    return x if not x <= 0 else 0           # NaN -> NaN (x > 0 would give 0)
 
 
 @njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
@@ -59,7 +62,8 @@ def _square(x):
 
 @njit(cache=True, fastmath=FASTMATH32, error_model="numpy")
 def _relu_grad(out, dout):
-    return dout if out > 0 else 0
+    # Paddle's dout * (out > 0): a NaN (or inf) dout stays NaN where the unit is off too
+    return dout if out > 0 else dout * 0
 
 
 @njit(cache=True, fastmath=True, error_model="numpy")

@@ -130,8 +130,8 @@ def binary(op: str, x, y, out_dtype=None):
 def _unary(op, x, a, b, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         v = x[i]
-        if op == RELU:
-            out[i] = v if v > 0 else 0
+        if op == RELU:                 # NaN -> NaN, as numpy's maximum (v > 0 gives 0)
+            out[i] = v if not v <= 0 else 0
         elif op == SIGMOID:            # split by sign so exp never overflows
             if v >= 0:
                 out[i] = 1.0 / (1.0 + math.exp(-v))
@@ -193,8 +193,8 @@ def _unary_grad(op, v, dout, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         w = v[i]
         d = dout[i]
-        if op == RELU:
-            out[i] = d if w > 0 else 0
+        if op == RELU:                 # Paddle's d * (w > 0): a NaN d stays NaN
+            out[i] = d if w > 0 else d * 0
         elif op == SIGMOID:
             out[i] = d * w * (1 - w)
         elif op == TANH:

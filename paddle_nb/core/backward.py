@@ -20,7 +20,8 @@ from __future__ import annotations
 from . import registry
 from .errors import BuildError
 from .framework_pb2 import VarType
-from .grad_maker import EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name
+from .grad_maker import (EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name,
+                         runs_in_every_grad_block)
 from .operator import Operator
 from .symbol_table import tensor_desc
 from .variable import Variable, var_names, view
@@ -61,17 +62,23 @@ def _differentiable_inputs(op: Operator) -> list[str]:
 
 
 def _ops_on_path(ops: list[Operator], targets: set[str], no_grad: set[str]) -> list[Operator]:
-    """The forward ops between the variables that need gradients and the targets."""
-    produced = {n for op in ops for n in op.output_arg_names}
+    """The forward ops between the variables that need gradients and the targets.
+
+    A variable no earlier op wrote comes from outside (a fed input, a parameter, a loop
+    variable of a block that is read before the body writes it: ``array_read(arr, i)``
+    before ``array_write(.., i, arr)``), so a gradient can flow into it."""
+    produced = set()    # written by an earlier op
     carries = set()     # variables through which a gradient can flow
     relevant = []
     for op in ops:
         if op.op_def.grad in (None, registry.NO_GRADIENT):
+            produced.update(op.output_arg_names)
             continue
         ins = _differentiable_inputs(op)
         if any(n in carries or (n not in produced and n not in no_grad) for n in ins):
             carries.update(n for n in op.output_arg_names if n not in no_grad)
             relevant.append(op)
+        produced.update(op.output_arg_names)
     needed, path = set(targets), []
     for op in reversed(relevant):
         if needed & set(op.output_arg_names):
@@ -181,6 +188,8 @@ def _declare_names(block, names) -> None:
     for n in names:
         if n == EMPTY_VAR or n in table.vars:
             continue
+        if GRAD_SUFFIX not in n and _forward_var(block, n) is not None:
+            continue      # a forward variable a grad op restores (a counter): no new one
         fwd = _forward_var(block, forward_name(n))
         t = tensor_desc(fwd) if fwd is not None else None
         if t is not None:
@@ -235,9 +244,15 @@ def append_grad_block(op: Operator, sub_block_idx: int, targets: set[str],
     grad_block = program.create_block(parent_idx=op.block.idx)
     grad_block.table.header.forward_block_idx = sub_block_idx
     program.current_block_idx = saved
-    path = _ops_on_path([o for o in forward.ops if is_forward(o)], targets, no_grad)
+    forward_ops = [o for o in forward.ops if is_forward(o)]
+    path = _ops_on_path(forward_ops, targets, no_grad)
+    # and, when anything is differentiated, every op whose gradient undoes a change of
+    # state (an in-place counter: Fluid differentiates all ops of a sub-block), in order
+    on_path = {id(o) for o in path}
+    differentiated = [o for o in forward_ops if id(o) in on_path
+                      or (path and runs_in_every_grad_block(o.op_def))]
     grad_ops: list[GradOp] = []
-    for fop in reversed(path):
+    for fop in reversed(differentiated):
         grad_ops.extend(_grad_ops_for(fop, no_grad))
     grad_ops = _fill_missing(grad_ops, set(initial_grads))
     grad_ops = _add_up_repeated(grad_ops, initial_grads)

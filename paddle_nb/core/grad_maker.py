@@ -91,6 +91,25 @@ class Grad:
         return [GradOp(forward.type + "_grad", inputs, outputs, dict(op.attrs))]
 
 
+def in_every_grad_block(maker: Callable) -> Callable:
+    """Mark a gradient maker (a function) whose ops undo a change of state that the
+    gradient ops before them must not see: an in-place loop counter (``increment``, whose
+    gradient is Fluid's IncrementGradOpMaker: ``increment`` with ``X`` = the forward
+    ``Out``, ``Out`` = the forward ``X`` and ``step = -step``). A gradient block
+    (``core/backward.py: append_grad_block``) differentiates every marked op of its forward
+    block, on the gradient path or not (an int counter gets no gradient), so running the
+    block last step first walks the counter back to each step's value before the grad
+    ops that read it (``read_from_array``'s ``write_to_array``). As Paddle does, the
+    global block differentiates only the ops on the path to the loss."""
+    maker.in_every_grad_block = True
+    return maker
+
+
+def runs_in_every_grad_block(op_def) -> bool:
+    """Whether ``op_def``'s gradient ops belong in every gradient block of its block."""
+    return bool(getattr(op_def.grad, "in_every_grad_block", False))
+
+
 def differentiable_inputs(op_def) -> list[str]:
     """The forward input slots whose gradients the op's gradient computes."""
     if isinstance(op_def.grad, Grad):

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.framework_pb2 import VarType
-from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name, in_every_grad_block
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.validate import check_list_index
 from . import arrays
@@ -40,8 +40,8 @@ def _array(ctx, slot="X") -> list:
 def _write(ctx):
     array = ctx.output_var("Out").get_mutable("tensor_array")
     i = _index(ctx)
-    if i < 0:
-        raise ExecutionError(f"write_to_array: negative index {i}")
+    if i < 0:      # (the executor's message names the op: no op type here)
+        raise ExecutionError(f"negative index I = {i}")
     check_list_index(i, "write_to_array")
     if len(array) <= i:
         array.extend([None] * (i + 1 - len(array)))
@@ -54,9 +54,14 @@ def _write_infer(ctx):
 
 def _read(ctx):
     array, i = _array(ctx), _index(ctx)
-    if not 0 <= i < len(array) or array[i] is None:
-        raise ExecutionError(f"read_from_array: position {i} of an array of length "
-                             f"{len(array)} was never written")
+    if i < 0:
+        raise ExecutionError(f"negative index I = {i}")
+    if i >= len(array):
+        raise ExecutionError(f"position {i} of an array of length {len(array)} is past its "
+                             f"end")
+    if array[i] is None:
+        raise ExecutionError(f"position {i} of an array of length {len(array)} was never "
+                             f"written")
     ctx.set_output("Out", array[i])
 
 
@@ -103,15 +108,32 @@ def _cuda_increment(ctx):
                                    b=ctx.attr("step")))
 
 
+@in_every_grad_block
+def _increment_grad(op, no_grad):
+    """increment(-step) undoes an in-place count; a float X's gradient is an assign"""
+    # Fluid's IncrementGradOpMaker: increment with X = the forward Out, Out = the forward X
+    # and step = -step. In a While's gradient block (which runs it whether or not a
+    # gradient flows: the counter is an int) it walks the counter back as the block runs
+    # the steps last first, so the grad ops before it (read_from_array's write_to_array)
+    # read each step's value: the step scopes keep no copy of a counter updated in place.
+    # Only an in-place increment changed a value; one into a new variable is left alone.
+    x, out = op.input("X")[0], op.output("Out")[0]
+    made = []
+    if x == out:
+        made.append(GradOp("increment", {"X": [out]}, {"Out": [x]},
+                           {"step": -op.attr("step", 1.0)}))
+    if x not in no_grad:     # d(X + step)/dX = 1; last, so it reads Out@GRAD before a reuse
+        made.append(GradOp("assign", {"X": [grad_name(out)]}, {"Out": [grad_name(x)]}))
+    return made
+
+
 register(OpDef(
     "increment", [Slot("X", "a tensor with one value (a loop counter)")], [Slot("Out", "X+step")],
     [Attr("step", A.FLOAT, 1.0, "the amount to add")],
     comment="Out = X + step (usually in place: Out is X).",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
     kernels={"cpu": _increment, "cuda": _cuda_increment},
-    grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
-        "assign", {"X": [grad_name(op.output("Out")[0])]},
-        {"Out": [grad_name(op.input("X")[0])]})]))
+    grad=_increment_grad))
 
 
 # --- array -> tensor -----------------------------------------------------------------------

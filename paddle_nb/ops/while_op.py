@@ -3,8 +3,9 @@
 ``while`` runs its block, each time in a new kid scope, as long as the (outer) bool
 ``Condition`` holds; the body updates the condition and the loop variables, which live
 outside. When training, each step's scope is kept, holding a snapshot of the loop
-variables as they were when the step began (as Paddle's WhileOp does), so that
-``while_grad`` can run the gradient block in each step's scope, last step first:
+variables as they were when the step began (as Paddle's WhileOp does; a counter updated in
+place is not copied, the gradient block undoes its ``increment``), so that ``while_grad``
+can run the gradient block in each step's scope, last step first:
 
 - the gradient of what a step wrote (``Out@GRAD`` for the last step) is put in its scope;
 - after the step's gradient block, a loop variable's gradient is the gradient that flows
@@ -65,7 +66,8 @@ def _truth(value) -> bool:
 
 def _snapshot_names(ctx) -> list[str]:
     """Loop inputs to save at each step's start: tensors that are not parameters and that
-    no single op updates in place (those are counters, like ``increment``)."""
+    no single op updates in place (those are counters, like ``increment``: the gradient
+    block walks them back itself, with increment's gradient, an increment by -step)."""
     program = ctx.op.program
     body = program.block(ctx.attr("sub_block"))
     in_place = {n for op in body.ops for n in op.input_arg_names if n in op.output_arg_names}

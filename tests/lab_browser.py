@@ -4,6 +4,7 @@ chromium). Screenshots land in ``screenshots/`` (git-ignored) for a person to lo
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def server(root: Path):
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
          "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+         "--ServerApp.disable_check_xsrf=True",       # shut_down_kernels uses the REST API
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
     try:
@@ -62,9 +64,12 @@ def browser_page(width: int = 1500, height: int = 1000):
             browser.close()
 
 
-def open_and_run_all(page, url: str, path: str, timeout_ms: int = 90000) -> None:
-    """Open a notebook, wait for its kernel, and click Run > Run All Cells."""
-    page.goto(f"{url}/lab/tree/{path}")
+def open_and_run_all(page, url: str, path: str, timeout_ms: int = 90000,
+                     workspace: str | None = None) -> None:
+    """Open a notebook, wait for its kernel, and click Run > Run All Cells. A named
+    ``workspace`` starts from an empty layout (Lab reopens the tabs of the last one)."""
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{path}" if workspace
+              else f"{url}/lab/tree/{path}")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                            timeout=timeout_ms)
     page.wait_for_timeout(1000)          # let the notebook finish settling
@@ -76,6 +81,15 @@ def menu(page, top: str, item: str) -> None:
     may say "Run All Cells" too)."""
     page.click(f".lm-MenuBar-itemLabel:text-is('{top}')", timeout=30000)
     page.click(f".lm-Menu-itemLabel:text-is('{item}')", timeout=30000)
+
+
+def shut_down_kernels(url: str) -> None:
+    """Stop every kernel the server runs (through its REST API: no dialog to click)."""
+    with urllib.request.urlopen(f"{url}/api/kernels", timeout=10) as r:
+        kernels = json.load(r)
+    for k in kernels:
+        req = urllib.request.Request(f"{url}/api/kernels/{k['id']}", method="DELETE")
+        urllib.request.urlopen(req, timeout=30).close()
 
 
 def shot(page, name: str, full_page: bool = True) -> Path:

@@ -38,14 +38,20 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
+def browser_page():
     with lab_browser.browser_page(height=1200) as pg:
         yield pg
 
 
+@pytest.fixture
+def page(lab, browser_page):
+    yield browser_page
+    lab_browser.shut_down_kernels(lab)        # one notebook's kernel at a time
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_in_jupyterlab_and_shows_its_widgets(lab, page, name):
-    lab_browser.open_and_run_all(page, lab, f"notebooks/{name}")
+    lab_browser.open_and_run_all(page, lab, f"notebooks/{name}", workspace=f"nb{name[:2]}")
     try:
         page.wait_for_function(ALL_RAN, timeout=240000, polling=1000)
     except Exception:
@@ -61,4 +67,3 @@ def test_notebook_runs_in_jupyterlab_and_shows_its_widgets(lab, page, name):
     errors = page.query_selector_all(".jp-OutputArea-output[data-mime-type="
                                      "'application/vnd.jupyter.stderr'] >> text=Traceback")
     assert not errors, f"{name}: a traceback in the page"
-    lab_browser.menu(page, "Kernel", "Shut Down Kernel")     # leave no kernel running

@@ -162,6 +162,22 @@ def test_gradient_through_a_while_with_an_in_place_counter_by_central_difference
     check_gradients(main, startup, loss, {"x": np.float64([0.7])}, ["x"])
 
 
+def _tanh_loop(x, W, steps: int, dtype: str):
+    """arr[0] = x; while i < steps: arr[i + 1] = tanh(arr[i] @ W), the counter i updated
+    in place by increment (as Paddle's while_array fixture builds it). Returns (arr, i, n)."""
+    i = pd.layers.fill_constant([1], "int64", 0)
+    arr = pd.create_array(dtype)
+    pd.array_write(x, i, arr)
+    n = pd.layers.fill_constant([1], "int64", steps)
+    cond = pd.layers.less_than(i, n)
+    with pd.While(cond).block():
+        nxt = pd.tanh(pd.matmul(pd.array_read(arr, i), W))
+        pd.increment(i)
+        pd.array_write(nxt, i, arr)
+        pd.layers.less_than(i, n, cond=cond)
+    return arr, i, n
+
+
 @pytest.mark.parametrize("place", ["cpu", "cuda"])
 def test_training_through_a_while_over_arrays_with_an_in_place_counter(place):
     """arr[0] = x; arr[k+1] = tanh(arr[k] @ W) for k < 3 (i incremented in place);
@@ -173,18 +189,7 @@ def test_training_through_a_while_over_arrays_with_an_in_place_counter(place):
         y = pd.data("y", [3, 2], "float64")
         W = pd.create_parameter([2, 2], "float64", name="W",
                                 initializer=pd.Normal(0, 0.7, 5))
-        i = pd.layers.fill_constant([1], "int64", 0)
-        n = pd.layers.fill_constant([1], "int64", 3)
-        arr = pd.create_array("float64")
-        pd.array_write(x, i, arr)
-        cond = pd.layers.less_than(i, n)
-        w = pd.While(cond)
-        with w.block():
-            prev = pd.array_read(arr, i)
-            nxt = pd.tanh(pd.matmul(prev, W))
-            pd.increment(i)
-            pd.array_write(nxt, i, arr)
-            pd.layers.less_than(i, n, cond=cond)
+        arr, _, n = _tanh_loop(x, W, 3, "float64")
         last = pd.array_read(arr, n)
         diff = last - y
         loss = pd.mean(diff * diff)
@@ -245,18 +250,7 @@ def test_paddle_while_program_with_increment_matches_ours():
         x = pd.data("x", [3, 4], "float32")
         x.stop_gradient = False
         W = pd.create_parameter([4, 4], "float32", name="W")
-        i = pd.layers.fill_constant([1], "int64", 0)
-        arr = pd.create_array("float32")
-        pd.array_write(x, i, arr)
-        n = pd.layers.fill_constant([1], "int64", 3)
-        cond = pd.layers.less_than(i, n)
-        w = pd.While(cond)
-        with w.block():
-            prev = pd.array_read(arr, i)
-            nxt = pd.tanh(pd.matmul(prev, W))
-            pd.increment(i)
-            pd.array_write(nxt, i, arr)
-            pd.layers.less_than(i, n, cond=cond)
+        arr, i, n = _tanh_loop(x, W, 3, "float32")
         loss = pd.layers.reduce_mean(pd.array_read(arr, n))
         gx, gw = pd.gradients([loss], [x, W])
     plumbing = {"sum", "fill_zeros_like", "assign"}

@@ -4,9 +4,8 @@ An exercise cell leaves ``...`` where the student's answer goes; the self-check 
 it calls :func:`check`. A placeholder still there prints "not answered yet" and does not
 raise, so *Run All* still runs the whole notebook (nothing later depends on an answer); a
 wrong answer raises, told what was expected in words (the hint), never by printing the
-answer, so a student can try again. The test suite runs every notebook with the solutions filled in, so each check
-is known to pass with a right answer; ``tests/test_notebooks.py`` also checks that a
-placeholder and a wrong answer fail.
+answer, so a student can try again. ``tests/test_notebooks.py`` runs every notebook with
+the solutions filled in (each check must tick) and as is (no check may tick on ``...``).
 
     check("number of ops", n_ops, len(block.ops), hint="count the lines of to_code()")
 """

@@ -90,3 +90,31 @@ def params_of(scope, names) -> dict:
     def host(v):
         return v.copy_to_host() if hasattr(v, "copy_to_host") else np.array(v, copy=True)
     return {n: host(scope.find_var(n).get()) for n in names}
+
+
+def torch_sgd(t, params: dict, loss, lr: float):
+    """Backward from ``loss`` and one in-place SGD update of the leaf tensors ``params``."""
+    loss.backward()
+    with t.no_grad():
+        for w in params.values():
+            w -= lr * w.grad
+            w.grad = None
+    return loss
+
+
+def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step,
+                        torch_step, torch_inputs, quick: bool):
+    """Seconds per training step of the program, of ``numpy_step(params)`` and (when
+    PyTorch is installed) of ``torch_step(t, params, *torch_inputs(t))``, all three from
+    the same initial parameters (the startup program's)."""
+    from .timing import measure   # noqa: PLC0415
+    go = runner(main, startup, feed, [loss])
+    start = params_of(go.scope, param_names)
+    p = {k: v.copy() for k, v in start.items()}
+    numpy_s = measure(lambda: numpy_step(p), quick)
+    torch_s, t = None, torch()
+    if t:
+        tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
+        inputs = torch_inputs(t)
+        torch_s = measure(lambda: torch_step(t, tp, *inputs), quick)
+    return measure(go, quick), numpy_s, torch_s

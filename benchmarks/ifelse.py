@@ -11,8 +11,7 @@ import numpy as np
 
 import paddle_nb as pd
 
-from .common import params_of, rng, row, runner, torch
-from .timing import measure
+from .common import rng, row, torch_sgd, training_step_times
 
 BATCH, IN, CLASSES = 64, 64, 10
 LR = 0.1
@@ -72,26 +71,16 @@ def torch_step(t, p: dict, x, label, lr=LR):
     mask = x.sum(dim=1) > 0
     logits = t.where(mask[:, None], x @ p["wt"] + p["bt"], x @ p["wf"] + p["bf"])
     loss = t.nn.functional.cross_entropy(logits, label)
-    loss.backward()
-    with t.no_grad():
-        for w in p.values():
-            w -= lr * w.grad
-            w.grad = None
-    return loss
+    return torch_sgd(t, p, loss, lr)
 
 
 def run(quick: bool = False) -> list[dict]:
     main, startup, loss = build()
     feed = batch()
-    go = runner(main, startup, feed, [loss])
-    start = params_of(go.scope, PARAMS)
-    p = {k: v.copy() for k, v in start.items()}
-    numpy_s = measure(lambda: numpy_step(p, feed["x"], feed["label"]), quick)
-    torch_s, t = None, torch()
-    if t:
-        tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
-        tx, tl = t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())
-        torch_s = measure(lambda: torch_step(t, tp, tx, tl), quick)
+    ours, numpy_s, torch_s = training_step_times(
+        main, startup, loss, feed, PARAMS, lambda p: numpy_step(p, feed["x"], feed["label"]),
+        torch_step, lambda t: (t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())),
+        quick)
     return [row(f"IfElse rows b{BATCH} {IN}->{CLASSES} x2 branches: SGD training step",
-                measure(go, quick), numpy_s, torch_s,
+                ours, numpy_s, torch_s,
                 note="no target in the issue; torch runs both branches on all rows + where")]

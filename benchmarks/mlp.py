@@ -11,8 +11,7 @@ import numpy as np
 
 import paddle_nb as pd
 
-from .common import params_of, rng, row, runner, torch
-from .timing import measure
+from .common import rng, row, torch_sgd, training_step_times
 
 IN, HIDDEN, CLASSES, BATCH = 784, 256, 10, 64
 LR = 0.1
@@ -69,25 +68,15 @@ def torch_step(t, p: dict, x, label, lr=LR):
     """The same step in PyTorch eager (autograd); ``p`` holds leaf tensors."""
     h = t.relu(x @ p["w1"] + p["b1"])
     loss = t.nn.functional.cross_entropy(h @ p["w2"] + p["b2"], label)
-    loss.backward()
-    with t.no_grad():
-        for w in p.values():
-            w -= lr * w.grad
-            w.grad = None
-    return loss
+    return torch_sgd(t, p, loss, lr)
 
 
 def run(quick: bool = False) -> list[dict]:
     main, startup, loss = build()
     feed = batch()
-    go = runner(main, startup, feed, [loss])
-    start = params_of(go.scope, PARAMS)
-    p = {k: v.copy() for k, v in start.items()}
-    numpy_s = measure(lambda: numpy_step(p, feed["x"], feed["label"]), quick)
-    torch_s, t = None, torch()
-    if t:
-        tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
-        tx, tl = t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())
-        torch_s = measure(lambda: torch_step(t, tp, tx, tl), quick)
+    ours, numpy_s, torch_s = training_step_times(
+        main, startup, loss, feed, PARAMS, lambda p: numpy_step(p, feed["x"], feed["label"]),
+        torch_step, lambda t: (t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())),
+        quick)
     return [row(f"MLP {IN}-{HIDDEN}-{CLASSES} b{BATCH}: SGD training step",
-                measure(go, quick), numpy_s, torch_s, vs_numpy=TARGET)]
+                ours, numpy_s, torch_s, vs_numpy=TARGET)]

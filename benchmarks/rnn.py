@@ -11,8 +11,7 @@ import numpy as np
 
 import paddle_nb as pd
 
-from .common import params_of, rng, row, runner, torch
-from .timing import measure
+from .common import rng, row, torch_sgd, training_step_times
 
 T, B, D, H = 32, 16, 64, 64
 LR = 0.1
@@ -80,25 +79,14 @@ def torch_step(t, p: dict, x, lr=LR):
         h = t.tanh(x_t @ p["wx"] + h @ p["wh"] + p["bh"])
         hs.append(h)
     loss = t.stack(hs).mean()
-    loss.backward()
-    with t.no_grad():
-        for w in p.values():
-            w -= lr * w.grad
-            w.grad = None
-    return loss
+    return torch_sgd(t, p, loss, lr)
 
 
 def run(quick: bool = False) -> list[dict]:
     main, startup, loss = build()
     feed = sequence()
-    go = runner(main, startup, feed, [loss])
-    start = params_of(go.scope, PARAMS)
-    p = {k: v.copy() for k, v in start.items()}
-    numpy_s = measure(lambda: numpy_step(p, feed["x"]), quick)
-    torch_s, t = None, torch()
-    if t:
-        tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
-        tx = t.from_numpy(feed["x"])
-        torch_s = measure(lambda: torch_step(t, tp, tx), quick)
-    return [row(f"tanh RNN T={T} B={B} H={H}: SGD training step", measure(go, quick),
+    ours, numpy_s, torch_s = training_step_times(
+        main, startup, loss, feed, PARAMS, lambda p: numpy_step(p, feed["x"]),
+        torch_step, lambda t: (t.from_numpy(feed["x"]),), quick)
+    return [row(f"tanh RNN T={T} B={B} H={H}: SGD training step", ours,
                 numpy_s, torch_s, vs_numpy=TARGET_NUMPY, vs_torch=TARGET_TORCH)]

@@ -24,8 +24,9 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 from . import ops as _ops  # noqa: F401, E402  (registers every op)
 from .core import scope, unique_name
 from .core.context import Context
-from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, PaddleNBError,
-                          ProgramFormatError, ScopeError, ShapeError, UnknownOpError)
+from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, IndexRangeError,
+                          PaddleNBError, ProgramFormatError, ScopeError, ShapeError,
+                          UnknownOpError)
 from .core.executor import Executor, Frame, Step
 from .core.place import CPUPlace, CUDAPlace, GPUPlace
 from .core.program import (Program, default_main_program, default_startup_program,

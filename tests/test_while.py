@@ -103,7 +103,7 @@ def test_while_errors():
         pd.While(i)
     arr = pd.create_array("float32")
     bad = pd.array_read(arr, pd.layers.fill_constant([1], "int64", 2))
-    with pytest.raises(pd.ExecutionError, match="position 2 of an array of length 0"):
+    with pytest.raises(pd.ExecutionError, match="position 2 at I.*past the end of an array of length 0"):
         pd.Executor().run(fetch_list=[bad])
 
 
@@ -275,7 +275,9 @@ def test_reading_an_array_past_its_end_says_so_once():
     with pytest.raises(pd.ExecutionError) as err:
         pd.Executor().run(fetch_list=[past])
     msg = str(err.value)
-    assert "position 2 of an array of length 2 is past its end" in msg
+    assert "position 2 at I[0] is out of range" in msg
+    assert "past the end of an array of length 2" in msg
+    assert isinstance(err.value, pd.IndexRangeError) and err.value.value == 2
     assert msg.count("read_from_array") == 1 and "never written" not in msg
     pd.reset()
     arr = pd.create_array("float32")

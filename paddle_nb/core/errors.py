@@ -64,6 +64,12 @@ class ExecutionError(PaddleNBError):
     """Something went wrong while running ops."""
 
 
+class IndexRangeError(ExecutionError, IndexError):
+    """A tensor value used as an index (a class label, an id, a branch mask, an array
+    position) is out of range: found by the kernel's check before it wrote anything.
+    ``slot``, ``value``, ``position`` and ``low``/``high`` say which and where."""
+
+
 class FeedError(ExecutionError, ValueError):
     """A feed that does not match the program's declaration."""
 

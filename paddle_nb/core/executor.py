@@ -42,7 +42,7 @@ import numpy as np
 
 from . import registry
 from . import dtypes
-from .errors import ExecutionError, FeedError, FetchError, PaddleNBError
+from .errors import ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError
 from .operator import Operator
 from .place import CPUPlace, is_place
 from .program import Program, default_main_program
@@ -51,6 +51,7 @@ from .symbol_table import var_dtype, var_shape
 from .kernel_context import CudaKernelContext, KernelContext
 from .framework_pb2 import VarType
 from .grad_maker import EMPTY_VAR
+from ..kernels.check import IndexOutOfRange
 
 
 @dataclass(frozen=True)
@@ -648,9 +649,17 @@ def _located(e: Exception, pop: PreparedOp) -> Exception:
     """``e`` with the op's block path and creating line, once (inner blocks add it first)."""
     if getattr(e, "_paddle_nb_located", False):
         return e
-    text = f"{pop.where}: {e if isinstance(e, PaddleNBError) else f'{type(e).__name__}: {e}'}"
+    if isinstance(e, IndexOutOfRange):     # a kernel's range check (kernels/check.py)
+        text = f"{pop.where}: {e}"
+    else:
+        text = f"{pop.where}: {e if isinstance(e, PaddleNBError) else f'{type(e).__name__}: {e}'}"
     if pop.created_at:
         text += f"\n  op created at: {pop.created_at}"
-    new = type(e)(text) if isinstance(e, PaddleNBError) else ExecutionError(text)
+    if isinstance(e, IndexOutOfRange):
+        new = IndexRangeError(text)
+        new.slot, new.value, new.position, new.low, new.high = \
+            e.slot, e.value, e.position, e.low, e.high
+    else:
+        new = type(e)(text) if isinstance(e, PaddleNBError) else ExecutionError(text)
     new._paddle_nb_located = True
     return new

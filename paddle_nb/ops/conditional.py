@@ -24,6 +24,7 @@ from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
+from ..kernels import check
 
 SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
 
@@ -132,12 +133,18 @@ register(OpDef(
 
 
 # --- select_input / select_output -----------------------------------------------------------
-def _mask(ctx) -> int:
-    return int(arrays.host_scalar(ctx.input("Mask")))     # read on the host
+def _mask(ctx, branches: list[str], slot: str) -> int:
+    """The branch Mask picks (read on the host), checked to be one of ``branches``."""
+    mask = arrays.host(ctx.input("Mask"))
+    if mask.size != 1:
+        raise ExecutionError(f"slot Mask must hold one value, given shape {list(mask.shape)}")
+    check.indices(mask, len(branches), slot="Mask", what="branch",
+                  counted=f"the {len(branches)} variables of {slot}")
+    return int(mask.ravel()[0])
 
 
 def _select_input(ctx):
-    i = _mask(ctx)
+    i = _mask(ctx, ctx.input_names("X"), "X")
     value = ctx.input_or_none("X", i)
     if value is None:
         raise ExecutionError(f"select_input: X[{i}] ({ctx.input_names('X')[i]!r}) has no value "
@@ -146,7 +153,7 @@ def _select_input(ctx):
 
 
 def _select_output(ctx):
-    x, chosen = ctx.input("X"), _mask(ctx)
+    x, chosen = ctx.input("X"), _mask(ctx, ctx.output_names("Out"), "Out")
     ctx.set_output("Out", x, chosen)
     for j in range(len(ctx.output_names("Out"))):     # the others: zeros, unless written
         if j != chosen and ctx.output_value("Out", j) is None:

@@ -11,6 +11,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels import check
 from ..kernels.cpu import loss as K
 from ..kernels.cpu import reduce as RK
 from ..kernels.cuda import copy as CC
@@ -48,8 +49,12 @@ def _check_label(ctx, x_slot: str, label_slot: str, axis: int):
                  given=ctx.describe_input(label_slot))
 
 
-def _hard_labels(label: np.ndarray, axis: int) -> np.ndarray:
-    return np.ascontiguousarray(np.moveaxis(label, axis, -1)).reshape(-1).astype(np.int64)
+def _hard_labels(ctx, label, axis: int, classes: int) -> np.ndarray:
+    """The class indices, one per row, each checked to be a class (or ignore_index)."""
+    flat = np.ascontiguousarray(np.moveaxis(label, axis, -1)).reshape(-1)
+    check.indices(flat, classes, slot="Label", what="class index", shape=label.shape,
+                  ignore=ctx.attr("ignore_index"), counted=f"{classes} classes")
+    return flat.astype(np.int64, copy=False)
 
 
 # --- the same on the device: transposes are copies (kernels/cuda/copy.py) ---------------------
@@ -69,6 +74,13 @@ def _cuda_unrows(m, like_shape, axis: int):
     perm = list(range(len(like_shape) - 1))
     perm.insert(axis, len(like_shape) - 1)
     return CC.transpose(m, perm)
+
+
+def _cuda_hard_labels(ctx, label, classes: int):
+    """As _hard_labels, on the device (the check runs there; one number comes back)."""
+    check.indices(label, classes, slot="Label", what="class index",
+                  ignore=ctx.attr("ignore_index"), counted=f"{classes} classes")
+    return _cuda_per_row(label, np.int64)
 
 
 def _cuda_per_row(a, dtype):
@@ -96,7 +108,8 @@ def _swce(ctx):
     if ctx.attr("soft_label"):
         loss = -(_rows(label, axis) * np.log(prob)).sum(axis=1).astype(logits.dtype)
     else:
-        loss = K.hard_label_loss(prob, _hard_labels(label, axis), ctx.attr("ignore_index"))
+        loss = K.hard_label_loss(prob, _hard_labels(ctx, label, axis, prob.shape[1]),
+                                 ctx.attr("ignore_index"))
     ctx.set_output("Softmax", _unrows(prob, logits.shape, axis))
     ctx.set_output("Loss", _unrows(loss, _loss_shape(logits.shape, axis), axis))
 
@@ -109,8 +122,9 @@ def _swce_grad(ctx):
     if ctx.attr("soft_label"):
         grad = (prob - _rows(ctx.input("Label"), axis)) * d[:, None]
     else:
-        grad = K.softmax_xent_grad(prob, _hard_labels(ctx.input("Label"), axis), d,
-                                   ctx.attr("ignore_index"))
+        grad = K.softmax_xent_grad(prob, _hard_labels(ctx, ctx.input("Label"), axis,
+                                                      prob.shape[1]),
+                                   d, ctx.attr("ignore_index"))
     ctx.set_output("Logits@GRAD", _unrows(grad.astype(prob.dtype), softmax.shape, axis))
 
 
@@ -123,7 +137,7 @@ def _cuda_swce(ctx):
     if ctx.attr("soft_label"):
         loss = CL.soft_label_loss(prob, _cuda_rows(label, axis))
     else:
-        loss = CL.hard_label_loss(prob, _cuda_per_row(label, np.int64),
+        loss = CL.hard_label_loss(prob, _cuda_hard_labels(ctx, label, prob.shape[1]),
                                   ctx.attr("ignore_index"))
     ctx.set_output("Softmax", _cuda_unrows(prob, logits.shape, axis))
     ctx.set_output("Loss", loss.reshape(tuple(_loss_shape(logits.shape, axis))))
@@ -137,8 +151,9 @@ def _cuda_swce_grad(ctx):
     if ctx.attr("soft_label"):
         grad = CL.soft_softmax_xent_grad(prob, _cuda_rows(ctx.input("Label"), axis), d)
     else:
-        grad = CL.softmax_xent_grad(prob, _cuda_per_row(ctx.input("Label"), np.int64), d,
-                                    ctx.attr("ignore_index"))
+        grad = CL.softmax_xent_grad(prob, _cuda_hard_labels(ctx, ctx.input("Label"),
+                                                            prob.shape[1]),
+                                    d, ctx.attr("ignore_index"))
     ctx.set_output("Logits@GRAD", _cuda_unrows(grad, softmax.shape, axis))
 
 
@@ -174,7 +189,8 @@ def _ce(ctx):
     if ctx.attr("soft_label"):
         loss = -(_rows(ctx.input("Label"), x.ndim - 1) * np.log(prob)).sum(axis=1)
     else:
-        loss = K.hard_label_loss(prob, _hard_labels(ctx.input("Label"), x.ndim - 1),
+        loss = K.hard_label_loss(prob, _hard_labels(ctx, ctx.input("Label"), x.ndim - 1,
+                                                    prob.shape[1]),
                                  ctx.attr("ignore_index"))
     ctx.set_output("Y", loss.astype(x.dtype).reshape(_loss_shape(x.shape, x.ndim - 1)))
 
@@ -186,8 +202,9 @@ def _ce_grad(ctx):
     if ctx.attr("soft_label"):
         grad = -_rows(ctx.input("Label"), x.ndim - 1) / prob * d[:, None]
     else:
-        grad = K.xent_grad(prob, _hard_labels(ctx.input("Label"), x.ndim - 1), d,
-                           ctx.attr("ignore_index"))
+        grad = K.xent_grad(prob, _hard_labels(ctx, ctx.input("Label"), x.ndim - 1,
+                                              prob.shape[1]),
+                           d, ctx.attr("ignore_index"))
     ctx.set_output("X@GRAD", grad.astype(x.dtype).reshape(x.shape))
 
 
@@ -197,7 +214,8 @@ def _cuda_ce(ctx):
     if ctx.attr("soft_label"):
         loss = CL.soft_label_loss(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1))
     else:
-        loss = CL.hard_label_loss(prob, _cuda_per_row(ctx.input("Label"), np.int64),
+        loss = CL.hard_label_loss(prob, _cuda_hard_labels(ctx, ctx.input("Label"),
+                                                          prob.shape[1]),
                                   ctx.attr("ignore_index"))
     ctx.set_output("Y", loss.reshape(tuple(_loss_shape(x.shape, x.ndim - 1))))
 
@@ -209,8 +227,8 @@ def _cuda_ce_grad(ctx):
     if ctx.attr("soft_label"):
         grad = CL.soft_xent_grad(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1), d)
     else:
-        grad = CL.xent_grad(prob, _cuda_per_row(ctx.input("Label"), np.int64), d,
-                            ctx.attr("ignore_index"))
+        grad = CL.xent_grad(prob, _cuda_hard_labels(ctx, ctx.input("Label"), prob.shape[1]),
+                            d, ctx.attr("ignore_index"))
     ctx.set_output("X@GRAD", grad.reshape(x.shape))
 
 

@@ -14,16 +14,19 @@ from ..core.errors import ExecutionError
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name, in_every_grad_block
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_list_index
+from ..core import validate
+from ..kernels import check
 from . import arrays
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
 
 
-def _index(ctx) -> int:
+def _index(ctx, length: int, counted: str) -> int:
+    """The position I holds (read on the host), checked to be below ``length``."""
     i = arrays.host(ctx.input("I"))
     if i.size != 1:
         raise ExecutionError(f"I must hold one index, got shape {list(i.shape)}")
+    check.indices(i, length, slot="I", what="position", counted=counted)
     return int(i.ravel()[0])
 
 
@@ -39,10 +42,10 @@ def _array(ctx, slot="X") -> list:
 # --- write / read ---------------------------------------------------------------------------------
 def _write(ctx):
     array = ctx.output_var("Out").get_mutable("tensor_array")
-    i = _index(ctx)
-    if i < 0:      # (the executor's message names the op: no op type here)
-        raise ExecutionError(f"negative index I = {i}")
-    check_list_index(i, "write_to_array")
+    # an array grows as it is written, up to MAX_LIST_LENGTH (a position past that would
+    # allocate a list of billions of entries)
+    i = _index(ctx, validate.MAX_LIST_LENGTH, "an array grows up to paddle_nb.core.validate."
+                                     f"MAX_LIST_LENGTH = {validate.MAX_LIST_LENGTH} positions")
     if len(array) <= i:
         array.extend([None] * (i + 1 - len(array)))
     array[i] = ctx.input("X")
@@ -53,12 +56,9 @@ def _write_infer(ctx):
 
 
 def _read(ctx):
-    array, i = _array(ctx), _index(ctx)
-    if i < 0:
-        raise ExecutionError(f"negative index I = {i}")
-    if i >= len(array):
-        raise ExecutionError(f"position {i} of an array of length {len(array)} is past its "
-                             f"end")
+    array = _array(ctx)
+    i = _index(ctx, len(array), f"position {len(array)} and later are past the end of an "
+                                f"array of length {len(array)}")
     if array[i] is None:
         raise ExecutionError(f"position {i} of an array of length {len(array)} was never "
                              f"written")

@@ -1,0 +1,178 @@
+"""Kernels that index by data check their range first (kernels/check.py; issue
+"Robustness II"): a class label, a branch mask or an array position out of range is a
+``pd.IndexRangeError`` naming the op, its block path, the slot, the bad value and where it
+sits, raised before anything is written, on CPU and on CUDA (numba's simulator here).
+
+Before: a label of 3 for 3 classes ran and gave garbage (the gradient kernel wrote past
+the row), -1 wrapped to the last class, 10**9 and -2**40 killed the process (SIGSEGV).
+The process-killing values run in a subprocess, so a regression fails this test instead
+of taking pytest down.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import paddle_nb as pd
+from paddle_nb.kernels import check
+
+PLACES = [pd.CPUPlace(), pd.CUDAPlace(0)]
+IDS = ["cpu", "cuda"]
+
+
+def _classifier(op_type: str, classes: int = 3, ignore_index: int = -100):
+    """x [-1, 4] -> fc -> (softmax) -> the loss op on label y; SGD on its mean."""
+    x = pd.data("x", [-1, 4])
+    y = pd.data("y", [-1, 1], "int64")
+    logits = pd.layer.fc(x, classes)
+    if op_type == "softmax_with_cross_entropy":
+        loss = pd.layer.softmax_with_cross_entropy(logits, y, ignore_index=ignore_index)
+    else:
+        loss = pd.layer.cross_entropy(pd.softmax(logits), y, ignore_index=ignore_index)
+    avg = pd.layer.mean(loss)
+    pd.optimizer.SGD(0.1).minimize(avg)
+    return avg
+
+
+def _feed(labels):
+    return {"x": np.linspace(-1, 1, 4 * len(labels), dtype=np.float32).reshape(-1, 4),
+            "y": np.array(labels, np.int64).reshape(-1, 1)}
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("op_type", ["softmax_with_cross_entropy", "cross_entropy"])
+@pytest.mark.parametrize("bad", [3, -1, 7])
+def test_a_label_out_of_range_is_named_and_changes_nothing(place, op_type, bad):
+    avg = _classifier(op_type)
+    exe, scope = pd.Executor(place), pd.Scope()
+    exe.run(pd.default_startup_program(), scope=scope)
+    params = {n: np.array(scope.find_var(n).get()) for n in ("fc_0.w_0", "fc_0.b_0")}
+    with pytest.raises(pd.IndexRangeError) as err:
+        exe.run(feed=_feed([0, 1, 2, bad, 1]), fetch_list=[avg], scope=scope)
+    e = err.value
+    msg = str(e)
+    index = 2 if op_type == "softmax_with_cross_entropy" else 3    # (after fc's 2 ops)
+    assert f"block 0 > op {index} {op_type}: slot Label: class index {bad} at Label[3, 0] " \
+           f"is out of range; expected 0 <= Label < 3 (3 classes)" in msg
+    assert "op created at:" in msg and "test_index_ranges.py" in msg
+    assert (e.slot, e.value, e.position, e.low, e.high) == ("Label", bad, (3, 0), 0, 3)
+    if bad == 3:
+        assert "Numbered 1..3 instead of 0..2? Subtract 1" in msg
+    if bad < 0:
+        assert "Negative values do not count from the end" in msg
+    for n, before in params.items():          # the failed run left the parameters alone
+        value = scope.find_var(n).get()
+        value = value.copy_to_host() if hasattr(value, "copy_to_host") else value
+        np.testing.assert_array_equal(value, before)
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("op_type", ["softmax_with_cross_entropy", "cross_entropy"])
+def test_the_gradient_kernels_check_too(place, op_type):
+    """The grad op reads the labels again: checked there as well (a program can feed the
+    grad op's Label from anywhere; here the forward op is skipped by feeding its outputs)."""
+    avg = _classifier(op_type)
+    exe = pd.Executor(place)
+    exe.run(pd.default_startup_program())
+    grad_ops = [op for op in pd.default_main_program().global_block().ops
+                if op.type == f"{op_type}_grad"]
+    assert len(grad_ops) == 1
+    program = pd.default_main_program()
+    fwd = next(op for op in program.global_block().ops if op.type == op_type)
+    feed = _feed([0, 1, 2, 5])
+    outs = {n: np.zeros((4, 3) if s != "Loss" and s != "Y" else (4, 1), np.float32) + 0.25
+            for s in fwd.outputs for n in fwd.output(s)}
+    feed.update(outs)
+    with pytest.raises(pd.IndexRangeError, match=rf"{op_type}_grad: slot Label: class index 5 "
+                                                 r"at Label\[3, 0\]"):
+        exe.run(feed=feed, fetch_list=[avg])
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+def test_ignore_index_keeps_working(place):
+    avg = _classifier("softmax_with_cross_entropy", ignore_index=-100)
+    exe = pd.Executor(place)
+    exe.run(pd.default_startup_program())
+    loss, = exe.run(feed=_feed([0, -100, 2, 1]), fetch_list=[avg])
+    assert np.isfinite(loss)
+    pd.reset()
+    avg = _classifier("cross_entropy", ignore_index=2)   # a class number may be ignored too
+    exe.run(pd.default_startup_program())
+    loss, = exe.run(feed=_feed([0, 2, 2, 1]), fetch_list=[avg])
+    assert np.isfinite(loss)
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("mask", [-1, 2, 1000])
+def test_select_input_checks_its_mask(place, mask):
+    a = pd.layers.fill_constant([2], "float32", 1.0)
+    b = pd.layers.fill_constant([2], "float32", 2.0)
+    m = pd.layers.fill_constant([1], "int32", mask)
+    out = pd.op.select_input(X=[a, b], Mask=m)
+    with pytest.raises(pd.IndexRangeError, match=rf"op 3 select_input: slot Mask: branch "
+                                                 rf"{mask} at Mask\[0\] is out of range; "
+                                                 rf"expected 0 <= Mask < 2 \(the 2 variables "
+                                                 rf"of X\)"):
+        pd.Executor(place).run(fetch_list=[out])
+
+
+def test_float_labels_are_refused_not_truncated():
+    x = pd.data("x", [-1, 3])
+    y = pd.data("y", [-1, 1], "float32")
+    gb = pd.default_main_program().global_block()
+    sm = gb.create_var("sm", shape=[-1, 3])
+    loss = gb.create_var("loss", shape=[-1, 1])
+    gb.append_op("softmax_with_cross_entropy", {"Logits": [x], "Label": [y]},
+                 {"Softmax": [sm], "Loss": [loss]})
+    with pytest.raises(pd.IndexRangeError, match="slot Label: expected integers"):
+        pd.Executor().run(feed={"x": np.ones((2, 3), np.float32),
+                                "y": np.array([[0.0], [1.5]], np.float32)}, fetch_list=[loss])
+
+
+def test_the_check_helper_on_its_own():
+    """The helper every data-indexing kernel calls: numpy and device arrays alike."""
+    from paddle_nb.kernels.cuda import device
+    ok = np.array([[0, 2], [1, -100]], np.int64)
+    for values in (ok, device.to_device(ok)):
+        check.indices(values, 3, slot="Label", ignore=-100)        # passes
+        with pytest.raises(check.IndexOutOfRange) as err:
+            check.indices(values, 2, slot="Label", ignore=-100)
+        assert (err.value.value, err.value.position) == (2, (0, 1))
+    check.indices(np.empty((0, 1), np.int64), 0, slot="Label")     # nothing to check
+    big = np.zeros(100_000, np.int32)
+    big[77_777] = -5
+    with pytest.raises(check.IndexOutOfRange, match=r"-5 at ids\[77777\]"):
+        check.indices(big, 10, slot="ids")
+
+
+_CRASHERS = textwrap.dedent("""
+    import os, sys
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    import numpy as np
+    import paddle_nb as pd
+    x = pd.data("x", [-1, 3]); y = pd.data("y", [-1, 1], "int64")
+    loss = pd.layer.mean(pd.layer.softmax_with_cross_entropy(pd.layer.fc(x, 3), y))
+    pd.optimizer.SGD(0.1).minimize(loss)
+    for place in (pd.CPUPlace(), pd.CUDAPlace(0)):
+        exe = pd.Executor(place)
+        exe.run(pd.default_startup_program())
+        for bad in (10**9, -2**40, 2**62):
+            try:
+                exe.run(feed={"x": np.ones((3, 3), np.float32),
+                              "y": np.array([[0], [bad], [1]], np.int64)}, fetch_list=[loss])
+            except pd.IndexRangeError as e:
+                assert f"class index {bad} at Label[1, 0]" in str(e), str(e)
+            else:
+                sys.exit(f"label {bad} ran")
+    print("all refused")
+""")
+
+
+def test_labels_that_used_to_crash_the_process_are_refused():
+    done = subprocess.run([sys.executable, "-c", _CRASHERS], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "all refused" in done.stdout

@@ -7,7 +7,7 @@ guards, and it must not wake the thread pool for nothing.
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, fastmath=True, error_model="numpy")
 def first_outside(flat, low, high, has_ignore, ignore):
     """The position of the first value of ``flat`` not in ``[low, high)`` (values equal to
     ``ignore`` pass when ``has_ignore``), or -1."""

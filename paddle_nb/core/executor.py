@@ -42,6 +42,8 @@ import numpy as np
 
 from . import registry
 from . import dtypes
+from . import runtime_shapes
+from . import validate
 from .errors import ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError
 from .operator import Operator
 from .place import CPUPlace, is_place
@@ -91,7 +93,7 @@ class PreparedOp:
     """An op bound once: its kernel, its slots' variable names and its attributes."""
     __slots__ = ("program", "index", "op", "op_def", "kernel", "inputs", "outputs", "attrs",
                  "where", "created_at", "output_set", "is_generator", "keep_scopes",
-                 "output_pairs")
+                 "output_pairs", "infer_shape", "checked_inputs", "input_list")
 
     def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
@@ -119,6 +121,11 @@ class PreparedOp:
         self.output_pairs = tuple((slot, n) for slot, names in self.outputs.items()
                                   for n in names if n != EMPTY_VAR)
         self.op_def = op_def
+        # The allocation guard (runtime_shapes.py): the op's shape inference, run again on
+        # the values before the kernel, once per signature of its inputs' shapes/dtypes.
+        self.infer_shape = op_def.infer_shape
+        self.checked_inputs = None
+        self.input_list = tuple(n for names in op.inputs.values() for n in names)
         # A control-flow op keeps the scopes its sub-block ran in only when some op (its
         # gradient) reads the list of them: training keeps the "stack forest" until the run
         # ends, inference frees each scope as soon as the sub-block returns.
@@ -252,6 +259,7 @@ class Executor:
         scope = scope if scope is not None else current()
         check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
         fetch_names = self._fetch_names(program, fetch_list)
+        _check_once(program)
         prepared = self.prepare(program, 0)
         feed = self._check_feed(program, prepared, feed or {})
         if check:
@@ -316,9 +324,15 @@ class Executor:
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         place, context = self.place, self._context
         ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]
+        block = prepared.block
         for pop in ops:
             ctx = context(pop, scope, self, place, training, frames, check, stepping)
             try:
+                if pop.infer_shape is not None:    # size the outputs before allocating
+                    sig = runtime_shapes.signature(pop, scope)
+                    if sig != pop.checked_inputs:
+                        runtime_shapes.check_outputs(pop, scope, block)
+                        pop.checked_inputs = sig
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
                 else:
@@ -359,6 +373,12 @@ class Executor:
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise FetchError(f"cannot fetch {name!r}: no block of this program declares "
                                  f"it{hint}")
+            if gb.table.vars[name].type.type == VarType.STEP_SCOPES:
+                raise FetchError(
+                    f"cannot fetch {name!r}: it holds the step scopes a control-flow op kept "
+                    f"for its gradient, and they are deleted when the run ends; fetch the "
+                    f"tensors you want from them instead (or step through the run with "
+                    f"exe.steps / pd.Debugger to look inside the scopes while they live)")
             names.append(name)
         return names
 
@@ -374,7 +394,8 @@ class Executor:
             # The common case, without reading the protobuf: an array of the declared
             # dtype and a fitting shape (what a training loop feeds every step).
             if spec is not None and value.__class__ is np.ndarray and value.dtype == spec[0] \
-                    and _shape_fits(spec[1], value.shape):
+                    and _shape_fits(spec[1], value.shape) and \
+                    value.nbytes <= validate.MAX_TENSOR_BYTES:
                 checked[name] = value
                 continue
             desc = gb.table.vars.get(name)
@@ -417,6 +438,19 @@ class Executor:
         return np.array(value, copy=True)
 
 
+# The attribute of a Program holding the version its run-time checks last passed at.
+_CHECKED_ATTR = "_checked_before_run"
+
+
+def _check_once(program: Program) -> None:
+    """Block references and attribute types (validate.check_before_run), once per version
+    of the program: a loaded program is checked at its first run, an edited one again."""
+    version = program.version
+    if program.__dict__.get(_CHECKED_ATTR) != version:
+        validate.check_before_run(program)
+        program.__dict__[_CHECKED_ATTR] = version
+
+
 def _convert_feed(name: str, desc, value) -> np.ndarray:
     want_code = var_dtype(desc)
     shape = var_shape(desc)
@@ -438,6 +472,15 @@ def _convert_feed(name: str, desc, value) -> np.ndarray:
         if not _shape_fits(shape, array.shape):
             raise FeedError(f"feed {name!r}: expected shape {shape} (-1 = any size), given "
                             f"{list(array.shape)}")
+    if array.nbytes > validate.MAX_TENSOR_BYTES:
+        # nbytes is the logical size: a broadcast view (np.broadcast_to, zero strides) is a
+        # few bytes of memory, but every op that reads it makes a result of this size
+        view = (f" (a view with strides {array.strides}: it takes little memory itself, "
+                f"but every op that reads it makes a result of this size)"
+                if 0 in array.strides and array.size > 1 else "")
+        raise FeedError(f"feed {name!r}: shape {list(array.shape)} ({array.dtype}) is "
+                        f"{validate.human_bytes(array.nbytes)} as a tensor{view}; "
+                        f"{validate._limit_text()}")
     return array
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import validate
 from .errors import ExecutionError
 from .grad_maker import EMPTY_VAR
 
@@ -76,6 +77,8 @@ class KernelContext:
         if not names or names[i] == EMPTY_VAR:     # an output nobody asked for
             return
         name = names[i]
+        if getattr(value, "nbytes", 0) > validate.MAX_TENSOR_BYTES:
+            _too_large(slot, name, value)
         var = self.scope.find_var(name)
         if var is None:
             var = self.scope.var(name)
@@ -110,6 +113,14 @@ class KernelContext:
         return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
                                            self.frames, self.op.op, self.check_nan_inf,
                                            self.stepping)
+
+
+def _too_large(slot: str, name: str, value):
+    """The allocation guard's backstop, for outputs sized by data (runtime_shapes.py sizes
+    the others before the kernel runs): the value is dropped, never stored."""
+    raise ExecutionError(f"output {slot} ({name!r}) has shape {list(value.shape)} "
+                         f"({value.dtype}), {validate.human_bytes(value.nbytes)}; "
+                         f"{validate._limit_text()}")
 
 
 def _why_no_value(pop, name: str) -> str:

@@ -246,6 +246,17 @@ class Scope:
         for kid in self.kids:
             yield from kid.walk(depth + 1)
 
+    def held_bytes(self) -> int:
+        """Bytes of the tensors held by this scope's variables and its kids' (a tensor
+        array counts its items; a value shared by two variables counts twice)."""
+        total = 0
+        for _, scope in self.walk():
+            for var in list(scope._vars.values()):
+                value = var._value
+                for item in (value if isinstance(value, list) else (value,)):
+                    total += getattr(item, "nbytes", 0) if hasattr(item, "shape") else 0
+        return total
+
     def tree(self, show_values: bool = True) -> str:
         """The scope forest below this scope, one line per scope and per variable."""
         lines = []

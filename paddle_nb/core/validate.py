@@ -405,6 +405,24 @@ class _Checker:
                 self.check_op(b.idx, j, op)
         return self.problems
 
+    def run_attributes(self):
+        """The checks a run cannot do without: block references, then the type and value
+        of every declared attribute of every op that can run (a kernel reading a FLOAT
+        where it expects INTS fails deep inside; a ``sub_block`` stored as an INT would be
+        followed into the op's own block, forever)."""
+        structure = structure_problems(self.program.desc)
+        self.problems.extend(structure)
+        self.sound = not structure
+        if structure:
+            return self.problems
+        for b in self.live_blocks():
+            for j, op in enumerate(b.table.ops):
+                if not registry.is_registered(op.type):
+                    continue             # the executor names an unknown op itself
+                op_def = registry.lookup(op.type)
+                self.check_attrs(f"{self.path(b.idx)} > op {j} {op.type}", op, op_def)
+        return self.problems
+
     def check_var(self, i, desc):
         t = tensor_desc(desc)
         if t is None:
@@ -550,6 +568,18 @@ class _Checker:
             if given is not None and given != want:
                 self.add(where, f"attribute {shape_attr}={A.format_value(shape)} needs {want} "
                                 f"values, given {given}", "attr-value")
+
+
+def check_before_run(program) -> None:
+    """What ``Executor.run`` and ``Executor.steps`` check once per version of a program
+    (the executor caches the answer on the program): block references and attribute
+    types and values. Raises a :class:`ValidationError` listing every problem; the rest
+    of :func:`validate` (declared variables, sizes) is left to the kernels and the
+    allocation guard, which meet the real values."""
+    problems = _Checker(program, strict=False).run_attributes()
+    if problems:
+        raise ValidationError(_summary(problems, "the program") + "\n(found before running "
+                              "it: nothing ran)", problems)
 
 
 def validate(program, strict: bool = True, raise_on_error: bool = True) -> list[Problem]:

@@ -30,26 +30,46 @@ DEFAULT_MAX_STEPS = 1_000_000   # a loop this long is almost surely a condition 
 MAX_STEPS_ENV = "PADDLE_NB_MAX_WHILE_STEPS"
 
 
+# A training loop keeps every step's scope for its gradient: bounded by bytes as well as by
+# steps, since a loop that never ends would fill the memory long before a million steps.
+DEFAULT_MAX_KEPT_BYTES = 2 ** 31   # 2 GiB of tensors in the step scopes of one while op
+MAX_KEPT_BYTES_ENV = "PADDLE_NB_MAX_WHILE_BYTES"
+
+
+def _positive_int_from_env(variable: str, default: int, what: str, environ) -> int:
+    """The positive integer the environment ``variable`` holds, else ``default``; a value
+    that is not one is ignored with a warning."""
+    text = environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+        if value < 1:
+            raise ValueError
+    except ValueError:
+        warnings.warn(f"{variable}={environ[variable]!r} is not a positive integer; "
+                      f"using the default {what} {default}", stacklevel=3)
+        return default
+    return value
+
+
 def max_steps_from_env(environ=os.environ) -> int:
     """The step limit the environment variable PADDLE_NB_MAX_WHILE_STEPS sets (a positive
     integer), else DEFAULT_MAX_STEPS; a value that is not one is ignored with a warning."""
-    text = environ.get(MAX_STEPS_ENV, "").strip()
-    if not text:
-        return DEFAULT_MAX_STEPS
-    try:
-        steps = int(text)
-        if steps < 1:
-            raise ValueError
-    except ValueError:
-        warnings.warn(f"{MAX_STEPS_ENV}={environ[MAX_STEPS_ENV]!r} is not a positive integer; "
-                      f"using the default while step limit {DEFAULT_MAX_STEPS}", stacklevel=2)
-        return DEFAULT_MAX_STEPS
-    return steps
+    return _positive_int_from_env(MAX_STEPS_ENV, DEFAULT_MAX_STEPS, "while step limit", environ)
 
 
-# Steps one while op may run before it is stopped with an error. Set this module attribute
-# (paddle_nb.ops.while_op.MAX_STEPS = 10_000) or the environment variable before import.
+def max_kept_bytes_from_env(environ=os.environ) -> int:
+    """The byte limit PADDLE_NB_MAX_WHILE_BYTES sets, else DEFAULT_MAX_KEPT_BYTES."""
+    return _positive_int_from_env(MAX_KEPT_BYTES_ENV, DEFAULT_MAX_KEPT_BYTES,
+                                  "limit of bytes a training while keeps", environ)
+
+
+# Steps one while op may run before it is stopped with an error, and the bytes its kept
+# step scopes may hold when training. Set these module attributes
+# (paddle_nb.ops.while_op.MAX_STEPS = 10_000) or the environment variables before import.
 MAX_STEPS = max_steps_from_env()
+MAX_KEPT_BYTES = max_kept_bytes_from_env()
 
 _ATTRS = [Attr("sub_block", A.BLOCK, None, "the loop body"),
           Attr("is_test", A.BOOLEAN, False, "inference: no step scopes are kept"),
@@ -83,7 +103,7 @@ def _while(ctx):
     cond = ctx.scope.find_var(ctx.input_names("Condition")[0])
     keep = ctx.keep_scopes and not ctx.attr("is_test")
     snap = _snapshot_names(ctx) if keep else []
-    scopes, step, limit = [], 0, MAX_STEPS
+    scopes, step, limit, kept = [], 0, MAX_STEPS, 0
     while _truth(cond.get()):
         if step >= limit:
             raise ExecutionError(
@@ -102,11 +122,25 @@ def _while(ctx):
             for n, value in start.items():   # what the step read, for its gradient
                 kid.var(n).set(value)
             scopes.append(kid)
+            kept += kid.held_bytes()
+            if kept > MAX_KEPT_BYTES:
+                raise ExecutionError(_kept_too_much(ctx, step + 1, kept))
         else:
             ctx.scope.delete_scope(kid)
         step += 1
     if ctx.has_output("StepScopes"):
         ctx.output_var("StepScopes").set(scopes, kind="scopes")
+
+
+def _kept_too_much(ctx, steps: int, kept: int) -> str:
+    from ..core.validate import human_bytes   # noqa: PLC0415 (a message only)
+    return (f"while kept {steps} step scopes holding {human_bytes(kept)} of tensors for its "
+            f"gradient (training keeps every step), past the limit of "
+            f"{human_bytes(MAX_KEPT_BYTES)}; its condition "
+            f"{ctx.input_names('Condition')[0]!r} still holds. If the loop is meant to be "
+            f"this long, raise paddle_nb.ops.while_op.MAX_KEPT_BYTES (or the environment "
+            f"variable {MAX_KEPT_BYTES_ENV}); if not, does the body update its condition? "
+            f"(Inference, program.clone(for_test=True), keeps no step scopes.)")
 
 
 def _while_grad(ctx):

@@ -17,6 +17,7 @@ from .errors import BuildError, ProgramFormatError
 from .framework_pb2 import BlockDesc, OpDesc, ProgramDesc, VarDesc
 from .symbol_table import SymbolTable
 from .validate import check_structure
+from .wire_check import check_program_bytes, locate_fault
 
 
 class Program:
@@ -130,16 +131,21 @@ class Program:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Program":
-        """Parse a serialized ProgramDesc (ours or PaddlePaddle's legacy format)."""
+        """Parse a serialized ProgramDesc (ours or PaddlePaddle's legacy format). The bytes
+        are looked at first (core/wire_check.py: size, wire format, how many blocks and
+        records), so that hostile bytes are refused before protobuf spends memory on them."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise ProgramFormatError(f"from_bytes needs bytes, got {type(data).__name__}")
+        data = bytes(data)
+        check_program_bytes(data)
         desc = ProgramDesc()
         try:
-            desc.ParseFromString(bytes(data))
+            desc.ParseFromString(data)
         except (DecodeError, RuntimeError, ValueError) as e:
-            raise ProgramFormatError(
+            # Say where, if the fault is in the wire format itself (a walk of every message).
+            raise ProgramFormatError(locate_fault(data) or (
                 f"these {len(data)} bytes are not a ProgramDesc (truncated, or another "
-                f"format): {e}") from None
+                f"format): {e}")) from None
         return cls.from_desc(desc)
 
     parse_from_string = from_bytes

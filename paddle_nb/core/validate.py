@@ -46,6 +46,14 @@ from .symbol_table import tensor_desc
 MAX_TENSOR_BYTES = 2 ** 34       # 16 GiB: one tensor larger than this is refused
 MAX_BLOCK_DEPTH = 100            # blocks nested deeper than this are refused at load time
 MAX_LIST_LENGTH = 2 ** 24        # positions of a tensor array, columns of a fetch list
+# Bytes from outside. Program bytes are checked by core/wire_check.py before protobuf parses
+# them (a two-byte empty record costs hundreds of bytes once parsed); real Paddle programs
+# are a few MB, with a few hundred blocks at most and about 20 records per op. paddle_nb.io
+# refuses a file over its limit before reading it.
+MAX_PROGRAM_BYTES = 2 ** 24      # 16 MiB: a larger ProgramDesc (or model file) is refused
+MAX_PROGRAM_BLOCKS = 2 ** 16     # 65,536 blocks
+MAX_PROGRAM_RECORDS = 2 ** 20    # fields in the blocks, variables and ops (about a million)
+MAX_PARAMS_BYTES = MAX_TENSOR_BYTES + 2 ** 20   # a parameter file: one largest tensor + header
 MAX_REPORTED = 30                # problems spelled out in an error message (all are kept)
 
 

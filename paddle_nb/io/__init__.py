@@ -9,10 +9,10 @@ read from and written to a scope (``pd.scope.current()`` unless ``scope=`` is gi
 files are written and read here directly.
 
 The files: ``tensor_format.py`` (one tensor's bytes), ``files.py`` (all-or-nothing
-writes), ``variables.py`` (save/load variables), ``inference_model.py``.
+writes, bounded reads), ``variables.py`` (save/load variables), ``inference_model.py``.
 
-Two guarantees
---------------
+Three guarantees
+----------------
 * A save never leaves a half-written file. Each file is written to a temporary file in the
   same directory and moved over the old one with ``os.replace`` (atomic), and only after
   every temporary file of the save is complete; on any error the temporaries are removed.
@@ -20,6 +20,9 @@ Two guarantees
   checked (header, data size, dtype, and shape against the program's VarDesc where the
   declared dims are known) before the first value goes into the scope. A missing, truncated
   or corrupt file raises :class:`IOFormatError` naming the file, the variable and the fault.
+* A load reads only regular files (a FIFO, a device, a directory is refused at once) and
+  no more than ``paddle_nb.core.validate.MAX_PROGRAM_BYTES`` (program) or
+  ``MAX_PARAMS_BYTES`` (parameters); a larger file is refused before it is read.
 """
 from ..core.errors import IOFormatError, SaveError
 from .inference_model import (MODEL_FILENAME, PARAMS_FILENAME, load_inference_model,

@@ -99,7 +99,8 @@ def load_inference_model(dirname: str, executor, model_filename: str | None = No
     ``exe.run(program, feed={name: array}, fetch_list=fetch_targets, scope=scope)``."""
     model_path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     try:
-        program = Program.from_bytes(read_file(model_path, "the inference program"))
+        program = Program.from_bytes(read_file(model_path, "the inference program",
+                                                   "MAX_PROGRAM_BYTES"))
     except ProgramFormatError as e:
         raise ProgramFormatError(f"{model_path}: {e}") from None
     gb = program.global_block()

@@ -31,11 +31,17 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from ..core import dtypes
+from ..core import validate as _limits
 from ..core.errors import IOFormatError
 from ..core.framework_pb2 import VarType
+from ..core.validate import human_bytes
 
 # --- the tensor format ----------------------------------------------------------------------
 U32, U64, I32 = struct.Struct("<I"), struct.Struct("<Q"), struct.Struct("<i")
+# Header sanity limits: past them a header is corrupt, so they are not meant to be raised.
+MAX_TENSOR_RANK = 64           # numpy's own limit on dims (Paddle's tensors have at most 9)
+MAX_LOD_LEVELS = 64            # sequences nested in sequences; real programs use 1 or 2
+MAX_DESC_BYTES = 2 ** 16       # a TensorDesc of 64 dims takes under 1 KiB
 
 
 def serialize_tensor(array) -> bytes:
@@ -80,23 +86,24 @@ def read_tensor(r: Reader) -> np.ndarray:
     version = r.number(U32, "the version")
     if version != 0:
         raise BadTensor(f"it starts with version {version}, but a Paddle tensor starts with 0 "
-                   f"(this is not a tensor file, or it is corrupt)")
+                        f"(this is not a tensor file, or it is corrupt)")
     levels = r.number(U64, "the LoD level count")
-    if levels > r.remaining() // 8:        # each level needs at least its 8-byte size
-        raise BadTensor(f"it claims {levels} LoD levels, more than the rest of the file could "
-                   f"hold (corrupt)")
+    if levels > MAX_LOD_LEVELS:
+        raise BadTensor(f"it claims {levels:,} LoD levels; a tensor has at most "
+                        f"{MAX_LOD_LEVELS} (corrupt)")
     for level in range(levels):
         nbytes = r.number(U64, f"the size of LoD level {level}")
         if nbytes % 8:
             raise BadTensor(f"LoD level {level} has {nbytes} bytes, not a whole number of "
-                       f"uint64 offsets (corrupt)")
+                            f"uint64 offsets (corrupt)")
         r.take(nbytes, f"LoD level {level}")
     tensor_version = r.number(U32, "the tensor version")
     if tensor_version != 0:
         raise BadTensor(f"tensor version {tensor_version}, expected 0 (corrupt)")
     size = r.number(I32, "the TensorDesc size")
-    if size < 0:
-        raise BadTensor(f"the TensorDesc size is {size} (corrupt)")
+    if not 0 <= size <= MAX_DESC_BYTES:
+        raise BadTensor(f"the TensorDesc size is {size:,}, expected 0..{MAX_DESC_BYTES:,} "
+                        f"(corrupt)")
     desc = VarType.TensorDesc()
     try:
         desc.ParseFromString(bytes(r.take(size, "the TensorDesc")))
@@ -104,17 +111,46 @@ def read_tensor(r: Reader) -> np.ndarray:
         raise BadTensor(f"the TensorDesc does not parse ({e}); the file is corrupt") from None
     if not desc.HasField("data_type"):       # proto2 'required', but parsing does not check
         raise BadTensor("the TensorDesc has no data_type (corrupt)")
+    if len(desc.dims) > MAX_TENSOR_RANK:     # before making a list of them
+        raise BadTensor(f"the TensorDesc has {len(desc.dims):,} dims; a tensor has at most "
+                        f"{MAX_TENSOR_RANK} (corrupt)")
     dims = list(desc.dims)
     if any(d < 0 for d in dims):
         raise BadTensor(f"the TensorDesc has dims {dims}; a stored tensor has no -1 (corrupt)")
     try:
         dtype = dtypes.to_numpy(desc.data_type)
-    except TypeError as e:
-        raise BadTensor(str(e)) from None
+    except TypeError:
+        raise BadTensor(f"the TensorDesc's data_type is {VarType.Type.Name(desc.data_type)} "
+                        f"({desc.data_type}), which is not an element type a tensor can hold "
+                        f"here ({_element_types()})") from None
+    kind = f"{dtypes.name(desc.data_type)}{dims} tensor"
+    # The size the shape asks for, before anything is allocated. Dims of 0 are left out, so
+    # that [2**62, 0] (no data, but a shape numpy cannot hold) is refused too.
+    asked = math.prod(d for d in dims if d) * dtype.itemsize
+    if asked > _limits.MAX_TENSOR_BYTES:
+        what = (f"a {kind} ({human_bytes(asked)})" if 0 not in dims else
+                f"an empty {kind} whose other dims would take {human_bytes(asked)}")
+        raise BadTensor(f"the TensorDesc asks for {what}; the limit is "
+                        f"paddle_nb.core.validate.MAX_TENSOR_BYTES = "
+                        f"{human_bytes(_limits.MAX_TENSOR_BYTES)} (corrupt, or raise the limit)")
     nbytes = math.prod(dims) * dtype.itemsize
-    raw = r.take(nbytes, f"the data of a {dtypes.name(desc.data_type)}{dims} tensor")
+    raw = r.take(nbytes, f"the data of a {kind}")
+    if dtype == np.bool_:                    # a byte other than 0 or 1 is not a numpy bool
+        return np.frombuffer(raw, np.uint8).reshape(dims) != 0
     # astype copies: the array owns its memory, native byte order, writable.
     return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(dims)
+
+
+def _element_types() -> str:
+    """The data types a loaded tensor can have, for error messages."""
+    names = []
+    for code in VarType.Type.values():
+        try:
+            dtypes.to_numpy(code)
+        except TypeError:
+            continue
+        names.append(dtypes.name(code))
+    return ", ".join(names)
 
 
 def parse_tensors(data: bytes, path: str = "<bytes>") -> list[np.ndarray]:

@@ -12,7 +12,7 @@ from ..core.program import Program, default_main_program
 from ..core.scope import Scope, current
 from ..core.symbol_table import var_dtype, var_shape
 from ..core.variable import Variable
-from .files import file_for, read_file, write_files
+from .files import file_for, read_file, short_name, write_files
 from .tensor_format import BadTensor, Reader, read_tensor, serialize_tensor
 
 # --- which variables -------------------------------------------------------------------------
@@ -62,11 +62,12 @@ def _mismatch(var: Variable, array: np.ndarray) -> str | None:
 def value_to_save(scope: Scope, var: Variable) -> np.ndarray:
     held = scope.find_var(var.name)
     if held is None or not held.is_initialized():
-        raise SaveError(f"cannot save {var.name!r}: it has no value in scope {scope.name!r}. "
-                        f"Run the startup program first (exe.run(pd.default_startup_program())) "
-                        f"or load it, in this scope")
+        raise SaveError(f"cannot save {short_name(var.name)}: it has no value in scope "
+                        f"{scope.name!r}. Run the startup program first "
+                        f"(exe.run(pd.default_startup_program())) or load it, in this scope")
     if held.kind != "tensor":
-        raise SaveError(f"cannot save {var.name!r}: the scope holds a {held.kind}, not a tensor")
+        raise SaveError(f"cannot save {short_name(var.name)}: the scope holds a {held.kind}, "
+                        f"not a tensor")
     value = held.get()
     if hasattr(value, "copy_to_host"):      # a device array
         value = value.copy_to_host()
@@ -76,7 +77,7 @@ def value_to_save(scope: Scope, var: Variable) -> np.ndarray:
     except TypeError as e:                   # a dtype with no VarType code
         problem = str(e)
     if problem:
-        raise SaveError(f"cannot save {var.name!r} from scope {scope.name!r}: {problem}")
+        raise SaveError(f"cannot save {short_name(var.name)} from scope {scope.name!r}: {problem}")
     return array
 
 
@@ -134,11 +135,11 @@ def _parse_checked(r: Reader, var: Variable, where: str) -> np.ndarray:
     try:
         array = read_tensor(r)
     except BadTensor as e:
-        raise IOFormatError(f"cannot load {var.name!r} from {r.path} ({where}at byte "
+        raise IOFormatError(f"cannot load {short_name(var.name)} from {r.path} ({where}at byte "
                             f"{start}): {e}") from None
     problem = _mismatch(var, array)
     if problem:
-        raise IOFormatError(f"cannot load {var.name!r} from {r.path} ({where}at byte "
+        raise IOFormatError(f"cannot load {short_name(var.name)} from {r.path} ({where}at byte "
                             f"{start}): {problem}; the file was saved from another program")
     return array
 
@@ -156,17 +157,20 @@ def load_vars(executor, dirname: str, main_program=None, vars=None, predicate=No
             path = file_for(dirname, var.name)
             hint = ("; if everything was saved in one combined file, pass its name as "
                     "filename=")
-            r = Reader(read_file(path, f"variable {var.name!r}", hint), path)
+            data = read_file(path, f"variable {short_name(var.name)}", "MAX_PARAMS_BYTES", hint)
+            r = Reader(data, path)
             arrays[var.name] = _parse_checked(r, var, "")
             if r.remaining():
                 raise IOFormatError(
-                    f"cannot load {var.name!r} from {path}: {r.remaining()} bytes follow its "
-                    f"tensor; a file of one variable holds one tensor (is it a combined "
-                    f"file? then pass filename=)")
+                    f"cannot load {short_name(var.name)} from {path}: {r.remaining()} bytes "
+                    f"follow its tensor; a file of one variable holds one tensor (is it a "
+                    f"combined file? then pass filename=)")
     else:
         path = os.path.join(dirname, filename)
         names = [v.name for v in chosen]
-        r = Reader(read_file(path, f"the combined file of {len(names)} variables"), path)
+        r = Reader(read_file(path, f"the combined file of {len(names)} "
+                             f"variable{'s' if len(names) != 1 else ''}",
+                             "MAX_PARAMS_BYTES"), path)
         for i, var in enumerate(chosen):
             arrays[var.name] = _parse_checked(r, var, f"tensor {i + 1} of {len(chosen)}, ")
         if r.remaining():

@@ -219,3 +219,44 @@ def test_the_byte_limit_comes_from_the_environment():
     assert while_op.max_kept_bytes_from_env({env: "4096"}) == 4096
     with pytest.warns(UserWarning, match="is not a positive integer"):
         assert while_op.max_kept_bytes_from_env({env: "-3"}) == 2 ** 31
+
+
+# --- attributes out of range in a program nobody re-inferred (a loaded or edited one) ---------
+def _one(x):
+    return pd.layers.fill_constant([4], "float32", 1.0)
+
+
+ATTR_CASES = [
+    ("softmax", lambda x: pd.softmax(x), "axis", 99, r"axis 99 is out of range for a rank-2 X"),
+    ("reduce_sum", lambda x: pd.layer.reduce_sum(x, dim=[0]), "dim", [99],
+     r"dim \[99\] is out of range for a rank-2 X"),
+    ("elementwise_add", lambda x: pd.layer.elementwise_add(x, _one(x)), "axis", 7,
+     r"axis=7 does not fit a rank-1 Y into a rank-2 X"),
+    ("reshape2", lambda x: pd.layers.reshape(x, [-1, 2]), "shape", [-5, 2],
+     r"every dim of shape is -1 \(inferred\), 0 \(X's dim\) or a size"),
+    ("split", lambda x: list(pd.layers.split(x, 2, dim=0)), "num", 2,
+     r"dim 0 of X \(7\) does not split into 2 equal parts"),
+    ("transpose2", lambda x: pd.layers.transpose(x, [1, 0]), "axis", [1, 1],
+     r"axis must be a permutation of X's dims"),
+    ("concat", lambda x: pd.layers.concat([x, x], axis=0), "axis", 5,
+     r"axis 5 is out of range for rank-2 inputs"),
+]
+
+
+@pytest.mark.parametrize("op_type, build, attr, value, message", ATTR_CASES,
+                         ids=[c[0] for c in ATTR_CASES])
+def test_attribute_values_out_of_range_are_refused_at_run_time(op_type, build, attr, value,
+                                                               message):
+    """Before: each of these ran (softmax axis=99 wrapped, split(x, 2) of 7 rows gave 3 and
+    4 rows). The build-time checks cannot see a batch of -1 or an attribute edited into a
+    desc; the executor's run-time shape inference (core/runtime_shapes.py) sees the values."""
+    x = pd.data("x", [-1, 4])
+    out = build(x)
+    op = pd.default_main_program().global_block().ops[-1]
+    assert op.type == op_type
+    op._set_attr(attr, value)
+    fetch = out if isinstance(out, list) else [out]
+    for place in (pd.CPUPlace(), pd.CUDAPlace(0)):
+        with pytest.raises(pd.ExecutionError, match=rf"block 0 > op \d+ {op_type}: at run time, "
+                                                    rf"slot \w+: {message}"):
+            pd.Executor(place).run(feed={"x": np.ones((7, 4), np.float32)}, fetch_list=fetch)

@@ -39,6 +39,13 @@ def _x_shape_from(xshape) -> tuple[int, ...]:
 # --- reshape2 --------------------------------------------------------------------------------
 def resolve_shape(target, x_shape, fail):
     """Paddle's reshape rules: 0 copies X's dim, one -1 is inferred."""
+    wrong = [d for d in target if d < -1]
+    if wrong:
+        fail("every dim of shape is -1 (inferred), 0 (X's dim) or a size", given=f"shape="
+             f"{list(target)}", expected="dims >= -1")
+    if any(d == 0 and i >= len(x_shape) for i, d in enumerate(target)):
+        fail("a 0 in shape copies X's dim at that position, and X has no such dim",
+             given=f"shape={list(target)} for X {list(x_shape)}")
     out = [x_shape[i] if d == 0 else d for i, d in enumerate(target)]
     unknown = [i for i, d in enumerate(out) if d == -1]
     if len(unknown) > 1 and all(d >= 0 for d in x_shape):

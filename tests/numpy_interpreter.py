@@ -15,9 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
-NUMPY_DTYPE = {BOOL: np.dtype(np.bool_), INT32: np.dtype(np.int32),
-               INT64: np.dtype(np.int64), FP32: np.dtype(np.float32),
-               FP64: np.dtype(np.float64)}
+# every VarType element code with a numpy type (INT16=1, FP16=4, UINT8=20, INT8=21,
+# COMPLEX64=23, COMPLEX128=24), written out here rather than read from paddle_nb
+NUMPY_DTYPE = {BOOL: np.dtype(np.bool_), 1: np.dtype(np.int16), INT32: np.dtype(np.int32),
+               INT64: np.dtype(np.int64), 4: np.dtype(np.float16), FP32: np.dtype(np.float32),
+               FP64: np.dtype(np.float64), 20: np.dtype(np.uint8), 21: np.dtype(np.int8),
+               23: np.dtype(np.complex64), 24: np.dtype(np.complex128)}
 CODE_OF = {v: k for k, v in NUMPY_DTYPE.items()}
 
 
@@ -48,7 +51,9 @@ def _out(op, slot, *values):
 
 
 def _wide(a):
-    return np.asarray(a, dtype=np.float64)
+    """float64 (complex128 for complex values, which float64 would cut)."""
+    a = np.asarray(a)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def fluid_align(y, x_ndim, axis):
@@ -136,7 +141,7 @@ def _mean(op, env):
 def _reduce(fn):
     def run(op, env):
         x, a = _x(op, env), op.attrs
-        if a.get("reduce_all") or x.ndim == 0:
+        if a.get("reduce_all") or x.ndim == 0 or not a["dim"]:      # dim=[]: every axis
             axes = tuple(range(x.ndim))
         else:
             axes = tuple(sorted({d % x.ndim for d in a["dim"]}))
@@ -337,7 +342,7 @@ def _softmax_xent(op, env):
     w = _wide(logits)
     axis = a.get("axis", -1) % w.ndim
     e = np.exp(w - w.max(axis=axis, keepdims=True))
-    prob = e / e.sum(axis=axis, keepdims=True)
+    prob = e / e.sum(axis=axis, keepdims=True) if a.get("use_softmax", True) else w
     if a.get("soft_label"):
         loss = -(label * np.log(prob)).sum(axis=axis, keepdims=True)
     else:
@@ -353,7 +358,8 @@ def _cross_entropy(op, env):
     if op.attrs.get("soft_label"):
         y = -(label * np.log(w)).sum(axis=-1, keepdims=True)
     else:
-        y = -np.log(np.take_along_axis(w, label, axis=-1))
+        picked = np.take_along_axis(w, np.where(label < 0, 0, label), axis=-1)
+        y = np.where(label == op.attrs.get("ignore_index", -100), 0.0, -np.log(picked))
     return _out(op, "Y", y.astype(x.dtype))
 
 
@@ -366,9 +372,12 @@ def _sgd(op, env):
 def _momentum(op, env):
     p, g, v = _x(op, env, "Param"), _x(op, env, "Grad"), _x(op, env, "Velocity")
     lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
-    mu = op.attrs["mu"]
-    v2 = mu * _wide(v) + _wide(g)
-    step = _wide(g) + mu * v2 if op.attrs.get("use_nesterov") else v2
+    mu, a = op.attrs["mu"], op.attrs
+    g = _wide(g) * a.get("rescale_grad", 1.0)
+    if a.get("regularization_method") == "l2_decay":
+        g = g + a.get("regularization_coeff", 0.0) * _wide(p)
+    v2 = mu * _wide(v) + g
+    step = g + mu * v2 if a.get("use_nesterov") else v2
     return {**_out(op, "ParamOut", (_wide(p) - lr * step).astype(p.dtype)),
             **_out(op, "VelocityOut", v2.astype(p.dtype))}
 

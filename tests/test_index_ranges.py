@@ -120,14 +120,19 @@ def test_select_input_checks_its_mask(place, mask):
 
 
 def test_float_labels_are_refused_not_truncated():
+    """A label 1.5 must not be read as class 1: float labels are refused when the op is
+    built, and at run time in a program built without shape inference (as a loaded one)."""
     x = pd.data("x", [-1, 3])
     y = pd.data("y", [-1, 1], "float32")
     gb = pd.default_main_program().global_block()
     sm = gb.create_var("sm", shape=[-1, 3])
     loss = gb.create_var("loss", shape=[-1, 1])
-    gb.append_op("softmax_with_cross_entropy", {"Logits": [x], "Label": [y]},
-                 {"Softmax": [sm], "Loss": [loss]})
-    with pytest.raises(pd.IndexRangeError, match="slot Label: expected integers"):
+    args = ("softmax_with_cross_entropy", {"Logits": [x], "Label": [y]},
+            {"Softmax": [sm], "Loss": [loss]})
+    with pytest.raises(pd.ShapeError, match="(?s)slot Label: .*int elements.*y: float32"):
+        gb.append_op(*args)
+    gb.append_op(*args, infer_shape=False)
+    with pytest.raises(pd.ExecutionError, match="(?s)slot Label: .*int elements.*float32"):
         pd.Executor().run(feed={"x": np.ones((2, 3), np.float32),
                                 "y": np.array([[0.0], [1.5]], np.float32)}, fetch_list=[loss])
 

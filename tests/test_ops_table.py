@@ -734,9 +734,10 @@ def run_fetch_case(case, place=PLACES["cpu"]):
     scope = pd.Scope()
     pd.Executor(place).run(prog, feed={"x": x}, scope=scope)
     fetched = scope.find_var("fetch").get()
-    assert len(fetched) == case.attrs["col"] + 1
-    assert isinstance(fetched[case.attrs["col"]], np.ndarray)     # fetch copies to the host
-    return {"Out": [fetched[case.attrs["col"]]]}, {"Out": [None]}
+    col = case.attrs.get("col") or 0                  # None: unset, the default column 0
+    assert len(fetched) == col + 1
+    assert isinstance(fetched[col], np.ndarray)       # fetch copies to the host
+    return {"Out": [fetched[col]]}, {"Out": [None]}
 
 
 # --- checks ------------------------------------------------------------------------------

@@ -14,7 +14,57 @@ from .framework_pb2 import VarType
 from .operator import Operator
 
 
-class InferShapeContext:
+class Requirements:
+    """The checks op declarations share, written once for the build-time context (declared
+    shapes) and the run-time one (``runtime_shapes.RuntimeShapeContext``: the values).
+    Each needs ``shape``, ``dtype``, ``input_names`` and ``fail`` from the context."""
+
+    # element kinds, as numpy's dtype.kind letters, under the names an error shows
+    KINDS = {"float": "f", "int": "iu", "number": "iuf", "float or complex": "fc",
+             "integer or bool": "iub"}
+
+    def require_dtype(self, slot: str, kind: str) -> None:
+        """Every variable of ``slot`` holds elements of ``kind`` (a key of KINDS)."""
+        for i, name in enumerate(self.input_names(slot)):
+            code = self.dtype(slot, i)
+            np_dtype = dtypes._TO_NUMPY.get(code)
+            if np_dtype is None or np_dtype.kind not in self.KINDS[kind]:
+                self.fail(f"{self.op_def.type} needs {kind} elements here", slot=slot,
+                          expected=f"{kind} elements", given=f"{name}: {dtypes.name(code)}")
+
+    def require_rank(self, slot: str, at_least: int, i: int = 0) -> list[int]:
+        """``slot``'s i-th shape, which must have at least ``at_least`` dims."""
+        shape = self.shape(slot, i)
+        if len(shape) < at_least:
+            self.fail(f"needs a tensor of rank {at_least} or more", slot=slot,
+                      expected=f"rank >= {at_least}",
+                      given=f"{self.input_names(slot)[i]}: shape {shape}")
+        return shape
+
+    def require_same_shape(self, slot: str, like: str) -> None:
+        """``slot`` has the shape of ``like`` (optimizer state, say, has its Param's)."""
+        want, got = self.shape(like), self.shape(slot)
+        if len(want) != len(got) or not all(dims_compatible(a, b) for a, b in zip(want, got)):
+            self.fail(f"must have the shape of {like}", slot=slot, expected=f"{want}",
+                      given=f"{self.input_names(slot)[0]}: {got}")
+
+    def require_same_dtype(self, slot: str, like: str) -> None:
+        """``slot`` holds ``like``'s element type (no silent promotion)."""
+        want, got = self.dtype(like), self.dtype(slot)
+        if want != got:
+            self.fail(f"must have the element type of {like}", slot=slot,
+                      expected=dtypes.name(want), given=f"{self.input_names(slot)[0]}: "
+                                                      f"{dtypes.name(got)}")
+
+    def require_range(self, name: str, value: int, low: int, high: int, slot=None) -> int:
+        """Attribute ``name`` = ``value`` lies in [low, high); the value."""
+        if not isinstance(value, int) or not low <= value < high:
+            self.fail(f"attribute {name}={value!r} is out of range", slot=slot,
+                      expected=f"{name} in [{low}, {high - 1}]", given=f"{name}={value!r}")
+        return value
+
+
+class InferShapeContext(Requirements):
     def __init__(self, block, op_desc, op_def, where: str, created_at: str | None):
         self.block = block
         self.op = Operator(block, op_desc)
@@ -60,8 +110,11 @@ class InferShapeContext:
         return d if d is not None else VarType.FP32
 
     def attr(self, name: str):
+        """The op's attribute, or its declared default where the desc leaves it out (as
+        the executor reads them)."""
         if self._attrs is None:
-            self._attrs = self.op.attrs
+            defaults = {a.name: a.default for a in self.op_def.attrs}
+            self._attrs = {**defaults, **self.op.attrs}
         return self._attrs.get(name)
 
     # --- outputs -------------------------------------------------------------------

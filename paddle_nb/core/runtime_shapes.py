@@ -24,6 +24,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import ExecutionError
+from .infer_shape import Requirements
 from .symbol_table import var_dtype, var_shape
 from . import validate as _limits
 
@@ -58,7 +59,7 @@ def check_outputs(pop, scope, block) -> None:
                 f"{_limits._limit_text()}. Nothing was allocated.")
 
 
-class RuntimeShapeContext:
+class RuntimeShapeContext(Requirements):
     """What ``infer_shape(ctx)`` reads and writes, over the values of a run."""
 
     def __init__(self, pop, scope, block):

@@ -11,7 +11,7 @@ from ..kernels.cpu import activation as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from . import arrays
-from .common import OUT, X, same_shape_as_x, unary_kernel
+from .common import OUT, X, dtype_code_check, same_shape_as_x, unary_kernel
 
 def _grad_kernel(kernel, reads: str):
     """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
@@ -122,7 +122,9 @@ def _cast_grad(op, no_grad):
 
 register(OpDef(
     "cast", [X], [OUT],
-    [Attr("in_dtype", A.INT, 5, "VarType code of X's element type"),
-     Attr("out_dtype", A.INT, 5, "VarType code of Out's element type")],
+    [Attr("in_dtype", A.INT, 5, "VarType code of X's element type",
+          check=dtype_code_check()),
+     Attr("out_dtype", A.INT, 5, "VarType code of Out's element type",
+          check=dtype_code_check())],
     comment="Out = X converted to out_dtype.",
     infer_shape=_cast_infer, kernels={"cpu": _cast, "cuda": _cuda_cast}, grad=_cast_grad))

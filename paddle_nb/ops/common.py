@@ -55,3 +55,25 @@ def broadcast_shapes(a, b) -> list[int] | None:
 def dtype_to_numpy(code_or_name):
     from ..core import dtypes   # noqa: PLC0415
     return dtypes.to_numpy(dtypes.to_code(code_or_name))
+
+
+def dtype_code_check(kinds: str = "biufc", minus_one: bool = False):
+    """An ``Attr(check=...)`` for a ``dtype`` attribute: a VarType code of an element type
+    (whose numpy kind letter is in ``kinds``; ``-1`` too where it means "X's type"). A code
+    such as -1 or 2**31 would otherwise reach the kernel as a bare TypeError."""
+    from ..core import dtypes   # noqa: PLC0415
+
+    def check(value):
+        if minus_one and value == -1:
+            return None
+        try:
+            kind = dtypes.to_numpy(dtypes.to_code(value)).kind
+        except TypeError:
+            kind = None
+        if kind is None or kind not in kinds:
+            allowed = [n for c, n in sorted(dtypes._NAMES.items())
+                       if c in dtypes._TO_NUMPY and dtypes._TO_NUMPY[c].kind in kinds]
+            return (f"{value!r} is not a data type code this op makes; expected one of {', '.join(f'{dtypes.to_code(n)} ({n})' for n in allowed)}"
+                    + (" or -1 (X's type)" if minus_one else ""))
+        return None
+    return check

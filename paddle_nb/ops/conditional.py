@@ -160,11 +160,24 @@ def _select_output(ctx):
             ctx.set_output("Out", arrays.zeros_like(x), j)
 
 
+def _select_input_infer(ctx):
+    """Out has the shape the candidates share (-1 where they differ) and their dtype: the
+    branches of a cond must agree on rank and element type."""
+    shapes = ctx.shapes("X")
+    for i in range(1, len(shapes)):
+        if len(shapes[i]) != len(shapes[0]) or ctx.dtype("X", i) != ctx.dtype("X", 0):
+            ctx.fail("the candidates must have one rank and element type", slot="X",
+                     given=", ".join(ctx.describe_input("X", j) for j in range(len(shapes))))
+    ctx.require_dtype("Mask", "int")
+    merged = [d if all(s[k] == d for s in shapes) else -1 for k, d in enumerate(shapes[0])]
+    ctx.set_output("Out", merged, ctx.dtype("X"))
+
+
 register(OpDef(
     "select_input", [Slot("X", "the candidates", duplicable=True),
                      Slot("Mask", "which one (an int32 scalar)")], [Slot("Out", "X[Mask]")], [],
     comment="Out = X[Mask]: merges the branches of cond.",
-    infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
+    infer_shape=_select_input_infer,
     kernels={"cpu": _select_input, "cuda": _select_input},
     grad=lambda op, no_grad: [GradOp(
         "select_output", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
@@ -174,8 +187,9 @@ register(OpDef(
     "select_output", [Slot("X", "the value"), Slot("Mask", "where it goes (an int32 scalar)")],
     [Slot("Out", "the destinations", duplicable=True)], [],
     comment="Out[Mask] = X (the other outputs are left alone).",
-    infer_shape=lambda ctx: [ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"), i=i)
-                             for i in range(len(ctx.output_names("Out")))],
+    infer_shape=lambda ctx: [ctx.require_dtype("Mask", "int")] + [
+        ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"), i=i)
+        for i in range(len(ctx.output_names("Out")))],
     kernels={"cpu": _select_output, "cuda": _select_output},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "select_input", {"X": [grad_name(o) for o in op.output("Out")],

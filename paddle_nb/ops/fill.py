@@ -14,7 +14,7 @@ from ..kernels.cpu import random as rk
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import device
 from ..kernels.cuda import random as crk
-from .common import OUT, X, dtype_to_numpy, same_shape_as_x
+from .common import OUT, X, dtype_code_check, dtype_to_numpy, same_shape_as_x
 
 _FP32 = VarType.FP32
 
@@ -55,7 +55,8 @@ register(OpDef(
      Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True, duplicable=True),
      Slot("ValueTensor", "value as a tensor", dispensable=True)],
     [OUT],
-    [Attr("dtype", A.INT, _FP32, "VarType code of Out's element type"),
+    [Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
+          check=dtype_code_check()),
      Attr("shape", A.LONGS, [1], "Out's shape"),
      Attr("value", A.FLOAT, 0.0, "the value every element gets"),
      Attr("str_value", A.STRING, "", "the value as text (exact for large integers)",
@@ -116,7 +117,8 @@ register(OpDef(
 register(OpDef(
     "fill_any_like", [X], [OUT],
     [Attr("value", A.FLOAT, 0.0, "the value every element gets"),
-     Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's")],
+     Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's",
+          check=dtype_code_check(minus_one=True))],
     comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
     kernels={"cpu": _fill_any_like, "cuda": _cuda_fill_any_like}, grad=NO_GRADIENT))
 
@@ -146,7 +148,8 @@ def _cuda_assign_value(ctx):
 register(OpDef(
     "assign_value", [], [OUT],
     [Attr("shape", A.INTS, [], "Out's shape"),
-     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")]
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
+          check=dtype_code_check())]
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
     infer_shape=_shape_and_dtype, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
@@ -214,7 +217,8 @@ register(OpDef(
      Attr("min", A.FLOAT, -1.0, "lower bound"),
      Attr("max", A.FLOAT, 1.0, "upper bound (exclusive)"),
      Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
-     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type"),
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
+          check=dtype_code_check("f")),
      Attr("diag_num", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
      Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
      Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)", extra=True)],
@@ -229,7 +233,8 @@ register(OpDef(
      Attr("mean", A.FLOAT, 0.0, "mean of the normal distribution"),
      Attr("std", A.FLOAT, 1.0, "standard deviation"),
      Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
-     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type")],
+     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
+          check=dtype_code_check("f"))],
     comment="Out = values drawn from a normal distribution N(mean, std^2).",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _gaussian_random, "cuda": _cuda_random(crk.gaussian, "mean", "std")},

@@ -37,6 +37,10 @@ def _loss_shape(shape, axis):
 
 
 def _check_label(ctx, x_slot: str, label_slot: str, axis: int):
+    """Float scores; labels are integer class indices (hard) or float distributions of
+    the scores' shape (soft): a bool or float "index" would be read as something else."""
+    ctx.require_dtype(x_slot, "float")
+    ctx.require_dtype(label_slot, "float" if ctx.attr("soft_label") else "int")
     xs, ls = ctx.shape(x_slot), ctx.shape(label_slot)
     if ctx.attr("soft_label"):
         expected = xs
@@ -92,8 +96,8 @@ def _cuda_per_row(a, dtype):
 
 # --- softmax_with_cross_entropy -------------------------------------------------------------
 def _swce_infer(ctx):
-    xs = ctx.shape("Logits")
-    axis = ctx.attr("axis") % len(xs)
+    xs = ctx.require_rank("Logits", 1)
+    axis = ctx.require_range("axis", ctx.attr("axis"), -len(xs), len(xs)) % len(xs)
     _check_label(ctx, "Logits", "Label", axis)
     ctx.set_output("Softmax", xs, ctx.dtype("Logits"))
     ctx.set_output("Loss", _loss_shape(xs, axis), ctx.dtype("Logits"))
@@ -178,7 +182,7 @@ register(OpDef(
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------
 def _ce_infer(ctx):
-    xs = ctx.shape("X")
+    xs = ctx.require_rank("X", 1)
     _check_label(ctx, "X", "Label", len(xs) - 1)
     ctx.set_output("Y", _loss_shape(xs, len(xs) - 1), ctx.dtype("X"))
 

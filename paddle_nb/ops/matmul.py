@@ -36,7 +36,17 @@ def _flat2d(shape, num_col_dims):
     return numel(shape[:num_col_dims]), numel(shape[num_col_dims:])
 
 
+def _check_operands(ctx):
+    """Numbers of one element type, each at least a vector (a 0-d operand has no dim to
+    contract)."""
+    ctx.require_dtype("X", "number")
+    ctx.require_same_dtype("Y", "X")
+    ctx.require_rank("X", 1)
+    ctx.require_rank("Y", 1)
+
+
 def _mul_infer(ctx):
+    _check_operands(ctx)
     xs, ys = ctx.shape("X"), ctx.shape("Y")
     xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
     if not (0 < xn < len(xs) + 1 and 0 < yn < len(ys)):
@@ -107,6 +117,7 @@ register(OpDef(
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
 def _matmul_shape(ctx, xs, ys, tx, ty):
+    _check_operands(ctx)
     xs, ys = list(xs), list(ys)
     if len(xs) >= 2 and tx:
         xs[-1], xs[-2] = xs[-2], xs[-1]

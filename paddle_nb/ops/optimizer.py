@@ -21,11 +21,17 @@ def _same_as(ctx, pairs):
             ctx.set_output(out_slot, ctx.shape(in_slot), ctx.dtype(in_slot))
 
 
-def _check_grad_shape(ctx):
-    p, g = ctx.shape("Param"), ctx.shape("Grad")
-    if len(p) != len(g) or any(a >= 0 and b >= 0 and a != b for a, b in zip(p, g)):
-        ctx.fail("Grad must have Param's shape", slot="Grad", expected=str(p),
-                 given=ctx.describe_input("Grad"))
+def _check_state(ctx, like_param=(), one_element=()):
+    """Param, Grad and the accumulators are float tensors of Param's shape; the learning
+    rate and the beta powers hold one element (a 0-d or [1] tensor), as Paddle checks."""
+    for slot in ("Param", "Grad", "LearningRate", *like_param, *one_element):
+        ctx.require_dtype(slot, "float")
+    for slot in ("Grad", *like_param):
+        ctx.require_same_shape(slot, "Param")
+    for slot in ("LearningRate", *one_element):
+        if any(d not in (1, -1) for d in ctx.shape(slot)):      # -1: known at run time
+            ctx.fail("must hold exactly one element", slot=slot, expected="shape [] or [1]",
+                     given=ctx.describe_input(slot))
 
 
 def _scalar(a: np.ndarray, dtype) -> float:
@@ -64,7 +70,7 @@ def _sgd(ctx):
 
 
 def _sgd_infer(ctx):
-    _check_grad_shape(ctx)
+    _check_state(ctx)
     _same_as(ctx, [("ParamOut", "Param")])
 
 
@@ -101,7 +107,7 @@ def _cuda_momentum(ctx):
 
 
 def _momentum_infer(ctx):
-    _check_grad_shape(ctx)
+    _check_state(ctx, like_param=["Velocity"])
     _same_as(ctx, [("ParamOut", "Param"), ("VelocityOut", "Velocity")])
 
 
@@ -146,7 +152,7 @@ def _cuda_adam(ctx):
 
 
 def _adam_infer(ctx):
-    _check_grad_shape(ctx)
+    _check_state(ctx, like_param=["Moment1", "Moment2"], one_element=["Beta1Pow", "Beta2Pow"])
     _same_as(ctx, [("ParamOut", "Param"), ("Moment1Out", "Moment1"), ("Moment2Out", "Moment2"),
                    ("Beta1PowOut", "Beta1Pow"), ("Beta2PowOut", "Beta2Pow")])
 

@@ -27,7 +27,7 @@ from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
-from .common import same_shape_as_x
+from .common import dtype_code_check, same_shape_as_x
 
 _ATTRS = [Attr("ex_states", A.STRINGS, [], "the step block's previous-memory variables"),
           Attr("states", A.STRINGS, [], "the step block's memory variables (same order)"),
@@ -231,8 +231,11 @@ def _fill_batch_like(ctx):
 
 
 def _fill_batch_like_infer(ctx):
-    shape = list(ctx.attr("shape"))
-    shape[ctx.attr("output_dim_idx")] = ctx.shape("Input")[ctx.attr("input_dim_idx")]
+    shape, ref = list(ctx.attr("shape")), ctx.shape("Input")
+    out_i = ctx.require_range("output_dim_idx", ctx.attr("output_dim_idx"), 0, len(shape))
+    in_i = ctx.require_range("input_dim_idx", ctx.attr("input_dim_idx"), 0, len(ref),
+                             slot="Input")
+    shape[out_i] = ref[in_i]
     ctx.set_output("Out", shape, ctx.attr("dtype"))
 
 
@@ -241,7 +244,8 @@ register(OpDef(
     [Slot("Out", "the filled tensor")],
     [Attr("shape", A.INTS, [], "Out's shape (the batch entry is replaced)"),
      Attr("value", A.FLOAT, 0.0, "the value"),
-     Attr("dtype", A.INT, 5, "VarType code of Out's element type"),
+     Attr("dtype", A.INT, 5, "VarType code of Out's element type",
+          check=dtype_code_check()),
      Attr("input_dim_idx", A.INT, 0, "which dim of Input is the batch"),
      Attr("output_dim_idx", A.INT, 0, "which dim of Out gets it"),
      Attr("str_value", A.STRING, "", "kept for Paddle compatibility", extra=True),

@@ -54,6 +54,12 @@ def reduce_sum_array(x: np.ndarray, dims: list[int], keep_dim: bool) -> np.ndarr
     return K.row_sum(rows).reshape(out_shape)
 
 
+def _per_element(count: int) -> float:
+    """The factor that turns a sum of ``count`` elements into their mean: NaN for none
+    (the mean of nothing is undefined, as in numpy and Paddle), not a silent 0."""
+    return 1.0 / count if count else float("nan")
+
+
 def _reduce_kernel(mean: bool):
     def run(ctx):
         x = ctx.input("X")
@@ -61,7 +67,7 @@ def _reduce_kernel(mean: bool):
         out = reduce_sum_array(x, dims, ctx.attr("keep_dim"))
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            out = np.asarray(out / max(count, 1), dtype=x.dtype)   # 0-d stays an array
+            out = np.asarray(out * _per_element(count), dtype=x.dtype)  # 0-d stays an array
         ctx.set_output("Out", out)
     return run
 
@@ -87,7 +93,7 @@ def _cuda_reduce_kernel(mean: bool):
         out = CR.sum_axes(x, dims, ctx.attr("keep_dim"))
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            out = CE.unary("scale_then_bias", out, a=1.0 / max(count, 1))
+            out = CE.unary("scale_then_bias", out, a=_per_element(count))
         ctx.set_output("Out", out)
     return run
 
@@ -129,7 +135,7 @@ register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of 
 def _mean(ctx):
     x = ctx.input("X")
     total = reduce_sum_array(x, list(range(x.ndim)), False)
-    ctx.set_output("Out", np.asarray(total / max(x.size, 1), dtype=x.dtype))
+    ctx.set_output("Out", np.asarray(total * _per_element(x.size), dtype=x.dtype))
 
 
 def _mean_grad(ctx):
@@ -140,7 +146,7 @@ def _mean_grad(ctx):
 def _cuda_mean(ctx):
     x = ctx.input("X")
     total = CR.sum_axes(x, list(range(x.ndim)), False)
-    ctx.set_output("Out", CE.unary("scale_then_bias", total, a=1.0 / max(x.size, 1)))
+    ctx.set_output("Out", CE.unary("scale_then_bias", total, a=_per_element(x.size)))
 
 
 def _cuda_mean_grad(ctx):
@@ -153,8 +159,13 @@ def _cuda_mean_grad(ctx):
     ctx.set_output("X@GRAD", CE.unary("scale_then_bias", dx, a=1.0 / max(x.size, 1)))
 
 
+def _mean_infer(ctx):
+    ctx.require_dtype("X", "float")       # as Paddle: an integer mean would overflow or round
+    ctx.set_output("Out", [], ctx.dtype("X"))
+
+
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
-               infer_shape=lambda ctx: ctx.set_output("Out", [], ctx.dtype("X")),
+               infer_shape=_mean_infer,
                kernels={"cpu": _mean, "cuda": _cuda_mean},
                grad=Grad(reads=["X"], kernel=_mean_grad, cuda_kernel=_cuda_mean_grad)))
 

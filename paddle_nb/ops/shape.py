@@ -219,14 +219,25 @@ def _sections(size, num, sections, n_out):
 
 
 def _split_infer(ctx):
-    xs = ctx.shape("X")
-    axis = ctx.attr("axis") % max(len(xs), 1)
+    xs = ctx.require_rank("X", 1)
+    axis = ctx.require_range("axis", ctx.attr("axis"), -len(xs), len(xs), slot="X") % len(xs)
     n_out = len(ctx.output_names("Out"))
-    num, sections = ctx.attr("num"), ctx.attr("sections")
-    if not sections and xs[axis] >= 0 and xs[axis] % (num or n_out):
-        ctx.fail(f"dim {axis} of X ({xs[axis]}) does not split into {num or n_out} equal parts",
+    num, sections, size = ctx.attr("num"), list(ctx.attr("sections") or []), xs[axis]
+    if sections:
+        known = sum(s for s in sections if s != -1)
+        bad = any(s < -1 for s in sections) or sections.count(-1) > 1 or size >= 0 and (
+            known > size if -1 in sections else known != size)
+        if bad:
+            ctx.fail(f"sections must cut dim {axis} of X ({size}) into pieces that add up to "
+                     "it (sizes >= 0, at most one -1 for the rest)", slot="X",
+                     given=f"sections={sections}")
+    elif (num or n_out) <= 0:
+        ctx.fail("num must be positive, or 0 for as many pieces as there are outputs", slot="Out",
+                 given=f"num={num}, {n_out} outputs")
+    elif size >= 0 and size % (num or n_out):
+        ctx.fail(f"dim {axis} of X ({size}) does not split into {num or n_out} equal parts",
                  slot="X")
-    secs = _sections(xs[axis], num, sections, n_out)
+    secs = _sections(size, num, sections, n_out)
     if len(secs) != n_out:
         ctx.fail("the number of outputs must match num / sections", slot="Out",
                  expected=f"{len(secs)} outputs", given=f"{n_out}")

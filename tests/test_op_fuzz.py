@@ -1,0 +1,260 @@
+"""Every registered op driven with random and hostile inputs (hypothesis).
+
+Each example starts from a row of the op table (``tests/test_ops_table.py``: a one-op
+program with a numpy reference) and changes it the way a careless or hostile user would:
+an input of another shape (rank 0 to 4, zero-sized dims), another dtype (float16, uint8,
+complex64 among them), integer data far out of range (labels, masks, indices), or an
+attribute set to an edge value (-1, 99, 2**40, NaN, an empty list) or to a value of the
+wrong type. The property is the one docs/robustness.md promises:
+
+* the run matches the row's numpy reference computed on the changed inputs (values,
+  shape, dtype, and shape inference's declared shape fits what the kernel made), or
+* it raises a :class:`paddle_nb.PaddleNBError`,
+
+and nothing else: no other exception type, no crash, no hang (a watchdog dumps the stack
+and stops the process after 120 s). Where the reference itself cannot compute a result
+(numpy raises), the op must refuse too: a result there would be a value nobody can vouch
+for.
+
+Gradient ops are driven the same way from the rows of ``tests/test_op_gradients.py``: the
+forward op and its gradient program run on changed inputs and each gradient must match
+central differences of the numpy reference, or the build/run must raise a PaddleNBError.
+
+The examples are derandomized (the same ones on every run); ``-m slow`` runs many more.
+"""
+from __future__ import annotations
+
+import faulthandler
+import math
+from contextlib import contextmanager
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+import paddle_nb as pd
+from paddle_nb.core import attrs as A
+from paddle_nb.core import registry
+from paddle_nb.core.errors import PaddleNBError
+
+import test_op_gradients as grad_table
+import test_ops_table as table
+from numpy_interpreter import REFERENCES, NotComputed, run_op
+
+DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, print_blob=True,
+                     suppress_health_check=[HealthCheck.too_slow,
+                                            HealthCheck.function_scoped_fixture])
+FORWARD_EXAMPLES = 24
+GRADIENT_EXAMPLES = 12
+CUDA_EXAMPLES = 4
+WATCHDOG_S = 120
+
+# One row per forward op: the first row of the op table for that op type.
+FIRST_ROW = {}
+for _case in table.CASES:
+    FIRST_ROW.setdefault(_case.op, _case)
+FORWARD_ROWS = sorted(FIRST_ROW.values(), key=lambda c: c.op)
+GRAD_ROWS = sorted({c.op: c for c in reversed(grad_table.CASES)}.values(), key=lambda c: c.op)
+
+# --- the values hostile examples are made of -------------------------------------------------
+DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64,
+          np.float16, np.uint8, np.int8, np.complex64]
+DIMS = [0, 1, 2, 3, 5]
+HOSTILE_INTS = [-2**63, -2**40, -2**31, -100, -99, -7, -2, -1, 0, 1, 2, 3, 4, 7, 99,
+                2**31 - 1, 2**31, 2**40]
+HOSTILE_FLOATS = [math.nan, math.inf, -math.inf, -1.0, 0.0, 1e-30, 0.5, 2.0, 1e30]
+
+
+def arrays(dtype, shape, draw):
+    """Data of ``dtype`` and ``shape``: small values, or for integers, hostile ones."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        pool = np.array([v for v in HOSTILE_INTS if info.min <= v <= info.max], dtype)
+        if draw(st.booleans()):
+            return rng.integers(max(info.min, -3), min(info.max, 5) + 1, shape).astype(dtype)
+        return rng.choice(pool, size=shape).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(dtype)
+    values = rng.uniform(-2, 2, shape)
+    if draw(st.booleans()):                 # NaN, infinities, zeros sprinkled in
+        values = np.where(rng.random(shape) < 0.2, rng.choice(HOSTILE_FLOATS, shape), values)
+    return values.astype(dtype)
+
+
+def hostile_attr(spec, draw):
+    """A value for attribute ``spec``: an edge value of its type, or one of the wrong type."""
+    if draw(st.integers(0, 9)) == 0:         # the wrong type altogether
+        return draw(st.sampled_from([1.5, "x", [1, 2], None, True, -1, [[1]], {"a": 1}]))
+    kind = spec.type
+    if kind in (A.INT, A.LONG):
+        return draw(st.sampled_from(HOSTILE_INTS))
+    if kind == A.FLOAT:
+        return draw(st.sampled_from(HOSTILE_FLOATS))
+    if kind == A.BOOLEAN:
+        return draw(st.booleans())
+    if kind in (A.INTS, A.LONGS):
+        return draw(st.lists(st.sampled_from(HOSTILE_INTS[4:-4]), max_size=5))
+    if kind == A.FLOATS:
+        return draw(st.lists(st.sampled_from(HOSTILE_FLOATS), max_size=4))
+    if kind == A.STRING:
+        return draw(st.sampled_from(["", "NCHW", "x" * 300, "\x00", "é"]))
+    if kind == A.STRINGS:
+        return draw(st.lists(st.sampled_from(["", "a", "\x00"]), max_size=3))
+    if kind == A.BOOLEANS:
+        return draw(st.lists(st.booleans(), max_size=3))
+    return draw(st.sampled_from([-1, 0, 1, 99]))
+
+
+@st.composite
+def changed_rows(draw, row):
+    """``row`` with one to three changes; returns (row, [what was changed])."""
+    inputs = {slot: list(v) if isinstance(v, list) else v for slot, v in row.inputs.items()}
+    attrs = dict(row.attrs)
+    changes = []
+    op = registry.lookup(row.op)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["shape", "dtype", "values", "attr", "attr"]))
+        if kind == "attr" or not inputs:
+            settable = [a for a in op.attrs if a.name not in ("op_role", "op_role_var",
+                                                               "op_namescope",
+                                                               "op_callstack")]
+            if not settable:
+                continue
+            spec = draw(st.sampled_from(settable))
+            attrs[spec.name] = hostile_attr(spec, draw)
+            changes.append(f"attr {spec.name}={attrs[spec.name]!r}")
+            continue
+        slot = draw(st.sampled_from(sorted(inputs)))
+        items = table.as_list(inputs[slot])
+        i = draw(st.integers(0, len(items) - 1))
+        old = items[i]
+        if kind == "shape":
+            shape = tuple(draw(st.lists(st.sampled_from(DIMS), max_size=4)))
+            new = arrays(old.dtype, shape, draw)
+        elif kind == "dtype":
+            new = arrays(draw(st.sampled_from(DTYPES)), old.shape, draw)
+        else:
+            new = arrays(old.dtype, old.shape, draw)
+        changes.append(f"{kind} of {slot}[{i}]: {old.dtype}{list(old.shape)} -> "
+                       f"{new.dtype}{list(new.shape)}")
+        if isinstance(inputs[slot], list):
+            inputs[slot][i] = new
+        else:
+            inputs[slot] = new
+    return replace(row, inputs=inputs, attrs=attrs, id=row.id + "-fuzzed"), changes
+
+
+# --- running one example -------------------------------------------------------------------
+@contextmanager
+def watchdog():
+    """A hang is a failure too: dump every thread's stack and stop after WATCHDOG_S."""
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+class OpView:
+    """What the numpy interpreter reads of an op (type, slots, attrs), for a row that
+    ``table.run_case`` will build: the same variable names, unset attributes at their
+    declared defaults (``None`` leaves an attribute unset, as ``append_op`` does)."""
+
+    def __init__(self, row, out_counts):
+        self.type = row.op
+        defaults = {a.name: a.default for a in registry.lookup(row.op).attrs}
+        self.attrs = {**defaults, **{k: v for k, v in row.attrs.items() if v is not None}}
+        self._inputs = {}
+        for slot, value in row.inputs.items():
+            n = len(table.as_list(value))
+            self._inputs[slot] = [slot.lower()] if n == 1 else \
+                [f"{slot.lower()}{i}" for i in range(n)]
+        self._outputs = {slot: [f"{slot.lower()}_out{i}" for i in range(n)]
+                         for slot, n in out_counts.items()}
+
+    def input(self, slot):
+        return self._inputs.get(slot, [])
+
+    def output(self, slot):
+        return self._outputs.get(slot, [])
+
+
+def reference_of(row, out_counts):
+    """``{slot: [array or NotComputed]}``: what numpy computes for the changed row (the
+    numpy interpreter's reference where it has one, else the row's own), or None where
+    numpy cannot compute it."""
+    try:
+        with np.errstate(all="ignore"):
+            if row.op in REFERENCES:
+                view = OpView(row, out_counts)
+                env = {name: value for slot, value in row.inputs.items()
+                       for name, value in zip(view.input(slot), table.as_list(value))}
+                values = run_op(view, env)
+                return {slot: [values[n] for n in view.output(slot)] for slot in out_counts}
+            out = row.reference(row.inputs, row.attrs)
+            return {slot: [np.asarray(v) for v in table.as_list(out[slot])]
+                    for slot in out_counts}
+    except Exception:       # noqa: BLE001 - any numpy failure means "no reference"
+        return None
+
+
+def same(actual, expected):
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return False
+    if expected.dtype.kind in "fc":
+        tol = 1e-2 if expected.dtype == np.float16 else 1e-5
+        return np.allclose(actual, expected, rtol=tol, atol=tol * 0.1, equal_nan=True)
+    return np.array_equal(actual, expected)
+
+
+def check_row(row, changes, place):
+    note(f"{row.op} on {place.kind}: " + "; ".join(changes))
+    original = FIRST_ROW[row.op]
+    template = original.reference(original.inputs, original.attrs)   # output slots, counts
+    out_counts = {slot: len(table.as_list(v)) for slot, v in template.items()}
+    expected = reference_of(row, out_counts)
+    if expected is not None and row.op == "feed":       # the test declares feed's Out
+        template = {"Out": expected["Out"][0]}
+    try:
+        with watchdog(), np.errstate(all="ignore"):
+            actual, declared = table.run_case(row, template, place)
+    except PaddleNBError:
+        return "refused"
+    assert expected is not None, (
+        f"{row.op} gave a result where numpy's reference cannot compute one: {changes}")
+    for slot, wants in expected.items():
+        assert len(actual[slot]) == len(wants), (slot, len(actual[slot]), len(wants))
+        for i, (got, want) in enumerate(zip(actual[slot], wants)):
+            where = f"{row.op} {slot}[{i}] after {changes}"
+            if declared[slot][i] is not None:
+                table.assert_declared_fits(declared[slot][i], got, where)
+            if isinstance(want, NotComputed) or not row.compare_values:
+                assert (got.shape, got.dtype) == (tuple(want.shape), want.dtype), where
+            else:
+                assert same(got, want), f"{where}: got {got!r}, numpy says {want!r}"
+    return "ran"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("row", FORWARD_ROWS, ids=[r.op for r in FORWARD_ROWS])
+@settings(max_examples=FORWARD_EXAMPLES, **DETERMINISTIC)
+@given(data=st.data())
+def test_forward_op_matches_numpy_or_refuses(row, data):
+    changed, changes = data.draw(changed_rows(row))
+    check_row(changed, changes, pd.CPUPlace())
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("row", FORWARD_ROWS, ids=[r.op for r in FORWARD_ROWS])
+@settings(max_examples=CUDA_EXAMPLES, **DETERMINISTIC)
+@given(data=st.data())
+def test_forward_op_on_cuda_matches_numpy_or_refuses(row, data):
+    """The same property on CUDA (numba's simulator in CI: fewer examples)."""
+    changed, changes = data.draw(changed_rows(row))
+    check_row(changed, changes, pd.CUDAPlace(0))

@@ -60,6 +60,8 @@ def fluid_align(y, x_ndim, axis):
     """``y`` reshaped so numpy broadcasting lines its dims up with X's from ``axis``."""
     if axis is None or axis == -1:
         axis = x_ndim - y.ndim
+    if not 0 <= axis <= x_ndim - y.ndim:      # not a tuple of 2**31 ones
+        raise ValueError(f"axis {axis} does not fit a rank-{y.ndim} Y in rank {x_ndim}")
     return y.reshape((1,) * axis + y.shape + (1,) * (x_ndim - axis - y.ndim))
 
 
@@ -118,8 +120,10 @@ def _logical_not(op, env):
 
 
 def _increment(op, env):
-    x = _x(op, env)
-    return _out(op, "Out", (_wide(x) + op.attrs["step"]).astype(x.dtype))
+    x, step = _x(op, env), op.attrs["step"]
+    if x.dtype.kind in "iu" and float(step).is_integer():    # exact: no float64 rounding
+        return _out(op, "Out", (x + np.array(int(step)).astype(x.dtype)).astype(x.dtype))
+    return _out(op, "Out", (_wide(x) + step).astype(x.dtype))
 
 
 # --- reductions ---------------------------------------------------------------------------
@@ -145,7 +149,9 @@ def _reduce(fn):
             axes = tuple(range(x.ndim))
         else:
             axes = tuple(sorted({d % x.ndim for d in a["dim"]}))
-        out = fn(_wide(x), axis=axes, keepdims=a.get("keep_dim", False))
+        # integers: exact int64 arithmetic, wrapping back into X's type as the kernels do
+        wide = x.astype(np.int64) if x.dtype.kind in "iub" and fn is np.sum else _wide(x)
+        out = fn(wide, axis=axes, keepdims=a.get("keep_dim", False))
         return _out(op, "Out", np.asarray(out).astype(x.dtype))
     return run
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import faulthandler
 import math
+import resource
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -46,10 +47,11 @@ from numpy_interpreter import REFERENCES, NotComputed, run_op
 DETERMINISTIC = dict(derandomize=True, database=None, deadline=None, print_blob=True,
                      suppress_health_check=[HealthCheck.too_slow,
                                             HealthCheck.function_scoped_fixture])
-FORWARD_EXAMPLES = 24
+FORWARD_EXAMPLES = 80
 GRADIENT_EXAMPLES = 12
-CUDA_EXAMPLES = 4
+CUDA_EXAMPLES = 20
 WATCHDOG_S = 120
+HEADROOM_BYTES = 4 * 2**30
 
 # One row per forward op: the first row of the op table for that op type.
 FIRST_ROW = {}
@@ -69,6 +71,10 @@ HOSTILE_FLOATS = [math.nan, math.inf, -math.inf, -1.0, 0.0, 1e-30, 0.5, 2.0, 1e3
 
 def arrays(dtype, shape, draw):
     """Data of ``dtype`` and ``shape``: small values, or for integers, hostile ones."""
+    return np.asarray(_arrays(dtype, shape, draw))
+
+
+def _arrays(dtype, shape, draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
@@ -153,11 +159,20 @@ def changed_rows(draw, row):
 # --- running one example -------------------------------------------------------------------
 @contextmanager
 def watchdog():
-    """A hang is a failure too: dump every thread's stack and stop after WATCHDOG_S."""
+    """A hang is a failure too: dump every thread's stack and stop after WATCHDOG_S. And
+    a runaway allocation (by paddle_nb or by a reference) is a MemoryError, not the
+    machine's OOM killer: the address space may grow by at most HEADROOM_BYTES."""
     faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        used = int(f.read().split()[0]) * resource.getpagesize()
+    cap = used + HEADROOM_BYTES if hard == resource.RLIM_INFINITY else min(
+        used + HEADROOM_BYTES, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     try:
         yield
     finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         faulthandler.cancel_dump_traceback_later()
 
 
@@ -190,7 +205,7 @@ def reference_of(row, out_counts):
     numpy interpreter's reference where it has one, else the row's own), or None where
     numpy cannot compute it."""
     try:
-        with np.errstate(all="ignore"):
+        with watchdog(), np.errstate(all="ignore"):
             if row.op in REFERENCES:
                 view = OpView(row, out_counts)
                 env = {name: value for slot, value in row.inputs.items()
@@ -258,3 +273,95 @@ def test_forward_op_on_cuda_matches_numpy_or_refuses(row, data):
     """The same property on CUDA (numba's simulator in CI: fewer examples)."""
     changed, changes = data.draw(changed_rows(row))
     check_row(changed, changes, pd.CUDAPlace(0))
+
+
+# --- gradients --------------------------------------------------------------------------------
+def floats64(shape, draw):
+    """float64 values in +-[0.2, 1]: no input on relu's kink or log's pole."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    return np.asarray(rng.uniform(0.2, 1.0, shape) * rng.choice([-1.0, 1.0], shape))
+
+
+@st.composite
+def changed_grad_rows(draw, row):
+    """A gradient row with one or two changes: a differentiable input of another shape or
+    other values, integer inputs (labels, masks) of hostile values, an attribute at an
+    edge value. Everything stays float64, so central differences can judge."""
+    inputs = {slot: list(v) if isinstance(v, list) else v for slot, v in row.inputs.items()}
+    attrs, changes = dict(row.attrs), []
+    op = registry.lookup(row.op)
+    for _ in range(draw(st.integers(1, 2))):
+        kind = draw(st.sampled_from(["shape", "values", "attr"]))
+        if kind == "attr" and op.attrs:
+            spec = draw(st.sampled_from(op.attrs))
+            attrs[spec.name] = hostile_attr(spec, draw)
+            changes.append(f"attr {spec.name}={attrs[spec.name]!r}")
+            continue
+        slot = draw(st.sampled_from(sorted(inputs)))
+        items = table.as_list(inputs[slot])
+        i = draw(st.integers(0, len(items) - 1))
+        old = items[i]
+        shape = tuple(draw(st.lists(st.sampled_from(DIMS[:4]), max_size=3))) \
+            if kind == "shape" else old.shape
+        new = floats64(shape, draw) if old.dtype.kind == "f" else arrays(old.dtype, shape, draw)
+        changes.append(f"{kind} of {slot}[{i}]: {old.dtype}{list(old.shape)} -> "
+                       f"{new.dtype}{list(new.shape)}")
+        if isinstance(inputs[slot], list):
+            inputs[slot][i] = new
+        else:
+            inputs[slot] = new
+    return replace(row, inputs=inputs, attrs=attrs, id=row.id + "-fuzzed"), changes
+
+
+def reference_loss(row, feed_of, weights):
+    """L = sum(Out * W) over the weighted outputs, by the numpy interpreter."""
+    as_table_row = table.Case(row.id, row.op, feed_of, row.attrs, reference=None)
+    out = reference_of(as_table_row, row.outputs)
+    op_def = registry.lookup(row.op)
+    values = [v for slot, vs in out.items() if not op_def.output(slot).intermediate
+              for v in vs]
+    return sum(float((np.asarray(v, np.float64) * w).sum()) for v, w in zip(values, weights))
+
+
+def check_gradient_row(row, changes):
+    note(f"{row.op}_grad: " + "; ".join(changes))
+    try:
+        with watchdog(), np.errstate(all="ignore"):
+            prog, _, wrt, feed, grads, _, weights = grad_table._with_gradients(row)
+            got = pd.Executor().run(prog, feed=feed, fetch_list=[g.name for g in grads],
+                                    scope=pd.Scope())
+    except PaddleNBError:
+        return "refused"
+    # the slot and position of each input, to rebuild the row's inputs around a change
+    for (var, a), analytic in zip(wrt, got):
+        slot, i = var.name.rstrip("0123456789"), int(var.name[len(var.name.rstrip(
+            "0123456789")):])
+        assert analytic.shape == a.shape, f"d/d{var.name}: shape {analytic.shape} != {a.shape}"
+        numeric = np.full(a.shape, np.nan)
+        for idx in np.ndindex(a.shape):
+            total = 0.0
+            for sign in (1, -1):
+                shifted = a.copy()
+                shifted[idx] += sign * grad_table.EPS
+                ins = dict(row.inputs)
+                if isinstance(ins[slot], list):
+                    ins[slot] = [shifted if j == i else x for j, x in enumerate(ins[slot])]
+                else:
+                    ins[slot] = shifted
+                with np.errstate(all="ignore"):
+                    loss = reference_loss(row, ins, weights)
+                total += sign * loss
+            numeric[idx] = total / (2 * grad_table.EPS)
+        judged = np.isfinite(numeric)
+        np.testing.assert_allclose(analytic[judged], numeric[judged], rtol=1e-4, atol=1e-5,
+                                   err_msg=f"d/d{var.name} of {row.op} after {changes}")
+    return "ran"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("row", GRAD_ROWS, ids=[r.op for r in GRAD_ROWS])
+@settings(max_examples=GRADIENT_EXAMPLES, **DETERMINISTIC)
+@given(data=st.data())
+def test_gradient_matches_central_differences_or_refuses(row, data):
+    changed, changes = data.draw(changed_grad_rows(row))
+    check_gradient_row(changed, changes)

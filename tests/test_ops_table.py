@@ -87,6 +87,8 @@ def fluid_align(y, x_ndim, axis):
     (-1: at the end), which is Fluid's elementwise rule."""
     if axis == -1:
         axis = x_ndim - y.ndim
+    if not 0 <= axis <= x_ndim - y.ndim:      # not a tuple of 2**31 ones
+        raise ValueError(f"axis {axis} does not fit a rank-{y.ndim} Y in rank {x_ndim}")
     return y.reshape((1,) * axis + y.shape + (1,) * (x_ndim - axis - y.ndim))
 
 

@@ -172,6 +172,22 @@ def unary(op: str, x, a: float = 1.0, b: float = 0.0, out_dtype=None):
 
 
 @cuda.jit(cache=True)
+def _add_integer(x, step, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = x[i] + step
+
+
+def add_integer(x, step: int):
+    """``x + step`` in x's integer type, exact: the float64 path of ``unary`` rounds
+    integers past 2**53 (a loop counter's increment)."""
+    out = empty(x.shape, x.dtype)
+    if out.size:
+        blocks, threads = launch_1d(out.size)
+        _add_integer[blocks, threads](flat(x), x.dtype.type(step), flat(out))
+    return out
+
+
+@cuda.jit(cache=True)
 def _logical_not(x, out):
     # its own kernel: x may be bool, which the arithmetic of _unary does not take
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):

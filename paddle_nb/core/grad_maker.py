@@ -71,6 +71,31 @@ class Grad:
             [s.name for s in forward.inputs if not s.dispensable]
         return grads_of, writes
 
+    def infer_shape(self, forward) -> Callable:
+        """The ``<type>_grad`` op's shape rule (Fluid's default for gradient ops): the
+        gradient of a variable has that variable's shape and type. Each ``S@GRAD`` it
+        reads must match ``S`` where it reads ``S`` too (a dOut of another shape would be
+        broadcast into a wrong dX, silently), and each ``S@GRAD`` it writes gets ``S``'s
+        shape where it reads ``S``. Run by the executor's guard on the values."""
+        grads_of, writes = self.resolve(forward)
+        reads = set(self.reads)
+
+        def infer(ctx):
+            for slot in grads_of:
+                if slot not in reads:
+                    continue
+                for i in range(len(ctx.input_names(slot + GRAD_SUFFIX))):
+                    if ctx.has_value(slot + GRAD_SUFFIX, i) and ctx.has_value(slot, i):
+                        ctx.require_gradient_fits(slot, i)
+            for slot in writes:
+                if slot not in reads:
+                    continue
+                for i, name in enumerate(ctx.output_names(slot + GRAD_SUFFIX)):
+                    if name != EMPTY_VAR and ctx.has_value(slot, i):
+                        ctx.set_output(slot + GRAD_SUFFIX, ctx.shape(slot, i),
+                                       ctx.dtype(slot, i), i=i)
+        return infer
+
     def make(self, op, no_grad: set[str]) -> list[GradOp]:
         """The ``<type>_grad`` op for forward op ``op`` (an Operator view)."""
         forward = op.op_def

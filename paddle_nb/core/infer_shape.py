@@ -21,7 +21,7 @@ class Requirements:
 
     # element kinds, as numpy's dtype.kind letters, under the names an error shows
     KINDS = {"float": "f", "int": "iu", "number": "iuf", "float or complex": "fc",
-             "integer or bool": "iub"}
+             "integer or bool": "iub", "real": "biuf"}
 
     def require_dtype(self, slot: str, kind: str) -> None:
         """Every variable of ``slot`` holds elements of ``kind`` (a key of KINDS)."""
@@ -48,6 +48,14 @@ class Requirements:
             self.fail(f"must have the shape of {like}", slot=slot, expected=f"{want}",
                       given=f"{self.input_names(slot)[0]}: {got}")
 
+    def require_one_element(self, slot: str) -> None:
+        """``slot`` holds one element (shape [] or [1, ...]; -1 dims are checked at run
+        time): a learning rate, a counter, a beta power."""
+        shape = self.shape(slot)
+        if any(d not in (1, -1) for d in shape):
+            self.fail("must hold exactly one element", slot=slot, expected="shape [] or [1]",
+                      given=f"{self.input_names(slot)[0]}: shape {shape}")
+
     def require_same_dtype(self, slot: str, like: str) -> None:
         """``slot`` holds ``like``'s element type (no silent promotion)."""
         want, got = self.dtype(like), self.dtype(slot)
@@ -55,6 +63,15 @@ class Requirements:
             self.fail(f"must have the element type of {like}", slot=slot,
                       expected=dtypes.name(want), given=f"{self.input_names(slot)[0]}: "
                                                       f"{dtypes.name(got)}")
+
+    def require_gradient_fits(self, slot: str, i: int = 0) -> None:
+        """``slot@GRAD``'s i-th variable has the shape of ``slot``'s i-th (a gradient has
+        the shape of its variable; the element type may be another float)."""
+        want, got = self.shape(slot, i), self.shape(slot + "@GRAD", i)
+        if len(want) != len(got) or not all(dims_compatible(a, b) for a, b in zip(want, got)):
+            self.fail(f"the gradient must have the shape of {slot}", slot=slot + "@GRAD",
+                      expected=f"{want} (the shape of {self.input_names(slot)[i]})",
+                      given=f"{self.input_names(slot + '@GRAD')[i]}: {got}")
 
     def require_range(self, name: str, value: int, low: int, high: int, slot=None) -> int:
         """Attribute ``name`` = ``value`` lies in [low, high); the value."""
@@ -92,6 +109,11 @@ class InferShapeContext(Requirements):
             self.fail(f"variable {name!r} is not declared in this block or any enclosing "
                       "block", slot=slot)
         return v
+
+    def has_value(self, slot: str, i: int = 0) -> bool:
+        """Input ``slot``'s i-th variable is declared (at run time: holds a tensor)."""
+        names = self.input_names(slot)
+        return i < len(names) and self.block.table.find_var(names[i]) is not None
 
     def shape(self, slot: str, i: int = 0) -> list[int]:
         names = self.input_names(slot)

@@ -91,6 +91,13 @@ class RuntimeShapeContext(Requirements):
         var = self._scope.find_var(names[i])
         return names[i], (var._value if var is not None else None)
 
+    def has_value(self, slot: str, i: int = 0) -> bool:
+        """Input ``slot``'s i-th variable holds a tensor in this run."""
+        if i >= len(self.input_names(slot)):
+            return False
+        value = self._value(slot, i)[1]
+        return hasattr(value, "shape") and hasattr(value, "dtype")
+
     def shape(self, slot: str, i: int = 0) -> list[int]:
         name, value = self._value(slot, i)
         if hasattr(value, "shape") and hasattr(value, "dtype"):

@@ -37,6 +37,13 @@ def _cuda_grad(op: str, reads: str):
     return run
 
 
+def _real_like_x(ctx):
+    """Out has X's shape and dtype; X holds real numbers (the CUDA kernels compute with
+    real math functions, so a complex X would silently lose its imaginary part)."""
+    ctx.require_dtype("X", "real")
+    same_shape_as_x(ctx)
+
+
 # type, forward kernel, formula, the forward slot its gradient reads, gradient kernel
 for _type, _kernel, _formula, _reads, _grad in (
         ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad),
@@ -46,7 +53,7 @@ for _type, _kernel, _formula, _reads, _grad in (
         ("log", K.log, "ln(X)", "X", K.log_grad),
         ("square", K.square, "X * X", "X", K.square_grad)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
-                   infer_shape=same_shape_as_x,
+                   infer_shape=_real_like_x,
                    kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
                    grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads),
                              cuda_kernel=_cuda_grad(_type, _reads))))
@@ -99,6 +106,11 @@ register(OpDef(
 
 
 def _cast_infer(ctx):
+    """in_dtype must name X's type: the gradient casts back to it."""
+    if ctx.attr("in_dtype") != ctx.dtype("X"):
+        ctx.fail("attribute in_dtype must be X's element type (the gradient is a cast back "
+                 "to it)", slot="X", expected=f"in_dtype={ctx.dtype('X')} "
+                 f"({dtypes.name(ctx.dtype('X'))})", given=f"in_dtype={ctx.attr('in_dtype')}")
     ctx.set_output("Out", ctx.shape("X"), ctx.attr("out_dtype"))
 
 

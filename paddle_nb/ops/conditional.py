@@ -21,6 +21,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
+from ..core.infer_shape import dims_compatible
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
@@ -161,16 +162,20 @@ def _select_output(ctx):
 
 
 def _select_input_infer(ctx):
-    """Out has the shape the candidates share (-1 where they differ) and their dtype: the
-    branches of a cond must agree on rank and element type."""
-    shapes = ctx.shapes("X")
-    for i in range(1, len(shapes)):
-        if len(shapes[i]) != len(shapes[0]) or ctx.dtype("X", i) != ctx.dtype("X", 0):
-            ctx.fail("the candidates must have one rank and element type", slot="X",
-                     given=", ".join(ctx.describe_input("X", j) for j in range(len(shapes))))
+    """The branches of a cond give one shape and element type (-1 dims, known at run time,
+    may differ): Out has it. Its gradient (select_output) gives the branch not taken zeros
+    of the taken one's shape, which is right only then."""
+    have = [i for i in range(len(ctx.input_names("X"))) if ctx.has_value("X", i)]
+    shapes = [ctx.shape("X", i) for i in have]
+    for i, s in zip(have, shapes):
+        if len(s) != len(shapes[0]) or ctx.dtype("X", i) != ctx.dtype("X", have[0]) or \
+                not all(dims_compatible(a, b) for a, b in zip(s, shapes[0])):
+            ctx.fail("the candidates must have one shape and element type", slot="X",
+                     given=", ".join(ctx.describe_input("X", j) for j in have))
     ctx.require_dtype("Mask", "int")
-    merged = [d if all(s[k] == d for s in shapes) else -1 for k, d in enumerate(shapes[0])]
-    ctx.set_output("Out", merged, ctx.dtype("X"))
+    merged = [d if all(s[k] == d for s in shapes) else -1 for k, d in enumerate(shapes[0])] \
+        if shapes else []
+    ctx.set_output("Out", merged, ctx.dtype("X", have[0]) if have else None)
 
 
 register(OpDef(
@@ -219,19 +224,40 @@ def _merge(ctx):
     like = t if t is not None else f
     if like is None:
         raise ExecutionError("merge_lod_tensor: neither branch produced a value")
-    ctx.set_output("Out", arrays.merge_rows(len(rows), [(np.flatnonzero(rows), t),
-                                                        (np.flatnonzero(~rows), f)], like))
+    parts = [(np.flatnonzero(rows), t, "InTrue"), (np.flatnonzero(~rows), f, "InFalse")]
+    for picked, src, slot in parts:
+        # every row Mask sends to a branch must come from it, no more and no fewer (numpy
+        # would broadcast one row over many; a device copy would read past the end)
+        given = 0 if src is None else (src.shape[0] if src.ndim else None)
+        if given != len(picked) or src is not None and (
+                src.shape[1:] != like.shape[1:] or src.dtype != like.dtype):
+            raise ExecutionError(
+                f"slot {slot}: Mask sends {len(picked)} rows to this branch, which gave "
+                + ("no value" if src is None else f"{src.dtype}{list(src.shape)}")
+                + f"; expected {len(picked)} rows of {like.dtype}{list(like.shape[1:])}")
+    ctx.set_output("Out", arrays.merge_rows(len(rows), [p[:2] for p in parts], like))
 
 
 def _same_rows_infer(ctx):
-    shape = ctx.shape("X")
+    ctx.require_dtype("Mask", "integer or bool")
+    shape = ctx.require_rank("X", 1)
     for slot in ("OutTrue", "OutFalse"):        # how many rows each gets is known at run time
         ctx.set_output(slot, [-1] + shape[1:] if shape else shape, ctx.dtype("X"))
 
 
 def _merge_infer(ctx):
+    """Out has the branches' row shape; they must agree on it and on the element type."""
+    ctx.require_dtype("Mask", "integer or bool")
     like = "InTrue" if ctx.has_input("InTrue") else "InFalse"
-    shape = ctx.shape(like)
+    shape = ctx.require_rank(like, 1)
+    if ctx.has_input("InTrue") and ctx.has_input("InFalse"):
+        other = ctx.require_rank("InFalse", 1)
+        if len(other) != len(shape) or not all(
+                a < 0 or b < 0 or a == b for a, b in zip(other[1:], shape[1:])) \
+                or ctx.dtype("InFalse") != ctx.dtype("InTrue"):
+            ctx.fail("the branches' rows must have one shape and element type",
+                     slot="InFalse", expected=f"rows of {ctx.describe_input('InTrue')}",
+                     given=ctx.describe_input("InFalse"))
     ctx.set_output("Out", [-1] + shape[1:] if shape else shape, ctx.dtype(like))
 
 

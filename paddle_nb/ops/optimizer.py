@@ -28,10 +28,10 @@ def _check_state(ctx, like_param=(), one_element=()):
         ctx.require_dtype(slot, "float")
     for slot in ("Grad", *like_param):
         ctx.require_same_shape(slot, "Param")
+    for slot in like_param:                  # written back in Param's type
+        ctx.require_same_dtype(slot, "Param")
     for slot in ("LearningRate", *one_element):
-        if any(d not in (1, -1) for d in ctx.shape(slot)):      # -1: known at run time
-            ctx.fail("must hold exactly one element", slot=slot, expected="shape [] or [1]",
-                     given=ctx.describe_input(slot))
+        ctx.require_one_element(slot)
 
 
 def _scalar(a: np.ndarray, dtype) -> float:

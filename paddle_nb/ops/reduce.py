@@ -32,6 +32,8 @@ def _reduced_shape(shape, dims, keep_dim):
 
 
 def _reduce_infer(ctx):
+    if ctx.op_def.type == "reduce_mean":
+        ctx.require_dtype("X", "float")   # an integer mean would overflow or round
     xs = ctx.shape("X")
     dims = ctx.attr("dim")
     bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]

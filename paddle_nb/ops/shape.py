@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
+from ..core import dtypes
 from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
@@ -166,6 +167,10 @@ def _concat_infer(ctx):
     shapes = ctx.shapes("X")
     rank = len(shapes[0])
     axis = ctx.attr("axis")
+    for i in range(1, len(shapes)):
+        if ctx.dtype("X", i) != ctx.dtype("X"):
+            ctx.fail("inputs must have one element type", slot="X",
+                     expected=dtypes.name(ctx.dtype("X")), given=ctx.describe_input("X", i))
     if not -rank <= axis < rank:
         ctx.fail(f"axis {axis} is out of range for rank-{rank} inputs", slot="X")
     axis %= rank
@@ -231,9 +236,9 @@ def _split_infer(ctx):
             ctx.fail(f"sections must cut dim {axis} of X ({size}) into pieces that add up to "
                      "it (sizes >= 0, at most one -1 for the rest)", slot="X",
                      given=f"sections={sections}")
-    elif (num or n_out) <= 0:
-        ctx.fail("num must be positive, or 0 for as many pieces as there are outputs", slot="Out",
-                 given=f"num={num}, {n_out} outputs")
+    elif num and num != n_out or n_out == 0:     # checked before any list of num pieces
+        ctx.fail("num must equal the number of outputs (or be 0: one piece per output)",
+                 slot="Out", expected=f"num={n_out} or 0", given=f"num={num}, {n_out} outputs")
     elif size >= 0 and size % (num or n_out):
         ctx.fail(f"dim {axis} of X ({size}) does not split into {num or n_out} equal parts",
                  slot="X")

@@ -7,9 +7,12 @@ The kernels only move tensors (arrays.py), so each serves both places; on CUDA t
 are copied to the device."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
+from ..core import dtypes
 from ..core.errors import ExecutionError
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name, in_every_grad_block
@@ -96,16 +99,40 @@ register(OpDef(
     grad=NO_GRADIENT))
 
 
+def _step(dtype, step: float):
+    """The step in X's type: truncated toward zero for an integer X, as Paddle's
+    ``static_cast<T>(step)`` (shape inference checked that it fits)."""
+    return dtype.type(int(step) if dtype.kind in "iu" else step)
+
+
 def _increment(ctx):
     x = ctx.input("X")
-    ctx.set_output("Out", (x + x.dtype.type(ctx.attr("step"))).astype(x.dtype))
+    ctx.set_output("Out", np.asarray(x + _step(x.dtype, ctx.attr("step")), dtype=x.dtype))
 
 
 def _cuda_increment(ctx):
-    """The counter stays on the device: X * 1 + step in X's dtype (elementwise kernel)."""
+    """The counter stays on the device: an exact integer add for integer counters, else
+    X * 1 + step in X's dtype (elementwise kernels)."""
     from ..kernels.cuda import elementwise as CE   # noqa: PLC0415
-    ctx.set_output("Out", CE.unary("scale_then_bias", ctx.input("X"), a=1.0,
-                                   b=ctx.attr("step")))
+    x = ctx.input("X")
+    if x.dtype.kind in "iu":
+        ctx.set_output("Out", CE.add_integer(x, _step(x.dtype, ctx.attr("step"))))
+    else:
+        ctx.set_output("Out", CE.unary("scale_then_bias", x, a=1.0, b=ctx.attr("step")))
+
+
+def _increment_infer(ctx):
+    """X holds one number (a counter, as Paddle requires); an integer X takes a step that
+    fits its type (NaN or 2**40 for an int32 counter would be undefined in C++)."""
+    ctx.require_dtype("X", "number")
+    ctx.require_one_element("X")
+    dtype, step = dtypes.to_numpy(ctx.dtype("X")), ctx.attr("step")
+    if dtype.kind in "iu" and not (math.isfinite(step) and np.iinfo(dtype).min <= int(step)
+                                   <= np.iinfo(dtype).max):
+        ctx.fail(f"step {step} does not fit the {dtype} counter", slot="X",
+                 expected=f"a step in [{np.iinfo(dtype).min}, {np.iinfo(dtype).max}]",
+                 given=f"step={step}")
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
 
 
 @in_every_grad_block
@@ -131,7 +158,7 @@ register(OpDef(
     "increment", [Slot("X", "a tensor with one value (a loop counter)")], [Slot("Out", "X+step")],
     [Attr("step", A.FLOAT, 1.0, "the amount to add")],
     comment="Out = X + step (usually in place: Out is X).",
-    infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
+    infer_shape=_increment_infer,
     kernels={"cpu": _increment, "cuda": _cuda_increment},
     grad=_increment_grad))
 

@@ -39,6 +39,7 @@ import paddle_nb as pd
 from paddle_nb.core import attrs as A
 from paddle_nb.core import registry
 from paddle_nb.core.errors import PaddleNBError
+from paddle_nb.core.grad_maker import EMPTY_VAR
 
 import test_op_gradients as grad_table
 import test_ops_table as table
@@ -365,3 +366,72 @@ def check_gradient_row(row, changes):
 def test_gradient_matches_central_differences_or_refuses(row, data):
     changed, changes = data.draw(changed_grad_rows(row))
     check_gradient_row(changed, changes)
+
+
+# Forward ops whose gradient is a registered <type>_grad op (the others' gradients are
+# forward ops, fuzzed above): one row each.
+GRAD_OP_ROWS = [r for r in GRAD_ROWS if registry.is_registered(r.op + "_grad")]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("row", GRAD_OP_ROWS, ids=[f"{r.op}_grad" for r in GRAD_OP_ROWS])
+@settings(max_examples=GRADIENT_EXAMPLES, **DETERMINISTIC)
+@given(data=st.data())
+def test_gradient_op_refuses_a_gradient_of_the_wrong_shape(row, data):
+    """The <type>_grad op alone, as an edited or hand-built program has it, fed the real
+    values of a row except one incoming gradient (an ``@GRAD`` input) of another shape:
+    a gradient has its variable's shape, so the op must refuse (not broadcast it into a
+    plausible, wrong dX)."""
+    prog, _, _, feed, _, _, _ = grad_table._with_gradients(row)
+    gop = next(op for op in prog.global_block().ops if op.type == row.op + "_grad")
+    reads = [n for slot in gop.input_names for n in gop.input(slot)]
+    values = dict(zip(reads, pd.Executor().run(prog, feed=feed, fetch_list=reads,
+                                                scope=pd.Scope())))
+    incoming = sorted(n for slot in gop.input_names if slot.endswith("@GRAD")
+                      for n in gop.input(slot))
+    name = data.draw(st.sampled_from(incoming))
+    shape = tuple(data.draw(st.lists(st.sampled_from(DIMS[:4]), max_size=3)))
+    if shape == values[name].shape or np.prod(shape) == values[name].size == 1:
+        return                       # the same shape; or one element for one (a [1] loss)
+    values[name] = floats64(shape, data.draw)
+    note(f"{gop.type}: {name} of shape {list(shape)}")
+
+    alone = pd.Program()
+    blk = alone.global_block()
+    for n, v in values.items():
+        blk.create_var(n, list(v.shape), v.dtype.name)
+    outputs = {slot: [blk.create_var(n).name for n in gop.output(slot)]
+               for slot in gop.output_names}
+    blk.append_op(gop.type, {slot: gop.input(slot) for slot in gop.input_names}, outputs,
+                  gop.attrs, infer_shape=False)
+    fetch = [n for ns in outputs.values() for n in ns if n != EMPTY_VAR]
+    with watchdog(), pytest.raises(PaddleNBError), np.errstate(all="ignore"):
+        pd.Executor().run(alone, feed=values, fetch_list=fetch, scope=pd.Scope())
+
+
+# --- every op is driven ---------------------------------------------------------------------
+# Ops that own a sub-block or read tensor arrays take programs, not a feed: their hostile
+# inputs (block references of the wrong type, loops that never end, array positions out of
+# range) are driven by these tests instead.
+DRIVEN_ELSEWHERE = {
+    "conditional_block": "test_hostile_programs.py, test_run_guards.py (sub_block refs)",
+    "while": "test_hostile_programs.py, test_run_guards.py (step and byte limits)",
+    "recurrent": "test_hostile_programs.py (sub_block refs), test_rnn.py",
+    "write_to_array": "test_index_ranges.py (positions), test_hostile_programs.py",
+    "read_from_array": "test_index_ranges.py (positions)",
+    "lod_array_length": "test_while.py",
+    "tensor_array_to_tensor": "test_run_guards.py (axis), test_while.py",
+}
+
+
+def test_every_registered_op_is_fuzzed():
+    """A newly registered op is fuzzed as soon as it has a row in the op table (forward)
+    and, if it has a gradient op, in the gradient table; this fails until it does."""
+    forward = {r.op for r in FORWARD_ROWS} | set(DRIVEN_ELSEWHERE)
+    missing = [t for t in pd.registered_ops(include_grad=False) if t not in forward]
+    assert not missing, f"ops the fuzz does not drive: {missing}"
+    grad_ops = {r.op + "_grad" for r in GRAD_OP_ROWS}
+    block_grads = {t + "_grad" for t in DRIVEN_ELSEWHERE}
+    missing = [t for t in pd.registered_ops() if registry.lookup(t).grad_of
+               and t not in grad_ops | block_grads]
+    assert not missing, f"gradient ops the fuzz does not drive: {missing}"

@@ -56,6 +56,9 @@ class Grad:
     writes: list[str] | None = None
     comment: str = ""
     cuda_kernel: Callable | None = None
+    # the gradient op's own shape rule, where the default (shape_rule) cannot see the
+    # forward shapes: a gradient op that reads XShape or Softmax instead of X or Logits
+    infer_shape: Callable | None = None
 
     def kernels(self) -> dict[str, Callable]:
         """The grad op's kernels by place kind."""
@@ -71,22 +74,33 @@ class Grad:
             [s.name for s in forward.inputs if not s.dispensable]
         return grads_of, writes
 
-    def infer_shape(self, forward) -> Callable:
+    def shape_rule(self, forward) -> Callable:
         """The ``<type>_grad`` op's shape rule (Fluid's default for gradient ops): the
         gradient of a variable has that variable's shape and type. Each ``S@GRAD`` it
         reads must match ``S`` where it reads ``S`` too (a dOut of another shape would be
         broadcast into a wrong dX, silently), and each ``S@GRAD`` it writes gets ``S``'s
         shape where it reads ``S``. Run by the executor's guard on the values."""
+        if self.infer_shape is not None:
+            return self.infer_shape
+        from .infer_shape import ForwardShapes   # noqa: PLC0415 (infer_shape is above)
         grads_of, writes = self.resolve(forward)
         reads = set(self.reads)
 
         def infer(ctx):
+            made = None
             for slot in grads_of:
-                if slot not in reads:
-                    continue
                 for i in range(len(ctx.input_names(slot + GRAD_SUFFIX))):
-                    if ctx.has_value(slot + GRAD_SUFFIX, i) and ctx.has_value(slot, i):
-                        ctx.require_gradient_fits(slot, i)
+                    if not ctx.has_value(slot + GRAD_SUFFIX, i):
+                        continue
+                    if slot in reads:
+                        if ctx.has_value(slot, i):
+                            ctx.require_gradient_fits(slot, i)
+                        continue
+                    # Out is not read: the forward rule on the forward inputs says its shape
+                    if made is None and forward.infer_shape is not None:
+                        made = ForwardShapes(ctx, forward).outputs() or {}
+                    if made and slot in made and i < len(made[slot]):
+                        ctx.require_gradient_fits(slot, i, want=made[slot][i])
             for slot in writes:
                 if slot not in reads:
                     continue

@@ -64,13 +64,19 @@ class Requirements:
                       expected=dtypes.name(want), given=f"{self.input_names(slot)[0]}: "
                                                       f"{dtypes.name(got)}")
 
-    def require_gradient_fits(self, slot: str, i: int = 0) -> None:
-        """``slot@GRAD``'s i-th variable has the shape of ``slot``'s i-th (a gradient has
-        the shape of its variable; the element type may be another float)."""
-        want, got = self.shape(slot, i), self.shape(slot + "@GRAD", i)
+    def require_gradient_fits(self, slot: str, i: int = 0, want=None) -> None:
+        """``slot@GRAD``'s i-th variable has the shape of ``slot``'s i-th, or ``want`` (a
+        gradient has the shape of its variable; the element type may be another float).
+        One element fits one element: a loss saved as [1] by Paddle before 2.5 is 0-d
+        here."""
+        want = self.shape(slot, i) if want is None else want
+        got = self.shape(slot + "@GRAD", i)
+        if numel(want) == numel(got) == 1:
+            return
         if len(want) != len(got) or not all(dims_compatible(a, b) for a, b in zip(want, got)):
+            of = self.input_names(slot)[i] if i < len(self.input_names(slot)) else slot
             self.fail(f"the gradient must have the shape of {slot}", slot=slot + "@GRAD",
-                      expected=f"{want} (the shape of {self.input_names(slot)[i]})",
+                      expected=f"{want} (the shape of {of})",
                       given=f"{self.input_names(slot + '@GRAD')[i]}: {got}")
 
     def require_range(self, name: str, value: int, low: int, high: int, slot=None) -> int:
@@ -79,6 +85,66 @@ class Requirements:
             self.fail(f"attribute {name}={value!r} is out of range", slot=slot,
                       expected=f"{name} in [{low}, {high - 1}]", given=f"{name}={value!r}")
         return value
+
+
+class _Unreadable(Exception):
+    """A forward slot the gradient op does not read."""
+
+
+class ForwardShapes(Requirements):
+    """A forward op's shape rule run over its gradient op's inputs (which carry the forward
+    slot names): the shapes the forward outputs have, to check the incoming gradients
+    against where the gradient op does not read those outputs itself."""
+
+    def __init__(self, ctx, forward_def):
+        self._ctx, self.op_def = ctx, forward_def
+        self.made: dict[str, list] = {}
+
+    def input_names(self, slot):
+        return self._ctx.input_names(slot)
+
+    def has_input(self, slot):
+        return self._ctx.has_input(slot)
+
+    def output_names(self, slot):
+        return [slot]
+
+    def has_output(self, slot):
+        return True
+
+    def shape(self, slot, i=0):
+        if not self._ctx.has_value(slot, i):
+            raise _Unreadable(slot)
+        return self._ctx.shape(slot, i)
+
+    def shapes(self, slot):
+        return [self.shape(slot, i) for i in range(len(self.input_names(slot)))]
+
+    def dtype(self, slot, i=0):
+        if not self._ctx.has_value(slot, i):
+            raise _Unreadable(slot)
+        return self._ctx.dtype(slot, i)
+
+    def attr(self, name):
+        return self._ctx.attr(name)
+
+    def describe_input(self, slot, i=0):
+        return self._ctx.describe_input(slot, i)
+
+    def fail(self, message, **kw):
+        self._ctx.fail(message, **kw)
+
+    def set_output(self, slot, shape, dtype=None, i=None, lod_level=None):
+        self.made.setdefault(slot, []).append(list(shape))
+
+    def outputs(self) -> dict[str, list] | None:
+        """``{forward output slot: [shape]}``, or None where the gradient op does not read
+        every input the forward rule needs."""
+        try:
+            self.op_def.infer_shape(self)
+        except _Unreadable:
+            return None
+        return self.made
 
 
 class InferShapeContext(Requirements):

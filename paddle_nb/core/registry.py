@@ -139,7 +139,7 @@ def _grad_op_def(forward: OpDef) -> OpDef:
                     duplicable=slots[name].duplicable, dispensable=True) for name in writes]
     return OpDef(forward.type + "_grad", inputs, outputs, list(forward.attrs),
                  comment=spec.comment or f"The gradient of {forward.type}.",
-                 infer_shape=spec.infer_shape(forward),
+                 infer_shape=spec.shape_rule(forward),
                  kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type)
 
 

@@ -103,6 +103,15 @@ def _swce_infer(ctx):
     ctx.set_output("Loss", _loss_shape(xs, axis), ctx.dtype("Logits"))
 
 
+def _swce_grad_infer(ctx):
+    """dLoss has the loss's shape (Softmax's with the class axis 1); dLogits Softmax's."""
+    ss = ctx.require_rank("Softmax", 1)
+    axis = ctx.require_range("axis", ctx.attr("axis"), -len(ss), len(ss)) % len(ss)
+    if ctx.has_value("Loss@GRAD"):
+        ctx.require_gradient_fits("Loss", want=_loss_shape(ss, axis))
+    ctx.set_output("Logits@GRAD", ss, ctx.dtype("Softmax"))
+
+
 def _swce(ctx):
     logits = ctx.input("Logits")
     axis = ctx.attr("axis") % logits.ndim
@@ -177,7 +186,7 @@ register(OpDef(
     infer_shape=_swce_infer, kernels={"cpu": _swce, "cuda": _cuda_swce},
     grad=Grad(reads=["Label", "Softmax"], grads_of=["Loss"], writes=["Logits"],
               kernel=_swce_grad,
-              cuda_kernel=_cuda_swce_grad)))
+              cuda_kernel=_cuda_swce_grad, infer_shape=_swce_grad_infer)))
 
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------

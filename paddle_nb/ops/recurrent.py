@@ -193,6 +193,14 @@ def _memory_helper_grad(ctx):
     ctx.set_output("X@GRAD", dout if dout is not None else arrays.zeros_like(ctx.input("X")))
 
 
+def _memory_helper_grad_infer(ctx):
+    """Out@GRAD, when one reached Out, has Out's shape; X@GRAD gets X's."""
+    if ctx.has_value("Out@GRAD") and ctx.has_value("Out"):
+        ctx.require_gradient_fits("Out")
+    if ctx.has_value("X"):
+        ctx.set_output("X@GRAD", ctx.shape("X"), ctx.dtype("X"))
+
+
 def _memory_helper(ctx):
     ctx.set_output("Out", ctx.input("X"))
 
@@ -214,6 +222,7 @@ register(OpDef(
     [Slot("X@GRAD", "Out@GRAD, or zeros when it has none", dispensable=True)],
     [Attr("dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
     comment="X@GRAD = Out@GRAD (zeros if no gradient reached Out).",
+    infer_shape=_memory_helper_grad_infer,
     kernels={"cpu": _memory_helper_grad, "cuda": _memory_helper_grad}, grad=NO_GRADIENT,
     grad_of="rnn_memory_helper"))
 

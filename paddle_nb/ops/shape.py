@@ -141,6 +141,17 @@ def _transpose_grad(ctx):
     ctx.set_output("X@GRAD", np.array(np.transpose(ctx.input("Out@GRAD"), inverse), order="C"))
 
 
+def _transpose_grad_infer(ctx):
+    """dOut has X's dims (read from XShape) permuted by axis; dX has X's dims."""
+    xs, axis = ctx.shape("XShape")[1:], ctx.attr("axis")
+    if sorted(axis) != list(range(len(xs))):
+        ctx.fail("axis must be a permutation of X's dims", slot="XShape",
+                 expected=f"a permutation of {list(range(len(xs)))}", given=f"axis={axis}")
+    if ctx.has_value("Out@GRAD"):
+        ctx.require_gradient_fits("Out", want=[xs[a] for a in axis])
+    ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
+
+
 def _cuda_transpose(ctx):
     x = ctx.input("X")
     ctx.set_output("Out", CC.transpose(x, ctx.attr("axis")))
@@ -159,7 +170,7 @@ register(OpDef(
     comment="Out = X with its dims permuted by axis.",
     infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _cuda_transpose},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad,
-              cuda_kernel=_cuda_transpose_grad)))
+              cuda_kernel=_cuda_transpose_grad, infer_shape=_transpose_grad_infer)))
 
 
 # --- concat ----------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def _logical_not(op, env):
 
 def _increment(op, env):
     x, step = _x(op, env), op.attrs["step"]
-    if x.dtype.kind in "iu" and float(step).is_integer():    # exact: no float64 rounding
+    if x.dtype.kind in "iu":        # Paddle: static_cast<T>(step), then an exact add
         return _out(op, "Out", (x + np.array(int(step)).astype(x.dtype)).astype(x.dtype))
     return _out(op, "Out", (_wide(x) + step).astype(x.dtype))
 
@@ -133,6 +133,8 @@ def _softmax(op, env):
     axis = op.attrs["axis"]
     if w.ndim == 0:                        # Paddle 2.5+: the softmax of a 0-d tensor is 1
         return _out(op, "Out", np.ones_like(x))
+    if w.size == 0:                        # nothing to normalise (numpy's max refuses)
+        return _out(op, "Out", np.array(x, copy=True))
     e = np.exp(w - w.max(axis=axis, keepdims=True))
     return _out(op, "Out", (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype))
 
@@ -222,21 +224,25 @@ def _logical(fn):
 def _matmul(tx_attr, ty_attr):
     def run(op, env):
         x, y = _x(op, env, "X"), _x(op, env, "Y")
-        a, b = _wide(x), _wide(y)
+        # integers: exact int64 products, wrapped into X's type (as an int32 gemm wraps)
+        a, b = (x.astype(np.int64), y.astype(np.int64)) if x.dtype.kind in "iu" \
+            else (_wide(x), _wide(y))
         if op.attrs.get(tx_attr) and a.ndim >= 2:
             a = np.swapaxes(a, -1, -2)
         if op.attrs.get(ty_attr) and b.ndim >= 2:
             b = np.swapaxes(b, -1, -2)
-        out = np.asarray(np.matmul(a, b)) * op.attrs.get("alpha", 1.0)
-        return _out(op, "Out", out.astype(x.dtype))
+        out = np.asarray(np.matmul(a, b)).astype(x.dtype)
+        alpha = op.attrs.get("alpha", 1.0)
+        return _out(op, "Out", out if alpha == 1.0 else (out * alpha).astype(x.dtype))
     return run
 
 
 def _mul(op, env):
     x, y = _x(op, env, "X"), _x(op, env, "Y")
     xn, yn = op.attrs["x_num_col_dims"], op.attrs["y_num_col_dims"]
-    x2 = _wide(x).reshape(int(np.prod(x.shape[:xn])), -1)
-    y2 = _wide(y).reshape(int(np.prod(y.shape[:yn])), -1)
+    wide = (lambda a: a.astype(np.int64)) if x.dtype.kind in "iu" else _wide   # see _matmul
+    x2 = wide(x).reshape(int(np.prod(x.shape[:xn])), int(np.prod(x.shape[xn:])))
+    y2 = wide(y).reshape(int(np.prod(y.shape[:yn])), int(np.prod(y.shape[yn:])))
     return _out(op, "Out", (x2 @ y2).reshape(x.shape[:xn] + y.shape[yn:]).astype(x.dtype))
 
 
@@ -255,8 +261,10 @@ def _fill_any_like(op, env):
 
 def _assign_value(op, env):
     a = op.attrs
-    field = {FP32: "fp32_values", FP64: "fp64_values", INT32: "int32_values",
-             INT64: "int64_values", BOOL: "bool_values"}[a["dtype"]]
+    # Paddle's fields: float16 values in fp32_values, small integer types in int32_values
+    field = {FP32: "fp32_values", 4: "fp32_values", FP64: "fp64_values",
+             INT32: "int32_values", 1: "int32_values", 20: "int32_values",
+             21: "int32_values", INT64: "int64_values", BOOL: "bool_values"}[a["dtype"]]
     values = np.asarray(a[field], dtype=NUMPY_DTYPE[a["dtype"]])
     return _out(op, "Out", values.reshape(a["shape"]))
 
@@ -380,7 +388,7 @@ def _momentum(op, env):
     lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
     mu, a = op.attrs["mu"], op.attrs
     g = _wide(g) * a.get("rescale_grad", 1.0)
-    if a.get("regularization_method") == "l2_decay":
+    if a.get("regularization_method") == "l2_decay" and a.get("regularization_coeff"):
         g = g + a.get("regularization_coeff", 0.0) * _wide(p)
     v2 = mu * _wide(v) + g
     step = g + mu * v2 if a.get("use_nesterov") else v2

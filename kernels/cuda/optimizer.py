@@ -23,7 +23,9 @@ def _sgd(param, grad, lr, out):
 @cuda.jit(cache=True)
 def _momentum(param, grad, velocity, lr, mu, nesterov, rescale, l2_coeff, p_out, v_out):
     for i in range(cuda.grid(1), p_out.size, cuda.gridsize(1)):
-        g = grad[i] * rescale + l2_coeff * param[i]     # rescale_grad, then L2 decay
+        g = grad[i] * rescale                           # rescale_grad, then L2 decay
+        if l2_coeff != 0.0:                             # (0 * an infinite param is NaN)
+            g += l2_coeff * param[i]
         v = mu * velocity[i] + g
         v_out[i] = v
         if nesterov:

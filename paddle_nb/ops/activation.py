@@ -44,16 +44,24 @@ def _real_like_x(ctx):
     same_shape_as_x(ctx)
 
 
-# type, forward kernel, formula, the forward slot its gradient reads, gradient kernel
-for _type, _kernel, _formula, _reads, _grad in (
-        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad),
-        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad),
-        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad),
-        ("exp", K.exp, "exp(X)", "Out", K.exp_grad),
-        ("log", K.log, "ln(X)", "X", K.log_grad),
-        ("square", K.square, "X * X", "X", K.square_grad)):
+def _float_like_x(ctx):
+    """Out has X's shape and dtype; X holds floats (as Paddle's kernels for these: in an
+    integer type the result would be truncated to a few values, or wrap)."""
+    ctx.require_dtype("X", "float")
+    same_shape_as_x(ctx)
+
+
+# type, forward kernel, formula, the forward slot its gradient reads, gradient kernel,
+# which element types X may hold
+for _type, _kernel, _formula, _reads, _grad, _infer in (
+        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad, _real_like_x),
+        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad, _float_like_x),
+        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad, _float_like_x),
+        ("exp", K.exp, "exp(X)", "Out", K.exp_grad, _float_like_x),
+        ("log", K.log, "ln(X)", "X", K.log_grad, _float_like_x),
+        ("square", K.square, "X * X", "X", K.square_grad, _real_like_x)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
-                   infer_shape=_real_like_x,
+                   infer_shape=_infer,
                    kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
                    grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads),
                              cuda_kernel=_cuda_grad(_type, _reads))))
@@ -64,10 +72,13 @@ def _scale(ctx):
     scale = ctx.input("ScaleTensor")
     s = float(scale.ravel()[0]) if scale is not None else ctx.attr("scale")
     kernel = K.scale_then_bias if ctx.attr("bias_after_scale") else K.bias_then_scale
-    if not np.issubdtype(x.dtype, np.floating):     # integer tensors: exact numpy path
-        out = (x * s + ctx.attr("bias")) if ctx.attr("bias_after_scale") \
-            else (x + ctx.attr("bias")) * s
-        ctx.set_output("Out", out.astype(x.dtype))
+    if x.dtype.type not in (np.float32, np.float64):
+        # integers: the exact numpy path; float16: computed in float32, as Paddle does
+        # (a scale of 1e-30 is 0 in float16, and inf * 0 would be NaN)
+        w = x.astype(np.float32) if x.dtype == np.float16 else x
+        out = (w * s + ctx.attr("bias")) if ctx.attr("bias_after_scale") \
+            else (w + ctx.attr("bias")) * s
+        ctx.set_output("Out", np.asarray(out).astype(x.dtype))
         return
     ctx.set_output("Out", kernel(x, x.dtype.type(s), x.dtype.type(ctx.attr("bias")),
                                  out=np.empty(x.shape, x.dtype)))

@@ -9,6 +9,7 @@ from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.infer_shape import numel
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import random as rk
 from ..kernels.cuda import copy as CC
@@ -127,13 +128,29 @@ _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
                  ("bool_values", A.INTS))
 
 
+def _values_of(ctx) -> list:
+    """The values stored for the op's dtype, in the field Paddle writes for it (float16 in
+    fp32_values, the small integer types in int32_values); Paddle 3 stores SCALARS in
+    ``values``. A field of another type is not read: float values are not bools."""
+    kind = dtype_to_numpy(ctx.attr("dtype"))
+    field = {"bool": "bool_values", "float64": "fp64_values", "int64": "int64_values"}.get(
+        kind.name, "fp32_values" if kind.kind == "f" else "int32_values")
+    return ctx.attr(field) or ctx.attr("values") or []
+
+
+def _assign_value_infer(ctx):
+    shape = ctx.attr("shape")
+    if any(d < 0 for d in shape) or len(_values_of(ctx)) != numel(shape):
+        ctx.fail(f"holds {len(_values_of(ctx))} {dtypes.name(ctx.attr('dtype'))} values for "
+                 f"shape {list(shape)}", expected=f"{numel(shape)} values, a shape without -1",
+                 given=f"{len(_values_of(ctx))} values")
+    ctx.set_output("Out", shape, ctx.attr("dtype"))
+
+
 def _assign_value_array(ctx) -> np.ndarray:
     dtype = dtype_to_numpy(ctx.attr("dtype"))
-    values = next((ctx.attr(f) for f, _ in _VALUE_FIELDS if ctx.attr(f)), None)
-    if values is None:
-        values = ctx.op.attrs.get("values") or []      # Paddle 3 stores SCALARS
     shape = _concrete(ctx.attr("shape"), dtype, "assign_value")
-    return np.asarray(values, dtype=dtype).reshape(shape)
+    return np.asarray(_values_of(ctx), dtype=dtype).reshape(shape)
 
 
 def _assign_value(ctx):
@@ -149,10 +166,10 @@ register(OpDef(
     "assign_value", [], [OUT],
     [Attr("shape", A.INTS, [], "Out's shape"),
      Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
-          check=dtype_code_check())]
+          check=dtype_code_check("biuf"))]
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
+    infer_shape=_assign_value_infer, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
     grad=NO_GRADIENT))
 
 

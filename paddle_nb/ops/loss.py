@@ -21,7 +21,8 @@ from ..kernels.cuda import reduce as CR
 
 def _rows(a: np.ndarray, axis: int) -> np.ndarray:
     """``a`` with the class axis last, as a (rows, classes) matrix."""
-    return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(-1, a.shape[axis])
+    rows = a.size // a.shape[axis] if a.shape[axis] else 0      # -1 cannot be inferred at 0
+    return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(rows, a.shape[axis])
 
 
 def _unrows(m: np.ndarray, like_shape, axis: int) -> np.ndarray:
@@ -42,6 +43,9 @@ def _check_label(ctx, x_slot: str, label_slot: str, axis: int):
     ctx.require_dtype(x_slot, "float")
     ctx.require_dtype(label_slot, "float" if ctx.attr("soft_label") else "int")
     xs, ls = ctx.shape(x_slot), ctx.shape(label_slot)
+    if xs[axis] == 0:
+        ctx.fail("the class axis has no classes", slot=x_slot, expected="at least one class",
+                 given=ctx.describe_input(x_slot))
     if ctx.attr("soft_label"):
         expected = xs
     else:

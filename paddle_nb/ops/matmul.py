@@ -161,8 +161,9 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
         batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
         m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
         check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
-        xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(-1, m, k)
-        yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(-1, k, n)
+        n_batch = int(np.prod(batch))      # spelled out: reshape(-1, 0, k) cannot infer -1
+        xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(n_batch, m, k)
+        yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(n_batch, k, n)
         out = K.batched_matmul(xb, yb).reshape(batch + (m, n))
     else:
         out = np.matmul(x2, y2)

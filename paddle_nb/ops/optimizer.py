@@ -88,7 +88,7 @@ def _momentum(ctx):
     p, g, lr = _params(ctx)
     if ctx.attr("rescale_grad") != 1.0:
         g = g * p.dtype.type(ctx.attr("rescale_grad"))
-    if ctx.attr("regularization_method") == "l2_decay":
+    if ctx.attr("regularization_method") == "l2_decay" and ctx.attr("regularization_coeff"):
         g = g + p.dtype.type(ctx.attr("regularization_coeff")) * p
     p_out, v_out = K.momentum(p, g, ctx.input("Velocity"), lr, p.dtype.type(ctx.attr("mu")),
                               ctx.attr("use_nesterov"))

@@ -181,6 +181,9 @@ def _sum_infer(ctx):
             ctx.fail("every input of sum must have the same shape", slot="X",
                      expected=f"{first} (like {ctx.input_names('X')[0]})",
                      given=f"{s} ({ctx.input_names('X')[i]})")
+        if ctx.dtype("X", i) != ctx.dtype("X"):      # no silent promotion or truncation
+            ctx.fail("every input of sum must have the same element type", slot="X",
+                     expected=ctx.describe_input("X"), given=ctx.describe_input("X", i))
     ctx.set_output("Out", first, ctx.dtype("X"))
 
 
@@ -221,12 +224,14 @@ def _softmax(ctx):
         return
     axis = ctx.attr("axis") % x.ndim
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
-    rows = moved.reshape(-1, moved.shape[-1]) if moved.ndim else moved.reshape(1, 1)
+    # the row count spelled out: reshape(-1, 0) of an empty X cannot infer the -1
+    rows = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
     out = K.row_softmax(rows).reshape(moved.shape)
     ctx.set_output("Out", np.moveaxis(out, -1, axis))
 
 
 def _softmax_infer(ctx):
+    ctx.require_dtype("X", "float")
     xs, axis = ctx.shape("X"), ctx.attr("axis")
     if xs and not -len(xs) <= axis < len(xs):
         ctx.fail(f"axis {axis} is out of range for a rank-{len(xs)} X", slot="X",

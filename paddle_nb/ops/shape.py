@@ -53,6 +53,9 @@ def resolve_shape(target, x_shape, fail):
         fail("at most one dimension of shape may be -1", given=f"shape={list(target)}")
     total = numel(x_shape)
     known = numel([d for d in out if d != -1])
+    if len(unknown) == 1 and total >= 0 and known == 0:
+        fail("a -1 in shape cannot be inferred when the other dims hold 0 elements",
+             given=f"shape={list(target)} for X {list(x_shape)}")
     if len(unknown) == 1 and total >= 0 and known > 0:
         if total % known:
             fail("X's size does not divide into shape", expected=f"a shape whose known dims "
@@ -87,6 +90,21 @@ def _reshape_grad(ctx):
     ctx.set_output("X@GRAD", dout.reshape(_x_shape_from(ctx.input("XShape"))).copy())
 
 
+def _reshape_grad_infer(ctx):
+    """dOut has Out's shape: the shape attribute resolved against X's dims (from XShape);
+    where a Shape tensor gave it instead (the attribute is empty), X's element count."""
+    xs = ctx.shape("XShape")[1:]
+    if ctx.has_value("Out@GRAD"):
+        def fail(msg, expected=None, given=None):
+            ctx.fail(msg, slot="Out@GRAD", expected=expected, given=given)
+        if ctx.attr("shape"):
+            ctx.require_gradient_fits("Out", want=resolve_shape(ctx.attr("shape"), xs, fail))
+        elif numel(ctx.shape("Out@GRAD")) != numel(xs) >= 0:
+            fail("the gradient must have X's element count", expected=f"{numel(xs)} elements",
+                 given=ctx.describe_input("Out@GRAD"))
+    ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
+
+
 def _cuda_reshape(ctx):
     x = ctx.input("X")
     shape = ctx.input("Shape")
@@ -115,7 +133,7 @@ register(OpDef(
     comment="Out = X with a new shape (same elements, same order).",
     infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _cuda_reshape},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
-              cuda_kernel=_cuda_reshape_grad)))
+              cuda_kernel=_cuda_reshape_grad, infer_shape=_reshape_grad_infer)))
 
 
 # --- transpose2 ------------------------------------------------------------------------------

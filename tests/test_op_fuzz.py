@@ -66,6 +66,15 @@ for _case in table.CASES:
 FORWARD_ROWS = sorted(FIRST_ROW.values(), key=lambda c: c.op)
 GRAD_ROWS = sorted({c.op: c for c in reversed(grad_table.CASES)}.values(), key=lambda c: c.op)
 
+def fuzzed(rows, examples, ids=lambda row: row.op):
+    """A test run for each of ``rows``, ``examples`` hypothesis draws each."""
+    def wrap(test):
+        test = settings(max_examples=examples, **DETERMINISTIC)(given(data=st.data())(test))
+        test = pytest.mark.parametrize("row", rows, ids=[ids(r) for r in rows])(test)
+        return pytest.mark.filterwarnings("ignore::RuntimeWarning")(test)
+    return wrap
+
+
 # --- the values hostile examples are made of -------------------------------------------------
 DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64,
           np.float16, np.uint8, np.int8, np.complex64]
@@ -123,6 +132,23 @@ def hostile_attr(spec, draw, floats=HOSTILE_FLOATS):
     return draw(st.sampled_from([-1, 0, 1, 99]))
 
 
+def pick_input(inputs, draw):
+    """(slot, position, array) of one input, drawn."""
+    slot = draw(st.sampled_from(sorted(inputs)))
+    i = draw(st.integers(0, len(table.as_list(inputs[slot])) - 1))
+    return slot, i, table.as_list(inputs[slot])[i]
+
+
+def put_input(inputs, slot, i, new, kind) -> str:
+    """Put ``new`` in place of input ``slot``[i]; what changed, for the report."""
+    old = table.as_list(inputs[slot])[i]
+    if isinstance(inputs[slot], list):
+        inputs[slot][i] = new
+    else:
+        inputs[slot] = new
+    return f"{kind} of {slot}[{i}]: {old.dtype}{list(old.shape)} -> {new.dtype}{list(new.shape)}"
+
+
 @st.composite
 def changed_rows(draw, row):
     """``row`` with one to three changes; returns (row, [what was changed])."""
@@ -142,10 +168,7 @@ def changed_rows(draw, row):
             attrs[spec.name] = hostile_attr(spec, draw)
             changes.append(f"attr {spec.name}={attrs[spec.name]!r}")
             continue
-        slot = draw(st.sampled_from(sorted(inputs)))
-        items = table.as_list(inputs[slot])
-        i = draw(st.integers(0, len(items) - 1))
-        old = items[i]
+        slot, i, old = pick_input(inputs, draw)
         if kind == "shape":
             shape = tuple(draw(st.lists(st.sampled_from(DIMS), max_size=4)))
             new = arrays(old.dtype, shape, draw)
@@ -153,12 +176,7 @@ def changed_rows(draw, row):
             new = arrays(draw(st.sampled_from(DTYPES)), old.shape, draw)
         else:
             new = arrays(old.dtype, old.shape, draw)
-        changes.append(f"{kind} of {slot}[{i}]: {old.dtype}{list(old.shape)} -> "
-                       f"{new.dtype}{list(new.shape)}")
-        if isinstance(inputs[slot], list):
-            inputs[slot][i] = new
-        else:
-            inputs[slot] = new
+        changes.append(put_input(inputs, slot, i, new, kind))
     return replace(row, inputs=inputs, attrs=attrs, id=row.id + "-fuzzed"), changes
 
 
@@ -275,19 +293,13 @@ def check_row(row, changes, place):
     return "ran"
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("row", FORWARD_ROWS, ids=[r.op for r in FORWARD_ROWS])
-@settings(max_examples=FORWARD_EXAMPLES, **DETERMINISTIC)
-@given(data=st.data())
+@fuzzed(FORWARD_ROWS, FORWARD_EXAMPLES)
 def test_forward_op_matches_numpy_or_refuses(row, data):
     changed, changes = data.draw(changed_rows(row))
     check_row(changed, changes, pd.CPUPlace())
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("row", FORWARD_ROWS, ids=[r.op for r in FORWARD_ROWS])
-@settings(max_examples=CUDA_EXAMPLES, **DETERMINISTIC)
-@given(data=st.data())
+@fuzzed(FORWARD_ROWS, CUDA_EXAMPLES)
 def test_forward_op_on_cuda_matches_numpy_or_refuses(row, data):
     """The same property on CUDA (numba's simulator in CI: fewer examples)."""
     changed, changes = data.draw(changed_rows(row))
@@ -317,19 +329,11 @@ def changed_grad_rows(draw, row):
             attrs[spec.name] = hostile_attr(spec, draw, floats=HOSTILE_FLOATS[:-1])
             changes.append(f"attr {spec.name}={attrs[spec.name]!r}")
             continue
-        slot = draw(st.sampled_from(sorted(inputs)))
-        items = table.as_list(inputs[slot])
-        i = draw(st.integers(0, len(items) - 1))
-        old = items[i]
+        slot, i, old = pick_input(inputs, draw)
         shape = tuple(draw(st.lists(st.sampled_from(DIMS[:4]), max_size=3))) \
             if kind == "shape" else old.shape
         new = floats64(shape, draw) if old.dtype.kind == "f" else arrays(old.dtype, shape, draw)
-        changes.append(f"{kind} of {slot}[{i}]: {old.dtype}{list(old.shape)} -> "
-                       f"{new.dtype}{list(new.shape)}")
-        if isinstance(inputs[slot], list):
-            inputs[slot][i] = new
-        else:
-            inputs[slot] = new
+        changes.append(put_input(inputs, slot, i, new, kind))
     return replace(row, inputs=inputs, attrs=attrs, id=row.id + "-fuzzed"), changes
 
 
@@ -378,10 +382,7 @@ def check_gradient_row(row, changes):
     return "ran"
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("row", GRAD_ROWS, ids=[r.op for r in GRAD_ROWS])
-@settings(max_examples=GRADIENT_EXAMPLES, **DETERMINISTIC)
-@given(data=st.data())
+@fuzzed(GRAD_ROWS, GRADIENT_EXAMPLES)
 def test_gradient_matches_central_differences_or_refuses(row, data):
     changed, changes = data.draw(changed_grad_rows(row))
     check_gradient_row(changed, changes)
@@ -392,10 +393,7 @@ def test_gradient_matches_central_differences_or_refuses(row, data):
 GRAD_OP_ROWS = [r for r in GRAD_ROWS if registry.is_registered(r.op + "_grad")]
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("row", GRAD_OP_ROWS, ids=[f"{r.op}_grad" for r in GRAD_OP_ROWS])
-@settings(max_examples=GRADIENT_EXAMPLES, **DETERMINISTIC)
-@given(data=st.data())
+@fuzzed(GRAD_OP_ROWS, GRADIENT_EXAMPLES, ids=lambda row: f"{row.op}_grad")
 def test_gradient_op_refuses_a_gradient_of_the_wrong_shape(row, data):
     """The <type>_grad op alone, as an edited or hand-built program has it, fed the real
     values of a row except one incoming gradient (an ``@GRAD`` input) of another shape:

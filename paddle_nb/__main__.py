@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 
@@ -18,13 +19,42 @@ def main(argv=None) -> int:
         from .tour import main as tour   # noqa: PLC0415
         tour()
     elif args.command == "ops":
-        import paddle_nb as pd            # noqa: PLC0415
-        if args.op_type:
-            print(pd.op.__getattr__(args.op_type).__doc__)
-        else:
-            print("\n".join(pd.registered_ops()))
+        return _ops(args.op_type)
     return 0
 
 
+def _ops(name: str | None) -> int:
+    """Every op with its one-line doc, or one op's whole doc. A layer's name (``fc``)
+    points to the layer; an unknown name is a message and exit code 2, not a traceback."""
+    import paddle_nb as pd                              # noqa: PLC0415
+    from paddle_nb.core import registry                 # noqa: PLC0415
+    if name is None:
+        types = pd.registered_ops()
+        width = max(map(len, types))
+        for t in types:
+            print(f"{t:<{width}}  {registry.lookup(t).comment.splitlines()[0]}")
+        return 0
+    if registry.is_registered(name):
+        print(getattr(pd.op, name).__doc__)
+        return 0
+    layer = getattr(pd.layers, name, None)
+    if callable(layer) and getattr(layer, "__doc__", None):
+        print(f"{name} is a layer, not an op: pd.layer.{name} builds ops.\n")
+        print(f"pd.layer.{name}: {layer.__doc__.strip()}")
+        return 0
+    try:
+        registry.lookup(name)
+    except pd.UnknownOpError as e:
+        layers = [n for n in difflib.get_close_matches(name, dir(pd.layers), n=3)
+                  if callable(getattr(pd.layers, n)) and not n.startswith("_")]
+        hint = f" (layers: {', '.join(f'pd.layer.{n}' for n in layers)})" if layers else ""
+        print(f"python -m paddle_nb ops: {e}{hint}", file=sys.stderr)
+    return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:          # `python -m paddle_nb ops | head`: the reader left
+        sys.stderr.close()
+        sys.exit(0)

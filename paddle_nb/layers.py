@@ -50,6 +50,18 @@ def _is_used(name: str) -> bool:
     return any(name in op.input_arg_names + op.output_arg_names for op in _block().ops)
 
 
+def _int_arg(layer: str, name: str, value, low: int, high: int | None = None) -> int:
+    """Argument ``name`` of builder ``layer`` as an int in [low, high]: a BuildError naming
+    it otherwise ("3", 3.5 and True are not sizes; 0 units build a layer that computes
+    nothing)."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not ok or value < low or (high is not None and value > high):
+        want = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+        raise BuildError(f"{layer}: argument {name} must be {want}, got "
+                         f"{type(value).__name__} {value!r}")
+    return int(value)
+
+
 def _as_var(value, like: Variable | None = None) -> Variable:
     """A Variable for ``value``: itself, or a constant made by fill_constant."""
     if isinstance(value, Variable):
@@ -197,9 +209,13 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
         bias_attr = ParamAttr(name=names[1]) if names[1] else bias_attr
     in_shape = list(input.shape)
     if size is None:
-        size = in_shape[-1]
+        size = in_shape[-1] if in_shape else None
         if size is None or size < 0:
             raise BuildError("fc: give size= (the input's last dimension is unknown)")
+    size = _int_arg("fc", "size", size, 1)
+    _check_activation(act)                # before anything is built
+    num_flatten_dims = _int_arg("fc", "num_flatten_dims", num_flatten_dims, 1,
+                                max(len(in_shape) - 1, 1))
     layer = unique_name.generate(name or "fc")
     in_dim = int(np.prod(in_shape[num_flatten_dims:]))
     w = _param(ParamAttr.of(param_attr), [in_dim, size], input.dtype, f"{layer}.w_0")
@@ -222,12 +238,17 @@ def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
     return append("elementwise_mul", {"X": [x], "Y": [w]})      # a [1]-shaped weight scales
 
 
+ACTIVATIONS = ("relu", "sigmoid", "tanh", "softmax", "exp", "square")
+
+
+def _check_activation(act: str | None) -> None:
+    if act is not None and act not in ACTIVATIONS:
+        raise BuildError(f"unknown activation {act!r}; use one of {', '.join(ACTIVATIONS)}")
+
+
 def _activate(x: Variable, act: str | None, layer: str) -> Variable:
-    if act is None:
-        return x
-    if act not in ("relu", "sigmoid", "tanh", "softmax", "exp", "square"):
-        raise BuildError(f"unknown activation {act!r}; use relu, sigmoid, tanh or softmax")
-    return append(act, {"X": [x]}, layer=layer)
+    _check_activation(act)
+    return x if act is None else append(act, {"X": [x]}, layer=layer)
 
 
 def softmax(x, axis: int = -1):

@@ -400,9 +400,9 @@ class Executor:
                 continue
             desc = gb.table.vars.get(name)
             if desc is None:
+                written = {n for o in gb.ops for n in o.output_arg_names}
                 data = [d.name for d in gb.table.vars.values()
-                        if not d.persistable and not any(name in o.output_arg_names
-                                                         for o in gb.ops)]
+                        if not d.persistable and d.name not in written]
                 close = difflib.get_close_matches(str(name), list(gb.table.vars), n=3)
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise FeedError(f"cannot feed {name!r}: the global block declares no such "

@@ -2,11 +2,15 @@
 as the student meets it: the message they read, the exit code they get."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
+from nbclient import NotebookClient
 
 import paddle_nb as pd
 
@@ -73,3 +77,70 @@ def test_an_unknown_activation_lists_every_accepted_name():
         pd.layer.fc(x, 3, act="gelu")
     assert all(name in str(err.value) for name in pd.layers.ACTIVATIONS)
     assert pd.default_main_program().global_block().ops == []     # checked before building
+
+
+# --- the README, as typed --------------------------------------------------------------------
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _python_blocks():
+    """The README's ```python blocks, in order, verbatim."""
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def _run_in_a_kernel(*cells):
+    """Run ``cells`` in a new IPython kernel (nbclient); the executed notebook."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
+    return nb
+
+
+def _errors(cell):
+    return [o for o in cell.outputs if o.output_type == "error"]
+
+
+def test_the_readme_first_program_runs_as_written(tmp_path):
+    first = next(b for b in _python_blocks() if "import paddle_nb as pd" in b)
+    script = tmp_path / "first.py"
+    script.write_text(first)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "mul" in done.stdout and "softmax" in done.stdout
+
+
+def test_the_readme_notebook_example_runs_as_typed_in_a_new_notebook():
+    """The cells after "In a notebook", typed into a fresh kernel: no ``import`` first."""
+    blocks = _python_blocks()
+    start = next(i for i, b in enumerate(blocks) if b.startswith("%load_ext paddle_nb"))
+    cells = [b for b in blocks[start:start + 2]]
+    assert cells[1].startswith("%%paddle")
+    nb = _run_in_a_kernel(*cells)
+    assert not any(_errors(c) for c in nb.cells), [_errors(c) for c in nb.cells]
+
+
+def test_the_extension_leaves_a_pd_of_the_users_own():
+    nb = _run_in_a_kernel("import types\npd = types.SimpleNamespace(mine=True)",
+                          "%load_ext paddle_nb", "print(pd.mine)")
+    assert nb.cells[2].outputs[0].text == "True\n"
+
+
+# --- cell numbers in errors --------------------------------------------------------------------
+def test_errors_in_paddle_cells_name_the_cell_as_the_notebook_numbers_it():
+    """IPython 9 counts on to the next cell before one runs: errors said ``Cell In[4]`` for
+    the cell shown as [3], at build time and for an op that fails at run time."""
+    nb = _run_in_a_kernel(
+        "%load_ext paddle_nb",
+        "import numpy as np",
+        "%%paddle\nx = pd.data('x', [-1, 3])\ny = pd.layer.fc(x, 'a')",
+        "%%paddle\nh = pd.minibatch(np.ones((2, 3), np.float32))\nbad = pd.matmul(h, h)",
+        "%%paddle --run\nz = pd.layer.fc(h, 2)",
+        "%paddle status")
+    built, ran = nb.cells[2], nb.cells[4]
+    assert built.execution_count == 3
+    assert "at Cell In[3], line 3" in "\n".join(_errors(built)[0].traceback)
+    assert ran.execution_count == 5
+    assert "op created at: Cell In[4], line 3" in _errors(ran)[0].evalue
+    status = nb.cells[5].outputs[0].text
+    assert "In[4] 'h = pd.minibatch" in status and "In[5] 'z = pd.layer.fc" in status

@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import importlib
 import linecache
+import sys
 
 import numpy as np
 from IPython.core.error import UsageError
@@ -160,7 +161,7 @@ class PaddleMagics(Magics):
         ns = shell.user_ns
         before = dict(ns)
         prog = self.notebook.program(args.program)
-        label = f"In[{shell.execution_count}]"
+        label = f"In[{_cell_number(shell)}]"
         key = self._cell_key(args, cell)
         try:
             self.notebook.build(args.program, key,
@@ -186,7 +187,7 @@ class PaddleMagics(Magics):
         blank = next((i for i, s in enumerate(lines) if s.strip()), len(lines))
         body = self.shell.transform_cell("\n".join(lines[blank:]))
         source = "\n" * (1 + blank) + body
-        filename = self.shell.compile.cache(source, self.shell.execution_count)
+        filename = self.shell.compile.cache(source, _cell_number(self.shell))
         return self.shell.compile(source, filename, "exec"), filename
 
     def _cell_key(self, args, cell: str) -> str:
@@ -452,6 +453,19 @@ def _shorten(e: BaseException, shell, note: str) -> None:
         pass
 
 
+def _cell_number(shell) -> int:
+    """The number the running cell is shown with (``[8]``). Not ``shell.execution_count``:
+    IPython 9 counts on to the next cell before this one runs. The cell's own code was
+    compiled under its number, and that code is on the stack, below the magic."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = shell.compile.format_code_name(frame.f_code.co_filename)
+        if name and name[1].startswith("In[") and name[1][3:-1].isdigit():
+            return int(name[1][3:-1])
+        frame = frame.f_back
+    return shell.execution_count
+
+
 def _cell_labeler(shell):
     def label(filename: str) -> str | None:
         data = shell.compile.format_code_name(filename)
@@ -475,12 +489,15 @@ def _magics(shell) -> PaddleMagics:
 
 
 def load_ipython_extension(ip) -> None:
-    """Register ``%%paddle``/``%paddle`` (once per shell) and name cell code in errors."""
+    """Register ``%%paddle``/``%paddle`` (once per shell), name cell code in errors, and
+    bind ``pd`` to paddle_nb, as the seed documents write it, unless the notebook already
+    has a ``pd`` of its own (pandas, say: then ``import paddle_nb as pd`` is the user's)."""
     try:
         _magics(ip)
     except RuntimeError:
         ip.register_magics(PaddleMagics(ip))
     set_filename_label_hook(_cell_labeler(ip))
+    ip.user_ns.setdefault("pd", importlib.import_module("paddle_nb"))
 
 
 def unload_ipython_extension(ip) -> None:

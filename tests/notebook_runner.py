@@ -16,6 +16,7 @@ The notebooks in ``notebooks/`` tag their cells (Jupyter cell metadata ``tags``)
 from __future__ import annotations
 
 import ast
+import copy
 import re
 import sys
 import time
@@ -68,13 +69,19 @@ def fill_solutions(nb):
     return nb
 
 
-def execute(path: Path, solutions: bool = True, timeout: int = 600):
+def execute(path: Path, solutions: bool = True, timeout: int = 600, runs: int = 1):
     """Execute the notebook at ``path`` (cwd: its folder) with widget state stored;
-    returns (executed notebook, seconds). A failing cell raises nbclient's
-    CellExecutionError, which shows the cell and the traceback."""
+    returns (executed notebook, seconds). ``runs=2`` is a second Run All in the same
+    kernel, as a student does (the executed notebook then holds every cell twice; the
+    second copy is the second run). A failing cell raises nbclient's CellExecutionError,
+    which shows the cell and the traceback."""
     nb = nbformat.read(path, as_version=4)
     if solutions:
         nb = fill_solutions(nb)
+    once = nb.cells
+    nb.cells = [nbformat.from_dict(copy.deepcopy(dict(c))) for _ in range(runs) for c in once]
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{cell.get('id', 'cell')}-{i}"          # ids stay unique
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}},
                             store_widget_state=True)

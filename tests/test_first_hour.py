@@ -144,3 +144,37 @@ def test_errors_in_paddle_cells_name_the_cell_as_the_notebook_numbers_it():
     assert "op created at: Cell In[4], line 3" in _errors(ran)[0].evalue
     status = nb.cells[5].outputs[0].text
     assert "In[4] 'h = pd.minibatch" in status and "In[5] 'z = pd.layer.fc" in status
+
+
+# --- short errors in plain cells -------------------------------------------------------------
+def test_an_error_from_a_direct_exe_run_shows_the_message_and_the_users_line():
+    nb = _run_in_a_kernel(
+        "%load_ext paddle_nb",
+        "import numpy as np\nx = pd.data('x', [-1, 4])\ny = pd.layer.fc(x, 2)\n"
+        "exe = pd.Executor()\nexe.run(pd.default_startup_program())",
+        "exe.run(feed={'xx': np.ones((2, 4), np.float32)}, fetch_list=[y])",
+        "raise ValueError('not ours')")
+    shown = "\n".join(_errors(nb.cells[2])[0].traceback)
+    assert shown.startswith("FeedError: cannot feed 'xx'")
+    assert "at Cell In[3], line 1: exe.run(" in shown
+    assert "executor.py" not in shown and "paddle_nb/core" not in shown   # no library frames
+    other = "\n".join(_errors(nb.cells[3])[0].traceback)
+    assert "ValueError" in other and "Cell" in other                     # left as IPython has it
+
+
+def test_an_interrupt_during_training_shows_the_users_line_and_the_undo_note():
+    """Kernel > Interrupt while a training loop runs: the note says where and that the run
+    was undone; no library frames above it. (The interrupt is raised in the kernel by a
+    timer thread, as the kernel's SIGINT handler would.)"""
+    train = ("import numpy as np, signal, threading\n"
+             "x = pd.data('x', [-1, 4])\nloss = pd.mean(pd.layer.fc(x, 2))\n"
+             "pd.optimizer.SGD(0.1).minimize(loss)\nexe = pd.Executor()\n"
+             "exe.run(pd.default_startup_program())\n"
+             "threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()\n"
+             "for _ in range(10**6):\n"
+             "    exe.run(feed={'x': np.ones((2, 4), np.float32)}, fetch_list=[loss])")
+    nb = _run_in_a_kernel("%load_ext paddle_nb", train)
+    shown = "\n".join(_errors(nb.cells[1])[0].traceback)
+    assert shown.startswith("KeyboardInterrupt")
+    assert "at Cell In[2], line 9: exe.run(" in shown and "paddle_nb: interrupted in block 0 > op" in shown
+    assert "the run was undone" in shown and "executor.py" not in shown

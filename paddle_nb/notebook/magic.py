@@ -429,28 +429,45 @@ def _cell_frames(tb, shell):
     return out
 
 
-def _shorten(e: BaseException, shell, note: str) -> None:
-    """Make IPython show ``e`` short (its ``_render_traceback_`` hook): a PaddleNBError as
-    its message and the cell line; anything else as a traceback that starts in the cell,
-    without the magic's and the builders' frames above it."""
+def _is_ours(e: BaseException) -> bool:
+    """A paddle_nb error, or an interrupt the executor located (and undid the run of)."""
+    return isinstance(e, PaddleNBError) or \
+        isinstance(e, KeyboardInterrupt) and getattr(e, "_paddle_nb_noted", False)
+
+
+def _shorten(e: BaseException, shell, note: str | None = None) -> None:
+    """Make IPython show ``e`` short (its ``_render_traceback_`` hook): a paddle_nb error
+    or a located interrupt as its message, the user's cell line and its notes (the library
+    frames under it say nothing a student can act on); anything else as a traceback that
+    starts in the cell, without the magic's and the builders' frames above it."""
     tb = e.__traceback__
-    if isinstance(e, PaddleNBError):
-        lines = [f"{type(e).__name__}: {e}"]
+    if _is_ours(e):
+        lines = [f"{type(e).__name__}: {e}" if str(e) else type(e).__name__]
         frames = _cell_frames(tb, shell)
         if frames and "Cell In[" not in str(e):
             label, lineno, code = frames[-1]
             lines.append(f"  at {label}, line {lineno}: {code}")
+        lines += list(getattr(e, "__notes__", []))
     else:
         while tb is not None and shell.compile.format_code_name(
                 tb.tb_frame.f_code.co_filename) is None:
             tb = tb.tb_next
         lines = shell.InteractiveTB.structured_traceback(type(e), e, tb or e.__traceback__,
                                                          tb_offset=0)
-    lines = [*lines, note]
+    lines = [*lines, note] if note else lines
     try:
         e._render_traceback_ = lambda: lines
     except AttributeError:   # an exception type without a __dict__: shown as usual
         pass
+
+
+def _show_short(shell, etype, value, tb, tb_offset=None):
+    """IPython's handler (``set_custom_exc``) for errors raised in plain cells: a
+    paddle_nb error from a direct ``exe.run``, an interrupt during training, shown short as
+    in ``%%paddle`` cells; other interrupts as usual."""
+    if _is_ours(value) and getattr(value, "_render_traceback_", None) is None:
+        _shorten(value, shell)
+    shell.showtraceback(running_compiled_code=True)   # uses _render_traceback_ where set
 
 
 def _cell_number(shell) -> int:
@@ -497,8 +514,10 @@ def load_ipython_extension(ip) -> None:
     except RuntimeError:
         ip.register_magics(PaddleMagics(ip))
     set_filename_label_hook(_cell_labeler(ip))
+    ip.set_custom_exc((PaddleNBError, KeyboardInterrupt), _show_short)
     ip.user_ns.setdefault("pd", importlib.import_module("paddle_nb"))
 
 
 def unload_ipython_extension(ip) -> None:
     set_filename_label_hook(None)
+    ip.set_custom_exc((), None)

@@ -313,7 +313,8 @@ def test_debugger_view_steps_an_mlp_and_shows_the_current_op_and_values():
         _send(view, view.controls, {"cmd": "step"})
         d = view.debugger
         assert view.highlight == [0, n - 1] == list(d.location())
-        assert view.status == f"block 0 > op {n - 1} {ops[n - 1].type} — {n} steps"
+        word = "step" if n == 1 else "steps"           # "1 step", not "1 steps"
+        assert view.status == f"block 0 > op {n - 1} {ops[n - 1].type} — {n} {word}"
         assert view.frames == d.frame_stack() and len(view.frames) == 1
         model = view.scope_view.model
         run = find_scope_node(model, "run")

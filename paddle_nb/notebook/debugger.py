@@ -253,7 +253,7 @@ class Debugger:
     def __repr__(self):
         where = "finished" if self._finished else (repr(self._current) if self._current
                                                    else "not started")
-        return f"<Debugger {where}, {self.steps_taken} steps>"
+        return f"<Debugger {where}, {self.steps_taken} step{'' if self.steps_taken == 1 else 's'}>"
 
 
 def _is_index(i) -> bool:

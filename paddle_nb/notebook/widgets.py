@@ -253,15 +253,19 @@ class DebuggerView(ipywidgets.VBox):
                 self.controls.state, self.controls.status = "error", _error_text(error)
             elif d.finished:
                 self.controls.state = "finished"
-                self.controls.status = f"finished — {d.steps_taken} steps"
+                self.controls.status = f"finished — {_steps(d.steps_taken)}"
             elif step is None:
                 self.controls.state, self.controls.status = "ready", "ready — press Step"
             else:
                 self.controls.state = "paused"
                 self.controls.status = (f"block {step.block_idx} > op {step.op_index} "
-                                        f"{step.op.type} — {d.steps_taken} steps")
+                                        f"{step.op.type} — {_steps(d.steps_taken)}")
             self.controls.results = _results(d) if d.finished and d.results else []
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
+
+
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
 
 
 def _error_text(e: BaseException) -> str:

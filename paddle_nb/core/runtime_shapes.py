@@ -14,9 +14,11 @@ error here too, in the op's own words, instead of a numpy broadcasting error.
 
 The check is cached per op on the shapes and dtypes of its inputs, so a training loop
 that feeds the same shapes every step pays one tuple comparison per op after the first
-run. Ops without ``infer_shape`` (gradient ops: their outputs have their forward
-inputs' shapes; control flow) are covered by the same limit in ``KernelContext.set_output``
-and by the feed check (``Executor._check_feed``: a feed's logical size, strides included).
+run. Gradient ops declared by a ``Grad`` run its shape rule here too (each incoming
+gradient has its variable's shape: ``Grad.shape_rule``). Ops without ``infer_shape``
+(control flow, hand-written gradient ops) are covered by the same limit in
+``KernelContext.set_output`` and by the feed check (``Executor._check_feed``: a feed's
+logical size, strides included).
 """
 from __future__ import annotations
 

@@ -73,7 +73,8 @@ def dtype_code_check(kinds: str = "biufc", minus_one: bool = False):
         if kind is None or kind not in kinds:
             allowed = [n for c, n in sorted(dtypes._NAMES.items())
                        if c in dtypes._TO_NUMPY and dtypes._TO_NUMPY[c].kind in kinds]
-            return (f"{value!r} is not a data type code this op makes; expected one of {', '.join(f'{dtypes.to_code(n)} ({n})' for n in allowed)}"
-                    + (" or -1 (X's type)" if minus_one else ""))
+            codes = ", ".join(f"{dtypes.to_code(n)} ({n})" for n in allowed)
+            return (f"{value!r} is not a data type code this op makes; expected one of "
+                    f"{codes}" + (" or -1 (X's type)" if minus_one else ""))
         return None
     return check

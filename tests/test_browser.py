@@ -31,13 +31,16 @@ CELLS = [
 # Click Step and wait (in the page) until the status line counts that step: the time from
 # the click to the updated view, through the kernel, in milliseconds.
 CLICK_AND_WAIT = """async (n) => {
+  const counted = n + (n === 1 ? ' step' : ' steps');      // "1 step", "2 steps"
   const done = () => (document.querySelector('.pd-status') || {}).textContent
-                     ?.includes(n + ' steps');
+                     ?.includes('— ' + counted);
   const t0 = performance.now();
   document.querySelector("[data-cmd='step']").click();
-  await new Promise((resolve) => {
+  await new Promise((resolve, reject) => {
     const obs = new MutationObserver(() => { if (done()) { obs.disconnect(); resolve(); } });
     obs.observe(document.body, {childList: true, characterData: true, subtree: true});
+    setTimeout(() => { obs.disconnect(); reject(new Error('the status never said ' +
+      counted + ': ' + (document.querySelector('.pd-status') || {}).textContent)); }, 60000);
   });
   return performance.now() - t0;
 }"""

@@ -92,9 +92,13 @@ class Variable:
 
     def get(self):
         """The value; an error if nothing has been stored yet."""
-        if self._kind is None:
+        value, kind = self._value, self._kind
+        if kind is None:
+            if not self._scope.alive:     # _destroy cleared it: say so, not "nothing ran"
+                raise ScopeError(f"variable's scope {self._scope.name!r} was deleted; "
+                                 "its value went with it")
             raise ScopeError("variable holds no value yet (nothing ran that writes it)")
-        return self._value
+        return value
 
     def set(self, value, kind: str | None = None) -> None:
         """Store ``value``; its kind is guessed unless given (an empty list of scopes)."""
@@ -234,11 +238,11 @@ class Scope:
     def _destroy(self) -> None:
         self.drop_kids()
         with self._lock:
+            self.alive = False        # first: a reader that finds a value gone sees why
             for v in self._vars.values():
                 v._value, v._kind = None, None
             self._vars.clear()
             self._parent = None
-            self.alive = False
         _LIVE.discard(self)
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, "Scope"]]:

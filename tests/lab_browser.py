@@ -1,4 +1,5 @@
-"""A real JupyterLab for the browser tests: a server on localhost and Debian's headless
+"""A real Jupyter server for the browser tests (JupyterLab, and Notebook 7 on the same
+server): a server on localhost and Debian's headless
 Chromium driven by Playwright (it cannot download a browser here; .ci/run installs
 chromium). Screenshots land in ``screenshots/`` (git-ignored) for a person to look at."""
 from __future__ import annotations
@@ -65,11 +66,16 @@ def browser_page(width: int = 1500, height: int = 1000):
 
 
 def open_and_run_all(page, url: str, path: str, timeout_ms: int = 90000,
-                     workspace: str | None = None) -> None:
-    """Open a notebook, wait for its kernel, and click Run > Run All Cells. A named
-    ``workspace`` starts from an empty layout (Lab reopens the tabs of the last one)."""
-    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{path}" if workspace
-              else f"{url}/lab/tree/{path}")
+                     workspace: str | None = None, app: str = "lab") -> None:
+    """Open a notebook, wait for its kernel, and click Run > Run All Cells. ``app`` is
+    "lab" (JupyterLab) or "notebook" (Notebook 7, served by the same server at
+    /notebooks/; its menus and cells are Lab's). A named ``workspace`` starts Lab from an
+    empty layout (Lab reopens the tabs of the last one)."""
+    if app == "notebook":
+        page.goto(f"{url}/notebooks/{path}")
+    else:
+        page.goto(f"{url}/lab/workspaces/{workspace}/tree/{path}" if workspace
+                  else f"{url}/lab/tree/{path}")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                            timeout=timeout_ms)
     page.wait_for_timeout(1000)          # let the notebook finish settling

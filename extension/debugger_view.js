@@ -7,12 +7,14 @@
 //   status       one line: "block 1 > op 2 relu — 14 steps", "finished — 40 steps", an error
 //   state        "ready" | "paused" | "finished" | "error"
 //   frames       [{block_idx, block_path, scope_name, owner_type, owner_index}], outermost first
-//   results      [{name, text}] once finished
+//   results      [{name, user_name, shown, text}] once finished: shown is "y (softmax_0.tmp_0)"
+//                where the notebook named the variable, else the program's name
+//   still        a snapshot (DebuggerView.snapshot()): no buttons, a "snapshot" tag instead
 //
 // Stable hooks for browser tests: .pd-btn[data-cmd="step"|"step_over"|"step_out"|
 // "continue"|"restart"|"run_to_end"], .pd-status[data-state], .pd-frame[data-frame="0"],
-// .pd-results. Keyboard (when the bar has focus): s step, n step over, o step out,
-// c continue, r restart.
+// .pd-results [data-result="softmax_0.tmp_0"], .pd-still-tag. Keyboard (when the bar has
+// focus): s step, n step over, o step out, c continue, r restart.
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -42,10 +44,12 @@ function render({ model, el }) {
   const toolbar = h("div", { class: "pd-toolbar" }, BUTTONS.map(([cmd, label, key, tip]) =>
     h("button", { class: "pd-btn", "data-cmd": cmd, title: tip + (key ? ` (${key})` : "") },
       label, key ? h("span", { class: "pd-key" }, key) : null)));
+  const stillTag = h("div", { class: "pd-still-tag" }, "snapshot: the debugger as it was " +
+    "here (it does not change; the live debugger is the view the code drives)");
   const status = h("div", { class: "pd-status" });
   const frames = h("ol", { class: "pd-frames" });
   const results = h("div", { class: "pd-results" });
-  root.append(toolbar, status, frames, results);
+  root.append(toolbar, stillTag, status, frames, results);
   el.append(root);
 
   const send = (cmd, extra = {}) => model.send({ cmd, ...extra });
@@ -55,10 +59,11 @@ function render({ model, el }) {
   });
   frames.addEventListener("click", (e) => {
     const f = e.target.closest("[data-frame]");
-    if (f) send("select_frame", { index: Number(f.dataset.frame) });
+    if (f && !model.get("still")) send("select_frame", { index: Number(f.dataset.frame) });
   });
   const keys = { s: "step", n: "step_over", o: "step_out", c: "continue", r: "restart" };
   root.addEventListener("keydown", (e) => {
+    if (model.get("still")) return;
     if (e.ctrlKey || e.metaKey || e.altKey || !keys[e.key]) return;
     e.preventDefault();
     e.stopPropagation();       // keep JupyterLab's command-mode shortcuts out of it
@@ -66,6 +71,10 @@ function render({ model, el }) {
   });
 
   function draw() {
+    const still = !!model.get("still");
+    toolbar.classList.toggle("pd-hidden", still);
+    stillTag.classList.toggle("pd-hidden", !still);
+    root.classList.toggle("pd-still", still);
     const state = model.get("state");
     status.textContent = model.get("status");
     status.className = `pd-status pd-state-${state}`;
@@ -80,11 +89,18 @@ function render({ model, el }) {
       (f.owner_type ? `${f.owner_type}@${f.owner_index} → ` : "") +
       `block ${f.block_idx}   scope '${f.scope_name}'`)));
     const rs = model.get("results") || [];
-    results.replaceChildren(...rs.map((r) => h("div", { "data-result": r.name }, `${r.name} = ${r.text}`)));
+    // A matrix's later rows line up under its first: "y (softmax_0.tmp_0) = [[...]\n   [...]]"
+    results.replaceChildren(...rs.map((r) => {
+      const lhs = `${r.shown || r.name} = `;
+      return h("div", { "data-result": r.name },
+               lhs + r.text.replaceAll("\n", "\n" + " ".repeat(lhs.length)));
+    }));
   }
-  for (const ev of ["change:status", "change:state", "change:frames", "change:results"]) model.on(ev, draw);
+  const events = ["change:status", "change:state", "change:frames", "change:results",
+                  "change:still"];
+  for (const ev of events) model.on(ev, draw);
   draw();
-  return () => { for (const ev of ["change:status", "change:state", "change:frames", "change:results"]) model.off(ev, draw); };
+  return () => { for (const ev of events) model.off(ev, draw); };
 }
 
 export default { render };

@@ -2,7 +2,8 @@
 // a detail pane for the op you click, and a Graph tab (graphviz SVG, or text without dot).
 //
 // Everything drawn comes from the synced traits (see paddle_nb/notebook/widgets.py):
-//   model        program_model(program): blocks -> vars, ops (program_model.py)
+//   model        program_model(program): blocks -> vars, ops (program_model.py), and
+//                user_names {program name: the notebook's name} ({} outside a notebook)
 //   svg          the dataflow graph ("" when graphviz's dot is missing)
 //   graph_text   the text fallback of the graph
 //   selected     [block, index] of the op shown in the detail pane, or []
@@ -13,7 +14,8 @@
 //   tab          "code" or "graph"
 //
 // Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-bp,
-// .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link.
+// .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link,
+// .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit.
 
 /** document.createElement with attributes and children, to keep the drawing code short. */
 function h(tag, attrs = {}, ...children) {
@@ -42,21 +44,43 @@ function reveal(pane, line) {
 }
 const FOLD_OVER = 10;    // a block declaring more variables starts with them folded
 
-/** "float32[-1, 4]  # param" for a variable declaration line. */
+/** "x (minibatch_0)" where the notebook named the variable, else "minibatch_0". */
+const shown = (names, name) => (names[name] ? `${names[name]} (${name})` : name);
+
+/** ``text`` with every variable the notebook named wrapped in a span whose hover says the
+ *  user's name: the code stays the program's, as to_code() prints it. */
+function named(text, names) {
+  if (!names || !Object.keys(names).length) return text;
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(/[A-Za-z_][\w.@/]*/g)) {
+    if (!names[m[0]]) continue;
+    out.push(text.slice(last, m.index), h("span", { class: "pd-named", "data-var": m[0],
+                                                     title: shown(names, m[0]) }, m[0]));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
+/** "float32[-1, 4]  # x, param" for a variable declaration line. */
 function varLine(v) {
-  const flags = [];
-  if (v.is_parameter) flags.push("param");
-  else if (v.persistable) flags.push("persistable");
+  const notes = [];
+  if (v.user_name) notes.push(v.user_name);
+  if (v.is_parameter) notes.push("param");
+  else if (v.persistable) notes.push("persistable");
   return h("div", { class: "pd-line pd-var" + (v.is_parameter ? " pd-param" : ""),
                     "data-block-var": v.name },
     h("span", { class: "pd-gutter" }),
     h("span", { class: "pd-idx" }),
-    "var ", h("span", { class: "pd-name" }, v.name), " : ",
-    h("span", { class: "pd-type" }, v.text + (flags.length ? `  # ${flags.join(", ")}` : "")));
+    "var ", h("span", { class: "pd-name" + (v.user_name ? " pd-named" : ""),
+                        title: v.user_name ? `${v.user_name} (${v.name})` : null }, v.name),
+    " : ", h("span", { class: "pd-type" },
+             v.text + (notes.length ? `  # ${notes.join(", ")}` : "")));
 }
 
 /** One op line: the printer's text with the op type picked out. */
-function opLine(op) {
+function opLine(op, names) {
   const at = op.text.indexOf(op.type + "(");
   const lhs = at > 0 ? op.text.slice(0, at) : "";
   const rest = at >= 0 ? op.text.slice(at + op.type.length) : op.text;
@@ -64,9 +88,9 @@ function opLine(op) {
                     "data-block": op.block, "data-index": op.index, title: op.comment },
     h("span", { class: "pd-gutter", "data-bp": op.id, title: "toggle breakpoint" }, "●"),
     h("span", { class: "pd-idx" }, op.index),
-    h("span", { class: "pd-lhs" }, lhs),
+    h("span", { class: "pd-lhs" }, named(lhs, names)),
     h("span", { class: "pd-optype" }, at >= 0 ? op.type : ""),
-    h("span", { class: "pd-args" }, rest),
+    h("span", { class: "pd-args" }, named(rest, names)),
     op.role !== "forward" ? h("span", { class: "pd-role-tag" }, op.role) : null);
 }
 
@@ -80,7 +104,7 @@ function blockEl(model, idx, folded) {
     b.vars.length ? `${b.vars.length} vars ${folded.has(idx) ? "▸" : "▾"}` : "");
   body.append(varsEl);
   for (const op of b.ops) {
-    body.append(opLine(op));
+    body.append(opLine(op, model.user_names));
     for (const sub of op.sub_blocks) {
       if (sub >= 0 && sub < model.blocks.length) body.append(blockEl(model, sub, folded));
     }
@@ -105,9 +129,10 @@ function codeEl(model, folded) {
   return root;
 }
 
-function slotTable(slots) {
+function slotTable(slots, users) {
   const rows = Object.entries(slots || {}).map(([slot, names]) =>
-    h("tr", {}, h("td", {}, slot), h("td", {}, names.length ? names.join(", ") : "—")));
+    h("tr", {}, h("td", {}, slot),
+      h("td", {}, names.length ? names.map((n) => shown(users || {}, n)).join(", ") : "—")));
   return rows.length ? h("table", {}, rows) : h("div", { class: "pd-empty" }, "none");
 }
 
@@ -123,8 +148,8 @@ function detailEl(model, op, goto) {
   return h("div", { "data-detail": op.id },
     h("h4", {}, `${op.type}  `, h("span", { class: "pd-comment" }, `${block.path} > op ${op.index}`)),
     h("div", {}, op.comment),
-    h("h5", {}, "Inputs"), slotTable(op.inputs),
-    h("h5", {}, "Outputs"), slotTable(op.outputs),
+    h("h5", {}, "Inputs"), slotTable(op.inputs, model.user_names),
+    h("h5", {}, "Outputs"), slotTable(op.outputs, model.user_names),
     h("h5", {}, "Attributes"),
     Object.keys(op.attrs).length
       ? h("table", {}, Object.entries(op.attrs).map(([k, v]) =>
@@ -212,10 +237,28 @@ function render({ model, el }) {
     mark();
   }
 
+  // The graph starts fitted to the pane's width (never enlarged); "actual size" shows it
+  // as graphviz drew it, scrolled, for a big program whose fitted labels are too small.
+  let actualSize = false;
+  function fitGraph() {
+    const svg = graph.querySelector("svg");
+    const button = graph.querySelector(".pd-graph-fit");
+    if (!svg || !button) return;
+    svg.style.width = actualSize ? "" : "100%";
+    svg.style.height = actualSize ? "" : "auto";
+    svg.style.maxWidth = actualSize ? "none" : svg.getAttribute("width");
+    button.textContent = actualSize ? "fit to width" : "actual size";
+  }
+
   function drawGraph() {
     const svg = model.get("svg");
-    if (svg) graph.innerHTML = svg;     // made by graphviz from our own program
-    else graph.replaceChildren(h("div", { class: "pd-empty" }, "graphviz's dot is not installed; "
+    if (svg) {
+      graph.innerHTML = svg;     // made by graphviz from our own program
+      graph.prepend(h("div", { class: "pd-graph-bar" },
+        h("button", { class: "pd-btn pd-graph-fit",
+                      onclick: () => { actualSize = !actualSize; fitGraph(); } })));
+      fitGraph();
+    } else graph.replaceChildren(h("div", { class: "pd-empty" }, "graphviz's dot is not installed; "
       + "the graph as text:"), h("pre", { class: "pd-graph-text" }, model.get("graph_text")));
     mark();
   }

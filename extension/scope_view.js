@@ -4,10 +4,12 @@
 //
 // Synced trait (see paddle_nb/notebook/widgets.py):
 //   model   scope_model(scope, changed, current=...): {root, current, num_scopes, changed}
-//           (paddle_nb/notebook/scope_model.py); null numbers are NaN or infinite
+//           (paddle_nb/notebook/scope_model.py); null numbers are NaN or infinite; a
+//           variable's user_name is the notebook's name for it (x for minibatch_0), or null
 //
 // Stable hooks for browser tests: .pd-scope-node[data-scope="0/1"][data-scope-name="run"],
-// .pd-scope-node.pd-current, .pd-svar[data-var="x"], .pd-changed, .pd-heatmap, .pd-sparkline.
+// .pd-scope-node.pd-current, .pd-svar[data-var="x"] (the program's name), .pd-user-name,
+// .pd-changed, .pd-heatmap, .pd-sparkline.
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -127,6 +129,15 @@ function statsEl(st, v) {
     st.inf ? h("span", { class: "pd-nan" }, `  ${st.inf} inf`) : "");
 }
 
+/** The user's name first (what the %%paddle cell said), the program's name beside it. */
+function nameEl(v) {
+  if (!v.user_name) return v.name;
+  return [h("span", { class: "pd-user-name", title: `${v.user_name} is ${v.name} in the program` },
+            v.user_name), " ",
+          h("span", { class: "pd-program-name" }, v.name)];
+}
+const shown = (v) => (v.user_name ? `${v.user_name} (${v.name})` : v.name);
+
 /** One variable: name, then type and stats in small print under it, then its picture and
  *  (for a few values) the numbers. Two lines, not four columns: the pane is often narrow. */
 function varRow(v) {
@@ -134,7 +145,7 @@ function varRow(v) {
   return h("tr", { class: "pd-svar" + (v.changed ? " pd-changed" : "") +
                           (v.kind === "empty" ? " pd-empty-var" : ""), "data-var": v.name },
     h("td", { class: "pd-vname-cell" },
-      h("div", { class: "pd-vname" }, v.name),
+      h("div", { class: "pd-vname" }, nameEl(v)),
       h("div", { class: "pd-vtype" }, type, "  ", h("span", { class: "pd-stats" }, statsEl(v.stats, v)))),
     h("td", { class: "pd-preview" }, previewEl(v)),
     h("td", { class: "pd-vtext" }, v.text && v.preview.type !== "scalar" ? v.text : ""));
@@ -158,7 +169,7 @@ function render({ model, el }) {
   }
 
   function nodeEl(node, depth, onPath) {
-    const vars = node.vars.filter((v) => !filter || v.name.toLowerCase().includes(filter));
+    const vars = node.vars.filter((v) => !filter || shown(v).toLowerCase().includes(filter));
     const expanded = isOpen(node, depth, onPath);
     const head = h("div", { class: "pd-scope-head", "data-toggle": node.id,
                              "data-open": expanded ? "1" : "0" },
@@ -179,7 +190,7 @@ function render({ model, el }) {
       if (unset.length) {
         el.append(h("div", { class: "pd-unset" }, "not written yet: ",
           unset.map((v, i) => [i ? ", " : "", h("span", { class: "pd-svar pd-empty-var",
-                                                          "data-var": v.name }, v.name)])));
+                                                          "data-var": v.name }, shown(v))])));
       }
       for (const kid of node.children) el.append(nodeEl(kid, depth + 1, onPath));
     }
@@ -192,8 +203,14 @@ function render({ model, el }) {
     // The current scope and its ancestors ("0", "0/1", "0/1/3") open by default.
     const onPath = new Set();
     if (m.current) m.current.split("/").forEach((_, i, parts) => onPath.add(parts.slice(0, i + 1).join("/")));
+    // The user's names for what the last step wrote, where some scope's variable has one.
+    const users = new Map();
+    const collect = (n) => { n.vars.forEach((v) => v.user_name && users.set(v.name, v));
+                             n.children.forEach(collect); };
+    collect(m.root);
+    const wrote = (m.changed || []).map((n) => (users.has(n) ? shown(users.get(n)) : n));
     info.textContent = `${m.num_scopes} scope${m.num_scopes === 1 ? "" : "s"}` +
-      (m.changed && m.changed.length ? ` · last step wrote ${m.changed.join(", ")}` : "");
+      (wrote.length ? ` · last step wrote ${wrote.join(", ")}` : "");
     tree.replaceChildren(nodeEl(m.root, 0, onPath));
   }
 

@@ -1,8 +1,10 @@
 """A real browser: JupyterLab on localhost, Debian's headless Chromium driven by Playwright.
 
 The notebook loads the extension, runs a ``%%paddle --step`` cell, and the test clicks the
-debugger's Step button three times, checking the highlighted op and a scope value. The
-screenshots land in ``screenshots/`` (git-ignored) so a person can look at them.
+debugger's Step button three times, checking the highlighted op, a scope value and that the
+views say the cell's names (``x`` beside ``minibatch_0``). Then a loss curve spanning decades
+(a log axis) and the program's graph tab. The screenshots land in ``screenshots/``
+(git-ignored) so a person can look at them.
 """
 from __future__ import annotations
 
@@ -25,6 +27,12 @@ CELLS = [
     "x = pd.minibatch([[1.0, 2.0], [3.0, -4.0]])\n"
     "h = pd.layer.fc(x, 3, act='relu', param_attr=pd.ParamAttr('w', pd.Constant(0.5)))\n"
     "y = pd.softmax(h)",
+    # a loss falling from 2.3 to 0.007 over 1000 steps: a log axis, and a last label "1000"
+    "curve = pd.TrainingView()\n"
+    "for step in range(0, 1001, 10):\n"
+    "    curve.append(step, 2.3 * np.exp(-step / 150) + 0.004)\n"
+    "curve",
+    "%paddle show --show graph",
 ]
 
 
@@ -87,7 +95,16 @@ def test_step_three_times_in_jupyterlab(lab, page):
     var = page.wait_for_selector("[data-var='fc_0.tmp_0']", timeout=30000)
     text = var.inner_text()
     assert "[2, 3]" in text or "2×3" in text or "2, 3" in text, text
+    # the cell's names: x beside minibatch_0 in the scopes, and on hover in the program
+    x_row = page.wait_for_selector(".pd-scope [data-var='minibatch_0']", timeout=30000)
+    assert x_row.inner_text().split()[:2] == ["x", "minibatch_0"], x_row.inner_text()
+    named = page.query_selector(".pd-program .pd-op .pd-named[data-var='minibatch_0']")
+    assert named.get_attribute("title") == "x (minibatch_0)"
     lab_browser.shot(page, "debugger_3_steps.png")
+    page.query_selector(".pd-debugger").evaluate("e => e.closest('.jp-OutputArea')"
+                                                 ".scrollIntoView()")
+    page.query_selector(".jp-OutputArea:has(.pd-debugger)").screenshot(
+        path=str(SHOTS / "debugger_user_names.png"))
     # x @ w with w = 0.5: row 0 -> 1.5 in every column; the view shows the values
     assert "1.5" in page.inner_text(".pd-scope")
     # The time from a click to the updated view, through the kernel (benchmarks/ has the
@@ -103,3 +120,37 @@ def test_step_three_times_in_jupyterlab(lab, page):
     (SHOTS / "step_latency_ms.txt").write_text(
         "first run: " + " ".join(f"{t:.0f}" for t in latencies) + "\n"
         "after restart: " + " ".join(f"{t:.0f}" for t in warm) + "\n")
+    page.click("[data-cmd='run_to_end']")
+    results = page.wait_for_selector(".pd-results [data-result='softmax_0.tmp_0']",
+                                     timeout=30000)
+    assert results.inner_text().startswith("y (softmax_0.tmp_0) = "), results.inner_text()
+    page.query_selector(".pd-debugger").screenshot(path=str(SHOTS / "debugger_results.png"))
+
+
+def test_the_loss_curve_takes_a_log_axis_and_keeps_its_last_label(lab, page):
+    plot = page.wait_for_selector(".pd-training svg.pd-loss-plot[data-points='101']",
+                                  timeout=60000)
+    plot.scroll_into_view_if_needed()
+    assert plot.get_attribute("data-log") == "1"              # 2.3 / 0.007: decades
+    box = plot.bounding_box()
+    labels = plot.query_selector_all("text.pd-xtick")
+    assert labels[-1].text_content() == "1000"
+    last = labels[-1].bounding_box()
+    assert last["x"] + last["width"] <= box["x"] + box["width"] + 0.5, (last, box)
+    page.query_selector(".pd-training").screenshot(path=str(SHOTS / "training_log_axis.png"))
+    page.click(".pd-scale-toggle")                            # the student's choice
+    page.wait_for_selector(".pd-training svg[data-log='0']", timeout=10000)
+
+
+def test_the_graph_tab_is_compact_and_fits_its_pane(lab, page):
+    views = page.query_selector_all(".pd-program")
+    view = views[-1]                                          # %paddle show --show graph
+    view.scroll_into_view_if_needed()
+    view.query_selector(".pd-tab[data-tab='graph']").click()
+    svg = view.wait_for_selector(".pd-graph svg", timeout=30000)
+    pane = view.query_selector(".pd-graph").bounding_box()
+    assert svg.bounding_box()["width"] <= pane["width"]       # fitted: nothing cut off
+    assert "x (minibatch_0)" in svg.text_content()            # the cell's name in the graph
+    view.screenshot(path=str(SHOTS / "program_graph_fitted.png"))
+    view.query_selector(".pd-graph-fit").click()              # actual size, scrolled
+    view.screenshot(path=str(SHOTS / "program_graph_actual.png"))

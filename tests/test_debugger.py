@@ -498,3 +498,15 @@ def test_keyboard_interrupt_inside_a_sub_block_drops_its_scopes(monkeypatch):
     monkeypatch.undo()
     dbg.restart()
     np.testing.assert_allclose(dbg.run_to_end()[0], _expected(main, startup, feed, hs)[0])
+
+
+def test_fetch_names_are_the_program_names_of_the_results_in_order():
+    x = pd.minibatch([[1.0, 2.0]])
+    y = pd.softmax(x)
+    total = pd.mean(y)
+    for fetch, want in (([y, total.name], [y.name, total.name]), ((total,), [total.name]),
+                        (y, [y.name]), (y.name, [y.name]), (None, [])):
+        d = Debugger(fetch_list=fetch)
+        assert d.fetch_names == want
+        d.run_to_end()
+        assert len(d.results) == len(want)

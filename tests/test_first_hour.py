@@ -127,6 +127,13 @@ def test_the_extension_leaves_a_pd_of_the_users_own():
 
 
 # --- cell numbers in errors --------------------------------------------------------------------
+# A cell whose op builds but fails when it runs (labels numbered 1..3 for 3 classes): every
+# later --run of the program fails on it, under whichever cell the student runs then.
+BAD_LABELS_CELL = ("%%paddle\nh = pd.minibatch(np.ones((2, 3), np.float32))\n"
+                   "label = pd.minibatch([[1], [3]], dtype='int64')\n"
+                   "loss = pd.layer.softmax_with_cross_entropy(h, label)")
+
+
 def test_errors_in_paddle_cells_name_the_cell_as_the_notebook_numbers_it():
     """IPython 9 counts on to the next cell before one runs: errors said ``Cell In[4]`` for
     the cell shown as [3], at build time and for an op that fails at run time."""
@@ -134,16 +141,51 @@ def test_errors_in_paddle_cells_name_the_cell_as_the_notebook_numbers_it():
         "%load_ext paddle_nb",
         "import numpy as np",
         "%%paddle\nx = pd.data('x', [-1, 3])\ny = pd.layer.fc(x, 'a')",
-        "%%paddle\nh = pd.minibatch(np.ones((2, 3), np.float32))\nbad = pd.matmul(h, h)",
+        BAD_LABELS_CELL,
         "%%paddle --run\nz = pd.layer.fc(h, 2)",
         "%paddle status")
     built, ran = nb.cells[2], nb.cells[4]
     assert built.execution_count == 3
     assert "at Cell In[3], line 3" in "\n".join(_errors(built)[0].traceback)
     assert ran.execution_count == 5
-    assert "op created at: Cell In[4], line 3" in _errors(ran)[0].evalue
+    assert "op created at: Cell In[4], line 4" in _errors(ran)[0].evalue
     status = nb.cells[5].outputs[0].text
     assert "In[4] 'h = pd.minibatch" in status and "In[5] 'z = pd.layer.fc" in status
+
+
+def test_a_run_failing_on_an_earlier_cells_op_says_which_cell_to_fix():
+    """Item 8: the error shows under the innocent cell; it must name the cell to fix. Run
+    from the cell that built the op, it names no other cell; once that cell is fixed and
+    run again (``--cell labels`` makes the three versions one cell), the program runs."""
+    bad = BAD_LABELS_CELL.replace("%%paddle", "%%paddle --cell labels")
+    fixed = bad.replace("[[1], [3]]", "[[0], [2]]").replace("--cell", "--run --cell")
+    nb = _run_in_a_kernel(
+        "%load_ext paddle_nb",
+        "import numpy as np",
+        bad,
+        "%%paddle --run\nz = pd.layer.fc(h, 2)",
+        bad.replace("--cell", "--run --cell"),
+        fixed)
+    innocent = "\n".join(_errors(nb.cells[3])[0].traceback)
+    assert "IndexRangeError" in innocent and "slot Label" in innocent
+    assert "The failing op comes from another cell, In[3], not this one" in innocent
+    own = "\n".join(_errors(nb.cells[4])[0].traceback)
+    assert "IndexRangeError" in own and "another cell" not in own
+    assert not _errors(nb.cells[5])
+
+
+def test_the_empty_default_program_points_to_the_notebooks_program():
+    """Item 12: print(pd.default_main_program()) in a notebook printed an empty block."""
+    nb = _run_in_a_kernel(
+        "%load_ext paddle_nb",
+        "%%paddle --show none\nx = pd.minibatch([[1.0, 2.0]])",
+        "print(pd.default_main_program())",
+        "print(pd.notebook.program().main)")
+    default = nb.cells[2].outputs[0].text
+    assert "pd.notebook.program().main" in default and "%%paddle cells" in default
+    assert "feed" not in default and "x = " not in default
+    assert "minibatch_0" in nb.cells[3].outputs[0].text
+    assert "%%paddle cells" not in nb.cells[3].outputs[0].text
 
 
 # --- short errors in plain cells -------------------------------------------------------------

@@ -104,6 +104,67 @@ EXPECTED = {
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 
+# Cells that display a debugger which later cells drive on, and what each output must show.
+# A saved notebook stores each widget's *last* state, so a live view displayed at the first
+# stop would say "finished" beside prose about that stop: such a cell shows a snapshot.
+# Each predicate gets the displayed DebuggerControls' state and the ScopeView's model.
+DEBUGGER_OUTPUTS = {
+    "03_rnn.ipynb": {
+        "03-07": lambda c, scopes: (c["still"] and c["state"] == "paused"
+                                    and "sigmoid" in c["status"]
+                                    and c["frames"][-1]["scope_name"].endswith("/step 0")
+                                    and _current_var(scopes, "sequence_0")["user_name"] == "x"),
+        "03-11": lambda c, scopes: (c["still"] and "sigmoid" in c["status"]      # time step 2
+                                    and c["frames"][-1]["scope_name"].endswith("/step 0")
+                                    and _current_var(scopes, "rnn_0.mem_0")["user_name"]
+                                    == "h, h_prev"),
+        "03-16": lambda c, scopes: not c["still"] and c["state"] == "finished",  # the live one
+    },
+}
+
+
+def _displayed_widgets(cell, models) -> list[dict]:
+    """The states of every widget model a cell's outputs display, children included."""
+    ids = [o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+           for o in cell.get("outputs", [])
+           if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    states = []
+    while ids:
+        state = models[ids.pop()]["state"]
+        states.append(state)
+        ids += [c[len("IPY_MODEL_"):] for c in state.get("children", [])]
+    return states
+
+
+def _current_var(scope_model, name) -> dict:
+    """Variable ``name`` in the scope the debugger's last step ran in."""
+    stack = [scope_model["root"]]
+    while stack:
+        node = stack.pop()
+        if node["id"] == scope_model["current"]:
+            return next(v for v in node["vars"] if v["name"] == name)
+        stack += node["children"]
+    raise AssertionError(f"no current scope in the model: {scope_model['current']!r}")
+
+
+def _check_displayed_debuggers(name, executed) -> None:
+    models = runner.widget_models(executed)
+    checked = set()
+    for cell in executed.cells:
+        key = cell.get("id", "").rsplit("-", 1)[0]          # the runner appends "-<index>"
+        check = DEBUGGER_OUTPUTS.get(name, {}).get(key)
+        if check is None or cell.cell_type != "code":
+            continue
+        checked.add(key)
+        states = _displayed_widgets(cell, models)
+        controls = next((s for s in states if "frames" in s and "still" in s), None)
+        scopes = next((s["model"] for s in states if "root" in s.get("model", {})), None)
+        assert controls is not None and scopes is not None, \
+            f"{name}: cell {cell.id} shows no debugger"
+        assert check(controls, scopes), \
+            f"{name}: cell {cell.id} shows {controls['state']}: {controls['status']}"
+    assert checked == set(DEBUGGER_OUTPUTS.get(name, {})), f"{name}: cells not found"
+
 
 def _load(name):
     return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
@@ -150,6 +211,7 @@ def test_notebook_runs_and_keeps_its_promises(name):
     executed, seconds = runner.execute(runner.NOTEBOOKS / name, runs=2)
     print(f"{name}: {seconds:.1f} s")
     got = runner.results(executed)             # later cells win: the second run's values
+    _check_displayed_debuggers(name, executed)
     for key, ok in EXPECTED[name].items():
         assert key in got, f"{name}: no result {key!r} (results: {sorted(got)})"
         assert ok(got[key]), f"{name}: {key} = {got[key]!r}"

@@ -14,8 +14,9 @@ from paddle_nb.notebook.debugger import Debugger
 from paddle_nb.notebook.program_model import (forward_links, program_dot, program_graph_text,
                                               program_model, program_svg)
 from paddle_nb.notebook.scope_model import find_scope_node, find_var, scope_model
+from paddle_nb.notebook.user_names import shown_name, user_name, user_names_of
 from paddle_nb.notebook.widgets import (DebuggerView, ProgramView, ScopeView, TrainingView,
-                                        extension_dir, show)
+                                        extension_dir, show, wants_log_scale)
 
 
 # --- programs ---------------------------------------------------------------------------
@@ -298,6 +299,41 @@ def test_training_view_appends_points():
     assert view.steps == [] and view.losses == []
 
 
+def test_log_scale_is_wanted_when_positive_losses_span_more_than_a_hundredfold():
+    assert not wants_log_scale([]) and not wants_log_scale([5.0])
+    assert not wants_log_scale([2.3, 1.0, 0.5, 0.1])            # 23x: linear reads fine
+    assert wants_log_scale([2.3, 0.5, 0.05, 0.01])              # 230x: the tail is flat
+    assert wants_log_scale([2.3, None, 0.01])                   # a NaN is not a loss
+    assert not wants_log_scale([2.3, 0.01, 0.0])                # log of 0: impossible
+    assert not wants_log_scale([5.0, -1.0, 0.01])               # a negative "loss"
+
+
+def test_training_view_switches_to_a_log_axis_when_the_loss_spans_decades():
+    view = TrainingView()
+    assert view.scale == "auto" and not view.log_y
+    for step, loss in enumerate([2.3, 1.0, 0.5, 0.1]):
+        view.append(step, loss)
+    assert not view.log_y
+    view.append(4, 0.01)
+    assert view.log_y                                           # 230x
+    view.scale = "linear"                                       # the page's button
+    assert not view.log_y
+    view.append(5, 0.001)
+    assert not view.log_y                                       # a choice sticks
+    view.scale = "auto"
+    assert view.log_y
+    view.clear()
+    assert not view.log_y
+    assert TrainingView(log_y=True).scale == "log" and TrainingView(log_y=True).log_y
+    assert TrainingView(log_y=False).scale == "linear"
+
+
+def test_training_view_module_keeps_the_last_x_label_inside_and_draws_log_ticks():
+    js = (extension_dir() / "training_view.js").read_text()
+    assert '"text-anchor": over ? "end" : "middle"' in js     # see the browser screenshot
+    assert "logTicks(y0, y1)" in js and "pd-scale-toggle" in js
+
+
 # --- DebuggerView ---------------------------------------------------------------------------
 def _send(view, widget, content):
     """A message as the page sends it (through ipywidgets' custom-message path)."""
@@ -410,6 +446,145 @@ def test_a_runtime_error_is_shown_in_the_status_line():
     assert "unknown debugger command 'bogus'" in view.status
     view.handle_message({"cmd": "restart"})
     assert view.controls.state == "ready"
+
+
+# --- the user's names (a %%paddle cell's x beside the program's minibatch_0) -------------
+def _named_mlp():
+    """A small program and the names a notebook cell would have bound."""
+    x = pd.minibatch([[1.0, 2.0], [3.0, -4.0]])
+    h = pd.layer.fc(x, 3, act="relu")
+    y = pd.softmax(h)
+    loss = pd.mean(y)
+    pd.append_backward(loss)
+    names = user_names_of([("x", x.name), ("h", h.name), ("y", y.name), ("also_y", y.name)])
+    return pd.default_main_program(), pd.default_startup_program(), x, y, loss, names
+
+
+def test_user_names_join_several_and_name_gradients_after_their_variable():
+    names = user_names_of([("a", "v_0"), ("b", "v_0"), ("a", "v_0"), ("c", "w_0")])
+    assert names == {"v_0": "a, b", "w_0": "c"}
+    assert user_name("w_0", names) == "c" and user_name("other", names) is None
+    assert user_name("w_0@GRAD", names) == "c@GRAD"
+    assert user_name("v_0@GRAD@RENAME@1", names) == "a@GRAD@RENAME@1, b@GRAD@RENAME@1"
+    assert user_name("w_0", None) is None and user_name("w_0", {}) is None
+    assert shown_name("w_0", names) == "c (w_0)" and shown_name("w_0", None) == "w_0"
+
+
+def test_program_model_and_graph_carry_the_users_names_beside_the_programs():
+    main, _, x, y, _, names = _named_mlp()
+    plain = program_model(main)
+    assert plain["user_names"] == {}                  # plain Python: program names only
+    assert all(v["user_name"] is None for b in plain["blocks"] for v in b["vars"])
+    m = program_model(main, names)
+    json.dumps(m, allow_nan=False)
+    by_name = {v["name"]: v for v in m["blocks"][0]["vars"]}
+    assert by_name[x.name]["user_name"] == "x" and by_name[y.name]["user_name"] == "y, also_y"
+    assert by_name["fc_0.w_0"]["user_name"] is None
+    assert m["user_names"][x.name] == "x" and m["user_names"][y.name + "@GRAD"] == \
+        "y@GRAD, also_y@GRAD"                          # for the names in op lines
+    dot = program_dot(main, names)
+    assert f"x ({x.name})" in dot and f"{x.name}\\n" not in dot
+    assert f'label="{x.name}\\n' in program_dot(main)
+    view = ProgramView(main, graph=False, user_names=names)
+    assert view.model == m
+
+
+def test_scope_model_entries_carry_the_users_name_and_the_programs():
+    main, startup, x, y, loss, names = _named_mlp()
+    scope = pd.Scope()
+    exe = pd.Executor()
+    exe.run(startup, scope=scope)
+    exe.run(main, fetch_list=[loss], scope=scope)
+    scope.new_scope("run").var(x.name).set(np.ones((2, 2), np.float32))
+    root = scope_model(scope, user_names=names)["root"]
+    entry = find_var(root["children"][0], x.name)
+    assert (entry["name"], entry["user_name"]) == (x.name, "x")
+    assert find_var(root, "fc_0.w_0")["user_name"] is None
+    assert find_var(scope_model(scope)["root"]["children"][0], x.name)["user_name"] is None
+    assert ScopeView(scope, user_names=names).model == scope_model(scope, user_names=names)
+
+
+def test_debugger_view_shows_the_users_names_in_scopes_and_results():
+    main, startup, x, y, loss, names = _named_mlp()
+    view = DebuggerView.from_program(main, fetch_list=[y, loss], startup=startup,
+                                     user_names=names)
+    view.handle_message({"cmd": "step"})
+    run = find_scope_node(view.scope_view.model, "run")
+    assert find_var(run, x.name)["user_name"] == "x" and find_var(run, x.name)["changed"]
+    assert view.program_view.model["user_names"][x.name] == "x"
+    view.handle_message({"cmd": "run_to_end"})
+    results = view.controls.results
+    assert [(r["name"], r["user_name"]) for r in results] == [(y.name, "y, also_y"),
+                                                              (loss.name, None)]
+    assert results[0]["shown"] == f"y, also_y ({y.name})" and results[1]["shown"] == loss.name
+    plain = DebuggerView.from_program(main, fetch_list=[y], startup=startup)
+    plain.handle_message({"cmd": "run_to_end"})
+    assert plain.controls.results[0]["shown"] == y.name == plain.debugger.fetch_names[0]
+
+
+def test_a_snapshot_keeps_the_state_it_was_taken_in():
+    main, startup, loss, feed = _rnn()
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    view.handle_message({"cmd": "run_to", "block": 1, "index": 0})
+    snap = view.snapshot()
+    controls, body = snap.children
+    program_view, scope_view = body.children
+    assert controls.still and not view.controls.still
+    assert controls.status == view.status and controls.state == "paused"
+    assert controls.frames == view.frames and len(controls.frames) == 2
+    assert program_view.highlight == [1, 0] and program_view.model == view.program_view.model
+    assert not program_view.debug                     # its gutter sets no breakpoints
+    assert scope_view.model == view.scope_view.model
+    view.handle_message({"cmd": "run_to_end"})        # the live view moves on ...
+    assert view.controls.state == "finished"
+    assert controls.state == "paused" and program_view.highlight == [1, 0]   # ... it does not
+    rec = next(i for i, op in enumerate(main.global_block().ops) if op.type == "recurrent")
+    assert find_scope_node(scope_view.model, f"recurrent@{rec}/step 0")["current"]
+
+
+def test_paddle_step_cells_show_the_notebooks_names_in_the_debugger():
+    """Through the magic: the cell said x, h, y; the debugger's scopes, program and
+    results say so beside the program's names (and a re-run cell's new names win)."""
+    from IPython.core.interactiveshell import InteractiveShell   # noqa: PLC0415
+    from paddle_nb.notebook import magic                        # noqa: PLC0415
+    ip = InteractiveShell.instance()
+    magic.load_ipython_extension(ip)
+    magic.get_notebook(ip).reset()
+    try:
+        cell = ("%%paddle --step --show none --cell named\n"
+                "x = pd.minibatch([[1.0, 2.0], [3.0, -4.0]])\n"
+                "h = pd.layer.fc(x, 3, act='relu')\n"
+                "y = pd.softmax(h)\n")
+        ip.run_cell("import paddle_nb as pd", store_history=True)
+        view = ip.run_cell(cell, store_history=True).result
+        prog = magic.get_notebook(ip).program()
+        x, h, y = (ip.user_ns[n] for n in ("x", "h", "y"))
+        assert prog.user_names() == {x.name: "x", h.name: "h", y.name: "y"}
+        assert view.program_view.model["user_names"] == prog.user_names()
+        view.handle_message({"cmd": "step"})
+        entry = find_var(find_scope_node(view.scope_view.model, "run"), x.name)
+        assert (entry["user_name"], entry["name"]) == ("x", "minibatch_0")
+        view.handle_message({"cmd": "run_to_end"})
+        assert {r["shown"] for r in view.controls.results} == {
+            f"x ({x.name})", f"h ({h.name})", f"y ({y.name})"}
+        ip.run_cell(cell.replace("y = ", "probs = "), store_history=True)   # re-run, renamed
+        assert prog.user_names()[y.name] == "probs"
+    finally:
+        magic.get_notebook(ip).reset()
+        ip.reset()
+        magic.unload_ipython_extension(ip)
+
+
+def test_graph_nodes_are_as_small_as_their_labels():
+    main, _, _, _ = _mlp()
+    dot = program_dot(main)
+    assert "width=0, height=0" in dot and "nodesep=0.15" in dot
+    svg = program_svg(main)
+    width, height = (float(svg.split(f'{d}="', 1)[1].split("pt", 1)[0])
+                     for d in ("width", "height"))
+    # graphviz's defaults (nodes at least 0.75 x 0.5 inches, 0.5 inches between ranks) drew
+    # this training program 758 x 2218 pt; compact, it is about 580 x 1200
+    assert width < 680 and height < 1600, (width, height)
 
 
 def test_dot_is_installed_here():

@@ -569,6 +569,7 @@ def _missing_feed_error(prepared: PreparedBlock, missing) -> FeedError:
         text += f"\n  op created at: {pop.created_at}"
     e = FeedError(text)
     e._paddle_nb_located = True
+    e.failed_op = pop.op
     return e
 
 
@@ -655,6 +656,7 @@ def _non_finite_error(pop: PreparedOp, scope: Scope, slot, name, item, nan, inf)
         lines.append(f"  op created at: {pop.created_at}")
     e = ExecutionError("\n".join(lines))
     e._paddle_nb_located = True
+    e.failed_op = pop.op
     e.op_where, e.output_slot, e.var_name, e.nan_count, e.inf_count = \
         pop.where, slot, name, nan, inf
     return e
@@ -705,4 +707,5 @@ def _located(e: Exception, pop: PreparedOp) -> Exception:
     else:
         new = type(e)(text) if isinstance(e, PaddleNBError) else ExecutionError(text)
     new._paddle_nb_located = True
+    new.failed_op = pop.op        # for a front end that knows which cell built which op
     return new

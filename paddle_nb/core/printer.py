@@ -98,4 +98,7 @@ def program_code(program, **kw) -> str:
     for b in program.blocks[1:]:
         if b.idx not in owned:
             parts.append(block_code(b, **kw))
+    hint = getattr(program, "empty_hint", None)
+    if hint and not any(b.table.ops for b in program.blocks):
+        parts.append(f"// {hint}")
     return "\n".join(parts)

@@ -26,6 +26,9 @@ class Program:
         self.blocks: list[Block] = [Block(self, SymbolTable(0, None))]
         self.current_block_idx = 0
         self.random_seed = 0
+        # Said after the code when the program has no ops: the notebook extension uses it
+        # to point from the (empty) default program to the program its cells build.
+        self.empty_hint: str | None = None
 
     # --- blocks (Fluid's numbering: a new block's parent is the current block) ----------
     def global_block(self) -> Block:

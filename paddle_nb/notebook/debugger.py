@@ -85,6 +85,14 @@ class Debugger:
     breakpoints = property(lambda self: set(self._breakpoints))
 
     @property
+    def fetch_names(self) -> list[str]:
+        """The program names of the fetched variables, in the order of ``results`` (the
+        fetch list may hold Variables or names, or be one of them)."""
+        items = self.fetch_list if isinstance(self.fetch_list, (list, tuple)) \
+            else [] if self.fetch_list is None else [self.fetch_list]
+        return [i if isinstance(i, str) else getattr(i, "name", str(i)) for i in items]
+
+    @property
     def frames(self) -> tuple:
         """The current step's frames, outermost first; () before the first step and after
         the end."""

@@ -92,15 +92,16 @@ class PaddleMagics(Magics):
             raise UsageError(f"%%paddle takes no command ({' '.join(args.command)!r}); "
                              f"use the line magic: %paddle {' '.join(args.command)}")
         prog, assigned = self._build(args, cell)
-        return self._show_and_execute(prog, args, assigned, args.show or "code")
+        return self._show_and_execute(prog, args, assigned, args.show or "code",
+                                      self._cell_key(args, cell))
 
-    def _show_and_execute(self, prog, args, assigned, show: str):
+    def _show_and_execute(self, prog, args, assigned, show: str, key: str | None = None):
         if show == "scope":            # the scope is worth seeing once the run filled it
-            result = self._execute(prog, args, assigned)
+            result = self._execute(prog, args, assigned, key)
             self._show(prog, show)
             return result
         self._show(prog, show)         # the program first: still shown if the run fails
-        return self._execute(prog, args, assigned)
+        return self._execute(prog, args, assigned, key)
 
     # --- %paddle (line) --------------------------------------------------------------------
     def _line(self, args):
@@ -176,6 +177,7 @@ class PaddleMagics(Magics):
             raise
         assigned = [k for k, v in ns.items() if v is not before.get(k) and _belongs(v, prog)]
         prog.cells[key].assigned = assigned
+        prog.cells[key].bound = {k: ns[k].name for k in assigned}   # the views show them
         return prog, assigned
 
     def _compile(self, cell: str):
@@ -205,10 +207,11 @@ class PaddleMagics(Magics):
         if mode == "code":
             print(prog.main.to_code())
         elif mode == "scope":
-            view = _widget("ScopeView", prog.scope)
+            view = _widget("ScopeView", prog.scope, user_names=prog.user_names())
             display(view) if view is not None else print(prog.scope.tree())
         else:
-            view = _widget("ProgramView", prog.main, graph=mode == "graph")
+            view = _widget("ProgramView", prog.main, graph=mode == "graph",
+                           user_names=prog.user_names())
             if view is not None:
                 display(view)
             elif mode == "tree":
@@ -217,7 +220,8 @@ class PaddleMagics(Magics):
                 print(_graph_text(prog.main))
 
     # --- running -----------------------------------------------------------------------------
-    def _execute(self, prog: NotebookProgram, args, assigned):
+    def _execute(self, prog: NotebookProgram, args, assigned, key: str | None = None):
+        """Run (or step) ``prog``; ``key`` is the running cell's (None for %paddle --run)."""
         if not (args.run or args.step):
             return None
         place = CUDAPlace(0) if args.place == "cuda" else CPUPlace()
@@ -230,8 +234,8 @@ class PaddleMagics(Magics):
             values = Executor(place).run(prog.main, feed=feed, fetch_list=list(fetch.values()),
                                          scope=prog.scope)
         except PaddleNBError as e:
-            _shorten(e, self.shell, f"(the cell's ops were kept in program {prog.name!r}; "
-                                    "running it failed)")
+            note = f"(the cell's ops were kept in program {prog.name!r}; running it failed)"
+            _shorten(e, self.shell, note + _other_cell_note(prog, e, key))
             raise
         return RunResult(zip(fetch, values))
 
@@ -280,7 +284,7 @@ class PaddleMagics(Magics):
             print("the step debugger is not available; the program:\n" + prog.main.to_code())
             return None
         dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place)
-        view = _widget("DebuggerView", dbg)
+        view = _widget("DebuggerView", dbg, user_names=prog.user_names())
         # kept on the program too: pd.notebook.program().debugger, for code that drives it
         prog.debugger = view if view is not None else dbg
         if view is not None:
@@ -429,6 +433,24 @@ def _cell_frames(tb, shell):
     return out
 
 
+def _other_cell_note(prog: NotebookProgram, e: BaseException, key: str | None) -> str:
+    """Where the failing op of a run came from when that is not the running cell: a bad op
+    kept from an earlier cell fails every later run, and the fix belongs in that cell."""
+    op = getattr(e, "failed_op", None)
+    if op is None:
+        return ""
+    for cell_key, record in prog.cells.items():
+        if any(desc is op.desc for _, desc in record.ops.get("main", [])):
+            if cell_key == key:
+                return ""
+            label = record.label or _short_key(cell_key)
+            return (f"\nThe failing op comes from another cell, {label}, not this one: "
+                    f"fix that cell and run it "
+                    f"again (its ops are replaced), or %paddle reset {prog.name} to start "
+                    f"the program over.")
+    return ""
+
+
 def _is_ours(e: BaseException) -> bool:
     """A paddle_nb error, or an interrupt the executor located (and undid the run of)."""
     return isinstance(e, PaddleNBError) or \
@@ -515,9 +537,15 @@ def load_ipython_extension(ip) -> None:
         ip.register_magics(PaddleMagics(ip))
     set_filename_label_hook(_cell_labeler(ip))
     ip.set_custom_exc((PaddleNBError, KeyboardInterrupt), _show_short)
-    ip.user_ns.setdefault("pd", importlib.import_module("paddle_nb"))
+    pd = importlib.import_module("paddle_nb")
+    ip.user_ns.setdefault("pd", pd)
+    # print(pd.default_main_program()) in a plain cell showed an empty block and no why
+    pd.default_main_program().empty_hint = (
+        "empty: %%paddle cells build into the notebook's own program; "
+        "print(pd.notebook.program().main) shows it")
 
 
 def unload_ipython_extension(ip) -> None:
     set_filename_label_hook(None)
     ip.set_custom_exc((), None)
+    importlib.import_module("paddle_nb").default_main_program().empty_hint = None

@@ -5,6 +5,10 @@ everything the page draws: the block tree (which op owns which block), each bloc
 variables and ops, and for every op what a student clicks to see (its slots, attributes, the
 OpProto documentation, the line of user code that made it, and for a gradient op the forward
 op it differentiates). The graph view is graphviz's DOT, rendered to SVG by ``dot``.
+
+In a notebook the model also carries the user's names (``user_names``: program name ->
+the notebook name a ``%%paddle`` cell bound to it, see ``user_names.py``), so the page can
+say ``x`` where the program says ``minibatch_0``; without them it shows program names only.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from ..core.grad_maker import EMPTY_VAR, GRAD_SUFFIX, forward_name
 from ..core.printer import _attr_text, op_line
 from ..core.symbol_table import describe, tensor_desc
 from ..core import dtypes
+from .user_names import shown_name, user_name
 
 # Ops backward inserts to seed, zero or add up gradients: they differentiate no op. (The
 # gradient of a forward ``sum`` is made of ``scale`` ops, so a backward ``sum`` is always
@@ -77,9 +82,9 @@ def forward_links(program) -> dict[tuple[int, int], tuple[int, int]]:
 
 
 # --- the model -------------------------------------------------------------------------------
-def _var_model(desc) -> dict:
+def _var_model(desc, user_names) -> dict:
     t = tensor_desc(desc)
-    return {"name": desc.name,
+    return {"name": desc.name, "user_name": user_name(desc.name, user_names),
             "shape": list(t.dims) if t is not None else None,
             "dtype": dtypes.name(t.data_type) if t is not None else None,
             "kind": dtypes.KIND_NAMES.get(desc.type.type, "other"),
@@ -107,8 +112,12 @@ def _op_model(block, index: int, op, links) -> dict:
             "forward_op": {"block": fwd[0], "index": fwd[1], "id": op_id(*fwd)} if fwd else None}
 
 
-def program_model(program) -> dict:
-    """Everything the ProgramView draws, as JSON-able data (see the module doc)."""
+def program_model(program, user_names: dict | None = None) -> dict:
+    """Everything the ProgramView draws, as JSON-able data (see the module doc).
+
+    ``user_names`` (program name -> the user's name) gives each variable its ``user_name``
+    and the model a ``user_names`` map of every named variable, gradients included, which
+    the page uses for the names inside op lines and slot tables."""
     links = forward_links(program)
     blocks = []
     for b in program.blocks:
@@ -118,10 +127,11 @@ def program_model(program) -> dict:
             "path": b.path,
             "owner": {"block": b.parent_idx, "index": owner[0], "type": owner[1].type,
                       "id": op_id(b.parent_idx, owner[0])} if owner else None,
-            "vars": [_var_model(d) for d in b.table.vars.values()],
+            "vars": [_var_model(d, user_names) for d in b.table.vars.values()],
             "ops": [_op_model(b, i, op, links) for i, op in enumerate(b.ops)]})
+    named = {v["name"]: v["user_name"] for b in blocks for v in b["vars"] if v["user_name"]}
     return {"blocks": blocks, "num_blocks": len(blocks),
-            "num_ops": sum(len(b["ops"]) for b in blocks)}
+            "num_ops": sum(len(b["ops"]) for b in blocks), "user_names": named}
 
 
 # --- the dataflow graph ---------------------------------------------------------------------
@@ -135,13 +145,20 @@ def _esc(text: str) -> str:
     return text.replace('"', '\\"')
 
 
-def program_dot(program) -> str:
+def program_dot(program, user_names: dict | None = None) -> str:
     """The dataflow graph in graphviz's DOT: ops are boxes, variables ellipses (drawn in the
-    block that declares them), each sub-block a cluster inside its parent's cluster, and a
-    dashed edge from an op to the first op of each block it runs."""
-    lines = ["digraph program {", "  rankdir=TB; compound=true;",
-             '  node [fontname="monospace", fontsize=10];',
-             '  edge [color="#777777", arrowsize=0.6];']
+    block that declares them, labelled with the user's name first where there is one), each
+    sub-block a cluster inside its parent's cluster, and a dashed edge from an op to the
+    first op of each block it runs.
+
+    Nodes are as small as their labels (graphviz's default minimum is 0.75 x 0.5 inches,
+    which made a ten-op program wider than the page) and ranks sit close together."""
+    lines = ["digraph program {",
+             "  rankdir=TB; compound=true; nodesep=0.15; ranksep=0.25;",
+             '  graph [fontname="monospace", fontsize=9, margin=0];',
+             '  node [fontname="monospace", fontsize=9, width=0, height=0, '
+             'margin="0.06,0.02"];',
+             '  edge [color="#777777", arrowsize=0.5, fontname="monospace", fontsize=8];']
     kids: dict[int, list[int]] = {}
     for b in program.blocks[1:]:
         kids.setdefault(b.parent_idx, []).append(b.idx)
@@ -158,7 +175,7 @@ def program_dot(program) -> str:
         node = f"v{owner.idx}_{name}"
         if node not in seen:
             seen.add(node)
-            label = f"{name}\\n{describe(owner.vars[name])}"
+            label = f"{shown_name(name, user_names)}\\n{describe(owner.vars[name])}"
             style = ', style=filled, fillcolor="#fdf3d8"' if owner.vars[name].persistable else ""
             var_nodes.setdefault(owner.idx, []).append(
                 f'{_q(node)} [shape=ellipse, label="{_esc(label)}"{style}];')
@@ -201,14 +218,15 @@ def program_dot(program) -> str:
     return "\n".join(lines)
 
 
-def program_svg(program) -> str | None:
+def program_svg(program, user_names: dict | None = None) -> str | None:
     """The graph as an inline ``<svg>`` (no XML prolog), or None where graphviz's ``dot``
     is not installed (the view then shows :func:`program_graph_text`)."""
     if shutil.which("dot") is None:
         return None
     try:
         import graphviz   # noqa: PLC0415 (optional: only the graph tab needs it)
-        svg = graphviz.Source(program_dot(program)).pipe(format="svg").decode("utf-8")
+        dot = program_dot(program, user_names)
+        svg = graphviz.Source(dot).pipe(format="svg").decode("utf-8")
     except Exception:     # noqa: BLE001 (no package, no executable, a dot crash: fall back)
         return None
     start = svg.find("<svg")

@@ -10,12 +10,17 @@ numbers per variable however large the tensor is.
 
 JSON has no NaN or infinity, so non-finite numbers are sent as ``null`` and counted in the
 stats instead.
+
+Each variable also carries ``user_name``: the notebook name a ``%%paddle`` cell bound to it
+(``x`` for ``minibatch_0``; see ``user_names.py``), or None in plain Python use.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from .user_names import user_name
 
 MAX_VARS = 200       # per scope: a page with thousands of rows is unreadable anyway
 SMALL = 12           # tensors with at most this many values also send their values as text
@@ -98,9 +103,11 @@ def preview(a: np.ndarray, max_preview: int = 16, max_points: int = 64) -> dict:
             "data": [[_short(x) for x in row] for row in m]}
 
 
-def var_model(name: str, var, changed: bool = False, max_preview: int = 16) -> dict:
+def var_model(name: str, var, changed: bool = False, max_preview: int = 16,
+              user_names: dict | None = None) -> dict:
     """One runtime variable (see the module doc)."""
-    out = {"name": name, "kind": var.kind or "empty", "changed": bool(changed),
+    out = {"name": name, "user_name": user_name(name, user_names),
+           "kind": var.kind or "empty", "changed": bool(changed),
            "shape": None, "dtype": None, "stats": None, "preview": {"type": "empty"}}
     if var.kind is None:
         return out
@@ -133,7 +140,8 @@ def var_model(name: str, var, changed: bool = False, max_preview: int = 16) -> d
     return out
 
 
-def scope_model(scope, changed=(), max_preview: int = 16, current=None) -> dict:
+def scope_model(scope, changed=(), max_preview: int = 16, current=None,
+                user_names: dict | None = None) -> dict:
     """The scope forest below ``scope`` (see the module doc).
 
     changed:  names the last debugger step wrote; flagged where they resolve from
@@ -141,6 +149,8 @@ def scope_model(scope, changed=(), max_preview: int = 16, current=None) -> dict:
               so an outer ``x`` is not flagged when a step scope's own ``x`` was written
     current:  the scope the last step ran in; its node gets ``current: True`` and its id
               is the model's ``current`` (the page opens it and its ancestors)
+    user_names: program name -> the user's name(s) (``NotebookProgram.user_names()``);
+              each variable's ``user_name``
     """
     changed = set(changed)
     if current is not None:
@@ -157,7 +167,8 @@ def scope_model(scope, changed=(), max_preview: int = 16, current=None) -> dict:
         for name in names[:MAX_VARS]:
             v = s.find_local_var(name)
             if v is not None:
-                variables.append(var_model(name, v, is_changed(name, v), max_preview))
+                variables.append(var_model(name, v, is_changed(name, v), max_preview,
+                                           user_names))
         if s is current:
             found["current"] = sid
         return {"id": sid, "name": s.name, "current": s is current, "alive": s.alive,

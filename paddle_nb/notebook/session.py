@@ -35,6 +35,7 @@ from ..core.errors import BuildError
 from ..core.program import Program, program_guard
 from ..core.scope import Scope, scope_guard
 from ..core.symbol_table import var_shape
+from .user_names import user_names_of
 
 MAIN, STARTUP = "main", "startup"
 
@@ -62,7 +63,9 @@ class CellRecord:
     ``ops`` and ``vars`` map "main"/"startup" to ``[(block index, OpDesc or VarDesc)]``;
     ``blocks`` are the main program's blocks the cell created; ``made`` the names the
     generator gave it; ``start_counters`` the name counters before it first ran;
-    ``assigned`` the notebook names it bound to Variables; ``label`` where it last ran."""
+    ``assigned`` the notebook names it bound to Variables, and ``bound`` which Variable each
+    (notebook name -> program variable name: the views show ``x`` beside ``minibatch_0``);
+    ``label`` where it last ran."""
     key: str
     label: str = ""
     ops: dict = dataclasses.field(default_factory=dict)
@@ -71,6 +74,7 @@ class CellRecord:
     made: set = dataclasses.field(default_factory=set)
     start_counters: dict = dataclasses.field(default_factory=dict)
     assigned: list = dataclasses.field(default_factory=list)
+    bound: dict = dataclasses.field(default_factory=dict)
 
     def var_names(self) -> set[str]:
         return {d.name for entries in self.vars.values() for _, d in entries}
@@ -297,6 +301,16 @@ class NotebookProgram:
         return not dims or min(dims) < 0 or shape is None or list(shape) == dims
 
     # --- reading ----------------------------------------------------------------------------
+    def user_names(self) -> dict[str, str]:
+        """``{program variable name: the notebook name(s) the cells bound to it}``, e.g.
+        ``{"minibatch_0": "x", "rnn_0.mem_0": "h, h_prev"}``, for the views to show the
+        user's names beside the program's (cells in program order; variables still in the
+        program only, so a name a re-run cell no longer binds is gone)."""
+        declared = {n for b in self.main.blocks for n in b.table.vars}
+        return user_names_of((user, name) for key in self.order
+                             for user, name in self.cells[key].bound.items()
+                             if name in declared)
+
     def summary(self) -> str:
         n_ops = sum(len(b.table.ops) for b in self.main.blocks)
         n_vars = sum(len(b.table.vars) for b in self.main.blocks)

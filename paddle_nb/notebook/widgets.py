@@ -10,6 +10,11 @@ can be tested from Python, without a browser.
     view = pd.notebook.widgets.show(program)            # the program as code and graph
     dbg = DebuggerView.from_program(main, feed=..., fetch_list=[loss], startup=startup)
     dbg                                                  # then click Step, Continue, ...
+    dbg.snapshot()                                       # a still copy of what it shows now
+
+``user_names`` (program name -> the notebook name a ``%%paddle`` cell bound to it, from
+``NotebookProgram.user_names()``) makes the views say ``x`` beside ``minibatch_0``; the
+magic passes it, plain Python use leaves it out and sees program names only.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from ..core.program import default_main_program
 from ..core.scope import current as current_scope
 from .program_model import program_graph_text, program_model, program_svg
 from .scope_model import scope_model
+from .user_names import shown_name, user_name
 
 
 # --- the ES modules ---------------------------------------------------------------------
@@ -72,18 +78,21 @@ class ProgramView(anywidget.AnyWidget):
     debug = t.Bool(False).tag(sync=True)        # the gutter toggles breakpoints
     tab = t.Unicode("code").tag(sync=True)      # "code" or "graph"
 
-    def __init__(self, program=None, *, graph: bool = True, **kwargs):
+    def __init__(self, program=None, *, graph: bool = True, user_names: dict | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.program = program if program is not None else default_main_program()
         self._graph = graph
+        self.user_names = user_names
         self.refresh()
 
     def refresh(self) -> None:
         """Read the program again (after more ops were appended, or append_backward)."""
         with self.hold_sync():
-            self.model = program_model(self.program)
+            self.model = program_model(self.program, self.user_names)
             self.graph_text = program_graph_text(self.program)
-            self.svg = (program_svg(self.program) or "") if self._graph else ""
+            self.svg = (program_svg(self.program, self.user_names) or "") if self._graph \
+                else ""
 
     def select(self, block_idx: int, op_index: int) -> None:
         self.selected = [int(block_idx), int(op_index)]
@@ -111,28 +120,61 @@ class ScopeView(anywidget.AnyWidget):
 
     model = t.Dict().tag(sync=True)             # scope_model(scope, changed, current=...)
 
-    def __init__(self, scope=None, *, max_preview: int = 16, **kwargs):
+    def __init__(self, scope=None, *, max_preview: int = 16, user_names: dict | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.scope = scope if scope is not None else current_scope()
         self.max_preview = max_preview
+        self.user_names = user_names
         self.refresh()
 
     def refresh(self, changed=(), current=None) -> None:
         """Read the scopes again; ``changed`` names are highlighted (where they resolve
         from ``current``, the scope the last step ran in, whose node is marked)."""
-        self.model = scope_model(self.scope, changed, self.max_preview, current=current)
+        self.model = scope_model(self.scope, changed, self.max_preview, current=current,
+                                 user_names=self.user_names)
 
 
 # --- TrainingView -----------------------------------------------------------------------
+LOG_SCALE_SPAN = 100    # largest / smallest loss from which the "auto" axis is logarithmic
+
+
+def wants_log_scale(losses) -> bool:
+    """Whether a loss curve reads better on a log axis: every loss is positive and the
+    largest is more than LOG_SCALE_SPAN times the smallest. On a linear axis the first loss
+    (2.3, say) then squashes everything after it into a flat line at the bottom, where the
+    student cannot see whether training still improves (0.05 -> 0.01 is a fifth of the loss)."""
+    finite = [v for v in losses if v is not None]
+    if len(finite) < 2 or min(finite) <= 0:
+        return False
+    return max(finite) / min(finite) > LOG_SCALE_SPAN
+
+
 class TrainingView(anywidget.AnyWidget):
-    """A loss curve: call ``append(step, loss)`` in the training loop."""
+    """A loss curve: call ``append(step, loss)`` in the training loop.
+
+    ``scale`` is "auto" (logarithmic once the losses span more than LOG_SCALE_SPAN, see
+    :func:`wants_log_scale`), "log" or "linear"; the page's log/linear button sets it."""
     _esm = _asset("training_view.js")
     _css = _CSS
 
     steps = t.List().tag(sync=True)
     losses = t.List().tag(sync=True)            # None for NaN / inf (JSON has neither)
     title = t.Unicode("loss").tag(sync=True)
-    log_y = t.Bool(False).tag(sync=True)
+    scale = t.Enum(["auto", "log", "linear"], "auto").tag(sync=True)
+    log_y = t.Bool(False).tag(sync=True)        # what the page draws: the scale decided
+
+    def __init__(self, **kwargs):
+        # TrainingView(log_y=True) asks for a log axis: a choice, not "auto"
+        if "log_y" in kwargs and "scale" not in kwargs:
+            kwargs["scale"] = "log" if kwargs["log_y"] else "linear"
+        super().__init__(**kwargs)
+        self._choose_axis()
+
+    @t.observe("scale", "losses")
+    def _choose_axis(self, _change=None) -> None:
+        self.log_y = self.scale == "log" or (self.scale == "auto" and
+                                             wants_log_scale(self.losses))
 
     def append(self, step, loss) -> None:
         value = float(np.asarray(loss).reshape(-1)[0])
@@ -155,7 +197,8 @@ class DebuggerControls(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     state = t.Unicode("ready").tag(sync=True)   # ready | paused | finished | error
     frames = t.List().tag(sync=True)            # Debugger.frame_stack()
-    results = t.List().tag(sync=True)           # [{name, text}] once finished
+    results = t.List().tag(sync=True)           # [{name, user_name, text}] once finished
+    still = t.Bool(False).tag(sync=True)        # a snapshot: no buttons, never updated
 
 
 class DebuggerView(ipywidgets.VBox):
@@ -168,31 +211,44 @@ class DebuggerView(ipywidgets.VBox):
     COMMANDS = {"step": "step", "step_over": "step_over", "step_out": "step_out",
                 "continue": "cont", "run_to_end": "run_to_end"}
 
-    def __init__(self, debugger, **kwargs):
+    def __init__(self, debugger, *, user_names: dict | None = None, **kwargs):
         self.debugger = debugger
+        self.user_names = user_names
         self.controls = DebuggerControls()
-        # Side by side where there is room, the scopes below the program where there is
-        # not; min_width 0 lets long code lines scroll inside their pane instead of
-        # widening the whole output.
-        self.program_view = ProgramView(debugger.program, debug=True,
-                                        layout=ipywidgets.Layout(flex="1 1 560px", min_width="0"))
-        self.scope_view = ScopeView(debugger.scope,
-                                    layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+        self.program_view, self.scope_view = _panes(debugger, user_names)
+        self.program_view.debug = True
         self.last_error: BaseException | None = None
         for w in (self.controls, self.program_view):
             w.on_msg(lambda _widget, content, _buffers: self.handle_message(content))
-        body = ipywidgets.HBox([self.program_view, self.scope_view],
-                               layout=ipywidgets.Layout(width="100%", flex_flow="row wrap",
-                                                        align_items="flex-start"))
-        super().__init__([self.controls, body], **kwargs)
+        super().__init__([self.controls, _side_by_side(self.program_view, self.scope_view)],
+                         **kwargs)
         self.update()
 
     @classmethod
     def from_program(cls, program=None, feed=None, fetch_list=None, startup=None, place=None,
-                     scope=None) -> "DebuggerView":
+                     scope=None, user_names: dict | None = None) -> "DebuggerView":
         from .debugger import Debugger   # noqa: PLC0415 (written alongside; import late)
         return cls(Debugger(program=program, feed=feed, fetch_list=fetch_list, scope=scope,
-                            place=place, startup=startup))
+                            place=place, startup=startup), user_names=user_names)
+
+    def snapshot(self) -> ipywidgets.VBox:
+        """A still copy of what this view shows now (the op just run, the frames, the scope
+        values), without buttons and never updated again.
+
+        A notebook that drives the debugger from code displays one per stop it talks about:
+        the live view shows only the latest state (after *Run All*, "finished"), so the
+        prose of an earlier stop would describe something no output shows."""
+        controls = DebuggerControls(status=self.controls.status, state=self.controls.state,
+                                    frames=list(self.controls.frames),
+                                    results=list(self.controls.results), still=True)
+        program_view, scope_view = _panes(self.debugger, self.user_names, graph=False)
+        live = self.program_view
+        with program_view.hold_sync():
+            for name in ("model", "svg", "graph_text", "selected", "highlight", "running",
+                         "breakpoints", "tab"):
+                setattr(program_view, name, getattr(live, name))
+        scope_view.model = self.scope_view.model
+        return ipywidgets.VBox([controls, _side_by_side(program_view, scope_view)])
 
     # What a test (or a curious student) reads back.
     highlight = property(lambda self: self.program_view.highlight)
@@ -260,7 +316,8 @@ class DebuggerView(ipywidgets.VBox):
                 self.controls.state = "paused"
                 self.controls.status = (f"block {step.block_idx} > op {step.op_index} "
                                         f"{step.op.type} — {_steps(d.steps_taken)}")
-            self.controls.results = _results(d) if d.finished and d.results else []
+            self.controls.results = _results(d, self.user_names) \
+                if d.finished and d.results else []
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
 
 
@@ -272,11 +329,30 @@ def _error_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def _results(d) -> list[dict]:
-    names = d.fetch_list if isinstance(d.fetch_list, (list, tuple)) else [d.fetch_list]
+def _panes(debugger, user_names, graph: bool = True) -> tuple:
+    """The program and scope panes of a DebuggerView (or of its snapshot)."""
+    # Side by side where there is room, the scopes below the program where there is not;
+    # min_width 0 lets long code lines scroll inside their pane instead of widening the
+    # whole output.
+    program_view = ProgramView(debugger.program, graph=graph, user_names=user_names,
+                               layout=ipywidgets.Layout(flex="1 1 560px", min_width="0"))
+    scope_view = ScopeView(debugger.scope, user_names=user_names,
+                           layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+    return program_view, scope_view
+
+
+def _side_by_side(program_view, scope_view) -> ipywidgets.HBox:
+    return ipywidgets.HBox([program_view, scope_view],
+                           layout=ipywidgets.Layout(width="100%", flex_flow="row wrap",
+                                                    align_items="flex-start"))
+
+
+def _results(d, user_names=None) -> list[dict]:
+    """The fetched values as the page lists them: the user's name (where a notebook cell
+    bound one) beside the program's, and the value as numpy prints it."""
     out = []
-    for item, value in zip(names, d.results):
-        name = item if isinstance(item, str) else getattr(item, "name", str(item))
+    for name, value in zip(d.fetch_names, d.results):
         text = np.array2string(np.asarray(value), precision=4, threshold=20, edgeitems=2)
-        out.append({"name": name, "text": text})
+        out.append({"name": name, "user_name": user_name(name, user_names),
+                    "shown": shown_name(name, user_names), "text": text})
     return out

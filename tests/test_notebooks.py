@@ -109,6 +109,14 @@ NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 # stop would say "finished" beside prose about that stop: such a cell shows a snapshot.
 # Each predicate gets the displayed DebuggerControls' state and the ScopeView's model.
 DEBUGGER_OUTPUTS = {
+    "02_ifelse.ipynb": {
+        "02-13": lambda c, scopes: (c["still"] and c["state"] == "paused"      # true branch
+                                    and c["frames"][-1]["scope_name"].endswith("/branch")),
+        "02-21": lambda c, scopes: not c["still"] and c["state"] == "finished",
+        "02-29": lambda c, scopes: (c["still"] and c["state"] == "paused"
+                                    and c["frames"][-1]["scope_name"].endswith("/branch")),
+        "02-35": lambda c, scopes: not c["still"] and c["state"] == "finished",
+    },
     "03_rnn.ipynb": {
         "03-07": lambda c, scopes: (c["still"] and c["state"] == "paused"
                                     and "sigmoid" in c["status"]

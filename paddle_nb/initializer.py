@@ -2,7 +2,8 @@
 
 The parameter is declared in both programs (main: where it is used; startup: where it is
 filled), persistable in both, so running the startup program once fills the scope and
-every run of the main program finds the values there.
+every run of the main program finds the values there. Arguments are checked when the
+initializer is made (``Uniform(1, -1)`` is refused there, not when a layer uses it).
 """
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import math
 
 import numpy as np
 
+from . import arg_checks as check
 from .core import dtypes
+
+
+def _seed(builder: str, seed) -> int:
+    """0 means "the program's random_seed"; the ops store it as a 32-bit int."""
+    return check.integer(builder, "seed", seed, 0, 2**31 - 1)
 
 
 class Initializer:
@@ -20,7 +27,10 @@ class Initializer:
 
 class Constant(Initializer):
     def __init__(self, value: float = 0.0):
-        self.value = float(value)
+        if isinstance(value, (bool, np.bool_)):      # a bool parameter's value
+            self.value = float(value)
+        else:
+            self.value = check.number("Constant", "value", value)
 
     def __call__(self, var, block):
         return block.append_op("fill_constant", outputs={"Out": [var]},
@@ -30,7 +40,9 @@ class Constant(Initializer):
 
 class Uniform(Initializer):
     def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0):
-        self.low, self.high, self.seed = low, high, seed
+        self.low = check.number("Uniform", "low", low)
+        self.high = check.number("Uniform", "high", high, low=self.low)   # Paddle: high >= low
+        self.seed = _seed("Uniform", seed)
 
     def __call__(self, var, block):
         seed = self.seed or block.program.random_seed
@@ -42,7 +54,9 @@ class Uniform(Initializer):
 
 class Normal(Initializer):
     def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0):
-        self.loc, self.scale, self.seed = loc, scale, seed
+        self.loc = check.number("Normal", "loc", loc)
+        self.scale = check.number("Normal", "scale", scale, low=0)    # a standard deviation
+        self.seed = _seed("Normal", seed)
 
     def __call__(self, var, block):
         seed = self.seed or block.program.random_seed
@@ -55,7 +69,7 @@ class Normal(Initializer):
 class XavierUniform(Initializer):
     """Glorot uniform: U(-a, a), a = sqrt(6 / (fan_in + fan_out))."""
     def __init__(self, seed: int = 0):
-        self.seed = seed
+        self.seed = _seed("XavierUniform", seed)
 
     def __call__(self, var, block):
         shape = list(var.shape)
@@ -68,7 +82,11 @@ class XavierUniform(Initializer):
 class NumpyArray(Initializer):
     """Fill with a fixed value (``pd.var(0.314, param=True)``): an ``assign_value`` op."""
     def __init__(self, value):
-        self.value = np.asarray(value)
+        array = np.asarray(value) if not isinstance(value, str) else None
+        if array is None or array.dtype.kind not in "biuf":
+            raise check.refuse("NumpyArray", "value", "numbers (a number, a list or an array)",
+                               value)
+        self.value = array
 
     def __call__(self, var, block):
         from .ops.fill import assign_value_attrs   # noqa: PLC0415

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import arg_checks as check
 from .core import dtypes, unique_name
 from .core.errors import BuildError
 from .core.program import default_main_program, default_startup_program
@@ -50,32 +51,22 @@ def _is_used(name: str) -> bool:
     return any(name in op.input_arg_names + op.output_arg_names for op in _block().ops)
 
 
-def _int_arg(layer: str, name: str, value, low: int, high: int | None = None) -> int:
-    """Argument ``name`` of builder ``layer`` as an int in [low, high]: a BuildError naming
-    it otherwise ("3", 3.5 and True are not sizes; 0 units build a layer that computes
-    nothing)."""
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-    if not ok or value < low or (high is not None and value > high):
-        want = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
-        raise BuildError(f"{layer}: argument {name} must be {want}, got "
-                         f"{type(value).__name__} {value!r}")
-    return int(value)
-
-
 def _as_var(value, like: Variable | None = None) -> Variable:
-    """A Variable for ``value``: itself, or a constant made by fill_constant."""
+    """A Variable for ``value`` (already checked by ``check.variable_or_number``): itself,
+    or a constant made by fill_constant."""
     if isinstance(value, Variable):
         return value
-    if isinstance(value, (int, float, bool, np.number)):
-        dtype = like.dtype if like is not None else "float32"
-        return fill_constant([1], dtype, float(value))
-    raise BuildError(f"expected a Variable or a number, got {type(value).__name__} {value!r}")
+    dtype = like.dtype if like is not None else "float32"
+    return fill_constant([1], dtype, float(value))
 
 
 # --- declaring variables ---------------------------------------------------------------------
 def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
     """A variable the feed fills. ``None`` or ``-1`` in ``shape`` is the batch dimension."""
-    shape = [-1 if d is None else int(d) for d in shape]
+    check.text("data", "name", name)
+    shape = check.shape("data", "shape", shape, batch=True)
+    check.data_type("data", "dtype", dtype)
+    lod_level = check.integer("data", "lod_level", lod_level, low=0)
     gb = default_main_program().global_block()
     v = gb.create_var(name, shape, dtype, stop_gradient=True, lod_level=lod_level)
     v.desc.need_check_feed = True
@@ -83,7 +74,11 @@ def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
 
 
 def _declare_with_value(value, shape, dtype, name, prefix, param, lod_level=0, batch=False):
-    array = np.asarray(value, dtype=dtypes.to_numpy(dtypes.to_code(dtype)))
+    builder = prefix if prefix != "param" else "var"
+    array = _values(builder, "value" if builder == "var" else "values", value, dtype)
+    if shape is not None:
+        shape = check.shape(builder, "shape", shape, batch=batch)
+    check.text(builder, "name", name, optional=True)
     if array.ndim == 0:
         array = array.reshape(1)
     if batch and array.ndim == 1:
@@ -102,16 +97,34 @@ def _declare_with_value(value, shape, dtype, name, prefix, param, lod_level=0, b
     return v
 
 
+def _values(builder: str, name: str, value, dtype) -> np.ndarray:
+    """``value`` (a number, a nested list, an array) as an array of ``dtype``."""
+    code = check.data_type(builder, "dtype", dtype)
+    if isinstance(value, Variable):
+        raise check.refuse(builder, name, "numbers (a number, a list or an array), not a "
+                           "Variable: use it directly, or pd.layers.assign(x) for a copy", value)
+    try:
+        array = np.asarray(value, dtype=dtypes.to_numpy(code))
+    except (TypeError, ValueError, OverflowError):
+        raise check.refuse(builder, name, f"numbers that fit {dtypes.name(code)} (a number, "
+                           f"a list or an array)", value) from None
+    return array
+
+
 def var(value=None, shape=None, dtype="float32", *, param: bool = False, name=None) -> Variable:
     """A variable with a value (seed 000: ``var(1)``, ``var(0.314, param=True)``).
 
     Without ``param`` the value is a constant of the program, used unless a feed overrides
     it; with ``param=True`` it is a trainable parameter that the startup program sets."""
+    param = check.boolean("var", "param", param)
     if value is None:
         if shape is None:
             raise BuildError("pd.var needs a value or a shape")
         if param:
             return create_parameter(shape, dtype, name=name)
+        shape = check.shape("var", "shape", shape, batch=True)
+        check.data_type("var", "dtype", dtype)
+        check.text("var", "name", name, optional=True)
         return _block().create_var(name or unique_name.generate("var"), shape, dtype)
     return _declare_with_value(value, shape, dtype, name, "param" if param else "var", param)
 
@@ -120,9 +133,11 @@ def minibatch(values=None, shape=None, dtype="float32", *, name=None,
               lod_level: int = 0) -> Variable:
     """A batch of instances, batch dimension first (seed 000: ``minibatch([10, 20, 30])``
     has shape [None, 1]). With ``values`` it runs without a feed."""
+    lod_level = check.integer("minibatch", "lod_level", lod_level, low=0)
     if values is None:
         if shape is None:
             raise BuildError("pd.minibatch needs values or a shape")
+        check.text("minibatch", "name", name, optional=True)
         return data(name or unique_name.generate("minibatch"), shape, dtype, lod_level)
     return _declare_with_value(values, shape, dtype, name, "minibatch", False, lod_level,
                                batch=True)
@@ -130,6 +145,7 @@ def minibatch(values=None, shape=None, dtype="float32", *, name=None,
 
 def sequence(values=None, shape=None, dtype="float32", *, name=None) -> Variable:
     """A sequence batch (seed 000's RNN input): a minibatch with lod_level 1."""
+    check.text("sequence", "name", name, optional=True)
     return minibatch(values, shape, dtype, name=name or unique_name.generate("sequence"),
                      lod_level=1)
 
@@ -139,10 +155,13 @@ def create_parameter(shape, dtype="float32", *, name: str | None = None,
                      initializer: Initializer | None = None, trainable: bool = True,
                      is_bias: bool = False) -> Parameter:
     """A parameter in the main program's global block, initialised by the startup program."""
+    check.text("create_parameter", "name", name, optional=True)
     name = name or unique_name.generate("param")
-    shape = [int(d) for d in shape]
-    if any(d < 0 for d in shape):
-        raise BuildError(f"parameter {name!r} needs a concrete shape, got {shape}")
+    shape = check.shape("create_parameter", "shape", shape)
+    check.data_type("create_parameter", "dtype", dtype)
+    _check_initializer("create_parameter", "initializer", initializer)
+    trainable = check.boolean("create_parameter", "trainable", trainable)
+    is_bias = check.boolean("create_parameter", "is_bias", is_bias)
     main_gb = default_main_program().global_block()
     if main_gb.has_var(name):
         raise BuildError(f"parameter {name!r} already exists in the main program; use "
@@ -161,13 +180,17 @@ def get_variable(name: str, shape=None, dtype="float32", *, reuse: bool = True,
 
     With ``reuse=True`` an existing parameter is returned (its shape must match ``shape``
     when given); with ``reuse=False`` an existing one is an error."""
+    check.text("get_variable", "name", name)
+    reuse = check.boolean("get_variable", "reuse", reuse)
+    if shape is not None:
+        shape = check.shape("get_variable", "shape", shape)
     full = unique_name.with_prefix(name)
     gb = default_main_program().global_block()
     if gb.has_var(full):
         existing = gb.var(full)
         if not reuse:
             raise BuildError(f"variable {full!r} already exists; pass reuse=True to share it")
-        if shape is not None and list(existing.shape) != [int(d) for d in shape]:
+        if shape is not None and list(existing.shape) != shape:
             raise BuildError(f"get_variable({full!r}): it exists with shape "
                              f"{list(existing.shape)}, asked for {list(shape)}")
         return existing
@@ -176,6 +199,12 @@ def get_variable(name: str, shape=None, dtype="float32", *, reuse: bool = True,
                          "to create it")
     return create_parameter(shape, dtype, name=full, initializer=initializer,
                             trainable=trainable)
+
+
+def _check_initializer(builder: str, name: str, value) -> None:
+    if value is not None and not isinstance(value, Initializer):
+        raise check.refuse(builder, name, "an Initializer (pd.initializer.Constant(0.5), "
+                           "...) or None", value)
 
 
 def _param(attr: ParamAttr, shape, dtype, default_name, is_bias=False) -> Parameter:
@@ -201,9 +230,12 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
     weight and bias. ``size`` defaults to the input's last dimension."""
     if isinstance(input, Parameter) and isinstance(size, Variable):
         return _fc_with_weight(input, size)
-    if not isinstance(input, Variable):
-        raise BuildError(f"fc: input must be a Variable, got {type(input).__name__}")
+    check.variable("fc", "input", input)
     if params is not None:
+        if not isinstance(params, (list, tuple)) or not 1 <= len(params) <= 2 \
+                or not all(p is None or isinstance(p, str) for p in params):
+            raise check.refuse("fc", "params", "a list of one or two names (weight, bias)",
+                               params)
         names = list(params) + [None] * (2 - len(params))
         param_attr = ParamAttr(name=names[0]) if names[0] else param_attr
         bias_attr = ParamAttr(name=names[1]) if names[1] else bias_attr
@@ -212,17 +244,21 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
         size = in_shape[-1] if in_shape else None
         if size is None or size < 0:
             raise BuildError("fc: give size= (the input's last dimension is unknown)")
-    size = _int_arg("fc", "size", size, 1)
-    _check_activation(act)                # before anything is built
-    num_flatten_dims = _int_arg("fc", "num_flatten_dims", num_flatten_dims, 1,
-                                max(len(in_shape) - 1, 1))
+    # Everything is checked before anything is built: "3", 3.5 and True are not sizes,
+    # and 0 units build a layer that computes nothing.
+    size = check.positive_int("fc", "size", size)
+    _check_activation(act, "fc")
+    num_flatten_dims = check.integer("fc", "num_flatten_dims", num_flatten_dims, 1,
+                                     max(len(in_shape) - 1, 1))
+    wattr = ParamAttr.of(param_attr, "fc", "param_attr")
+    battr = ParamAttr.of(bias_attr, "fc", "bias_attr")
+    check.text("fc", "name", name, optional=True)
     layer = unique_name.generate(name or "fc")
     in_dim = int(np.prod(in_shape[num_flatten_dims:]))
-    w = _param(ParamAttr.of(param_attr), [in_dim, size], input.dtype, f"{layer}.w_0")
+    w = _param(wattr, [in_dim, size], input.dtype, f"{layer}.w_0")
     out = _tmp(layer, input.dtype)
     _block().append_op("mul", inputs={"X": [input], "Y": [w]}, outputs={"Out": [out]},
                        attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
-    battr = ParamAttr.of(bias_attr)
     if battr is not None:
         b = _param(battr, [size], input.dtype, f"{layer}.b_0", is_bias=True)
         pre = _tmp(layer, input.dtype)
@@ -233,6 +269,7 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
 
 
 def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
+    """Seed 000's ``fc(W, x)``: ``x`` times an existing weight (a matrix or a scale)."""
     if len(w.shape) == 2:
         return append("mul", {"X": [x], "Y": [w]}, {"x_num_col_dims": len(x.shape) - 1})
     return append("elementwise_mul", {"X": [x], "Y": [w]})      # a [1]-shaped weight scales
@@ -241,58 +278,78 @@ def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
 ACTIVATIONS = ("relu", "sigmoid", "tanh", "softmax", "exp", "square")
 
 
-def _check_activation(act: str | None) -> None:
-    if act is not None and act not in ACTIVATIONS:
-        raise BuildError(f"unknown activation {act!r}; use one of {', '.join(ACTIVATIONS)}")
+def _check_activation(act: str | None, builder: str) -> None:
+    check.one_of(builder, "act", act, ACTIVATIONS, optional=True)
 
 
 def _activate(x: Variable, act: str | None, layer: str) -> Variable:
-    _check_activation(act)
     return x if act is None else append(act, {"X": [x]}, layer=layer)
 
 
 def softmax(x, axis: int = -1):
-    return append("softmax", {"X": [x]}, {"axis": axis})
+    check.variable("softmax", "x", x)
+    return append("softmax", {"X": [x]}, {"axis": check.axis("softmax", "axis", axis,
+                                                               len(x.shape))})
+
+
+def _unary(op_type: str, x):
+    check.variable(op_type, "x", x)
+    return append(op_type, {"X": [x]})
 
 
 def relu(x):
-    return append("relu", {"X": [x]})
+    return _unary("relu", x)
 
 
 def sigmoid(x):
-    return append("sigmoid", {"X": [x]})
+    return _unary("sigmoid", x)
 
 
 def tanh(x):
-    return append("tanh", {"X": [x]})
+    return _unary("tanh", x)
 
 
 def exp(x):
-    return append("exp", {"X": [x]})
+    return _unary("exp", x)
 
 
 def log(x):
-    return append("log", {"X": [x]})
+    return _unary("log", x)
 
 
 def square(x):
-    return append("square", {"X": [x]})
+    return _unary("square", x)
 
 
 def scale(x, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True):
-    return append("scale", {"X": [x]}, {"scale": float(scale), "bias": float(bias),
-                                         "bias_after_scale": bias_after_scale})
+    check.variable("scale", "x", x)
+    return append("scale", {"X": [x]}, {
+        "scale": check.number("scale", "scale", scale),
+        "bias": check.number("scale", "bias", bias),
+        "bias_after_scale": check.boolean("scale", "bias_after_scale", bias_after_scale)})
 
 
 def cast(x, dtype):
-    return append("cast", {"X": [x]}, {"in_dtype": dtypes.to_code(x.dtype),
-                                        "out_dtype": dtypes.to_code(dtype)},
-                  out_dtype=dtypes.name(dtypes.to_code(dtype)))
+    check.variable("cast", "x", x)
+    code = check.data_type("cast", "dtype", dtype)
+    return append("cast", {"X": [x]}, {"in_dtype": dtypes.to_code(x.dtype), "out_dtype": code},
+                  out_dtype=dtypes.name(code))
 
 
-def _binary(op_type, x, y, axis=-1):
+def _operands(builder: str, x, y) -> tuple[Variable, Variable]:
+    """``x`` and ``y`` as Variables, numbers made constants of the other's dtype; both are
+    checked before either constant is built."""
+    check.variable_or_number(builder, "x", x)
+    check.variable_or_number(builder, "y", y)
     x = _as_var(x, y if isinstance(y, Variable) else None)
-    y = _as_var(y, x)
+    return x, _as_var(y, x)
+
+
+def _binary(op_type, x, y, axis=-1, builder=None):
+    """``op_type`` on two operands; ``builder`` is the name the user called it by."""
+    builder = builder or op_type
+    axis = check.integer(builder, "axis", axis, low=-1)
+    x, y = _operands(builder, x, y)
     out_dtype = "bool" if op_type in _BOOL_OPS else None
     return append(op_type, {"X": [x], "Y": [y]}, {"axis": axis}, out_dtype=out_dtype)
 
@@ -301,7 +358,7 @@ _BOOL_OPS = {"greater_than", "less_than", "equal", "not_equal"}
 
 
 def add(x, y, axis: int = -1):
-    return _binary("elementwise_add", x, y, axis)
+    return _binary("elementwise_add", x, y, axis, "add")
 
 
 def elementwise_add(x, y, axis: int = -1):
@@ -322,9 +379,11 @@ def elementwise_div(x, y, axis: int = -1):
 
 def add_scalar(x, y):
     """Seed 000's ``layer.add_scalar(x, y)``: x plus a scalar (a number or a [1] var)."""
-    if isinstance(y, (int, float)):
+    check.variable("add_scalar", "x", x)
+    if check.is_number(y):
         return scale(x, 1.0, float(y))
-    return _binary("elementwise_add", x, y)
+    check.variable("add_scalar", "y", y, one_element=True, hint=", or a number")
+    return _binary("elementwise_add", x, y, builder="add_scalar")
 
 
 def greater_than(x, y):
@@ -339,8 +398,9 @@ def less_than(x, y, cond: Variable | None = None):
     which is how a While body updates its condition."""
     if cond is None:
         return _binary("less_than", x, y)
-    _block().append_op("less_than", {"X": [_as_var(x, y if isinstance(y, Variable) else None)],
-                                     "Y": [_as_var(y, x)]}, {"Out": [cond]}, {"axis": -1})
+    check.variable("less_than", "cond", cond, dtype="bool")
+    x, y = _operands("less_than", x, y)
+    _block().append_op("less_than", {"X": [x], "Y": [y]}, {"Out": [cond]}, {"axis": -1})
     return cond
 
 
@@ -353,67 +413,100 @@ def not_equal(x, y):
 
 
 def logical_and(x, y):
+    check.variable("logical_and", "x", x)
+    check.variable("logical_and", "y", y)
     return append("logical_and", {"X": [x], "Y": [y]}, out_dtype="bool")
 
 
 def logical_or(x, y):
+    check.variable("logical_or", "x", x)
+    check.variable("logical_or", "y", y)
     return append("logical_or", {"X": [x], "Y": [y]}, out_dtype="bool")
 
 
 def logical_not(x):
+    check.variable("logical_not", "x", x)
     return append("logical_not", {"X": [x]}, out_dtype="bool")
 
 
 def matmul(x, y, transpose_x: bool = False, transpose_y: bool = False):
+    check.variable("matmul", "x", x)
+    check.variable("matmul", "y", y)
     return append("matmul_v2", {"X": [x], "Y": [y]},
-                  {"trans_x": transpose_x, "trans_y": transpose_y})
+                  {"trans_x": check.boolean("matmul", "transpose_x", transpose_x),
+                   "trans_y": check.boolean("matmul", "transpose_y", transpose_y)})
 
 
 def mean(x):
-    return append("mean", {"X": [x]})
+    return _unary("mean", x)
+
+
+def _reduce(op_type: str, x, dim, keep_dim):
+    check.variable(op_type, "x", x)
+    dims = [] if dim is None else check.axes(op_type, "dim", dim, len(x.shape))
+    keep_dim = check.boolean(op_type, "keep_dim", keep_dim)
+    return append(op_type, {"X": [x]}, {"dim": dims or [0], "keep_dim": keep_dim,
+                                        "reduce_all": not dims})
 
 
 def reduce_sum(x, dim=None, keep_dim: bool = False):
-    dims = [dim] if isinstance(dim, int) else list(dim or [])
-    return append("reduce_sum", {"X": [x]}, {"dim": dims or [0], "keep_dim": keep_dim,
-                                              "reduce_all": not dims})
+    """The sum over ``dim`` (an axis or a list of them), or over everything when None."""
+    return _reduce("reduce_sum", x, dim, keep_dim)
 
 
 def reduce_mean(x, dim=None, keep_dim: bool = False):
-    dims = [dim] if isinstance(dim, int) else list(dim or [])
-    return append("reduce_mean", {"X": [x]}, {"dim": dims or [0], "keep_dim": keep_dim,
-                                               "reduce_all": not dims})
+    """The mean over ``dim`` (an axis or a list of them), or over everything when None."""
+    return _reduce("reduce_mean", x, dim, keep_dim)
 
 
 def sums(xs):
-    return append("sum", {"X": list(xs)})
+    return append("sum", {"X": check.variables("sums", "xs", xs)})
 
 
 def reshape(x, shape):
+    check.variable("reshape", "x", x)
+    shape = check.shape("reshape", "shape", shape, reshape=True)
     layer = unique_name.generate("reshape2")
     out, xshape = _tmp(layer, x.dtype), _tmp(layer, x.dtype)
     _block().append_op("reshape2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [xshape]},
-                       attrs={"shape": list(shape)})
+                       attrs={"shape": shape})
     return out
 
 
 def transpose(x, perm):
+    check.variable("transpose", "x", x)
+    perm = check.permutation("transpose", "perm", perm, len(x.shape))
     layer = unique_name.generate("transpose")
     out, xshape = _tmp(layer, x.dtype), _tmp(layer, x.dtype)
     _block().append_op("transpose2", inputs={"X": [x]},
-                       outputs={"Out": [out], "XShape": [xshape]}, attrs={"axis": list(perm)})
+                       outputs={"Out": [out], "XShape": [xshape]}, attrs={"axis": perm})
     return out
 
 
 def concat(xs, axis: int = 0):
-    return append("concat", {"X": list(xs)}, {"axis": axis})
+    xs = check.variables("concat", "xs", xs)
+    return append("concat", {"X": xs}, {"axis": check.axis("concat", "axis", axis,
+                                                             len(xs[0].shape))})
 
 
 def split(x, num_or_sections, dim: int = 0):
-    if isinstance(num_or_sections, int):
-        n, attrs = num_or_sections, {"num": num_or_sections, "axis": dim}
+    """``x`` cut along ``dim`` into ``num`` equal pieces, or pieces of the sizes listed
+    (one of them may be -1: the rest)."""
+    check.variable("split", "x", x)
+    dim = check.axis("split", "dim", dim, len(x.shape))
+    if check.is_int(num_or_sections):
+        n = check.positive_int("split", "num_or_sections", num_or_sections)
+        attrs = {"num": n, "axis": dim}
     else:
-        n, attrs = len(num_or_sections), {"sections": list(num_or_sections), "axis": dim}
+        sections = check.shape("split", "num_or_sections", num_or_sections, reshape=True)
+        if not sections or 0 in sections:
+            raise check.refuse("split", "num_or_sections", "an int >= 1 or a non-empty list "
+                               "of sizes >= 1 (one may be -1)", num_or_sections)
+        n, attrs = len(sections), {"sections": sections, "axis": dim}
+    size = x.shape[dim] if x.shape else -1
+    if size >= 0 and n > max(size, 1):       # checked before n variables are made
+        raise check.refuse("split", "num_or_sections", f"at most {size} pieces (dim {dim} of "
+                           f"x has {size})", num_or_sections)
     layer = unique_name.generate("split")
     outs = [_tmp(layer, x.dtype) for _ in range(n)]
     _block().append_op("split", inputs={"X": [x]}, outputs={"Out": outs}, attrs=attrs)
@@ -421,14 +514,29 @@ def split(x, num_or_sections, dim: int = 0):
 
 
 def fill_constant(shape, dtype, value):
-    return append("fill_constant", {}, {"shape": list(shape), "dtype": dtypes.to_code(dtype),
-                                        "value": float(value)},
-                  outputs={"Out": [_tmp(unique_name.generate("fill_constant"), dtype)]})
+    shape = check.shape("fill_constant", "shape", shape)
+    code = check.data_type("fill_constant", "dtype", dtype)
+    if not isinstance(value, (bool, np.bool_)):
+        check.number("fill_constant", "value", value)
+    return append("fill_constant", {}, {"shape": shape, "dtype": code, "value": float(value)},
+                  outputs={"Out": [_tmp(unique_name.generate("fill_constant"),
+                                        dtypes.name(code))]})
 
 
 def assign(x, output: Variable | None = None):
     """A copy of ``x``; with ``output``, the copy is written into that (existing) variable,
-    which is how a branch or a loop body updates a variable outside its block."""
+    which is how a branch or a loop body updates a variable outside its block. ``x`` may
+    also be numbers (a list, an array), which become an ``assign_value`` op, as in Paddle."""
+    check.variable("assign", "output", output, optional=True)
+    if not isinstance(x, Variable):
+        array = _values("assign", "x", x, output.dtype if output is not None else
+                        np.asarray(x).dtype if isinstance(x, np.ndarray) else "float32")
+        if output is None:
+            return var(array, dtype=array.dtype)
+        _block().append_op("assign_value", outputs={"Out": [output]},
+                           attrs=assign_value_attrs(array))
+        return output
+    check.variable("assign", "x", x)
     if output is None:
         return append("assign", {"X": [x]})
     _block().append_op("assign", {"X": [x]}, {"Out": [output]})
@@ -439,22 +547,33 @@ def assign(x, output: Variable | None = None):
 def softmax_with_cross_entropy(logits, label, soft_label: bool = False, axis: int = -1,
                                ignore_index: int = -100, return_softmax: bool = False):
     """Cross entropy of softmax(logits) against class indices (int64, last dim 1)."""
-    layer = unique_name.generate("softmax_with_cross_entropy")
+    builder = "softmax_with_cross_entropy"
+    check.variable(builder, "logits", logits, dtype="float")
+    check.variable(builder, "label", label)
+    attrs = {"soft_label": check.boolean(builder, "soft_label", soft_label),
+             "axis": check.axis(builder, "axis", axis, len(logits.shape)),
+             "ignore_index": check.integer(builder, "ignore_index", ignore_index)}
+    return_softmax = check.boolean(builder, "return_softmax", return_softmax)
+    layer = unique_name.generate(builder)
     softmax, loss = _tmp(layer, logits.dtype), _tmp(layer, logits.dtype)
-    _block().append_op("softmax_with_cross_entropy", {"Logits": [logits], "Label": [label]},
-                       {"Softmax": [softmax], "Loss": [loss]},
-                       {"soft_label": soft_label, "axis": axis, "ignore_index": ignore_index})
+    _block().append_op(builder, {"Logits": [logits], "Label": [label]},
+                       {"Softmax": [softmax], "Loss": [loss]}, attrs)
     return (loss, softmax) if return_softmax else loss
 
 
 def cross_entropy(input, label, soft_label: bool = False, ignore_index: int = -100):
     """Cross entropy of probabilities ``input`` (rows sum to 1) against ``label``."""
+    check.variable("cross_entropy", "input", input, dtype="float")
+    check.variable("cross_entropy", "label", label)
+    attrs = {"soft_label": check.boolean("cross_entropy", "soft_label", soft_label),
+             "ignore_index": check.integer("cross_entropy", "ignore_index", ignore_index)}
     y = _tmp(unique_name.generate("cross_entropy"), input.dtype)
-    _block().append_op("cross_entropy", {"X": [input], "Label": [label]}, {"Y": [y]},
-                       {"soft_label": soft_label, "ignore_index": ignore_index})
+    _block().append_op("cross_entropy", {"X": [input], "Label": [label]}, {"Y": [y]}, attrs)
     return y
 
 
 def square_error_cost(input, label):
     """(input - label)^2, elementwise (Fluid builds it from elementwise_sub and square)."""
+    check.variable("square_error_cost", "input", input)
+    check.variable("square_error_cost", "label", label)
     return square(elementwise_sub(input, label))

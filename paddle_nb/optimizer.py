@@ -7,26 +7,39 @@ update ops carry ``op_role`` 2 (optimize) so ``clone(for_test=True)`` drops them
 """
 from __future__ import annotations
 
+from . import arg_checks as check
 from .core import dtypes, unique_name
 from .core.backward import OP_ROLE_OPTIMIZE, append_backward
 from .core.errors import BuildError
-from .core.program import default_startup_program
+from .core.program import Program, default_startup_program
 from .core.variable import Variable
+
+
+def _parameters(builder: str, name: str, value):
+    """None (every trainable parameter), or a list of Parameters or their names."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or \
+            not all(isinstance(p, (Variable, str)) for p in value):
+        raise check.refuse(builder, name, "a list of parameters (or their names), or None",
+                           value)
+    return list(value)
 
 
 class Optimizer:
     op_type = ""
 
     def __init__(self, learning_rate: float = 0.01, parameter_list=None):
+        builder = type(self).__name__
         if isinstance(learning_rate, Variable):
-            self._lr_var = learning_rate
-        elif isinstance(learning_rate, (int, float)) and learning_rate > 0:
-            self._lr_var = None
+            # the update ops read it as their one-element LearningRate
+            self._lr_var = check.variable(builder, "learning_rate", learning_rate,
+                                          dtype="float", one_element=True)
         else:
-            raise BuildError(f"learning_rate must be a positive number or a Variable, got "
-                             f"{learning_rate!r}")
+            check.number(builder, "learning_rate", learning_rate, low=0, low_open=True)
+            self._lr_var = None
         self.learning_rate = learning_rate
-        self.parameter_list = parameter_list
+        self.parameter_list = _parameters(builder, "parameter_list", parameter_list)
 
     # --- persistable helpers ------------------------------------------------------------
     def _persistable(self, program, startup, name, shape, dtype, value):
@@ -56,6 +69,15 @@ class Optimizer:
     # --- the public API ---------------------------------------------------------------
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         """Append the backward pass and the update ops; return (update ops, params_grads)."""
+        check.variable("minimize", "loss", loss, dtype="float")
+        parameter_list = _parameters("minimize", "parameter_list", parameter_list)
+        if startup_program is not None and not isinstance(startup_program, Program):
+            raise check.refuse("minimize", "startup_program", "a Program or None",
+                               startup_program)
+        if no_grad_set is not None and (isinstance(no_grad_set, (str, Variable)) or
+                                        not hasattr(no_grad_set, "__iter__")):
+            raise check.refuse("minimize", "no_grad_set", "a set of variables (or names), "
+                               "or None", no_grad_set)
         params_grads = append_backward(loss, parameter_list or self.parameter_list,
                                        no_grad_set)
         if not params_grads:
@@ -93,7 +115,10 @@ class Momentum(Optimizer):
     def __init__(self, learning_rate=0.01, momentum=0.9, use_nesterov=False,
                  parameter_list=None):
         super().__init__(learning_rate, parameter_list)
-        self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
+        # mu >= 1 makes the velocity grow without bound; < 0 turns the step around
+        self.momentum = check.number("Momentum", "momentum", momentum, low=0, high=1,
+                                     high_open=True)
+        self.use_nesterov = check.boolean("Momentum", "use_nesterov", use_nesterov)
 
     def _update(self, program, startup, param, grad, lr):
         v = self._accumulator(program, startup, param, "velocity")
@@ -109,7 +134,10 @@ class Adam(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  parameter_list=None):
         super().__init__(learning_rate, parameter_list)
-        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+        # Paddle's own ranges: the bias correction divides by 1 - beta**t
+        self.beta1 = check.number("Adam", "beta1", beta1, low=0, high=1, high_open=True)
+        self.beta2 = check.number("Adam", "beta2", beta2, low=0, high=1, high_open=True)
+        self.epsilon = check.number("Adam", "epsilon", epsilon, low=0)
 
     def _update(self, program, startup, param, grad, lr):
         m1 = self._accumulator(program, startup, param, "moment1")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import arg_checks as check
 from .initializer import Initializer
 
 
@@ -12,17 +13,26 @@ class ParamAttr:
     initializer: Initializer | None = None
     trainable: bool = True
 
+    def __post_init__(self):
+        check.text("ParamAttr", "name", self.name, optional=True)
+        if self.initializer is not None and not isinstance(self.initializer, Initializer):
+            raise check.refuse("ParamAttr", "initializer", "an Initializer "
+                               "(pd.initializer.Constant(0.5), ...) or None", self.initializer)
+        self.trainable = check.boolean("ParamAttr", "trainable", self.trainable)
+
     @staticmethod
-    def of(value) -> "ParamAttr | None":
-        """Accept a ParamAttr, a name, an Initializer, or None; False means no parameter."""
+    def of(value, builder: str = "ParamAttr.of", argument: str = "value") -> "ParamAttr | None":
+        """Accept a ParamAttr, a name, an Initializer, or None; False means no parameter.
+        ``builder`` and ``argument`` say whose argument it was, for the error."""
         if value is False:
             return None
         if value is None:
             return ParamAttr()
         if isinstance(value, ParamAttr):
             return value
-        if isinstance(value, str):
+        if isinstance(value, str) and value:
             return ParamAttr(name=value)
         if isinstance(value, Initializer):
             return ParamAttr(initializer=value)
-        raise TypeError(f"expected a ParamAttr, a name or an Initializer, got {value!r}")
+        raise check.refuse(builder, argument, "a ParamAttr, a name, an Initializer, None, or "
+                           "False (no parameter)", value)

@@ -1,5 +1,6 @@
 """The seed documents' builder forms, run end to end."""
 import numpy as np
+import pytest
 
 import paddle_nb as pd
 
@@ -98,3 +99,51 @@ def test_loss_layers():
     want = -np.log(p[[0, 1], [2, 0]]).reshape(2, 1)
     np.testing.assert_allclose(got_ce, want, rtol=1e-5)
     np.testing.assert_allclose(got_swce, want, rtol=1e-5)
+
+
+# --- matmul and mul: shapes that cannot fit are refused (issue 20, item 8) ------------------
+def test_matmul_names_the_contracted_dims_that_disagree_after_transposes():
+    x, w = pd.data("x", [None, 3]), pd.data("w", [4, 5])
+    for kwargs, given in (({}, r"X\[-1\] = 3 but Y\[-2\] = 4"),
+                          ({"transpose_y": True}, r"X\[-1\] = 3 but Y\[-1\] = 5")):
+        with pytest.raises(pd.ShapeError, match=r"op 0 matmul_v2: slot Y: X's last dim must "
+                           rf"equal.*\n.*\n  given: +{given}: X x float32\[-1, 3\], Y w "
+                           rf"float32\[4, 5\], trans_x=False, trans_y="):
+            pd.matmul(x, w, **kwargs)
+    assert pd.matmul(x, pd.data("v", [5, 3]), transpose_y=True).shape == (-1, 5)
+    assert pd.default_main_program().global_block().ops[0].type == "matmul_v2"
+
+
+def test_matmul_names_the_batch_dims_that_do_not_broadcast():
+    a, b = pd.data("a", [2, 4, 3]), pd.data("b", [5, 3, 4])
+    with pytest.raises(pd.ShapeError, match=r"batch dims of X and Y cannot be broadcast\n"
+                                            r"  expected: batch dim -3 equal in X and Y, or 1 "
+                                            r"in one of them\n  given: +X\[-3\] = 2 but "
+                                            r"Y\[-3\] = 5"):
+        pd.matmul(a, b)
+    assert pd.matmul(a, pd.data("c", [1, 3, 4])).shape == (2, 4, 4)       # 1 broadcasts
+    assert pd.matmul(a, pd.data("d", [-1, 3, 4])).shape == (2, 4, 4)      # -1 may be 2
+
+
+def test_mul_knows_a_flattened_dim_with_an_unknown_part_is_a_multiple_of_the_rest():
+    """X [2, -1, 3] flattened at 1 has 3k columns: never the 4 rows of Y."""
+    x = pd.data("x", [2, None, 3])
+    with pytest.raises(pd.ShapeError, match=r"X's columns must equal Y's rows\n  expected: Y "
+                                            r"with a multiple of 3 rows .*\n  given: +Y y "
+                                            r"float32\[4, 5\] with 4 rows"):
+        pd.layers.append("mul", {"X": [x], "Y": [pd.data("y", [4, 5])]})
+    assert pd.layers.append("mul", {"X": [x], "Y": [pd.data("z", [6, 5])]}).shape == (2, 5)
+
+
+def test_a_matmul_over_the_batch_dim_builds_and_the_run_time_guard_checks_the_rows():
+    """[-1, 3] @ [-1, 3] fits when the batch has 3 rows, so it builds (Paddle's rule: -1 is
+    any size); a batch of 2 is refused by the guard before the kernel, in the same words."""
+    h = pd.data("h", [None, 3])
+    out = pd.matmul(h, h)
+    exe = pd.Executor()
+    got, = exe.run(feed={"h": np.ones((3, 3), np.float32)}, fetch_list=[out])
+    np.testing.assert_allclose(got, np.full((3, 3), 3.0))
+    with pytest.raises(pd.ExecutionError, match=r"matmul_v2: at run time, slot Y: X's last dim "
+                                                r"must equal.*\n.*\n  given: +X\[-1\] = 3 but "
+                                                r"Y\[-2\] = 2: X h float32\[2, 3\]"):
+        exe.run(feed={"h": np.ones((2, 3), np.float32)}, fetch_list=[out])

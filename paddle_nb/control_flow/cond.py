@@ -10,8 +10,8 @@ case whose condition holds, else ``default``: its blocks write outer variables d
 from __future__ import annotations
 
 import contextlib
-import math
 
+from .. import arg_checks as check
 from .. import layers as L
 from ..core import unique_name
 from ..core.program import default_main_program
@@ -19,12 +19,10 @@ from ..core.variable import Variable
 from .blocks import append_conditional_block, misuse, sub_block
 
 
-def _check_pred(pred, what="cond"):
-    if not isinstance(pred, Variable) or pred.dtype != "bool":
-        raise misuse(f"{what}: the predicate must be a bool Variable, got {pred!r}")
-    if any(d < 0 for d in pred.shape) or math.prod(pred.shape) != 1:
-        raise misuse(f"{what}: the predicate must hold one value (shape [] or [1]), got shape "
-                     f"{list(pred.shape)}; for one condition per row use pd.ifelse()")
+def _check_pred(pred, builder="cond", name="pred"):
+    """A scalar condition: one bool value (a row-wise one is pd.ifelse's)."""
+    check.variable(builder, name, pred, dtype="bool", one_element=True,
+                   hint="; for one condition per row use pd.ifelse()")
 
 
 def _flatten(out):
@@ -58,6 +56,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     """``true_fn()`` if ``pred`` else ``false_fn()``; both branches must return the same
     number of Variables (or both nothing)."""
     _check_pred(pred)
+    check.function("cond", "true_fn", true_fn, optional=True)
+    check.function("cond", "false_fn", false_fn, optional=True)
     true_out = _branch(pred, true_fn)
     false_out = _branch(L.logical_not(pred), false_fn)
     if true_out is None and false_out is None:
@@ -74,9 +74,18 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 def case(pred_fn_pairs, default=None, name=None):
     """The first pair whose predicate holds runs; else ``default`` (or the last pair)."""
+    # every pair is checked before the first cond is built
+    want = "a non-empty list of (bool Variable, function) pairs"
+    if not isinstance(pred_fn_pairs, (list, tuple)) or not pred_fn_pairs:
+        raise check.refuse("case", "pred_fn_pairs", want, pred_fn_pairs)
     pairs = list(pred_fn_pairs)
-    if not pairs:
-        raise misuse("case: pred_fn_pairs is empty")
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise check.refuse("case", f"pred_fn_pairs[{i}]", "a (bool Variable, function) "
+                               "pair", pair)
+        _check_pred(pair[0], "case", f"pred_fn_pairs[{i}][0]")
+        check.function("case", f"pred_fn_pairs[{i}][1]", pair[1])
+    check.function("case", "default", default, optional=True)
     if default is None:
         pairs, default = pairs[:-1], pairs[-1][1]
 
@@ -91,11 +100,22 @@ def case(pred_fn_pairs, default=None, name=None):
 def switch_case(branch_index, branch_fns, default=None, name=None):
     """Run ``branch_fns[branch_index]`` (a dict, a list of (key, fn), or a list of fns),
     else ``default`` (or the branch with the largest key)."""
+    check.variable("switch_case", "branch_index", branch_index, dtype="int", one_element=True)
+    want = "a dict {int: function}, a list of (int, function) pairs, or a list of functions"
     if isinstance(branch_fns, dict):
-        items = sorted(branch_fns.items())
-    else:       # [(key, fn), ...] or [fn, fn, ...] keyed by position
+        items = list(branch_fns.items())
+    elif isinstance(branch_fns, (list, tuple)):   # [(key, fn), ...] or [fn, ...] by position
         items = [entry if isinstance(entry, tuple) else (i, entry)
                  for i, entry in enumerate(branch_fns)]
+    else:
+        raise check.refuse("switch_case", "branch_fns", want, branch_fns)
+    if not items or not all(len(e) == 2 and check.is_int(e[0]) and callable(e[1])
+                            for e in items):
+        raise check.refuse("switch_case", "branch_fns", want, branch_fns)
+    if len({key for key, _ in items}) != len(items):
+        raise check.refuse("switch_case", "branch_fns", "distinct keys", branch_fns)
+    items = sorted(items, key=lambda e: e[0])
+    check.function("switch_case", "default", default, optional=True)
     if default is None:
         items, default = items[:-1], items[-1][1]
     pairs = [(L.equal(branch_index, L.fill_constant([1], branch_index.dtype, key)), fn)
@@ -123,7 +143,7 @@ class Switch:
     def case(self, condition):
         if not self._inside:
             raise misuse("Switch.case() must be used inside 'with pd.switch() as s:'")
-        _check_pred(condition, "Switch.case")
+        _check_pred(condition, "Switch.case", "condition")
         runs = condition if self._none_yet is None else L.logical_and(self._none_yet,
                                                                        condition)
         not_this = L.logical_not(condition)

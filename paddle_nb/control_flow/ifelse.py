@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import math
 
+from .. import arg_checks as check
 from .. import layers as L
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
@@ -38,7 +39,8 @@ _OUTSIDE, _TRUE, _FALSE = "outside", "true", "false"
 
 class IfElse:
     def __init__(self, cond: Variable | None = None, name: str | None = None):
-        self.cond = cond
+        self.cond = check.variable("IfElse", "cond", cond, dtype="bool", optional=True)
+        check.text("IfElse", "name", name, optional=True)
         self.name = unique_name.generate(name or "ifelse")
         self.parent = default_main_program().current_block()
         self.status = _OUTSIDE
@@ -76,9 +78,9 @@ class IfElse:
         if self.status == _OUTSIDE:
             raise misuse(f"{self.name}.output() must be called inside true_block() or "
                          f"false_block()")
+        for o in outs:        # all of them before the first is copied out
+            check.variable(f"{self.name}.output", "outs", o)
         for o in outs:
-            if not isinstance(o, Variable):
-                raise misuse(f"{self.name}.output() takes Variables, got {o!r}")
             k = len(self.outputs[self.status])
             outer = self.parent.create_var(f"{self.name}.{self.status}_output_{k}",
                                            list(o.shape), o.dtype)
@@ -92,6 +94,7 @@ class IfElse:
                          f"false_block()")
         if self.cond is None:
             raise misuse(f"{self.name}.input(x) needs the condition up front: IfElse(cond)")
+        check.variable(f"{self.name}.input", "x", x)
         t, f = self._split(x)
         return t if self.status == _TRUE else f
 
@@ -116,9 +119,7 @@ class IfElse:
             raise misuse(f"{self.name}: the condition was given twice (IfElse(cond) and "
                          f"ie(cond))")
         self.cond = cond if cond is not None else self.cond
-        if not isinstance(self.cond, Variable) or self.cond.dtype != "bool":
-            raise misuse(f"{self.name}: the condition must be a bool Variable, got "
-                         f"{self.cond!r}")
+        check.variable(self.name, "cond", self.cond, dtype="bool")
         t, f = self.outputs[_TRUE], self.outputs[_FALSE]
         if self.blocks[_TRUE] is None and self.blocks[_FALSE] is None:
             raise misuse(f"{self.name}: define true_block() and/or false_block() first")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 
+from .. import arg_checks as check
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
 from ..core.framework_pb2 import VarType
@@ -73,6 +74,7 @@ class StaticRNN:
     def step_input(self, x: Variable) -> Variable:
         """This step's slice ``x[t]`` of an outer, time-major sequence ``x``."""
         self._check_inside("step_input")
+        check.variable(f"{self.name}.step_input", "x", x)
         if not x.shape:
             raise misuse(f"{self.name}: step input {x.name!r} has no time dimension")
         if self.seq_len is not None and x.shape[0] >= 0 and self.seq_len >= 0 \
@@ -96,6 +98,16 @@ class StaticRNN:
         """A value carried from step to step; its previous value is returned. Without
         ``init``, it starts as ``init_value`` with ``shape`` and ``batch_ref``'s batch size."""
         self._check_inside("memory")
+        builder = f"{self.name}.memory"
+        check.variable(builder, "init", init, optional=True)
+        check.variable(builder, "batch_ref", batch_ref, optional=True)
+        if shape is not None:
+            shape = check.shape(builder, "shape", shape, batch=True)
+        init_value = check.number(builder, "init_value", init_value)
+        init_batch_dim_idx = check.integer(builder, "init_batch_dim_idx", init_batch_dim_idx,
+                                           low=0)
+        ref_batch_dim_idx = check.integer(builder, "ref_batch_dim_idx", ref_batch_dim_idx,
+                                          low=0)
         if init is None:
             if shape is None or batch_ref is None:
                 raise misuse(f"{self.name}.memory() needs init=, or shape= and batch_ref=")
@@ -121,6 +133,7 @@ class StaticRNN:
     def update_memory(self, mem: Variable, value: Variable) -> None:
         """``value`` becomes the memory's value for the next step."""
         self._check_inside("update_memory")
+        check.variable(f"{self.name}.update_memory", "value", value)
         self._link(mem).new = value
 
     def _link(self, mem) -> _Memory:
@@ -132,6 +145,7 @@ class StaticRNN:
 
     def step_output(self, o: Variable) -> None:
         self._check_inside("output")
+        check.variable(f"{self.name}.output", "outs", o)
         copy = self.block.create_var(unique_name.generate(f"{self.name}.out"), list(o.shape),
                                      o.dtype)
         self.block.append_op("rnn_memory_helper", {"X": [o]}, {"Out": [copy]})
@@ -196,6 +210,7 @@ def as_step_input(x: Variable) -> Variable:
 
 
 def rnn(name: str | None = None) -> StaticRNN:
+    check.text("rnn", "name", name, optional=True)
     return StaticRNN(name)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 
+from .. import arg_checks as check
 from .. import layers as L
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
@@ -27,10 +28,10 @@ from .blocks import misuse, scope_list_var, sub_block
 
 class While:
     def __init__(self, cond: Variable, is_test: bool = False, name: str | None = None):
-        if not isinstance(cond, Variable) or cond.dtype != "bool":
-            raise misuse(f"While needs a bool condition Variable, got {cond!r}")
-        self.cond = cond
-        self.is_test = is_test
+        builder = type(self).__name__
+        self.cond = check.variable(builder, "cond", cond, dtype="bool", one_element=True,
+                                   hint=" (a bool condition the body updates)")
+        self.is_test = check.boolean(builder, "is_test", is_test)
         self.parent = default_main_program().current_block()
         self.used = False
 
@@ -55,8 +56,12 @@ class While:
 
 def while_loop(cond, body, loop_vars, is_test: bool = False, name=None):
     """Paddle's ``while_loop``: ``while cond(*vars): vars = body(*vars)``; returns vars."""
-    loop_vars = list(loop_vars)
+    check.function("while_loop", "cond", cond)
+    check.function("while_loop", "body", body)
+    loop_vars = check.variables("while_loop", "loop_vars", loop_vars)
+    check.boolean("while_loop", "is_test", is_test)
     pre = cond(*loop_vars)
+    check.variable("while_loop", "cond(*loop_vars)", pre, dtype="bool", one_element=True)
     w = While(pre, is_test)
     with w.block():
         new = body(*loop_vars)
@@ -77,6 +82,7 @@ class WhileOp(While):
 
     def __init__(self, cond: Variable | None = None, name: str | None = None):
         self._once = cond is None
+        check.variable("WhileOp", "cond", cond, dtype="bool", one_element=True, optional=True)
         if cond is None:
             cond = L.fill_constant([1], "bool", 1.0)
         super().__init__(cond, name=name)
@@ -97,12 +103,17 @@ def while_op(cond: Variable | None = None, name=None) -> WhileOp:
 
 # --- tensor arrays and counters ------------------------------------------------------------
 def create_array(dtype="float32", name: str | None = None) -> Variable:
+    check.data_type("create_array", "dtype", dtype)
+    check.text("create_array", "name", name, optional=True)
     block = default_main_program().current_block()
     return block.create_var(name or unique_name.generate("array"), dtype=dtype,
                             type=VarType.LOD_TENSOR_ARRAY)
 
 
 def array_write(x: Variable, i: Variable, array: Variable | None = None) -> Variable:
+    check.variable("array_write", "x", x)
+    check.variable("array_write", "i", i, dtype="int", one_element=True)
+    check.tensor_array("array_write", "array", array, optional=True)
     array = array if array is not None else create_array(x.dtype)
     default_main_program().current_block().append_op(
         "write_to_array", {"X": [x], "I": [i]}, {"Out": [array]})
@@ -110,22 +121,32 @@ def array_write(x: Variable, i: Variable, array: Variable | None = None) -> Vari
 
 
 def array_read(array: Variable, i: Variable) -> Variable:
+    check.tensor_array("array_read", "array", array)
+    check.variable("array_read", "i", i, dtype="int", one_element=True)
     return L.append("read_from_array", {"X": [array], "I": [i]}, out_dtype=array.dtype)
 
 
 def array_length(array: Variable) -> Variable:
+    check.tensor_array("array_length", "array", array)
     return L.append("lod_array_length", {"X": [array]}, out_dtype="int64")
 
 
 def increment(x: Variable, value: float = 1.0, in_place: bool = True) -> Variable:
+    """``x + value`` for a one-element counter ``x``, in place unless ``in_place=False``."""
+    check.variable("increment", "x", x)
+    value = check.number("increment", "value", value)
+    in_place = check.boolean("increment", "in_place", in_place)
     out = x if in_place else default_main_program().current_block().create_var(
         unique_name.generate("increment.tmp"), list(x.shape), x.dtype)
     default_main_program().current_block().append_op("increment", {"X": [x]}, {"Out": [out]},
-                                                     {"step": float(value)})
+                                                     {"step": value})
     return out
 
 
 def tensor_array_to_tensor(array: Variable, axis: int = 0, use_stack: bool = False):
+    check.tensor_array("tensor_array_to_tensor", "array", array)
+    axis = check.integer("tensor_array_to_tensor", "axis", axis)
+    use_stack = check.boolean("tensor_array_to_tensor", "use_stack", use_stack)
     block = default_main_program().current_block()
     out = block.create_var(unique_name.generate("tensor_array_to_tensor.tmp"), dtype=array.dtype)
     index = block.create_var(unique_name.generate("tensor_array_to_tensor.tmp"), dtype="int32")

@@ -36,6 +36,36 @@ def _flat2d(shape, num_col_dims):
     return numel(shape[:num_col_dims]), numel(shape[num_col_dims:])
 
 
+def _products_can_match(a, b) -> bool:
+    """Whether the dims ``a`` and ``b`` can have the same product at run time, when -1
+    (unknown) dims take any size >= 0. A product with unknown dims is a multiple of its
+    known dims: X [2, -1, 3] flattened at 1 has 3k columns, which are never 4 rows."""
+    (ka, ua), (kb, ub) = _known_part(a), _known_part(b)
+    if not ua and not ub:
+        return ka == kb
+    if ua and ub:
+        return True              # both sides can be 0 (or a common multiple)
+    fixed, factor = (ka, kb) if not ua else (kb, ka)
+    return fixed == 0 if factor == 0 else fixed % factor == 0
+
+
+def _count_text(dims) -> str:
+    """``12``, or ``a multiple of 3`` where some of ``dims`` are unknown."""
+    known, unknown = _known_part(dims)
+    return f"a multiple of {known}" if unknown else str(known)
+
+
+def _known_part(dims):
+    """(product of the known dims, whether any dim is unknown)."""
+    known, unknown = 1, False
+    for d in dims:
+        if d < 0:
+            unknown = True
+        else:
+            known *= d
+    return known, unknown
+
+
 def _check_operands(ctx):
     """Numbers of one element type, each at least a vector (a 0-d operand has no dim to
     contract)."""
@@ -53,9 +83,8 @@ def _mul_infer(ctx):
         ctx.fail("x_num_col_dims / y_num_col_dims do not split the inputs into matrices",
                  expected=f"0 < x_num_col_dims <= {len(xs)}, 0 < y_num_col_dims < {len(ys)}",
                  given=f"x_num_col_dims={xn}, y_num_col_dims={yn}, X {xs}, Y {ys}")
-    x_cols = _flat2d(xs, xn)[1]
-    y_rows = _flat2d(ys, yn)[0]
-    if not dims_compatible(x_cols, y_rows):
+    if not _products_can_match(xs[xn:], ys[:yn]):
+        x_cols, y_rows = _count_text(xs[xn:]), _count_text(ys[:yn])
         ctx.fail("X's columns must equal Y's rows", slot="Y",
                  expected=f"Y with {x_cols} rows (X {ctx.describe_input('X')} flattened at "
                           f"x_num_col_dims={xn} has {x_cols} columns)",
@@ -116,8 +145,18 @@ register(OpDef(
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
-def _matmul_shape(ctx, xs, ys, tx, ty):
+def _contracted_dims(rank_x, rank_y, tx, ty):
+    """Which dim of X and of Y a matmul sums over, counted from the end: X's last (its
+    second-to-last when transposed), Y's second-to-last (its last when transposed); a
+    vector's only dim."""
+    return (-2 if tx and rank_x >= 2 else -1), (-1 if ty or rank_y == 1 else -2)
+
+
+def _matmul_shape(ctx, xs, ys, tx, ty, names=("trans_x", "trans_y")):
+    """The shape of op(X) @ op(Y) with numpy's rules; ``names`` are the op's transpose
+    attributes, for the error."""
     _check_operands(ctx)
+    given_x, given_y = list(xs), list(ys)
     xs, ys = list(xs), list(ys)
     if len(xs) >= 2 and tx:
         xs[-1], xs[-2] = xs[-2], xs[-1]
@@ -125,21 +164,26 @@ def _matmul_shape(ctx, xs, ys, tx, ty):
         ys[-1], ys[-2] = ys[-2], ys[-1]
     x2 = [1] + xs if len(xs) == 1 else xs
     y2 = ys + [1] if len(ys) == 1 else ys
+    both = (f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}, "
+            f"{names[0]}={tx}, {names[1]}={ty}")
     if not dims_compatible(x2[-1], y2[-2]):
+        ix, iy = _contracted_dims(len(given_x), len(given_y), tx, ty)
         ctx.fail("X's last dim must equal Y's second-to-last (after transposes)", slot="Y",
-                 expected=f"Y[-2] == {x2[-1]}",
-                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}, "
-                       f"transpose X={tx}, Y={ty}")
+                 expected=f"Y[{iy}] == {x2[-1]}",
+                 given=f"X[{ix}] = {given_x[ix]} but Y[{iy}] = {given_y[iy]}: {both}")
     bx, by = x2[:-2], y2[:-2]
     n = max(len(bx), len(by))
     bx, by = [1] * (n - len(bx)) + bx, [1] * (n - len(by)) + by
     batch = []
-    for a, b in zip(bx, by):
+    for i, (a, b) in enumerate(zip(bx, by)):
         if a == 1 or b == 1 or dims_compatible(a, b):
             batch.append(b if a == 1 else a)
         else:
+            # counted from the end, as broadcasting aligns them
+            at = i - n - 2
             ctx.fail("batch dims of X and Y cannot be broadcast", slot="Y",
-                     given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+                     expected=f"batch dim {at} equal in X and Y, or 1 in one of them",
+                     given=f"X[{at}] = {a} but Y[{at}] = {b}: {both}")
     out = batch + [x2[-2], y2[-1]]
     if len(xs) == 1:
         out.pop(-2)
@@ -317,8 +361,8 @@ register(OpDef(
 
 def _matmul_infer(ctx):
     ctx.set_output("Out", _matmul_shape(ctx, ctx.shape("X"), ctx.shape("Y"),
-                                        ctx.attr("transpose_X"), ctx.attr("transpose_Y")),
-                   ctx.dtype("X"))
+                                        ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
+                                        ("transpose_X", "transpose_Y")), ctx.dtype("X"))
 
 
 def _matmul(ctx):

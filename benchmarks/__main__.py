@@ -11,10 +11,15 @@ import sys
 import time
 import traceback
 
-from . import timing  # noqa: F401  (fixes thread counts before numpy and numba load)
-from . import (cold_start, cuda, debugger_step, doc, elementwise, executor_overhead,
-               ifelse, matmul, mlp, rnn, softmax)
-from .common import row
+try:      # PyTorch first, as its users have it: its own default threads, nothing of ours loaded
+    import torch  # noqa: F401
+except ImportError:
+    pass
+
+from . import timing  # noqa: E402  (fixes thread counts before numpy and numba load)
+from . import (cold_start, cuda, debugger_step, doc, elementwise,  # noqa: E402
+               executor_overhead, ifelse, matmul, mlp, rnn, softmax)
+from .common import row  # noqa: E402
 
 CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
          "rnn": rnn, "ifelse": ifelse, "overhead": executor_overhead,
@@ -23,17 +28,25 @@ CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp"
 BUSY = 0.2     # cores other processes used during a case above which its rows are flagged
 
 HEADER = (f"{'case':58s} {'paddle_nb':>11s} {'numpy':>11s} {'torch':>11s} "
-          f"{'pnb/np':>7s} {'pnb/torch':>9s}  {'target':22s} {'met':3s}  note")
+          f"{'pnb/np':>7s} {'(range)':>11s} {'pnb/torch':>9s} {'(range)':>11s}  "
+          f"{'target':22s} {'met':3s}  note")
 
 
 def _ratio(value, width):
     return f"{value:{width}.2f}" if value is not None else " " * width
 
 
+def _range(r: dict, key: str) -> str:
+    """``0.61-0.70``: the lowest and highest ratio of one round (contenders in turns)."""
+    low, high = r.get(f"{key}_low"), r.get(f"{key}_high")
+    return f"{low:5.2f}-{high:<5.2f}" if low is not None else " " * 11
+
+
 def format_row(r: dict) -> str:
     met = {True: "yes", False: "NO", None: ""}[r["target_met"]]
     return (f"{r['case']:58s} {timing.fmt(r['paddle_nb_s'])} {timing.fmt(r['numpy_s'])} "
-            f"{timing.fmt(r['torch_s'])} {_ratio(r['vs_numpy'], 7)} {_ratio(r['vs_torch'], 9)}"
+            f"{timing.fmt(r['torch_s'])} {_ratio(r['vs_numpy'], 7)} {_range(r, 'vs_numpy')} "
+            f"{_ratio(r['vs_torch'], 9)} {_range(r, 'vs_torch')}"
             f"  {r['target']:22s} {met:3s}  {r['note']}").rstrip()
 
 
@@ -108,7 +121,9 @@ def main(argv=None) -> int:
             say(format_row(r))
     busy_after = timing.busy_cores()
     env["busy_cores"] = {"before": busy_before, "after": busy_after}
-    say(f"({time.perf_counter() - t0:.0f} s; medians; pnb/np and pnb/torch are paddle_nb's "
+    say(f"({time.perf_counter() - t0:.0f} s; contenders timed in turns, medians over rounds, "
+        f"(range) the lowest and highest ratio of one round; pnb/np and pnb/torch are "
+        f"paddle_nb's "
         f"time over the reference's, lower is better; other processes kept "
         f"{_cores(busy_before)} busy before the run, {_cores(busy_after)} after)")
     if any((r["others_busy_cores"] or 0) > BUSY for r in rows):

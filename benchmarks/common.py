@@ -2,9 +2,10 @@
 and a runner that times a paddle_nb program through ``Executor.run``."""
 from __future__ import annotations
 
-import os
 
 import numpy as np
+
+from .timing import ratios
 
 # Every case draws its float32 inputs from this seed, so numpy, paddle_nb and torch see the
 # same numbers.
@@ -27,6 +28,15 @@ def row(case: str, paddle_nb_s: float | None, numpy_s: float | None = None,
     r = {"case": case, "paddle_nb_s": paddle_nb_s, "numpy_s": numpy_s, "torch_s": torch_s,
          "vs_numpy": ratio(numpy_s), "vs_torch": ratio(torch_s),
          "target_vs_numpy": vs_numpy, "target_vs_torch": vs_torch, "target_s": max_s}
+    # Timed in turns (timing.compare): the ratios are paired round by round, and the
+    # spread says how far one round's ratio went from another's.
+    for key, ref in (("vs_numpy", numpy_s), ("vs_torch", torch_s)):
+        paired = ratios(paddle_nb_s, ref)
+        if paired is not None:
+            r[key], r[f"{key}_low"], r[f"{key}_high"] = paired
+    for key, t in (("paddle_nb", paddle_nb_s), ("numpy", numpy_s), ("torch", torch_s)):
+        if hasattr(t, "low"):
+            r[f"{key}_low_s"], r[f"{key}_high_s"] = t.low, t.high
     texts, met = [], []
     if vs_numpy is not None:
         texts.append(f"<={vs_numpy:g}x np")
@@ -58,12 +68,12 @@ _TORCH = []
 
 
 def torch():
-    """PyTorch if it is installed (never a dependency of the project), with the same thread
-    count as numpy and numba; else None, and the torch column stays empty."""
+    """PyTorch if it is installed (never a dependency of the project), as a PyTorch user
+    has it: imported before paddle_nb (``python -m benchmarks`` imports it first), its
+    thread count its own default; else None, and the torch column stays empty."""
     if not _TORCH:
         try:
             import torch as t   # noqa: PLC0415
-            t.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
         except ImportError:
             t = None
         _TORCH.append(t)
@@ -106,15 +116,16 @@ def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step
                         torch_step, torch_inputs, quick: bool):
     """Seconds per training step of the program, of ``numpy_step(params)`` and (when
     PyTorch is installed) of ``torch_step(t, params, *torch_inputs(t))``, all three from
-    the same initial parameters (the startup program's)."""
-    from .timing import measure   # noqa: PLC0415
+    the same initial parameters (the startup program's), timed in turns."""
+    from .timing import compare   # noqa: PLC0415
     go = runner(main, startup, feed, [loss])
     start = params_of(go.scope, param_names)
     p = {k: v.copy() for k, v in start.items()}
-    numpy_s = measure(lambda: numpy_step(p), quick)
-    torch_s, t = None, torch()
+    t, torch_fn = torch(), None
     if t:
         tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
         inputs = torch_inputs(t)
-        torch_s = measure(lambda: torch_step(t, tp, *inputs), quick)
-    return measure(go, quick), numpy_s, torch_s
+        torch_fn = lambda: torch_step(t, tp, *inputs)   # noqa: E731
+    times = compare({"paddle_nb": go, "numpy": lambda: numpy_step(p), "torch": torch_fn},
+                    quick)
+    return times["paddle_nb"], times["numpy"], times["torch"]

@@ -10,7 +10,7 @@ import os
 
 from . import matmul, mlp, rnn
 from .common import params_of, row, runner, torch
-from .timing import measure
+from .timing import compare
 
 
 def why_no_gpu() -> str | None:
@@ -110,17 +110,16 @@ def time_place(place, device: str, quick: bool, label: str, size: str | None = N
         try:
             go = runner(main, startup, feed, fetch, place=place)
             start = params_of(go.scope, params)
-            paddle_s = measure(go, quick)
+            go()
         except Exception as e:   # noqa: BLE001  (no kernel yet, a driver error: a note)
             msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
             rows.append(row(case, None, note=f"skipped: {type(e).__name__}: {msg[:120]}"))
             continue
-        numpy_s = measure(numpy_fn(feed, start), quick)
-        torch_s, td = None, _torch_device(device)
-        if td:
-            t, timed = td
-            torch_s = measure(timed(torch_fn(t, device, feed, start)), quick)
-        rows.append(row(case, paddle_s, numpy_s, torch_s,
+        td = _torch_device(device)
+        torch_go = td[1](torch_fn(td[0], device, feed, start)) if td else None
+        s = compare({"paddle_nb": go, "numpy": numpy_fn(feed, start), "torch": torch_go},
+                    quick)
+        rows.append(row(case, s["paddle_nb"], s["numpy"], s["torch"],
                         note=f"numpy on the CPU; torch on {device}"))
     return rows
 

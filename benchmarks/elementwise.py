@@ -12,7 +12,7 @@ from paddle_nb.kernels.cpu import activation as KA
 from paddle_nb.kernels.cpu import elementwise as KE
 
 from .common import rng, row, runner, torch
-from .timing import measure
+from .timing import compare
 
 SIZES = (1_000, 10_000, 1_000_000)
 TARGET_SIZE = 1_000_000        # the targets are for large tensors
@@ -56,14 +56,13 @@ def run(quick: bool = False) -> list[dict]:
             x, y = feed["x"], feed["y"]
             go = runner(main, None, feed, [out])
             tx, ty = (t.from_numpy(x), t.from_numpy(y)) if t else (None, None)
-            numpy_s = measure(lambda: ref(x, y), quick)
-            torch_s = measure(lambda: ref_torch(t, tx, ty), quick) if t else None
+            s = compare({"run": go, "kernel": lambda: kernel(x, y), "numpy": lambda: ref(x, y),
+                         "torch": (lambda: ref_torch(t, tx, ty)) if t else None}, quick)
             goal = target if n == TARGET_SIZE else None
-            rows.append(row(f"{op} {size(n)}: Executor.run (feed+fetch)", measure(go, quick),
-                            numpy_s, torch_s, vs_numpy=goal))
-            rows.append(row(f"{op} {size(n)}: kernel alone", measure(lambda: kernel(x, y), quick),
-                            numpy_s, torch_s, vs_numpy=goal,
-                            note=f"kernels.cpu.{kernel_name(op)}"))
+            rows.append(row(f"{op} {size(n)}: Executor.run (feed+fetch)", s["run"],
+                            s["numpy"], s["torch"], vs_numpy=goal))
+            rows.append(row(f"{op} {size(n)}: kernel alone", s["kernel"], s["numpy"],
+                            s["torch"], vs_numpy=goal, note=f"kernels.cpu.{kernel_name(op)}"))
     return rows
 
 

@@ -11,7 +11,7 @@ import paddle_nb as pd
 from paddle_nb.kernels.cpu import activation as K
 
 from .common import row, runner
-from .timing import measure
+from .timing import compare
 
 N_OPS = 1000
 TARGET_S = 3e-6
@@ -34,8 +34,9 @@ def kernel_alone(x):
 
 def run(quick: bool = False) -> list[dict]:
     main, feed, out = build()
-    per_op = measure(runner(main, None, feed, [out]), quick) / N_OPS
-    kernel = measure(lambda: kernel_alone(feed["x"]), quick)
+    s = compare({"run": runner(main, None, feed, [out]),
+                 "kernel": lambda: kernel_alone(feed["x"])}, quick)
+    per_op, kernel = s["run"] / N_OPS, s["kernel"]
     return [row(f"{N_OPS} scale ops on [1]: Executor.run time per op", per_op),
             row("scale on [1]: kernel alone", kernel, note="kernels.cpu.activation"
                 ".scale_then_bias, with np.empty for out"),

@@ -8,7 +8,7 @@ import paddle_nb as pd
 from paddle_nb.kernels.cpu import matmul as K
 
 from .common import rng, row, runner, torch
-from .timing import measure
+from .timing import compare
 
 SIZES = (256, 512, 1024)
 TARGET = 1.05     # paddle_nb / numpy: both end in a BLAS sgemm, so only overhead differs
@@ -30,14 +30,12 @@ def run(quick: bool = False) -> list[dict]:
     for n in SIZES:
         main, feed, out = build(n)
         a, b = feed["a"], feed["b"]
-        numpy_s = measure(lambda: a @ b, quick)
-        torch_s = None
-        if t:
-            ta, tb = t.from_numpy(a), t.from_numpy(b)
-            torch_s = measure(lambda: ta @ tb, quick)
-        rows.append(row(f"matmul {n}: Executor.run (feed+fetch)",
-                        measure(runner(main, None, feed, [out]), quick), numpy_s, torch_s,
-                        vs_numpy=TARGET))
-        rows.append(row(f"matmul {n}: kernel alone", measure(lambda: K.matmul2d(a, b), quick),
-                        numpy_s, torch_s, vs_numpy=TARGET, note="kernels.cpu.matmul.matmul2d"))
+        ta, tb = (t.from_numpy(a), t.from_numpy(b)) if t else (None, None)
+        s = compare({"run": runner(main, None, feed, [out]),
+                     "kernel": lambda: K.matmul2d(a, b), "numpy": lambda: a @ b,
+                     "torch": (lambda: ta @ tb) if t else None}, quick)
+        rows.append(row(f"matmul {n}: Executor.run (feed+fetch)", s["run"], s["numpy"],
+                        s["torch"], vs_numpy=TARGET))
+        rows.append(row(f"matmul {n}: kernel alone", s["kernel"], s["numpy"], s["torch"],
+                        vs_numpy=TARGET, note="kernels.cpu.matmul.matmul2d"))
     return rows

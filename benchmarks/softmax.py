@@ -8,7 +8,7 @@ import paddle_nb as pd
 from paddle_nb.kernels.cpu import reduce as K
 
 from .common import rng, row, runner, torch
-from .timing import measure
+from .timing import compare
 
 TARGET = 0.5      # paddle_nb / numpy
 
@@ -31,12 +31,11 @@ def run(quick: bool = False) -> list[dict]:
     main, feed, out = build()
     x = feed["x"]
     t = torch()
-    numpy_s = measure(lambda: numpy_softmax(x), quick)
-    torch_s = None
-    if t:
-        tx = t.from_numpy(x)
-        torch_s = measure(lambda: t.softmax(tx, dim=1), quick)
-    return [row("softmax 1000x1000: Executor.run (feed+fetch)", measure(runner(main, None, feed,
-                [out]), quick), numpy_s, torch_s, vs_numpy=TARGET),
-            row("softmax 1000x1000: kernel alone", measure(lambda: K.row_softmax(x), quick),
-                numpy_s, torch_s, vs_numpy=TARGET, note="kernels.cpu.reduce.row_softmax")]
+    tx = t.from_numpy(x) if t else None
+    s = compare({"run": runner(main, None, feed, [out]), "kernel": lambda: K.row_softmax(x),
+                 "numpy": lambda: numpy_softmax(x),
+                 "torch": (lambda: t.softmax(tx, dim=1)) if t else None}, quick)
+    return [row("softmax 1000x1000: Executor.run (feed+fetch)", s["run"], s["numpy"],
+                s["torch"], vs_numpy=TARGET),
+            row("softmax 1000x1000: kernel alone", s["kernel"], s["numpy"], s["torch"],
+                vs_numpy=TARGET, note="kernels.cpu.reduce.row_softmax")]

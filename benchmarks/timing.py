@@ -1,4 +1,5 @@
-"""Timing helpers: warm-up, median of repeats, threads fixed."""
+"""Timing helpers: contenders timed in turns (median, fastest and slowest round), warm-up,
+threads fixed."""
 from __future__ import annotations
 
 import ctypes
@@ -115,6 +116,57 @@ def measure(fn, quick: bool = False) -> float:
     once = max(time.perf_counter() - t0, 1e-7)
     inner = max(1, int((0.002 if quick else 0.010) / once))
     return median_time(fn, repeats=7 if quick else 15, warmup=1, inner=inner)
+
+
+class Timing(float):
+    """Seconds per call: the median over rounds (the float itself), with ``low`` and
+    ``high`` (the fastest and slowest round) and every round's ``samples``."""
+    low: float
+    high: float
+    samples: list
+
+    def __new__(cls, samples):
+        t = super().__new__(cls, statistics.median(samples))
+        t.low, t.high, t.samples = min(samples), max(samples), list(samples)
+        return t
+
+
+def compare(contenders: dict, quick: bool = False) -> dict:
+    """Seconds per call of each contender (name -> no-argument function, or None for
+    "not available"), measured in turns: every round times each contender once, in an
+    order that rotates from round to round, so a slow moment of the machine or a pool
+    still spinning from the one before falls on all of them alike. Each sample repeats
+    its function to last about 2 ms (quick) or 10 ms; 7 or 15 rounds. Returns name ->
+    :class:`Timing` (or None); ``ratios(a, b)`` of two results pairs them round by round."""
+    live = {k: f for k, f in contenders.items() if f is not None}
+    inner = {}
+    for name, fn in live.items():
+        fn()                                   # warm-up (and compiles what it needs)
+        t0 = time.perf_counter()
+        fn()
+        once = max(time.perf_counter() - t0, 1e-7)
+        inner[name] = max(1, int((0.002 if quick else 0.010) / once))
+    samples = {k: [] for k in live}
+    names = list(live)
+    for r in range(7 if quick else 15):
+        order = names[r % len(names):] + names[:r % len(names)] if names else []
+        for name in order:
+            fn, n = live[name], inner[name]
+            time.sleep(SETTLE_S)               # let the last contender's pools go idle
+            fn()                               # and wake this one's
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / n)
+    return {k: Timing(samples[k]) if k in live else None for k in contenders}
+
+
+def ratios(a: Timing | None, b: Timing | None) -> tuple | None:
+    """(median, lowest, highest) of a / b over the rounds both were timed in."""
+    if a is None or b is None or not hasattr(a, "samples") or not hasattr(b, "samples"):
+        return None
+    per_round = [x / y for x, y in zip(a.samples, b.samples)]
+    return statistics.median(per_round), min(per_round), max(per_round)
 
 
 def fmt(seconds: float | None) -> str:

@@ -12,16 +12,7 @@ The layout: ``core/`` (ProgramDesc views, SymbolTable, Scope, registry, executor
 ``ops/`` (one declaration per op), ``kernels/`` (numba, installed as paddle_nb.kernels),
 and the builders here (layers, initializers, the variable API).
 """
-import os as _os
-
-# numba's parallel kernels run on GNU OpenMP, whose idle workers spin for a while after
-# each kernel; BLAS's threads do the same, and on a small machine the two spinning pools
-# starve each other (an MLP step went from 0.64 ms to 1.2-8 ms; docs/performance.md).
-# Passive waiting costs tens of µs per parallel kernel. Read when numba first starts
-# its pool, so setting it here, before any kernel ran, is enough; the user's setting wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
-from . import ops as _ops  # noqa: F401, E402  (registers every op)
+from . import ops as _ops  # noqa: F401  (registers every op)
 from .core import scope, unique_name
 from .core.context import Context
 from .core.errors import (BuildError, ExecutionError, FeedError, FetchError, IndexRangeError,

@@ -169,9 +169,14 @@ def test_cuda_rows_are_skipped_with_a_reason_without_a_gpu():
     assert all(r["note"].startswith("skipped: ") for r in rows)
 
 
+def _one_call_each(contenders, quick):
+    """timing.compare without the timing: each contender called once, 1 ms each."""
+    return {k: (f(), 1e-3)[1] if f is not None else None for k, f in contenders.items()}
+
+
 def test_cuda_cases_run_their_path_on_the_cpu_place(monkeypatch):
     import paddle_nb as pd
-    monkeypatch.setattr(cuda, "measure", lambda fn, quick: (fn(), 1e-3)[1])   # one call
+    monkeypatch.setattr(cuda, "compare", _one_call_each)
     monkeypatch.setattr(cuda, "_torch_device", lambda device: None)
     rows = cuda.time_place(pd.CPUPlace(), "cpu", True, "CPU place")
     assert [r["paddle_nb_s"] for r in rows] == [1e-3] * 3, [r["note"] for r in rows]
@@ -181,7 +186,7 @@ def test_cuda_cases_run_their_path_on_the_cpu_place(monkeypatch):
 def test_cuda_cases_run_their_path_in_the_simulator(monkeypatch):
     """The CUDA place's path, tiny, in numba's simulator (no timing: one call each)."""
     import paddle_nb as pd
-    monkeypatch.setattr(cuda, "measure", lambda fn, quick: (fn(), 1e-3)[1])
+    monkeypatch.setattr(cuda, "compare", _one_call_each)
     monkeypatch.setattr(cuda, "_torch_device", lambda device: None)
     rows = cuda.time_place(pd.CUDAPlace(0), "cuda", True, "CUDA", size="tiny")
     assert [r["paddle_nb_s"] for r in rows] == [1e-3] * 3, [r["note"] for r in rows]
@@ -200,3 +205,32 @@ def test_doc_update_replaces_only_the_block_between_the_markers(tmp_path):
     assert "old table" not in text and "the table" in text
     assert "| matmul 256 | 2.00x numpy | <=1.05x np | **no** |" in text
     assert "| overhead | 2.0 us | <=3 us | yes |" in text and "no target" not in text
+
+
+# --- honest measurement: contenders in turns, spread reported --------------------------------
+def test_compare_times_contenders_in_turns_and_reports_the_spread(monkeypatch):
+    from benchmarks import timing
+    from benchmarks.common import row
+    monkeypatch.setattr(timing, "SETTLE_S", 0.0)
+    calls = []
+    clock = iter(range(10**6))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock) * 1e-3)
+
+    def contender(name):
+        return lambda: calls.append(name)
+    got = timing.compare({"a": contender("a"), "b": contender("b"), "c": None}, quick=True)
+    assert got["c"] is None and len(got["a"].samples) == len(got["b"].samples) == 7
+    # every round times both (not all of a's samples, then all of b's)
+    switches = sum(1 for x, y in zip(calls, calls[1:]) if x != y)
+    assert switches >= 7
+    assert got["a"].low <= got["a"] <= got["a"].high
+    r = row("case", got["a"], got["b"], vs_numpy=1.0)
+    assert r["vs_numpy_low"] <= r["vs_numpy"] <= r["vs_numpy_high"]
+    assert r["paddle_nb_low_s"] == got["a"].low
+
+
+def test_compare_pairs_ratios_round_by_round():
+    from benchmarks.timing import Timing, ratios
+    a, b = Timing([2.0, 4.0, 8.0]), Timing([1.0, 2.0, 4.0])   # a slow machine hits both
+    assert ratios(a, b) == (2.0, 2.0, 2.0)
+    assert ratios(a, None) is None

@@ -219,5 +219,7 @@ def test_an_interrupt_during_training_shows_the_users_line_and_the_undo_note():
     shown = "\n".join(_errors(nb.cells[1])[0].traceback)
     assert shown.startswith("KeyboardInterrupt")
     assert "at Cell In[2], line 9: exe.run(" in shown
-    assert "paddle_nb: interrupted in block 0 > op" in shown
+    # at an op (block 0 > op k) or, now and then, between two of them
+    assert "paddle_nb: interrupted in block 0 > op" in shown or \
+        "paddle_nb: interrupted in Executor.run, between ops" in shown
     assert "the run was undone" in shown and "executor.py" not in shown

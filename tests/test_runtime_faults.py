@@ -409,6 +409,26 @@ def test_keyboard_interrupt_in_a_kernel_undoes_the_run_and_the_next_run_is_right
     assert np.isfinite(got) and scope.kids == []
 
 
+def test_keyboard_interrupt_between_ops_says_so_and_undoes_the_run(exe, monkeypatch):
+    """An interrupt that arrives outside every op (here: while the result is fetched,
+    after every sgd ran) is noted too, and the run is undone all the same."""
+    main, startup, feed, loss = _mlp_training()
+    scope = pd.Scope()
+    exe.run(startup, scope=scope)
+    before = _state(scope)
+
+    def fetch(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pd.Executor, "_fetch", fetch)
+    with pytest.raises(KeyboardInterrupt) as info:
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+    assert info.value.__notes__ == ["paddle_nb: interrupted in Executor.run, between ops; "
+                                    "the run was undone (parameters keep their values from "
+                                    "before it)"]
+    _assert_state_is(scope, before)
+    assert scope.kids == []
+
+
 @pytest.mark.parametrize("op_type, n", [
     ("tanh", 1), ("tanh", T - 1),           # the forward pass: time steps 0 and T - 2
     ("tanh_grad", 2),                       # the backward pass, inside the gradient block

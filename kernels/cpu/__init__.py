@@ -8,6 +8,7 @@ threads.py keeps prange back just after BLAS). float32 exp / tanh / sigmoid are 
 approximations (fastmath32.py); float64 keeps libm. A change to any file here invalidates
 the cache of every kernel here (cache.py: kernels inline code from sibling files).
 """
-from . import cache
+from . import cache, threads
 
 cache.install()
+threads.start_pool()      # before any kernel: its idle workers sleep (threads.py says why)

@@ -237,13 +237,17 @@ class Executor:
             check_nan_inf: bool | None = None):
         """Run ``program`` once and return the fetched values as numpy arrays. If it
         raises, the scope's persistable variables are as they were before the run."""
-        gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf,
-                         _stepping=False)
-        while True:
-            try:
-                next(gen)
-            except StopIteration as done:
-                return done.value
+        try:
+            gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf,
+                             _stepping=False)
+            while True:
+                try:
+                    next(gen)
+                except StopIteration as done:
+                    return done.value
+        except KeyboardInterrupt as e:    # one that arrived between ops says so too
+            _note_interrupt(e, None)
+            raise
 
     def steps(self, program: Program | None = None, feed: dict | None = None,
               fetch_list=None, scope: Scope | None = None, training: bool = False,
@@ -662,11 +666,13 @@ def _non_finite_error(pop: PreparedOp, scope: Scope, slot, name, item, nan, inf)
     return e
 
 
-def _note_interrupt(e: BaseException, pop: PreparedOp) -> None:
-    """Say where a KeyboardInterrupt arrived, once (at the innermost op)."""
+def _note_interrupt(e: BaseException, pop: PreparedOp | None) -> None:
+    """Say where a KeyboardInterrupt arrived, once (at the innermost op; ``pop`` None: in
+    Executor.run outside every op, while it checked the feed, set up or fetched)."""
     if not getattr(e, "_paddle_nb_noted", False) and hasattr(e, "add_note"):
+        where = pop.where if pop is not None else "Executor.run, between ops"
         try:
-            e.add_note(f"paddle_nb: interrupted in {pop.where}; the run was undone "
+            e.add_note(f"paddle_nb: interrupted in {where}; the run was undone "
                        f"(parameters keep their values from before it)")
             e._paddle_nb_noted = True
         except (AttributeError, TypeError):

@@ -141,10 +141,11 @@ def compare(contenders: dict, quick: bool = False) -> dict:
     live = {k: f for k, f in contenders.items() if f is not None}
     inner = {}
     for name, fn in live.items():
+        time.sleep(SETTLE_S)                   # not right after another one's pools ran
         fn()                                   # warm-up (and compiles what it needs)
-        t0 = time.perf_counter()
-        fn()
-        once = max(time.perf_counter() - t0, 1e-7)
+        # the fastest of three: a call slowed by a pool waking up must not make the
+        # samples so short that the wake-up is all they measure
+        once = max(min(_seconds(fn) for _ in range(3)), 1e-7)
         inner[name] = max(1, int((0.002 if quick else 0.010) / once))
     samples = {k: [] for k in live}
     names = list(live)
@@ -153,12 +154,19 @@ def compare(contenders: dict, quick: bool = False) -> dict:
         for name in order:
             fn, n = live[name], inner[name]
             time.sleep(SETTLE_S)               # let the last contender's pools go idle
-            fn()                               # and wake this one's
+            for _ in range(n):                 # then run hot, as in a loop of calls:
+                fn()                           # threads awake, caches and clock warm
             t0 = time.perf_counter()
             for _ in range(n):
                 fn()
             samples[name].append((time.perf_counter() - t0) / n)
     return {k: Timing(samples[k]) if k in live else None for k in contenders}
+
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def ratios(a: Timing | None, b: Timing | None) -> tuple | None:

@@ -110,8 +110,10 @@ class Operator:
         stack = self.attr("op_callstack")
         if not stack:
             return None
+        # Paddle's format, '  File "f.py", line 3, in g\n    code': shown on one line as
+        # the errors show the user's line, 'File "f.py", line 3, in g: code'
         last = stack[-1].strip().splitlines()
-        return " ".join(s.strip() for s in last)
+        return ": ".join(s.strip() for s in last)
 
     @property
     def op_def(self):

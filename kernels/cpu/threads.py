@@ -76,8 +76,10 @@ def start_pool() -> None:
 def _load_tbb() -> bool:
     """Make libtbb (from the ``tbb`` wheel) loadable for numba's TBB layer."""
     import ctypes  # noqa: PLC0415
+    import site  # noqa: PLC0415
     import sys  # noqa: PLC0415
-    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+    # a virtualenv or the system (sys.prefix), or `pip install --user` (the user base)
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, site.getuserbase())):
         path = os.path.join(prefix, "lib", "libtbb.so.12")
         if os.path.exists(path):
             try:

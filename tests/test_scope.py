@@ -156,3 +156,16 @@ def test_tree_shows_the_forest():
     text = g.tree()
     assert "Scope 'global'" in text and "  Scope 'step_0'" in text
     assert "W: float32[1] [0.25]" in text and "    h: float32[2]" in text
+
+
+def test_declare_makes_the_missing_variables_and_keeps_the_existing_ones():
+    """What the executor does for a block's locals each time the block runs."""
+    s = pd.Scope()
+    kept = s.var("a")
+    kept.set(np.float32([1]))
+    s.declare(["a", "b", "c"])
+    assert s.find_local_var("a") is kept and kept.get()[0] == 1
+    assert s.local_var_names() == ["a", "b", "c"]
+    assert not s.find_local_var("b").is_initialized()
+    with pytest.raises(pd.ScopeError, match="non-empty string"):
+        s.declare(["d", ""])

@@ -285,8 +285,7 @@ class Executor:
             # What every persistable held before the run, to put back if the run fails
             # (the values themselves: kernels make new arrays, they do not write in place).
             saved = [(v, v._value, v._kind) for v in map(scope.var, prepared.persistable)]
-            for name in prepared.local:
-                run_scope.var(name)
+            run_scope.declare(prepared.local)
             if self.place.kind == "cuda":       # the only host -> device copies of a run
                 from ..kernels.cuda import device   # noqa: PLC0415
                 feed = {name: device.to_device(value) for name, value in feed.items()}
@@ -312,8 +311,7 @@ class Executor:
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
-        for name in prepared.local:
-            scope.var(name)
+        scope.declare(prepared.local)
         return self._run_block(prepared, scope, (), training, frames, owner, check_nan_inf,
                                stepping)
 

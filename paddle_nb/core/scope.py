@@ -153,6 +153,19 @@ class Scope:
                 v = self._vars[name] = Variable(self, _CREATE_TOKEN)
             return v
 
+    def declare(self, names) -> None:
+        """``var(name)`` for each of ``names`` (valid names: a prepared block's locals),
+        under one lock: the executor declares every local of a block each time the block
+        runs, a thousand of them for a long program, so the per-call cost counts."""
+        with self._lock:
+            own = self._vars
+            for name in names:
+                if name not in own:
+                    if not name or not isinstance(name, str):
+                        raise ScopeError(f"a variable name must be a non-empty string, "
+                                         f"got {name!r}")
+                    own[name] = Variable(self, _CREATE_TOKEN)
+
     def find_var(self, name: str) -> Variable | None:
         """Search this scope, then its ancestors; ``None`` if no scope on the way has it."""
         # No lock to read: one dict lookup is atomic under the GIL, and writers (var,

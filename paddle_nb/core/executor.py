@@ -44,6 +44,7 @@ from . import registry
 from . import dtypes
 from . import runtime_shapes
 from . import validate
+from . import fast_path
 from .errors import ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError
 from .operator import Operator
 from .place import CPUPlace, is_place
@@ -93,7 +94,9 @@ class PreparedOp:
     """An op bound once: its kernel, its slots' variable names and its attributes."""
     __slots__ = ("program", "index", "op", "op_def", "kernel", "inputs", "outputs", "attrs",
                  "where", "created_at", "output_set", "is_generator", "keep_scopes",
-                 "output_pairs", "infer_shape", "checked_inputs", "input_list")
+                 "output_pairs", "infer_shape", "checked_inputs", "input_list",
+                 # the compiled path's (core/fast_path.py): slots by number, output buffers
+                 "in_ix", "out_ix", "sig_ix", "buffers", "data_sized")
 
     def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
@@ -131,6 +134,8 @@ class PreparedOp:
         # ends, inference frees each scope as soon as the sub-block returns.
         self.keep_scopes = any(n in program_reads for n in self.output_set
                                if _is_scope_list(block, n))
+        self.buffers = {}
+        self.data_sized = False     # an output sized by the data itself (seen at run time)
 
 
 class PreparedBlock:
@@ -142,6 +147,11 @@ class PreparedBlock:
         reads = {n for b in blocks for o in b.ops for n in o.input_arg_names}
         self.ops = [PreparedOp(program, block, i, op, place, reads)
                     for i, op in enumerate(block.ops)]
+        # the compiled path's environment (core/fast_path.py), and what it needs to skip
+        # the allocation guard op by op when the block's entry shapes are ones it passed
+        self.names, self.entry_ix = fast_path.bind_slots(self.ops)
+        self.all_inferable = all(p.infer_shape is not None for p in self.ops)
+        self.passed_entry = None
         descs = block.table.vars.values()
         self.persistable = [d.name for d in descs if d.persistable]
         self.local = [d.name for d in descs if not d.persistable]
@@ -200,6 +210,8 @@ class Executor:
         self._lock = threading.Lock()
         # On CUDA, kernels read device arrays (host values move there on first read).
         self._context = CudaKernelContext if place.kind == "cuda" else KernelContext
+        self._flat_context = fast_path.FlatCudaContext if place.kind == "cuda" \
+            else fast_path.FlatContext
 
     # --- preparing ------------------------------------------------------------------------
     def prepare(self, program: Program, block_idx: int = 0) -> PreparedBlock:
@@ -291,8 +303,11 @@ class Executor:
                 feed = {name: device.to_device(value) for name, value in feed.items()}
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
-            yield from self._run_block(prepared, run_scope, skip, training, (), None, check,
-                                       stepping)
+            if stepping or check:
+                yield from self._run_block(prepared, run_scope, skip, training, (), None,
+                                           check, stepping)
+            else:
+                yield from self._run_flat(prepared, run_scope, skip, training, (), None)
             return [self._fetch(run_scope, name, feed) for name in fetch_names]
         except GeneratorExit:
             raise                       # closed early (a debugger's restart): not a fault
@@ -312,8 +327,10 @@ class Executor:
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
         scope.declare(prepared.local)
-        return self._run_block(prepared, scope, (), training, frames, owner, check_nan_inf,
-                               stepping)
+        if stepping or check_nan_inf:
+            return self._run_block(prepared, scope, (), training, frames, owner,
+                                   check_nan_inf, stepping)
+        return self._run_flat(prepared, scope, (), training, frames, owner)
 
     # The block loop. ``stepping`` is off for ``run`` (nobody looks at single steps, so
     # no Step is made and nothing is yielded: the loop is a generator that finishes in one
@@ -333,7 +350,7 @@ class Executor:
                 if pop.infer_shape is not None:    # size the outputs before allocating
                     sig = runtime_shapes.signature(pop, scope)
                     if sig != pop.checked_inputs:
-                        runtime_shapes.check_outputs(pop, scope, block)
+                        pop.data_sized = not runtime_shapes.check_outputs(pop, scope, block)
                         pop.checked_inputs = sig
                 if pop.is_generator:
                     yield from pop.kernel(ctx)
@@ -350,6 +367,45 @@ class Executor:
                     raise _non_finite_error(pop, scope, *bad)
             if stepping:
                 yield Step(path, pop.index, pop.op, scope, frames)
+
+    # The compiled path (core/fast_path.py): the same ops in the same scopes, with names
+    # bound to Variables once per block run and no Step bookkeeping. A generator, for
+    # callers that ``yield from`` a block, that finishes in its first ``next``.
+    def _run_flat(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
+                  owner: Operator | None = None):
+        frames = frames + (Frame(prepared.block.idx, prepared.path, scope, owner),)
+        run = fast_path.BlockRun(scope, self, self.place, training, frames, prepared.names)
+        env, context, signature = run.env, self._flat_context, fast_path.signature
+        ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]
+        entry = guard = None
+        if prepared.all_inferable:
+            entry = (skip, fast_path.entry_signature(prepared.entry_ix, env))
+            guard = entry != prepared.passed_entry
+        pop = None
+        try:
+            for pop in ops:
+                if guard is not False and pop.infer_shape is not None:
+                    sig = signature(pop, env)      # size the outputs before allocating
+                    if sig != pop.checked_inputs:
+                        pop.data_sized = not runtime_shapes.check_outputs(
+                            pop, scope, prepared.block)
+                        pop.checked_inputs = sig
+                    if pop.data_sized:
+                        entry = None               # data-sized outputs: guard every run
+                if pop.is_generator:
+                    for _ in pop.kernel(context(pop, run)):
+                        pass                       # sub-blocks yield no steps here
+                else:
+                    pop.kernel(context(pop, run))
+        except Exception as e:                # noqa: BLE001 (re-raised with context)
+            raise _located(e, pop) from (None if isinstance(e, PaddleNBError) else e)
+        except KeyboardInterrupt as e:
+            _note_interrupt(e, pop)
+            raise
+        if guard:
+            prepared.passed_entry = entry
+        return
+        yield       # noqa: unreachable (makes this a generator)
 
     # --- feed and fetch checks --------------------------------------------------------------
     def _fetch_names(self, program: Program, fetch_list) -> list[str]:

@@ -84,6 +84,12 @@ class KernelContext:
             var = self.scope.var(name)
         var.set(value)
 
+    def out(self, slot: str, shape, dtype, i: int = 0) -> np.ndarray:
+        """A new array for output ``slot``, which the kernel writes whole. The compiled run
+        path (core/fast_path.py) answers with a buffer from an earlier run when it can;
+        here, where a learner may keep any step's values, it is always a new one."""
+        return np.empty(shape, dtype)
+
     def set_outputs(self, slot: str, values) -> None:
         for i, v in enumerate(values):
             self.set_output(slot, v, i)

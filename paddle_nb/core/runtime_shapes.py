@@ -43,13 +43,16 @@ def signature(pop, scope) -> tuple:
     return tuple(sig)
 
 
-def check_outputs(pop, scope, block) -> None:
+def check_outputs(pop, scope, block) -> bool:
     """Run ``pop``'s shape inference on the values in ``scope``; raise if an output it
-    would make is larger than the limit."""
+    would make is larger than the limit. True when every output's shape is known from the
+    inputs' (none is sized by the data itself)."""
     ctx = RuntimeShapeContext(pop, scope, block)
     pop.op_def.infer_shape(ctx)
+    known = True
     for slot, name, shape, code in ctx.made:
         if any(d < 0 for d in shape):
+            known = False
             continue                       # sized by the data itself: set_output checks
         itemsize = _limits._itemsize(code) if code is not None else 8
         n = _limits.tensor_bytes(shape, itemsize)
@@ -59,6 +62,7 @@ def check_outputs(pop, scope, block) -> None:
                 f"({dtypes.name(code) if code is not None else 'unknown type'}), "
                 f"{_limits.human_bytes(n)}, for inputs {ctx.input_summary()}; "
                 f"{_limits._limit_text()}. Nothing was allocated.")
+    return known
 
 
 class RuntimeShapeContext(Requirements):

@@ -34,10 +34,14 @@ def _ops(name: str | None) -> int:
         for t in types:
             print(f"{t:<{width}}  {registry.lookup(t).comment.splitlines()[0]}")
         return 0
+    layer = getattr(pd.layers, name, None)
     if registry.is_registered(name):
         print(getattr(pd.op, name).__doc__)
+        if callable(layer) and getattr(layer, "__doc__", None):   # fc: an op and a layer
+            print(f"\n{name} is also a layer: pd.layer.{name} builds other ops (what a "
+                  f"program contains as built); the {name} op is what a pass makes of them "
+                  f"(pd.passes.apply).\n\npd.layer.{name}: {layer.__doc__.strip()}")
         return 0
-    layer = getattr(pd.layers, name, None)
     if callable(layer) and getattr(layer, "__doc__", None):
         print(f"{name} is a layer, not an op: pd.layer.{name} builds ops.\n")
         print(f"pd.layer.{name}: {layer.__doc__.strip()}")

@@ -22,10 +22,18 @@ def _cli(*args):
 
 # --- python -m paddle_nb ops ------------------------------------------------------------------
 def test_ops_of_a_layer_name_points_to_the_layer():
+    done = _cli("ops", "square_error_cost")
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert "square_error_cost is a layer, not an op: pd.layer.square_error_cost" in done.stdout
+
+
+def test_ops_of_fc_shows_the_op_and_the_layer():
+    """fc is both, as in Paddle: the fused op a pass makes, and the layer that builds mul
+    and elementwise_add."""
     done = _cli("ops", "fc")
     assert done.returncode == 0 and "Traceback" not in done.stderr
-    assert "fc is a layer, not an op: pd.layer.fc" in done.stdout
-    assert "mul" in done.stdout and "elementwise_add" in done.stdout
+    assert "fc is also a layer: pd.layer.fc" in done.stdout and "pd.passes.apply" in done.stdout
+    assert "mul" in done.stdout and "elementwise_add" in done.stdout and "Input" in done.stdout
 
 
 def test_ops_of_an_unknown_name_is_a_message_and_exit_code_2():

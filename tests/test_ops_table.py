@@ -206,6 +206,21 @@ def cast_reference(ins, attrs):
     return {"Out": ins["X"].astype(NUMPY_DTYPE[attrs["out_dtype"]])}
 
 
+def fc_reference(ins, attrs):
+    """Paddle's fc: Input flattened at in_num_col_dims, @ W (less 4 padding rows and
+    columns with padding_weights), + Bias, then relu if asked."""
+    x, w = ins["Input"].astype(np.float64), ins["W"].astype(np.float64)
+    if attrs.get("padding_weights"):
+        w = w[:-4, :-4]
+    lead = x.shape[:attrs.get("in_num_col_dims", 1)]
+    out = x.reshape(int(np.prod(lead)), -1) @ w
+    if "Bias" in ins:
+        out = out + ins["Bias"].reshape(1, -1)
+    if attrs.get("activation_type") == "relu":
+        out = np.maximum(out, 0)
+    return {"Out": out.reshape(lead + (w.shape[1],)).astype(ins["Input"].dtype)}
+
+
 def mul_reference(ins, attrs):
     x, y = ins["X"], ins["Y"]
     xn, yn = attrs["x_num_col_dims"], attrs.get("y_num_col_dims", 1)
@@ -443,6 +458,15 @@ CASES = [
          {"x_num_col_dims": 1}, mul_reference),
     Case("batch-1", "mul", {"X": floats(1, 2, 3), "Y": floats(2, 3, 5)},
          {"x_num_col_dims": 1}, mul_reference, unknown_batch=True),
+    Case("relu_bias", "fc", {"Input": floats(1, 4, 6), "W": floats(2, 6, 3),
+                             "Bias": floats(3, 3)},
+         {"activation_type": "relu"}, fc_reference),
+    Case("no_bias_cols2", "fc", {"Input": floats(1, 2, 3, 4, dtype=np.float64),
+                                 "W": floats(2, 4, 5, dtype=np.float64)},
+         {"in_num_col_dims": 2}, fc_reference),
+    Case("padded_weights_bias_1xn", "fc", {"Input": floats(1, 3, 4), "W": floats(2, 8, 9),
+                                           "Bias": floats(3, 1, 5)},
+         {"padding_weights": True}, fc_reference),
     Case("2d", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {},
          matmul_reference("trans_x", "trans_y")),
     Case("batched_3d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 4, 5)}, {},
@@ -650,9 +674,11 @@ def declared_shape(slot, array, unknown_batch):
     return shape
 
 
-def run_case(case, expected, place=PLACES["cpu"]):
+def run_case(case, expected, place=PLACES["cpu"], run=None):
     """Build and run ``case``'s program on ``place``. Returns ``(actual, declared)``:
-    ``{slot: [arrays]}`` and ``{slot: [(shape, dtype name)]}`` (None for non-tensors)."""
+    ``{slot: [arrays]}`` and ``{slot: [(shape, dtype name)]}`` (None for non-tensors).
+    ``run(exe, prog, feed, fetch_names)`` replaces the one-step-at-a-time run (the
+    compiled path's test runs it both ways)."""
     if case.op == "feed":
         return run_feed_case(case, expected, place)
     if case.op == "fetch":
@@ -676,7 +702,8 @@ def run_case(case, expected, place=PLACES["cpu"]):
 
     fetch_names = [v.name for slot in expected for v in outputs[slot]]
     out_names = [v.name for vs in outputs.values() for v in vs]
-    values = run_checking_residency(pd.Executor(place), prog, feed, fetch_names, out_names)
+    values = run_checking_residency(pd.Executor(place), prog, feed, fetch_names, out_names) \
+        if run is None else run(pd.Executor(place), prog, feed, fetch_names)
     actual, declared = {}, {}
     for slot in expected:
         actual[slot] = [values[fetch_names.index(v.name)] for v in outputs[slot]]

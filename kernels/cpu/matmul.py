@@ -21,10 +21,18 @@ def _matmul2d(a, b):
     return np.dot(a, b)
 
 
-def matmul2d(a, b):
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _matmul2d_into(a, b, out):
+    np.dot(a, b, out)
+
+
+def matmul2d(a, b, out=None):
     """(m, k) @ (k, n) for float32/float64 matrices, each C- or F-contiguous (a transpose
-    needs no copy)."""
-    out = _matmul2d(a, b)
+    needs no copy); written into ``out`` (C-contiguous, (m, n), their dtype) when given."""
+    if out is None:
+        out = _matmul2d(a, b)
+    else:
+        _matmul2d_into(a, b, out)
     note_blas()
     return out
 

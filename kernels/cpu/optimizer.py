@@ -43,9 +43,9 @@ def _sgd_parallel(param, grad, lr, p_out):
         p_out[i] = _sgd_one(param[i], grad[i], lr)
 
 
-def sgd(param, grad, lr):
-    """param - lr * grad."""
-    p_out = np.empty(param.shape, param.dtype)
+def sgd(param, grad, lr, out=None):
+    """param - lr * grad (into ``out``, a new array of param's shape and dtype, when given)."""
+    p_out = np.empty(param.shape, param.dtype) if out is None else out
     run = _sgd_parallel if param.size >= MIN_PARALLEL_SGD and parallel_ok() else _sgd_serial
     run(_flat(param), _flat(grad), lr, p_out.reshape(-1))
     return p_out

@@ -204,11 +204,12 @@ class FlatContext(KernelContext):
             pair = self.op.buffers[key] = [None, None]
         for k in (0, 1):
             buf = pair[k]
-            # held by: the list, ``buf`` and getrefcount's argument; anything more is
-            # someone else (a scope's Variable, the user, a view's .base)
+            # held by: the pair, ``buf`` and getrefcount's argument; anything more is
+            # someone else (a scope's Variable, the user, a view's .base). The reference
+            # is taken before the count, so two threads asking at once both see more.
             if buf is not None and sys.getrefcount(buf) == 3 and buf.shape == shape and \
                     buf.dtype == dtype:
-                pair[0], pair[1] = pair[1], buf       # the other one is tried first next
+                pair[0], pair[1] = pair[1 - k], buf   # the other one is tried first next
                 return buf
         del buf
         new = np.empty(shape, dtype)

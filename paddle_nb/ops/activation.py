@@ -17,7 +17,8 @@ def _grad_kernel(kernel, reads: str):
     """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
     def run(ctx):
         dout = ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", kernel(ctx.input(reads), dout, out=np.empty_like(dout)))
+        ctx.set_output("X@GRAD", kernel(ctx.input(reads), dout,
+                                        out=ctx.out("X@GRAD", dout.shape, dout.dtype)))
     run.__name__ = f"cpu_{kernel.__name__}"
     return run
 
@@ -81,7 +82,7 @@ def _scale(ctx):
         ctx.set_output("Out", np.asarray(out).astype(x.dtype))
         return
     ctx.set_output("Out", kernel(x, x.dtype.type(s), x.dtype.type(ctx.attr("bias")),
-                                 out=np.empty(x.shape, x.dtype)))
+                                 out=ctx.out("Out", x.shape, x.dtype)))
 
 
 def _cuda_scale(ctx):

@@ -20,7 +20,7 @@ def unary_kernel(kernel):
     """A CPU kernel ``Out = kernel(X)`` whose result keeps X's dtype."""
     def run(ctx):
         x = ctx.input("X")
-        ctx.set_output("Out", kernel(x, out=np.empty(x.shape, x.dtype)))
+        ctx.set_output("Out", kernel(x, out=ctx.out("Out", x.shape, x.dtype)))
     run.__name__ = f"cpu_{kernel.__name__}"
     run.__doc__ = f"Out = {kernel.__name__}(X), numba ufunc kernels.cpu"
     return run

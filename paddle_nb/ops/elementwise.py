@@ -61,7 +61,7 @@ def _binary_kernel(ufunc, out_dtype=None):
         shape = np.broadcast_shapes(x.shape, y.shape)
         if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
             check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
-        out = np.empty(shape, out_dtype or x.dtype)
+        out = ctx.out("Out", shape, out_dtype or x.dtype)
         ctx.set_output("Out", ufunc(x, y, out=out))
     run.__name__ = f"cpu_{ufunc.__name__}"
     return run
@@ -72,7 +72,7 @@ def _div_kernel(ctx):
     shape = np.broadcast_shapes(x.shape, y.shape)
     if shape != x.shape and shape != y.shape:
         check_tensor_size(shape, x.dtype, "elementwise_div")
-    out = np.empty(shape, x.dtype)
+    out = ctx.out("Out", shape, x.dtype)
     ufunc = K.floor_div if np.issubdtype(x.dtype, np.integer) else K.div
     ctx.set_output("Out", ufunc(x, y, out=out))
 

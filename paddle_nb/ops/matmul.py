@@ -23,11 +23,14 @@ def _blas_layout(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
 
 
-def matmul_2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def matmul_2d(a: np.ndarray, b: np.ndarray, out=None) -> np.ndarray:
+    """a @ b; ``out(shape, dtype)``, when given, makes the array the product is written
+    into (a kernel context's ``out``: a reused buffer on the compiled path)."""
     if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
         check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
     if a.dtype == b.dtype and a.dtype.type in _BLAS:
-        return K.matmul2d(_blas_layout(a), _blas_layout(b))
+        into = out((a.shape[0], b.shape[-1]), a.dtype) if out is not None else None
+        return K.matmul2d(_blas_layout(a), _blas_layout(b), into)
     return np.matmul(a, b)        # integer matrices: BLAS has no integer gemm
 
 
@@ -97,7 +100,8 @@ def _mul(ctx):
     xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
     x2 = x.reshape(_flat2d(x.shape, xn))
     y2 = y.reshape(_flat2d(y.shape, yn))
-    ctx.set_output("Out", matmul_2d(x2, y2).reshape(x.shape[:xn] + y.shape[yn:]))
+    out = matmul_2d(x2, y2, lambda shape, dtype: ctx.out("Out", shape, dtype))
+    ctx.set_output("Out", out.reshape(x.shape[:xn] + y.shape[yn:]))
 
 
 def _mul_grad(ctx):
@@ -107,9 +111,11 @@ def _mul_grad(ctx):
     x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
     dout = ctx.input("Out@GRAD").reshape(x2.shape[0], y2.shape[1])
     if ctx.has_output("X@GRAD"):
-        ctx.set_output("X@GRAD", matmul_2d(dout, y2.T).reshape(x.shape))
+        dx = matmul_2d(dout, y2.T, lambda shape, dtype: ctx.out("X@GRAD", shape, dtype))
+        ctx.set_output("X@GRAD", dx.reshape(x.shape))
     if ctx.has_output("Y@GRAD"):
-        ctx.set_output("Y@GRAD", matmul_2d(x2.T, dout).reshape(y.shape))
+        dy = matmul_2d(x2.T, dout, lambda shape, dtype: ctx.out("Y@GRAD", shape, dtype))
+        ctx.set_output("Y@GRAD", dy.reshape(y.shape))
 
 
 def _cuda_mul(ctx):

@@ -66,7 +66,8 @@ _MULTI_PRECISION = Attr("multi_precision", A.BOOLEAN, False, "kept for Paddle co
 # --- sgd ----------------------------------------------------------------------------------------
 def _sgd(ctx):
     p, g, lr = _params(ctx)
-    ctx.set_output("ParamOut", np.asarray(K.sgd(p, g, lr), dtype=p.dtype))
+    out = ctx.out("ParamOut", p.shape, p.dtype) if isinstance(p, np.ndarray) else None
+    ctx.set_output("ParamOut", np.asarray(K.sgd(p, g, lr, out), dtype=p.dtype))
 
 
 def _sgd_infer(ctx):

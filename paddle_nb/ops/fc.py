@@ -1,0 +1,118 @@
+"""``fc``: Paddle's fused fully connected op, Out = act(Input2D @ W + Bias).
+
+Programs never contain it as built: ``pd.layer.fc`` appends ``mul`` and
+``elementwise_add`` (and an activation op), the ops a learner can step through and
+differentiate. Paddle's inference passes (``fc_fuse_pass``) rewrite that pattern into one
+``fc`` op, and inference models saved after those passes contain it; paddle_nb's own pass
+(passes/fc_fuse.py) does the same rewrite. Like Paddle's, it has no gradient: a fused
+program is for running, the unfused one for training. Its kernel is the three ops' kernels
+run one after another on one output array, so a fused program gives the same bits.
+"""
+from __future__ import annotations
+
+from ..core import attrs as A
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import activation as KA
+from ..kernels.cpu import elementwise as KE
+from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import matmul as CM
+from .matmul import _flat2d, matmul_2d
+
+ACTIVATIONS = ("", "relu")      # what Paddle's fc accepts
+PAD = 4                         # padding_weights: W carries 4 extra rows and columns
+
+
+def _activation_check(value):
+    return None if value in ACTIVATIONS else \
+        f"{value!r} is not an activation fc applies; expected one of {list(ACTIVATIONS)}"
+
+
+def _weights_shape(ctx):
+    """(rows, cols) of the weights W holds (without padding_weights' 4 extra each)."""
+    rows, cols = ctx.shape("W")
+    pad = PAD if ctx.attr("padding_weights") else 0
+    return rows - pad if rows >= 0 else rows, cols - pad if cols >= 0 else cols
+
+
+def _fc_infer(ctx):
+    ctx.require_dtype("Input", "float")
+    ctx.require_same_dtype("W", "Input")
+    if len(ctx.shape("W")) != 2:
+        ctx.fail("W must be a matrix", slot="W", expected="W of rank 2",
+                 given=f"W {ctx.describe_input('W')}")
+    xs, n_col = ctx.shape("Input"), ctx.attr("in_num_col_dims")
+    if not 0 < n_col < len(xs):
+        ctx.fail("in_num_col_dims must leave Input at least one column dim", slot="Input",
+                 expected=f"1 <= in_num_col_dims < {len(xs)} (Input's rank)",
+                 given=f"in_num_col_dims={n_col}, Input {ctx.describe_input('Input')}")
+    rows, cols = _weights_shape(ctx)
+    if ctx.attr("padding_weights") and (0 <= rows < 1 or 0 <= cols < 1):
+        ctx.fail("padding_weights: W must hold 4 padding rows and columns around the weights",
+                 slot="W", expected="W of at least [5, 5]",
+                 given=f"W {ctx.describe_input('W')}")
+    k = 1
+    for d in xs[n_col:]:
+        k = -1 if d < 0 or k < 0 else k * d
+    if k >= 0 and rows >= 0 and k != rows:
+        ctx.fail("Input's columns must equal W's rows", slot="W",
+                 expected=f"W with {k} rows (Input {ctx.describe_input('Input')} flattened at "
+                          f"in_num_col_dims={n_col})",
+                 given=f"W {ctx.describe_input('W')}"
+                       + (" (padding_weights: 4 rows less)" if ctx.attr("padding_weights")
+                          else ""))
+    if ctx.has_input("Bias"):
+        ctx.require_same_dtype("Bias", "Input")
+        bias = ctx.shape("Bias")
+        if bias not in ([cols], [1, cols]) and cols >= 0 and -1 not in bias:
+            ctx.fail("Bias must have one value per output column", slot="Bias",
+                     expected=f"Bias of shape [{cols}] or [1, {cols}]",
+                     given=f"Bias {ctx.describe_input('Bias')}")
+    ctx.set_output("Out", xs[:n_col] + [cols], ctx.dtype("Input"))
+
+
+def _operands(ctx):
+    x, w = ctx.input("Input"), ctx.input("W")
+    if ctx.attr("padding_weights"):
+        w = w[:-PAD, :-PAD]
+    n_col = ctx.attr("in_num_col_dims")
+    return x.reshape(_flat2d(x.shape, n_col)), w, x.shape[:n_col] + (w.shape[1],)
+
+
+def _fc(ctx):
+    """mul's product, elementwise_add's sum and relu, in place on one array."""
+    x2, w, out_shape = _operands(ctx)
+    out = matmul_2d(x2, w, lambda shape, dtype: ctx.out("Out", shape, dtype))
+    bias = ctx.input("Bias")
+    if bias is not None:
+        KE.add(out, bias.reshape(1, -1), out=out)
+    if ctx.attr("activation_type") == "relu":
+        KA.relu(out, out=out)
+    ctx.set_output("Out", out.reshape(out_shape))
+
+
+def _cuda_fc(ctx):
+    x2, w, out_shape = _operands(ctx)
+    out = CM.matmul(x2, w)
+    bias = ctx.input("Bias")
+    if bias is not None:
+        out = CE.binary("add", out, bias.reshape((1, bias.size)))
+    if ctx.attr("activation_type") == "relu":
+        out = CE.unary("relu", out)
+    ctx.set_output("Out", out.reshape(tuple(out_shape)))
+
+
+register(OpDef(
+    "fc", [Slot("Input", "the input, flattened to a matrix at in_num_col_dims"),
+           Slot("W", "the weights [columns of Input, size]"),
+           Slot("Bias", "the bias [size] or [1, size]", dispensable=True)],
+    [Slot("Out", "act(Input @ W + Bias)")],
+    [Attr("in_num_col_dims", A.INT, 1, "Input's leading dims that stay rows",
+          check=lambda v: None if v >= 1 else f"{v} is not >= 1"),
+     Attr("activation_type", A.STRING, "", "'' or 'relu'", check=_activation_check),
+     Attr("padding_weights", A.BOOLEAN, False, "W holds the weights padded by 4 rows and "
+          "columns (as Paddle's inference passes may save it)"),
+     Attr("use_mkldnn", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True)],
+    comment="Out = act(Input @ W + Bias): mul, elementwise_add and relu fused, as Paddle's "
+            "fc_fuse_pass makes it (no gradient: for running a program, not training it).",
+    infer_shape=_fc_infer, kernels={"cpu": _fc, "cuda": _cuda_fc}, grad=NO_GRADIENT))
+

@@ -34,6 +34,7 @@ from . import layers
 from . import layers as layer          # seed 000 spells it pd.layer.fc
 from . import variable, initializer, optimizer
 from . import io
+from . import passes
 from .initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)

@@ -85,6 +85,9 @@ EXPECTED = {
         "mlp_cuda_rows_sum_to_one": lambda v: v is True,
         "cuda_params_on_device": lambda v: v is True,              # parameters stay there
         "magic_cuda_softmax_max_abs_diff": lambda v: v < 1e-5,     # %%paddle --place cuda
+        "compiled_equals_stepped": lambda v: v is True,            # Executor.run vs steps
+        "fused_op_types": lambda v: v == ["fc", "fc", "softmax"],  # pd.passes.apply
+        "fused_equals_unfused": lambda v: v is True,
     },
     "07_parameters_and_saving.ipynb": {
         "namespace_parameters": lambda v: v == ["model_a/W", "model_b/W", "model_c/W"],

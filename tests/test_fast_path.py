@@ -153,14 +153,20 @@ def _relu_program():
     return main, out
 
 
-def test_a_fetched_array_is_never_written_by_a_later_run():
-    main, out = _relu_program()
+@pytest.mark.parametrize("rows", [4, 256])
+def test_a_fetched_array_is_never_written_by_a_later_run(rows):
+    """4 rows: fetch copies; 256 rows (64 kB): the run scope's array itself is handed
+    over, so the op's buffer is then the user's and the next run must make another."""
+    main = pd.Program()
+    with pd.program_guard(main, pd.Program()):
+        x = pd.data("x", [rows, 64])
+        out = pd.relu(pd.relu(x) * 2.0)
     exe, scope = pd.Executor(), pd.Scope()
-    ones = np.ones((4, 64), np.float32)
+    ones = np.ones((rows, 64), np.float32)
     kept = [exe.run(main, feed={"x": ones * k}, fetch_list=[out], scope=scope)[0]
             for k in range(1, 5)]
     for k, value in enumerate(kept, start=1):
-        np.testing.assert_array_equal(value, np.full((4, 64), 2.0 * k, np.float32))
+        np.testing.assert_array_equal(value, np.full((rows, 64), 2.0 * k, np.float32))
 
 
 def test_buffers_are_reused_when_nobody_holds_them():
@@ -175,10 +181,10 @@ def test_buffers_are_reused_when_nobody_holds_them():
     relu = exe.prepare(main).ops[0]
     assert relu.op.type == "relu"
     exe.run(main, feed=feed, fetch_list=[out], scope=scope)
-    made = [id(b) for b in relu.buffers[("Out", 0)] if b is not None]
+    made = [id(b) for b in relu.buffers["Out"] if b is not None]
     for _ in range(3):
         exe.run(main, feed=feed, fetch_list=[out], scope=scope)
-    assert made and all(id(b) in made for b in relu.buffers[("Out", 0)] if b is not None)
+    assert made and all(id(b) in made for b in relu.buffers["Out"] if b is not None)
     # stepping never takes a buffer: what a learner sees in a step stays as it was
     gen = exe.steps(main, feed=feed, fetch_list=[mid], scope=scope)
     step = next(gen)

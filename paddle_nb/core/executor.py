@@ -96,7 +96,7 @@ class PreparedOp:
                  "where", "created_at", "output_set", "is_generator", "keep_scopes",
                  "output_pairs", "infer_shape", "checked_inputs", "input_list",
                  # the compiled path's (core/fast_path.py): slots by number, output buffers
-                 "in_ix", "out_ix", "sig_ix", "buffers", "data_sized")
+                 "in_ix", "out_ix", "sig_ix", "buffers", "data_sized", "memo")
 
     def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
@@ -135,6 +135,7 @@ class PreparedOp:
         self.keep_scopes = any(n in program_reads for n in self.output_set
                                if _is_scope_list(block, n))
         self.buffers = {}
+        self.memo = {}              # a kernel's glue, resolved once (KernelContext.resolved)
         self.data_sized = False     # an output sized by the data itself (seen at run time)
 
 

@@ -110,6 +110,7 @@ class FlatContext(KernelContext):
     __slots__ = ("run",)
     check_nan_inf = False       # the compiled path runs only without the check ...
     stepping = False            # ... and without single steps
+    _host = True                # a host array read is the value itself (not on CUDA)
 
     def __init__(self, op, run: BlockRun):     # noqa: super().__init__ on purpose not called
         self.op = op
@@ -136,6 +137,9 @@ class FlatContext(KernelContext):
         var = self.run.env[ix[0]]
         if var is None or var._kind is None:
             return self._no_value(slot, 0)
+        value = var._value
+        if value.__class__ is np.ndarray and self._host:
+            return value                      # the common case, without another call
         return self._read(var)
 
     def input_or_none(self, slot: str, i: int = 0):
@@ -193,27 +197,28 @@ class FlatContext(KernelContext):
             var = self.run.env[j] = self.run.scope.var(self.op.outputs[slot][i])
         return var
 
-    def out(self, slot: str, shape, dtype, i: int = 0) -> np.ndarray:
+    def out(self, slot: str, shape, dtype, i: int = 0, _count=sys.getrefcount,
+            _empty=np.empty) -> np.ndarray:
         """An array for output ``slot`` to be written whole by the kernel: one this op made
-        on an earlier run if nobody holds it any more, else a new one (module docstring)."""
-        shape = tuple(shape)
-        dtype = np.dtype(dtype)
-        key = (slot, i)
-        pair = self.op.buffers.get(key)
+        on an earlier run if nobody holds it any more, else a new one (module docstring).
+        ``shape`` a tuple (a list never matches a buffer: a new array each time)."""
+        buffers = self.op.buffers
+        key = slot if i == 0 else (slot, i)
+        pair = buffers.get(key)
         if pair is None:
-            pair = self.op.buffers[key] = [None, None]
-        for k in (0, 1):
-            buf = pair[k]
-            # held by: the pair, ``buf`` and getrefcount's argument; anything more is
-            # someone else (a scope's Variable, the user, a view's .base). The reference
-            # is taken before the count, so two threads asking at once both see more.
-            if buf is not None and sys.getrefcount(buf) == 3 and buf.shape == shape and \
-                    buf.dtype == dtype:
-                pair[0], pair[1] = pair[1 - k], buf   # the other one is tried first next
-                return buf
-        del buf
-        new = np.empty(shape, dtype)
-        pair[0], pair[1] = pair[1], new
+            pair = buffers[key] = [None, None]
+        a, b = pair
+        # each held by: the pair, the local name and getrefcount's argument; anything more
+        # is someone else (a scope's Variable, the user, a view's .base). The reference is
+        # taken before the count, so two threads asking at once both see more.
+        if a is not None and _count(a) == 3 and a.shape == shape and a.dtype == dtype:
+            pair[0], pair[1] = b, a           # the other one is tried first next time
+            return a
+        if b is not None and _count(b) == 3 and b.shape == shape and b.dtype == dtype:
+            pair[0], pair[1] = a, b
+            return b
+        new = _empty(shape, dtype)
+        pair[0], pair[1] = b, new
         return new
 
 
@@ -221,6 +226,7 @@ class FlatCudaContext(FlatContext):
     """The compiled path on CUDAPlace: host tensors move to the device on first read
     (CudaKernelContext's rule)."""
     __slots__ = ()
+    _host = False
 
     def _read(self, var):
         if var._value is None:

@@ -66,6 +66,17 @@ class KernelContext:
     def attr(self, name: str):
         return self.op.attrs[name]
 
+    def resolved(self, key, make):
+        """``make()``, computed once per op and ``key`` (say, the input's dtype) and kept on
+        the prepared op: the glue a kernel derives from attributes (which kernel, the
+        constants in the input's type) is resolved at its first run, not at every run.
+        The prepared op is rebuilt when the program changes, and the memo with it."""
+        memo = self.op.memo
+        value = memo.get(key, memo)
+        if value is memo:
+            value = memo[key] = make()
+        return value
+
     def output_names(self, slot: str) -> list[str]:
         return self.op.outputs.get(slot, [])
 

@@ -68,9 +68,19 @@ for _type, _kernel, _formula, _reads, _grad, _infer in (
                              cuda_kernel=_cuda_grad(_type, _reads))))
 
 
+def _scale_glue(ctx, dtype):
+    """(kernel, scale, bias) for float inputs of ``dtype``, from the attributes."""
+    kernel = K.scale_then_bias if ctx.attr("bias_after_scale") else K.bias_then_scale
+    return kernel, dtype.type(ctx.attr("scale")), dtype.type(ctx.attr("bias"))
+
+
 def _scale(ctx):
     x = ctx.input("X")
     scale = ctx.input("ScaleTensor")
+    if scale is None and x.dtype.type in (np.float32, np.float64):   # the common case
+        kernel, s, b = ctx.resolved(x.dtype, lambda: _scale_glue(ctx, x.dtype))
+        ctx.set_output("Out", kernel(x, s, b, out=ctx.out("Out", x.shape, x.dtype)))
+        return
     s = float(scale.ravel()[0]) if scale is not None else ctx.attr("scale")
     kernel = K.scale_then_bias if ctx.attr("bias_after_scale") else K.bias_then_scale
     if x.dtype.type not in (np.float32, np.float64):

@@ -120,3 +120,25 @@ def merge_rows(n_rows: int, parts, like):
 def to_place(place, array: np.ndarray):
     """``array`` (a small result made on the host) on ``place``: a device copy on CUDA."""
     return device.to_device(array) if place.kind == "cuda" else array
+
+
+def broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """numpy's broadcast of two concrete shapes (tuples of ints), ~0.1 us where
+    ``np.broadcast_shapes`` takes ~1.6 us: kernels call this once per run. Shapes that do
+    not broadcast get numpy's own error."""
+    if a == b:
+        return a
+    if len(a) != len(b):
+        if len(a) < len(b):
+            a = (1,) * (len(b) - len(a)) + a
+        else:
+            b = (1,) * (len(a) - len(b)) + b
+    out = []
+    for da, db in zip(a, b):
+        if da == db or db == 1:
+            out.append(da)
+        elif da == 1:
+            out.append(db)
+        else:
+            return np.broadcast_shapes(a, b)     # raises numpy's ValueError
+    return tuple(out)

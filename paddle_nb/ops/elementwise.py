@@ -18,6 +18,7 @@ from ..kernels.cpu import elementwise as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import reduce as CR
+from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
@@ -58,7 +59,7 @@ def _binary_kernel(ufunc, out_dtype=None):
     def run(ctx):
         axis = ctx.op.attrs.get("axis", -1)      # logical_and/or have no axis
         x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
-        shape = np.broadcast_shapes(x.shape, y.shape)
+        shape = arrays.broadcast_shape(x.shape, y.shape)
         if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
             check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
         out = ctx.out("Out", shape, out_dtype or x.dtype)
@@ -69,7 +70,7 @@ def _binary_kernel(ufunc, out_dtype=None):
 
 def _div_kernel(ctx):
     x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
-    shape = np.broadcast_shapes(x.shape, y.shape)
+    shape = arrays.broadcast_shape(x.shape, y.shape)
     if shape != x.shape and shape != y.shape:
         check_tensor_size(shape, x.dtype, "elementwise_div")
     out = ctx.out("Out", shape, x.dtype)
@@ -83,7 +84,7 @@ def _cuda_binary(op: str, out_dtype=None):
     def run(ctx):
         axis = ctx.op.attrs.get("axis", -1)
         x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
-        shape = np.broadcast_shapes(x.shape, y.shape)
+        shape = arrays.broadcast_shape(x.shape, y.shape)
         if shape != x.shape and shape != y.shape:
             check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
         name = op
@@ -98,6 +99,8 @@ def _cuda_binary(op: str, out_dtype=None):
 def unbroadcast(grad: np.ndarray, operand_view_shape, operand_shape) -> np.ndarray:
     """Sum ``grad`` over the axes along which an operand was broadcast, back to its shape.
     ``operand_view_shape`` is the operand as broadcast_operands reshaped it."""
+    if grad.shape == operand_shape == operand_view_shape and grad.flags.c_contiguous:
+        return grad                       # nothing was broadcast (the common case)
     view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
     axes = tuple(i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1)
     if axes:
@@ -123,6 +126,8 @@ def _binary_grad(dx_of, dy_of):
 
 def _cuda_unbroadcast(grad, operand_view_shape, operand_shape):
     """unbroadcast on the device: sum the broadcast axes (kernels/cuda/reduce.py)."""
+    if grad.shape == operand_shape == operand_view_shape and grad.flags.c_contiguous:
+        return grad                       # nothing was broadcast (the common case)
     view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
     axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]
     if axes:

@@ -7,8 +7,6 @@ bits: fetched values and, for training, every parameter after several steps (whi
 exercises the buffers a later run reuses)."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,10 +14,8 @@ import paddle_nb as pd
 from paddle_nb.core import fast_path
 
 import models
+from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_ops_table import CASES, PLACES, as_list, run_case
-
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-from benchmarks import ifelse as ifelse_bench, mlp as mlp_bench, rnn as rnn_bench  # noqa: E402
 
 
 def drained(exe, program, **kwargs):

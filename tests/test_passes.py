@@ -91,3 +91,109 @@ def test_bad_arguments_say_what_is_wrong():
         pd.passes.apply(pd.Program(), passes=["fc_fusion"])
     with pytest.raises(TypeError, match="needs a Program"):
         pd.passes.apply("main")
+
+
+# --- recurrent_hoist ------------------------------------------------------------------------
+def _rnn64(T=4, B=3, D=2, H=3, seed=5):
+    """h_t = tanh(x_t Wx + h_{t-1} Wh) in float64 (pd.layer.fc: mul ops), x differentiable,
+    loss = mean(h*h)."""
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = seed
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [T, B, D], "float64")
+        x.stop_gradient = False
+        h0 = pd.layers.fill_constant([B, H], "float64", 0.0)
+        rnn = pd.StaticRNN()
+        with rnn.step():
+            x_t = rnn.step_input(x)
+            h_pre = rnn.memory(init=h0)
+            h = pd.tanh(pd.layer.fc(x_t, H, param_attr=pd.ParamAttr(
+                "wx", initializer=pd.Normal(0, 0.6, 1)), bias_attr=False)
+                + pd.layer.fc(h_pre, H, param_attr=pd.ParamAttr(
+                    "wh", initializer=pd.Normal(0, 0.6, 2)), bias_attr=False))
+            rnn.update_memory(h_pre, h)
+            rnn.output(h)
+        hs = rnn()
+        loss = pd.mean(hs * hs)
+    feed = {"x": np.random.default_rng(seed).standard_normal((T, B, D))}
+    return main, startup, loss, feed
+
+
+def test_recurrent_hoist_moves_the_input_projection_out_of_the_loop():
+    from benchmarks_path import rnn_bench   # noqa: PLC0415
+    main, startup, loss = rnn_bench.build(t=5, b=3, d=4, h=6)
+    fused = pd.passes.apply(main, passes=["recurrent_hoist"])
+    types = _types(fused)
+    r, rg = types.index("recurrent"), types.index("recurrent_grad")
+    assert types[r - 1] == "mul" and fused.global_block().ops[r - 1].attr("x_num_col_dims") == 2
+    assert types[rg + 1] == "mul_grad"                        # W@GRAD in one product
+    assert "mul" in _types(main, 1) and _types(fused, 1).count("mul") == 1     # wh's stays
+    assert _types(fused, 2).count("mul_grad") == 1
+    assert fused.global_block().ops[r].input("parameters") == ["wh", "bh"]
+    assert not pd.validate(fused)
+    exe = pd.Executor()
+    a, b = pd.Scope(), pd.Scope()
+    exe.run(startup, scope=a)
+    exe.run(startup, scope=b)
+    feed = rnn_bench.sequence(t=5, b=3, d=4)
+    for _ in range(3):
+        want, = exe.run(main, feed=feed, fetch_list=[loss], scope=a)
+        got, = exe.run(fused, feed=feed, fetch_list=[loss.name], scope=b)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    for name in ("wx", "wh", "bh"):
+        np.testing.assert_allclose(b.find_var(name).get(), a.find_var(name).get(), rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_recurrent_hoist_gradients_match_central_differences():
+    """The rewritten backward (the step block's gradient of the projection handed out by
+    recurrent_grad, one mul_grad for Wx and x) against numbers."""
+    main, startup, loss, feed = _rnn64()
+    forward = main.clone()
+    with pd.program_guard(main, startup):
+        grads = pd.gradients([loss], [main.global_block().var(n) for n in ("x", "wx", "wh")])
+    fused = pd.passes.apply(main, passes=["recurrent_hoist"])
+    assert "mul_grad" in _types(fused)
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    analytic = exe.run(fused, feed=feed, fetch_list=[g.name for g in grads], scope=scope)
+    eps = 1e-6
+
+    def loss_at(name, value):
+        f = dict(feed)
+        saved = None
+        if name in feed:
+            f[name] = value
+        else:
+            saved = scope.find_var(name).get()
+            scope.find_var(name).set(value)
+        out, = exe.run(forward, feed=f, fetch_list=[loss.name], scope=scope)
+        if saved is not None:
+            scope.find_var(name).set(saved)
+        return float(out)
+
+    for name, got in zip(("x", "wx", "wh"), analytic):
+        base = feed[name] if name in feed else scope.find_var(name).get().copy()
+        numeric = np.zeros_like(base)
+        for idx in np.ndindex(base.shape):
+            up, down = base.copy(), base.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            numeric[idx] = (loss_at(name, up) - loss_at(name, down)) / (2 * eps)
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_recurrent_hoist_leaves_a_step_input_read_twice():
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [4, 2, 3])
+        rnn = pd.StaticRNN()
+        with rnn.step():
+            x_t = rnn.step_input(x)
+            h_pre = rnn.memory(shape=[2, 3], batch_ref=x_t)
+            h = pd.tanh(pd.layer.fc(x_t, 3, bias_attr=False) + x_t + h_pre)   # x_t read twice
+            rnn.update_memory(h_pre, h)
+            rnn.output(h)
+        rnn()
+    assert "mul" in _types(main, 1)
+    assert _types(pd.passes.apply(main, passes=["recurrent_hoist"]), 1) == _types(main, 1)

@@ -10,10 +10,10 @@ whose intermediate values something else reads (a gradient op, a fetch named in
 from __future__ import annotations
 
 from ..core.program import Program
-from . import fc_fuse
+from . import fc_fuse, recurrent_hoist
 
 # name -> function(program, keep) rewriting ``program`` in place; the order they run in
-PASSES = {"fc_fuse": fc_fuse.run}
+PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run}
 
 
 def apply(program: Program, passes=None, keep=()) -> Program:

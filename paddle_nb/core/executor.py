@@ -249,18 +249,32 @@ class Executor:
             fetch_list=None, scope: Scope | None = None, return_numpy: bool = True,
             check_nan_inf: bool | None = None):
         """Run ``program`` once and return the fetched values as numpy arrays. If it
-        raises, the scope's persistable variables are as they were before the run."""
+        raises, the scope's persistable variables are as they were before the run.
+        Without ``check_nan_inf`` this is the compiled path (core/fast_path.py), on a
+        rewritten copy of the program where a pass applies."""
+        check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
+        rewritten = None
+        if not check and fast_path.rewrite is not None and isinstance(program, Program):
+            rewritten = _rewritten(program, feed, fetch_list)
         try:
-            gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf,
-                             _stepping=False)
-            while True:
+            if rewritten is not None:
                 try:
-                    next(gen)
-                except StopIteration as done:
-                    return done.value
+                    return self._drain(rewritten, feed, fetch_list, scope, check_nan_inf)
+                except Exception:       # noqa: BLE001 (undone; the program as written
+                    pass                # runs again and raises in terms of its own ops)
+            return self._drain(program, feed, fetch_list, scope, check_nan_inf)
         except KeyboardInterrupt as e:    # one that arrived between ops says so too
             _note_interrupt(e, None)
             raise
+
+    def _drain(self, program, feed, fetch_list, scope, check_nan_inf):
+        gen = self.steps(program, feed, fetch_list, scope, check_nan_inf=check_nan_inf,
+                         _stepping=False)
+        while True:
+            try:
+                next(gen)
+            except StopIteration as done:
+                return done.value
 
     def steps(self, program: Program | None = None, feed: dict | None = None,
               fetch_list=None, scope: Scope | None = None, training: bool = False,
@@ -495,6 +509,38 @@ class Executor:
                 not _held_outside(value, run_scope):
             return value
         return np.array(value, copy=True)
+
+
+# The attribute of a Program holding its rewritten copies for the compiled path:
+# {names kept: (program version, copy or None)}.
+_REWRITE_ATTR = "_rewritten_for_run"
+
+
+def _rewritten(program: Program, feed, fetch_list):
+    """The compiled path's copy of ``program`` (fast_path.rewrite) keeping what this run
+    feeds and fetches, made once per program version and set of names; None when no pass
+    changes the program (or a pass fails: the program runs as written)."""
+    names = set()
+    for key in (feed or {}):
+        names.add(key if isinstance(key, str) else getattr(key, "name", None))
+    items = fetch_list if isinstance(fetch_list, (list, tuple)) else \
+        ([] if fetch_list is None else [fetch_list])
+    for item in items:
+        names.add(item if isinstance(item, str) else getattr(item, "name", None))
+    keep = frozenset(n for n in names if isinstance(n, str))
+    cache = program.__dict__.setdefault(_REWRITE_ATTR, {})
+    version = program.version
+    hit = cache.get(keep)
+    if hit is not None and hit[0] == version:
+        return hit[1]
+    try:
+        copy = fast_path.rewrite(program, keep)
+    except Exception:                 # noqa: BLE001 (a pass that cannot: run as written)
+        copy = None
+    if len(cache) >= 8:               # a loop fetching ever other names: keep it bounded
+        cache.clear()
+    cache[keep] = (version, copy)
+    return copy
 
 
 # The attribute of a Program holding the version its run-time checks last passed at.

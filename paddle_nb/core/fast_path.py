@@ -21,8 +21,15 @@ without ``check_nan_inf`` has no such watcher, so a block is bound once instead:
   the run stays all or nothing (the previous value is untouched until the run ends). The
   interpreter's context answers ``out`` with ``np.empty``, so a stepped run never shares.
 
+* **Rewritten programs.** ``rewrite`` (installed by ``paddle_nb.passes``: the core does not
+  import the passes) may give the compiled path a rewritten copy of a program, as Paddle's
+  IR passes do (a recurrent op's input projection hoisted out of the loop, fc fusion). The
+  copy keeps every name the run feeds or fetches. Errors must name the ops of the program
+  the user wrote, so a run of the copy that fails is undone (runs are all or nothing) and
+  the program as written runs again, whose error is the one raised.
+
 A test (tests/test_fast_path.py) runs every op-table program and the course's models both
-ways and compares the results bit for bit.
+ways and compares the results bit for bit (to 1e-6 where a rewrite reorders float sums).
 """
 from __future__ import annotations
 
@@ -34,6 +41,11 @@ from . import validate
 from .errors import ExecutionError
 from .grad_maker import EMPTY_VAR
 from .kernel_context import KernelContext, _on_device, _too_large, _why_no_value
+
+
+# (program, keep: frozenset of names) -> a rewritten copy of program, or None when no pass
+# changes it; set by paddle_nb.passes (passes.for_fast_path).
+rewrite = None
 
 
 def bind_slots(prepared_ops) -> list[str]:

@@ -9,11 +9,15 @@ whose intermediate values something else reads (a gradient op, a fetch named in
 """
 from __future__ import annotations
 
+from ..core import fast_path
 from ..core.program import Program
 from . import fc_fuse, recurrent_hoist
 
 # name -> function(program, keep) rewriting ``program`` in place; the order they run in
 PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run}
+
+# What Executor.run's compiled path applies (Executor.steps and the debugger never do).
+FAST_PATH = ("recurrent_hoist", "fc_fuse")
 
 
 def apply(program: Program, passes=None, keep=()) -> Program:
@@ -31,3 +35,15 @@ def apply(program: Program, passes=None, keep=()) -> Program:
     for name in names:
         PASSES[name](fused, kept)
     return fused
+
+
+def for_fast_path(program: Program, keep=frozenset()) -> Program | None:
+    """The copy of ``program`` that ``Executor.run`` runs: FAST_PATH applied, keeping the
+    names in ``keep``; None when none of them changes anything."""
+    fused = program.clone()
+    if sum(PASSES[name](fused, frozenset(keep)) for name in FAST_PATH) == 0:
+        return None
+    return fused
+
+
+fast_path.rewrite = for_fast_path

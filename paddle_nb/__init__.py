@@ -64,7 +64,8 @@ def unload_ipython_extension(ip):
 
 def __getattr__(name):
     """The widgets need anywidget: import them on first use, not with the core."""
-    if name in ("show", "ProgramView", "ScopeView", "DebuggerView", "TrainingView"):
+    if name in ("show", "show_passes", "ProgramView", "ScopeView", "DebuggerView",
+                "TrainingView"):
         from .notebook import widgets   # noqa: PLC0415
         return getattr(widgets, name)
     raise AttributeError(f"module 'paddle_nb' has no attribute {name!r}")

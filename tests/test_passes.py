@@ -197,3 +197,14 @@ def test_recurrent_hoist_leaves_a_step_input_read_twice():
         rnn()
     assert "mul" in _types(main, 1)
     assert _types(pd.passes.apply(main, passes=["recurrent_hoist"]), 1) == _types(main, 1)
+
+
+def test_show_passes_puts_the_rewritten_program_beside_the_original(trained):
+    model = trained[0]
+    view = pd.show_passes(model.test)
+    (left_title, left), (right_title, right) = (box.children for box in view.children)
+    assert "as written" in left_title.value and "fc_fuse" in right_title.value
+    assert "block 0: 6" in left_title.value and "block 0: 3" in right_title.value
+    ops = lambda v: [op["type"] for op in v.model["blocks"][0]["ops"]]   # noqa: E731
+    assert ops(left)[:3] == ["mul", "elementwise_add", "relu"]
+    assert ops(right) == ["fc", "fc", "softmax"]

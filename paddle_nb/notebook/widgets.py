@@ -112,6 +112,23 @@ def show(program=None) -> ProgramView:
     return ProgramView(program)
 
 
+def show_passes(program=None, passes=None, keep=()) -> ipywidgets.HBox:
+    """``program`` as written beside what ``pd.passes.apply`` makes of it (``passes``
+    None: the passes Executor.run's compiled path applies, ``pd.passes.FAST_PATH``), each
+    in a ProgramView under a title that counts its ops."""
+    from .. import passes as P   # noqa: PLC0415
+    program = program if program is not None else default_main_program()
+    rewritten = P.apply(program, passes=P.FAST_PATH if passes is None else passes, keep=keep)
+
+    def titled(title, p):
+        ops = ", ".join(f"block {b.idx}: {len(b.ops)}" for b in p.blocks)
+        return ipywidgets.VBox([ipywidgets.HTML(f"<b>{title}</b> (ops in {ops})"),
+                                ProgramView(p)],
+                               layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+    return _side_by_side(titled("as written", program),
+                         titled(f"after {', '.join(passes or P.FAST_PATH)}", rewritten))
+
+
 # --- ScopeView --------------------------------------------------------------------------
 class ScopeView(anywidget.AnyWidget):
     """The scope forest below a scope, with values as stats, heatmaps and sparklines."""

@@ -126,7 +126,7 @@ def _binary_grad(dx_of, dy_of):
 
 def _cuda_unbroadcast(grad, operand_view_shape, operand_shape):
     """unbroadcast on the device: sum the broadcast axes (kernels/cuda/reduce.py)."""
-    if grad.shape == operand_shape == operand_view_shape and grad.flags.c_contiguous:
+    if grad.shape == operand_shape == operand_view_shape:
         return grad                       # nothing was broadcast (the common case)
     view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
     axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]

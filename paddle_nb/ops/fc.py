@@ -14,6 +14,7 @@ from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import activation as KA
 from ..kernels.cpu import elementwise as KE
+from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import matmul as CM
 from .matmul import _flat2d, matmul_2d
@@ -70,10 +71,21 @@ def _fc_infer(ctx):
     ctx.set_output("Out", xs[:n_col] + [cols], ctx.dtype("Input"))
 
 
-def _operands(ctx):
+def _crop(w):
+    """The weights inside padding_weights' 4 extra rows and columns (a strided view)."""
+    return w[:-PAD, :-PAD]
+
+
+def _cuda_crop(w):
+    """_crop on the device, as a contiguous copy (device arrays reshape only then)."""
+    rows, cols = w.shape
+    return CC.gather(CC.copy_if_strided(w), (rows - PAD, cols - PAD), (cols, 1))
+
+
+def _operands(ctx, crop=_crop):
     x, w = ctx.input("Input"), ctx.input("W")
     if ctx.attr("padding_weights"):
-        w = w[:-PAD, :-PAD]
+        w = crop(w)
     n_col = ctx.attr("in_num_col_dims")
     return x.reshape(_flat2d(x.shape, n_col)), w, x.shape[:n_col] + (w.shape[1],)
 
@@ -91,7 +103,7 @@ def _fc(ctx):
 
 
 def _cuda_fc(ctx):
-    x2, w, out_shape = _operands(ctx)
+    x2, w, out_shape = _operands(ctx, _cuda_crop)
     out = CM.matmul(x2, w)
     bias = ctx.input("Bias")
     if bias is not None:

@@ -1,5 +1,6 @@
 """Debugger step latency: the time from a Step click (a message reaching the view) to the
-views' models being updated, against the 100 ms target for a small program."""
+views' models being updated, against the 100 ms target for a small program (20 ms for the
+MLP: the compiled run path must leave stepping as fast as it was)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import numpy as np
 import paddle_nb as pd
 
 TARGET_S = 0.100
+TARGET_MLP_S = 0.020
 
 
 def _mlp():
@@ -57,5 +59,6 @@ def run(quick: bool = False) -> list[dict]:
         view = DebuggerView(pd.Debugger(main, feed=feed, fetch_list=[y], startup=startup))
         clicked = timing.median_time(_stepper(view), repeats=7 if quick else 15, inner=5)
         rows.append(row(f"Debugger.step(), {name}", raw))
-        rows.append(row(f"Step click -> views updated, {name}", clicked, max_s=TARGET_S))
+        rows.append(row(f"Step click -> views updated, {name}", clicked,
+                        max_s=TARGET_MLP_S if name.startswith("MLP") else TARGET_S))
     return rows

@@ -14,7 +14,8 @@ from .common import row, runner
 from .timing import compare
 
 N_OPS = 1000
-TARGET_S = 3e-6
+TARGET_S = 3e-6           # the executor's own cost per op (the robustness issue's target)
+TARGET_PER_OP_S = 2e-6    # per op in all, kernel included (the compiled run path's target)
 
 
 def build(n_ops: int = N_OPS):
@@ -37,7 +38,8 @@ def run(quick: bool = False) -> list[dict]:
     s = compare({"run": runner(main, None, feed, [out]),
                  "kernel": lambda: kernel_alone(feed["x"])}, quick)
     per_op, kernel = s["run"] / N_OPS, s["kernel"]
-    return [row(f"{N_OPS} scale ops on [1]: Executor.run time per op", per_op),
+    return [row(f"{N_OPS} scale ops on [1]: Executor.run time per op", per_op,
+                max_s=TARGET_PER_OP_S),
             row("scale on [1]: kernel alone", kernel, note="kernels.cpu.activation"
                 ".scale_then_bias, with np.empty for out"),
             row("executor overhead per op (per op - kernel)", per_op - kernel,

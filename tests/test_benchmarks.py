@@ -149,6 +149,19 @@ def test_command_line_writes_rows_with_every_key(tmp_path, monkeypatch):
     assert last["target_met"] is (last["paddle_nb_s"] <= 3e-6)
 
 
+def test_paths_times_run_against_steps(monkeypatch, capsys):
+    """python -m benchmarks.paths: one line per case with both times and the ratio."""
+    from benchmarks import paths, timing
+    monkeypatch.setattr(timing, "SETTLE_S", 0.0)
+    monkeypatch.setattr(executor_overhead, "N_OPS", 20)
+    assert paths.main(["--quick"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:1] == ["case"] and len(lines) == 5
+    for line in lines[1:]:
+        ratio = float(line.split("us")[-1].split()[0])
+        assert 0 < ratio < 10, line
+
+
 def test_a_failing_case_is_a_row_not_a_crash(monkeypatch):
     from benchmarks import __main__ as cli
 

@@ -253,6 +253,7 @@ class Executor:
         Without ``check_nan_inf`` this is the compiled path (core/fast_path.py), on a
         rewritten copy of the program where a pass applies."""
         check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
+        program = program if program is not None else default_main_program()
         rewritten = None
         if not check and fast_path.rewrite is not None and isinstance(program, Program):
             rewritten = _rewritten(program, feed, fetch_list)

@@ -20,7 +20,6 @@ without ``check_nan_inf`` has no such watcher, so a block is bound once instead:
   parameter value is written into the parameter array of two steps ago: no allocation, and
   the run stays all or nothing (the previous value is untouched until the run ends). The
   interpreter's context answers ``out`` with ``np.empty``, so a stepped run never shares.
-
 * **Rewritten programs.** ``rewrite`` (installed by ``paddle_nb.passes``: the core does not
   import the passes) may give the compiled path a rewritten copy of a program, as Paddle's
   IR passes do (a recurrent op's input projection hoisted out of the loop, fc fusion). The
@@ -48,7 +47,7 @@ from .kernel_context import KernelContext, _on_device, _too_large, _why_no_value
 rewrite = None
 
 
-def bind_slots(prepared_ops) -> list[str]:
+def bind_slots(prepared_ops) -> tuple[list[str], tuple[int, ...]]:
     """Number every name the ops use (inputs and outputs, first use first) and give each
     op ``in_ix`` / ``out_ix`` (slot -> tuple of numbers; -1 for an empty output) and
     ``sig_ix`` (the numbers of what its allocation guard reads). Returns the names, in

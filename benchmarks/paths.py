@@ -15,7 +15,8 @@ from . import executor_overhead, ifelse, mlp, rnn
 from .common import runner
 
 
-def _drained(exe, program, **kwargs):
+def drained(exe, program, **kwargs):
+    """What ``exe.run`` returns, computed by ``exe.steps`` one op at a time."""
     gen = exe.steps(program, **kwargs)
     while True:
         try:
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
         go = runner(main_program, startup, feed, [fetch])
         times = timing.compare(
             {"run": go,
-             "steps": lambda: _drained(go.exe, main_program, feed=feed, fetch_list=[fetch],
+             "steps": lambda: drained(go.exe, main_program, feed=feed, fetch_list=[fetch],
                                        scope=go.scope)}, args.quick)
         ratio = timing.ratios(times["run"], times["steps"])
         print(f"{name:24s} {_us(times['run'] / per):>14s} {_us(times['steps'] / per):>15s}"

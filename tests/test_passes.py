@@ -208,3 +208,19 @@ def test_show_passes_puts_the_rewritten_program_beside_the_original(trained):
     ops = lambda v: [op["type"] for op in v.model["blocks"][0]["ops"]]   # noqa: E731
     assert ops(left)[:3] == ["mul", "elementwise_add", "relu"]
     assert ops(right) == ["fc", "fc", "softmax"]
+
+
+def test_fc_runs_a_program_paddle_saved_and_matches_its_numbers():
+    """Three fc ops appended and run by PaddlePaddle 2.6.2 (relu and bias; two column dims
+    without bias; padding_weights), saved with what Paddle's CPU kernel computed
+    (tests/fixtures/paddle/make_fc_fixture.py)."""
+    from pathlib import Path   # noqa: PLC0415
+    here = Path(__file__).parent / "fixtures" / "paddle"
+    program = pd.Program.from_bytes((here / "fc_ops.pdesc").read_bytes())
+    saved = np.load(here / "fc_io.npz")
+    assert _types(program) == ["fc", "fc", "fc"]
+    feed = {k: saved[k] for k in saved.files if not k.endswith("_out")}
+    outs = [k for k in saved.files if k.endswith("_out")]
+    got = pd.Executor().run(program, feed=feed, fetch_list=outs, scope=pd.Scope())
+    for name, value in zip(outs, got):
+        np.testing.assert_allclose(value, saved[name], rtol=1e-5, atol=1e-6, err_msg=name)

@@ -3,7 +3,8 @@
 The notebook loads the extension, runs a ``%%paddle --step`` cell, and the test clicks the
 debugger's Step button three times, checking the highlighted op, a scope value and that the
 views say the cell's names (``x`` beside ``minibatch_0``). Then a loss curve spanning decades
-(a log axis) and the program's graph tab. The screenshots land in ``screenshots/``
+(a log axis), the program's graph tab, and a program beside its rewrite by the fast path's
+passes (``pd.show_passes``). The screenshots land in ``screenshots/``
 (git-ignored) so a person can look at them.
 """
 from __future__ import annotations
@@ -33,6 +34,12 @@ CELLS = [
     "    curve.append(step, 2.3 * np.exp(-step / 150) + 0.004)\n"
     "curve",
     "%paddle show --show graph",
+    # an inference program beside what the compiled path's passes make of it
+    "net = pd.Program()\n"
+    "with pd.program_guard(net, pd.Program()):\n"
+    "    a = pd.data('a', [-1, 4])\n"
+    "    pd.layer.fc(pd.layer.fc(a, 8, act='relu'), 3)\n"
+    "pd.show_passes(net)",
 ]
 
 
@@ -143,8 +150,8 @@ def test_the_loss_curve_takes_a_log_axis_and_keeps_its_last_label(lab, page):
 
 
 def test_the_graph_tab_is_compact_and_fits_its_pane(lab, page):
-    views = page.query_selector_all(".pd-program")
-    view = views[-1]                                          # %paddle show --show graph
+    view = page.query_selector_all(".jp-CodeCell")[3].query_selector(".pd-program")
+    #                                                           %paddle show --show graph
     view.scroll_into_view_if_needed()
     view.query_selector(".pd-tab[data-tab='graph']").click()
     svg = view.wait_for_selector(".pd-graph svg", timeout=30000)
@@ -154,3 +161,17 @@ def test_the_graph_tab_is_compact_and_fits_its_pane(lab, page):
     view.screenshot(path=str(SHOTS / "program_graph_fitted.png"))
     view.query_selector(".pd-graph-fit").click()              # actual size, scrolled
     view.screenshot(path=str(SHOTS / "program_graph_actual.png"))
+
+
+def test_show_passes_draws_the_program_beside_its_rewrite(lab, page):
+    cell = page.query_selector_all(".jp-CodeCell")[4]
+    cell.scroll_into_view_if_needed()
+    cell.wait_for_selector(".pd-program [data-op='b0:0']", timeout=60000)
+    left, right = cell.query_selector_all(".pd-program")
+    assert "as written" in cell.inner_text() and "after recurrent_hoist, fc_fuse" in \
+        cell.inner_text()
+    assert "mul" in left.inner_text() and "elementwise_add" in left.inner_text()
+    right_ops = [op.inner_text() for op in right.query_selector_all(".pd-op")]
+    assert len(right_ops) == 2 and all("fc" in t and "mul" not in t for t in right_ops), \
+        right_ops
+    cell.query_selector(".jp-OutputArea").screenshot(path=str(SHOTS / "show_passes.png"))

@@ -40,6 +40,8 @@ def apply(program: Program, passes=None, keep=()) -> Program:
 def for_fast_path(program: Program, keep=frozenset()) -> Program | None:
     """The copy of ``program`` that ``Executor.run`` runs: FAST_PATH applied, keeping the
     names in ``keep``; None when none of them changes anything."""
+    if not any(op.type == "mul" for b in program.blocks for op in b.ops):
+        return None       # both passes start from a mul: no copy of a program without one
     fused = program.clone()
     if sum(PASSES[name](fused, frozenset(keep)) for name in FAST_PATH) == 0:
         return None

@@ -206,6 +206,25 @@ def cast_reference(ins, attrs):
     return {"Out": ins["X"].astype(NUMPY_DTYPE[attrs["out_dtype"]])}
 
 
+def fused_elemwise_reference(ins, attrs):
+    """Out = unary(binary(X, Y)) or binary(X, unary(Y)), in float64, Fluid's axis rule;
+    IntermediateOut is the inner function's result."""
+    unary = {"relu": lambda v: np.maximum(v, 0), "tanh": np.tanh,
+             "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "scale": lambda v: v * attrs["scale"]}
+    binary = {"elementwise_add": np.add, "elementwise_mul": np.multiply}
+    x, y = ins["X"].astype(np.float64), ins["Y"].astype(np.float64)
+    outer, inner = attrs["functor_list"]
+    y_aligned = fluid_align(y, x.ndim, attrs.get("axis", -1))
+    if inner in binary:
+        mid = binary[inner](x, y_aligned)
+        out = unary[outer](mid)
+    else:
+        mid = unary[inner](y)
+        out = binary[outer](x, fluid_align(mid, x.ndim, attrs.get("axis", -1)))
+    dtype = ins["X"].dtype
+    return {"Out": out.astype(dtype), "IntermediateOut": mid.astype(dtype)}
+
+
 def fc_reference(ins, attrs):
     """Paddle's fc: Input flattened at in_num_col_dims, @ W (less 4 padding rows and
     columns with padding_weights), + Bias, then relu if asked."""
@@ -458,6 +477,23 @@ CASES = [
          {"x_num_col_dims": 1}, mul_reference),
     Case("batch-1", "mul", {"X": floats(1, 2, 3), "Y": floats(2, 3, 5)},
          {"x_num_col_dims": 1}, mul_reference, unknown_batch=True),
+    Case("tanh_add_bias", "fused_elemwise_activation", {"X": floats(1, 4, 5), "Y": floats(2, 5)},
+         {"functor_list": ["tanh", "elementwise_add"], "save_intermediate_out": True},
+         fused_elemwise_reference),
+    Case("mul_sigmoid_axis1", "fused_elemwise_activation",
+         {"X": floats(1, 2, 3, 4, dtype=np.float64), "Y": floats(2, 3, dtype=np.float64)},
+         {"functor_list": ["elementwise_mul", "sigmoid"], "axis": 1,
+          "save_intermediate_out": True}, fused_elemwise_reference),
+    Case("scale_mul", "fused_elemwise_activation", {"X": floats(1, 3, 4), "Y": floats(2, 3, 4)},
+         {"functor_list": ["scale", "elementwise_mul"], "scale": 0.5,
+          "save_intermediate_out": True}, fused_elemwise_reference),
+    Case("add_relu", "fused_elemwise_add_activation",
+         {"X": floats(1, 2, 3, 4), "Y": floats(2, 3, 4)},
+         {"functor_list": ["elementwise_add", "relu"], "save_intermediate_out": True},
+         fused_elemwise_reference),
+    Case("relu_add", "fused_elemwise_add_activation", {"X": floats(1, 3, 4), "Y": floats(2, 4)},
+         {"functor_list": ["relu", "elementwise_add"], "save_intermediate_out": True},
+         fused_elemwise_reference),
     Case("relu_bias", "fc", {"Input": floats(1, 4, 6), "W": floats(2, 6, 3),
                              "Bias": floats(3, 3)},
          {"activation_type": "relu"}, fc_reference),

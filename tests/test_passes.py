@@ -56,10 +56,10 @@ def test_the_fused_program_saves_and_loads(trained):
     assert np.array_equal(got, want)
 
 
-def test_a_training_program_is_left_as_it_is(trained):
+def test_fc_fuse_leaves_a_training_program_as_it_is(trained):
     """Gradient ops read mul's product: fusing it away would break them."""
     model = trained[0]
-    assert _types(pd.passes.apply(model.main)) == _types(model.main)
+    assert _types(pd.passes.apply(model.main, passes=["fc_fuse"])) == _types(model.main)
 
 
 def test_kept_intermediates_are_not_fused_away(trained):
@@ -68,12 +68,15 @@ def test_kept_intermediates_are_not_fused_away(trained):
     model = trained[0]
     product = model.test.global_block().ops[0].output("Out")[0]
     pre = model.test.global_block().ops[1].output("Out")[0]          # the sum before relu
-    fused = pd.passes.apply(model.test, keep=[pre])
+    fused = pd.passes.apply(model.test, passes=["fc_fuse"], keep=[pre])
     assert _types(fused) == ["fc", "relu", "fc", "softmax"]
     first = fused.global_block().ops[0]
     assert first.output("Out") == [pre] and first.attr("activation_type") == ""
-    fused = pd.passes.apply(model.test, keep=[product])
+    fused = pd.passes.apply(model.test, passes=["fc_fuse"], keep=[product])
     assert _types(fused) == ["mul", "elementwise_add", "relu", "fc", "softmax"]
+    # where fc cannot take the add and relu, elewise_add_act_fuse still does
+    fused = pd.passes.apply(model.test, keep=[product])
+    assert _types(fused) == ["mul", "fused_elemwise_add_activation", "fc", "softmax"]
 
 
 def test_only_weights_and_biases_that_are_parameters_fuse():
@@ -145,15 +148,22 @@ def test_recurrent_hoist_moves_the_input_projection_out_of_the_loop():
                                    atol=1e-7)
 
 
-def test_recurrent_hoist_gradients_match_central_differences():
+@pytest.mark.parametrize("passes", [["recurrent_hoist"], None], ids=["hoist", "all"])
+def test_recurrent_hoist_gradients_match_central_differences(passes):
     """The rewritten backward (the step block's gradient of the projection handed out by
-    recurrent_grad, one mul_grad for Wx and x) against numbers."""
+    recurrent_grad, one mul_grad for Wx and x; with all passes, the step's add and tanh
+    fused forward and backward too) against numbers."""
     main, startup, loss, feed = _rnn64()
     forward = main.clone()
     with pd.program_guard(main, startup):
         grads = pd.gradients([loss], [main.global_block().var(n) for n in ("x", "wx", "wh")])
-    fused = pd.passes.apply(main, passes=["recurrent_hoist"])
+    fused = pd.passes.apply(main, passes=passes)
     assert "mul_grad" in _types(fused)
+    if passes is None:
+        assert "fused_elemwise_add_activation" in _types(fused, 1)
+        grad_block = fused.global_block().ops[_types(fused).index("recurrent_grad")]
+        assert "fused_elemwise_add_activation_grad" in _types(fused, grad_block.attr(
+            "sub_block"))
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     analytic = exe.run(fused, feed=feed, fetch_list=[g.name for g in grads], scope=scope)

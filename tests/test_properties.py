@@ -839,8 +839,10 @@ def covered_op_types() -> set[str]:
 
 # Ops that need a sub-block, or that the executor runs for a program's own feed/fetch;
 # they are tested by building real control flow (tests/test_cond.py, test_while.py, ...).
-# fc is made by a pass (passes/fc_fuse.py), never by a builder: tests/test_passes.py.
-NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc"}
+# fc and the fused elementwise ops are made by passes (passes/), never by a builder:
+# tests/test_passes.py.
+NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc",
+                 "fused_elemwise_activation", "fused_elemwise_add_activation"}
 
 
 def small_shapes(min_dims=1):

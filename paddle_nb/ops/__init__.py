@@ -1,5 +1,5 @@
 """The one place to add an op: one file per family, each op declared once with
 ``register(OpDef(...))`` (OpProto, shape inference, kernels, gradient together).
 Importing this package registers them all."""
-from . import (activation, conditional, elementwise, fc, fill, io, loss, matmul,  # noqa: F401
-               optimizer, recurrent, reduce, shape, tensor_array, while_op)
+from . import (activation, conditional, elementwise, fc, fill, fused_elemwise, io,  # noqa: F401
+               loss, matmul, optimizer, recurrent, reduce, shape, tensor_array, while_op)

@@ -24,7 +24,7 @@ from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
 
-def _broadcast_infer(out_dtype=None):
+def broadcast_infer(out_dtype=None):
     def infer(ctx):
         xs, ys, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
         if len(ys) > len(xs):      # Paddle 2 also broadcasts a smaller X into Y
@@ -185,7 +185,7 @@ for _type, _kernel, _op, _formula in (
         ("elementwise_mul", _binary_kernel(K.mul), "mul", "X * Y"),
         ("elementwise_div", _div_kernel, "div", "X / Y")):
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
-                   "into X from `axis`.", infer_shape=_broadcast_infer(),
+                   "into X from `axis`.", infer_shape=broadcast_infer(),
                    kernels={"cpu": _kernel, "cuda": _cuda_binary(_op)},
                    grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]),
                              cuda_kernel=_cuda_binary_grad(*_CUDA_GRADS[_type]))))
@@ -196,7 +196,7 @@ for _type, _ufunc, _formula in (
     register(OpDef(_type, [X, Y], [OUT],
                    [AXIS, Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
                    comment=f"Out = {_formula} elementwise, as bool.",
-                   infer_shape=_broadcast_infer(VarType.BOOL),
+                   infer_shape=broadcast_infer(VarType.BOOL),
                    kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
                             "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT))
 

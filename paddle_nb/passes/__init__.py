@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from ..core import fast_path
 from ..core.program import Program
-from . import fc_fuse, recurrent_hoist
+from . import elewise_add_act_fuse, fc_fuse, recurrent_hoist
 
 # name -> function(program, keep) rewriting ``program`` in place; the order they run in
-PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run}
+PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run,
+          "elewise_add_act_fuse": elewise_add_act_fuse.run}
 
 # What Executor.run's compiled path applies (Executor.steps and the debugger never do).
-FAST_PATH = ("recurrent_hoist", "fc_fuse")
+FAST_PATH = ("recurrent_hoist", "fc_fuse", "elewise_add_act_fuse")
+# every pass starts from one of these: a program without them is run as it is, uncopied
+STARTS = frozenset({"mul", "elementwise_add"})
 
 
 def apply(program: Program, passes=None, keep=()) -> Program:
@@ -40,8 +43,8 @@ def apply(program: Program, passes=None, keep=()) -> Program:
 def for_fast_path(program: Program, keep=frozenset()) -> Program | None:
     """The copy of ``program`` that ``Executor.run`` runs: FAST_PATH applied, keeping the
     names in ``keep``; None when none of them changes anything."""
-    if not any(op.type == "mul" for b in program.blocks for op in b.ops):
-        return None       # both passes start from a mul: no copy of a program without one
+    if not any(op.type in STARTS for b in program.blocks for op in b.ops):
+        return None
     fused = program.clone()
     if sum(PASSES[name](fused, frozenset(keep)) for name in FAST_PATH) == 0:
         return None

@@ -16,9 +16,9 @@ carries the ``mul``'s creating line, so an error still points at the user's ``fc
 """
 from __future__ import annotations
 
-from ..core import attrs as A
 from ..core.program import Program
 from ..core.symbol_table import var_shape
+from .matching import copy_line, reader_counts, untouched_between
 
 
 def run(program: Program, keep=frozenset()) -> int:
@@ -34,18 +34,9 @@ def run(program: Program, keep=frozenset()) -> int:
     return count
 
 
-def _readers(program: Program) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for b in program.blocks:
-        for op in b.ops:
-            for n in set(op.input_arg_names):
-                counts[n] = counts.get(n, 0) + 1
-    return counts
-
-
 def _find(program, block, keep):
     ops = block.ops
-    readers = _readers(program)
+    readers = reader_counts(program)
 
     def only_reader(name, i, op_type):
         """The index of the one op after ``i`` reading ``name``, if it is an ``op_type``."""
@@ -79,8 +70,7 @@ def _find(program, block, keep):
         k = only_reader(out, j, "relu")
         if k is not None:
             last, out, act = k, ops[k].output("Out")[0], "relu"
-        reads = {mul.input("X")[0], w.name, bias.name}
-        if any(reads & set(op.output_arg_names) for op in ops[i + 1:last]):
+        if not untouched_between(ops, i, last, [mul.input("X")[0], w.name, bias.name]):
             continue        # something rewrites an input before the last op: moving unsafe
         dropped = [product] + ([add.output("Out")[0]] if act else [])
         return i, j, (k if act else None), out, act, dropped
@@ -94,9 +84,7 @@ def _fuse(block, i, j, k, out, act, dropped) -> None:
     inputs = {"Input": mul.input("X"), "W": mul.input("Y"), "Bias": add.input("Y")}
     attrs = {"in_num_col_dims": mul.attr("x_num_col_dims", 1), "activation_type": act}
     fc = block._insert_op(last + 1, "fc", inputs, {"Out": [out]}, attrs, infer_shape=False)
-    for name in ("op_callstack", "op_role"):      # the user's line, forward role
-        if mul.has_attr(name):
-            fc._set_attr(name, mul.attr(name), A.STRINGS if name == "op_callstack" else None)
+    copy_line(mul, fc)
     for index in sorted({i, j, last}, reverse=True):
         block._remove_op(index)
     for name in dropped:

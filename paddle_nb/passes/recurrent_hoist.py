@@ -27,10 +27,10 @@ gradient's sum over steps is one product instead of T additions).
 """
 from __future__ import annotations
 
-from ..core import attrs as A
 from ..core.grad_maker import EMPTY_VAR, grad_name
 from ..core.program import Program
 from ..core.symbol_table import var_dtype, var_shape
+from .matching import copy_line
 
 
 def run(program: Program, keep=frozenset()) -> int:
@@ -114,11 +114,6 @@ def _fresh(program, base: str) -> str:
     return name
 
 
-def _copy_line(src, dst) -> None:
-    if src.has_attr("op_callstack"):
-        dst._set_attr("op_callstack", src.attr("op_callstack"), A.STRINGS)
-
-
 def _hoist(program, parent, r_op, step, m_op, rg_op, grad_block, mg_op) -> None:
     x, w = m_op.input("X")[0], m_op.input("Y")[0]
     product = m_op.output("Out")[0]
@@ -133,7 +128,7 @@ def _hoist(program, parent, r_op, step, m_op, rg_op, grad_block, mg_op) -> None:
     r_index = r_op.idx
     new = parent._insert_op(r_index, "mul", {"X": [x], "Y": [w]}, {"Out": [hoisted]},
                             {"x_num_col_dims": n_col, "y_num_col_dims": 1}, infer_shape=False)
-    _copy_line(m_op, new)
+    copy_line(m_op, new)
     inputs = r_op.input("inputs")
     _set_slot(r_op, False, "inputs", [hoisted if n == x else n for n in inputs])
     _set_slot(r_op, False, "parameters", [p for p in r_op.input("parameters") if p != w])
@@ -171,7 +166,7 @@ def _hoist(program, parent, r_op, step, m_op, rg_op, grad_block, mg_op) -> None:
                              {"X@GRAD": [x_grad], "Y@GRAD": [w_grad]},
                              {"x_num_col_dims": n_col, "y_num_col_dims": 1},
                              infer_shape=False)
-    _copy_line(mg_op, grad)
+    copy_line(mg_op, grad)
     for name in ("op_role",):
         if mg_op.has_attr(name):
             grad._set_attr(name, mg_op.attr(name))

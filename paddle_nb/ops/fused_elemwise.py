@@ -1,0 +1,266 @@
+"""``fused_elemwise_activation``: an elementwise op and an activation as one op, as
+Paddle's ``fuse_elewise_add_act_pass`` makes it.
+
+``functor_list`` names the two functions and their order:
+
+- ``[unary, binary]`` is ``Out = unary(binary(X, Y))``, e.g. ``["tanh", "elementwise_add"]``
+  is ``tanh(X + Y)``; ``IntermediateOut`` is ``binary(X, Y)``;
+- ``[binary, unary]`` is ``Out = binary(X, unary(Y))``, e.g. ``["elementwise_add", "relu"]``
+  is ``X + relu(Y)``; ``IntermediateOut`` is ``unary(Y)``.
+
+binary is ``elementwise_add`` or ``elementwise_mul`` (Y broadcast into X from ``axis``, as
+those ops do); unary is ``relu``, ``tanh``, ``sigmoid`` or ``scale`` (times the ``scale``
+attribute). ``fused_elemwise_add_activation`` is the same op under the name Paddle's pass
+gives it when binary is an add. The gradient ops take the same list with ``_grad`` appended
+to both names; the activation's derivative is read from its output (``Out``, or
+``IntermediateOut`` for ``[binary, unary]``), so X may be absent when binary is an add.
+
+Why it pays here: paddle_nb's executor spends more per op than an elementwise kernel costs
+on a small tensor, so one op instead of two is the saving; the kernel is the two ops'
+kernels run back to back, in place on one array, and gives the same bits as the two ops.
+The math below is written once for both places; ``_CPU`` and ``_CUDA`` supply the kernels.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.errors import ExecutionError
+from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import activation as KA
+from ..kernels.cpu import elementwise as KE
+from ..kernels.cuda import elementwise as CE
+from . import arrays
+from .elementwise import (_cuda_unbroadcast, broadcast_infer, broadcast_operands,
+                          unbroadcast)
+
+BINARY = ("elementwise_add", "elementwise_mul")
+UNARY = ("relu", "tanh", "sigmoid", "scale")
+
+
+def is_unary_compound(functors) -> bool:
+    """True for ``[unary, binary]`` (Out = unary(binary(X, Y))), as Paddle decides it."""
+    return functors[1].removesuffix("_grad") in BINARY
+
+
+def _split(functors) -> tuple[str, str]:
+    """(binary, unary) names without ``_grad``, whichever order the list has."""
+    a, b = (f.removesuffix("_grad") for f in functors)
+    return (b, a) if is_unary_compound(functors) else (a, b)
+
+
+def _functors_check(grad: bool):
+    suffix = "_grad" if grad else ""
+
+    def check(value):
+        names = list(value)
+        ok = len(names) == 2 and all(n.endswith(suffix) for n in names)
+        if ok:
+            a, b = (n.removesuffix(suffix) for n in names)
+            ok = (a in UNARY and b in BINARY) or (a in BINARY and b in UNARY)
+        if ok:
+            return None
+        return (f"{names!r} is not a pair this op fuses; expected [unary{suffix}, "
+                f"binary{suffix}] or [binary{suffix}, unary{suffix}] with unary one of "
+                f"{list(UNARY)} and binary one of {list(BINARY)}")
+    return check
+
+
+def _attrs(grad: bool):
+    return [Attr("functor_list", A.STRINGS, [], "the two fused functions, outer first "
+                 "(see the module docstring)", check=_functors_check(grad)),
+            Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)"),
+            Attr("scale", A.FLOAT, 0.0, "the factor of a `scale` functor"),
+            Attr("save_intermediate_out", A.BOOLEAN, False,
+                 "also write IntermediateOut (the gradient then reads it)")]
+
+
+# --- the two places: the same names, CPU ufuncs or CUDA kernels ---------------------------
+class _CPU:
+    binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
+    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid}
+    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad}
+    unbroadcast = staticmethod(unbroadcast)
+
+    @classmethod
+    def binary(cls, name, x, y, out):
+        return cls.binaries[name](x, y, out=out)
+
+    @classmethod
+    def unary(cls, name, x, scale, out):
+        if name == "scale":
+            return KA.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
+        return cls.activations[name](x, out=out)
+
+    @classmethod
+    def derivative(cls, name, act_out, dout, scale, out):
+        """d act / d its input, times dout (read from the activation's output)."""
+        if name == "scale":
+            return KA.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
+                                      out=out)
+        return cls.derivatives[name](act_out, dout, out=out)
+
+
+class _CUDA:
+    unbroadcast = staticmethod(_cuda_unbroadcast)
+
+    @staticmethod
+    def binary(name, x, y, out):
+        return CE.binary("add" if name == "elementwise_add" else "mul", x, y)
+
+    @staticmethod
+    def unary(name, x, scale, out):
+        if name == "scale":
+            return CE.unary("scale_then_bias", x, a=scale, b=0.0)
+        return CE.unary(name, x)
+
+    @staticmethod
+    def derivative(name, act_out, dout, scale, out):
+        if name == "scale":
+            return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
+        return CE.unary_grad(name, act_out, dout)
+
+
+# --- forward ------------------------------------------------------------------------------
+def _forward(place):
+    def run(ctx):
+        binary, unary = _split(ctx.attr("functor_list"))
+        scale = ctx.attr("scale")
+        x0, y0 = ctx.input("X"), ctx.input("Y")
+        x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
+        shape = arrays.broadcast_shape(x.shape, y.shape)
+        keep = ctx.attr("save_intermediate_out") and ctx.has_output("IntermediateOut")
+        if is_unary_compound(ctx.attr("functor_list")):      # unary(binary(X, Y))
+            buffer = ctx.out("IntermediateOut" if keep else "Out", shape, x.dtype)
+            middle = place.binary(binary, x, y, buffer)
+            out = place.unary(unary, middle, scale,
+                              ctx.out("Out", shape, x.dtype) if keep else middle)
+        else:                                                  # binary(X, unary(Y))
+            middle = place.unary(unary, y, scale, ctx.out("IntermediateOut", y.shape, y.dtype))
+            out = place.binary(binary, x, middle, ctx.out("Out", shape, x.dtype))
+            middle = middle.reshape(y0.shape)
+        ctx.set_output("Out", out)
+        if keep:
+            ctx.set_output("IntermediateOut", middle)
+    run.__name__ = f"{place.__name__.strip('_').lower()}_fused_elemwise_activation"
+    return run
+
+
+def _infer(ctx):
+    ctx.require_dtype("X", "float")
+    broadcast_infer()(ctx)
+    if ctx.attr("save_intermediate_out") and ctx.has_output("IntermediateOut"):
+        if is_unary_compound(ctx.attr("functor_list")):
+            ctx.set_output("IntermediateOut", ctx.shape("X") if len(ctx.shape("X")) >=
+                           len(ctx.shape("Y")) else ctx.shape("Y"), ctx.dtype("X"))
+        else:
+            ctx.set_output("IntermediateOut", ctx.shape("Y"), ctx.dtype("Y"))
+
+
+# --- gradient -----------------------------------------------------------------------------
+def _backward(place):
+    def run(ctx):
+        functors = ctx.attr("functor_list")
+        binary, unary = _split(functors)
+        scale = ctx.attr("scale")
+        y0, dout = ctx.input("Y"), ctx.input("Out@GRAD")
+        x0 = ctx.input_or_none("X")
+        if x0 is None and binary != "elementwise_add":       # _grad_infer says so first
+            raise ExecutionError(f"{ctx.op.op.type}: input X is needed for the gradient "
+                                 f"of {binary}")
+        x_shape = x0.shape if x0 is not None else dout.shape
+        x, y = broadcast_operands(x0 if x0 is not None else dout, y0, ctx.attr("axis"))
+        if is_unary_compound(functors):                  # Out = u(b(X, Y))
+            d_mid = place.derivative(unary, ctx.input("Out"), dout, scale,
+                                     ctx.out("IntermediateOut@GRAD", dout.shape, dout.dtype))
+            dx_full, dy_full = _binary_grads(place, binary, x, y, d_mid)
+            dy = place.unbroadcast(dy_full, y.shape, y0.shape) if dy_full is not None else None
+        else:                                            # Out = b(X, u(Y))
+            mid = ctx.input_or_none("IntermediateOut")
+            if mid is None:
+                mid = place.unary(unary, y, scale, np.empty(y.shape, y.dtype))
+            mid = mid.reshape(y.shape)
+            dx_full, d_mid_full = _binary_grads(place, binary, x, mid, dout)
+            d_mid = place.unbroadcast(d_mid_full, y.shape, y0.shape)
+            dy = place.derivative(unary, mid.reshape(y0.shape), d_mid, scale,
+                                  ctx.out("Y@GRAD", y0.shape, y0.dtype))
+        if ctx.has_output("X@GRAD"):
+            ctx.set_output("X@GRAD", place.unbroadcast(dx_full, x.shape, x_shape))
+        if ctx.has_output("Y@GRAD"):
+            ctx.set_output("Y@GRAD", dy)
+        if ctx.has_output("IntermediateOut@GRAD"):
+            ctx.set_output("IntermediateOut@GRAD", d_mid)
+    run.__name__ = f"{place.__name__.strip('_').lower()}_fused_elemwise_activation_grad"
+    return run
+
+
+def _binary_grads(place, binary, x, y, d):
+    """(d/dX, d/dY) of ``binary`` at the broadcast shape, before summing back."""
+    if binary == "elementwise_add":
+        return d, d
+    return (place.binary("elementwise_mul", d, y, None if place is _CUDA else
+                         np.empty(d.shape, d.dtype)),
+            place.binary("elementwise_mul", d, x, None if place is _CUDA else
+                         np.empty(d.shape, d.dtype)))
+
+
+def _grad_infer(ctx):
+    binary, unary = _split(ctx.attr("functor_list"))
+    if binary != "elementwise_add" and not ctx.has_input("X"):
+        ctx.fail(f"the gradient of {binary} reads X", slot="X", expected="X given",
+                 given="no X")
+    if is_unary_compound(ctx.attr("functor_list")) and unary != "scale" and \
+            not ctx.has_input("Out"):
+        ctx.fail(f"the derivative of {unary} is read from its output", slot="Out",
+                 expected="Out given", given="no Out")
+    if ctx.has_output("X@GRAD"):
+        source = "X" if ctx.has_input("X") else "Out@GRAD"
+        ctx.set_output("X@GRAD", ctx.shape(source), ctx.dtype(source))
+    if ctx.has_output("Y@GRAD"):
+        ctx.set_output("Y@GRAD", ctx.shape("Y"), ctx.dtype("Y"))
+    if ctx.has_output("IntermediateOut@GRAD"):
+        source = "Out@GRAD" if is_unary_compound(ctx.attr("functor_list")) else "Y"
+        ctx.set_output("IntermediateOut@GRAD", ctx.shape(source), ctx.dtype(source))
+
+
+def _grad_maker(op, no_grad):
+    """Paddle's FusedElemwiseActivationGradMaker: the same inputs and attributes, the
+    functor names with ``_grad``, IntermediateOut passed on when it was saved."""
+    wanted = [s for s in ("X", "Y") if op.input(s)[0] not in no_grad]
+    if not wanted:
+        return []
+    attrs = dict(op.attrs)
+    attrs["functor_list"] = [f + "_grad" for f in op.attr("functor_list")]
+    inputs = {"X": op.input("X"), "Y": op.input("Y"), "Out": op.output("Out"),
+              "Out@GRAD": [grad_name(op.output("Out")[0])]}
+    if op.attr("save_intermediate_out", False) and op.output("IntermediateOut"):
+        inputs["IntermediateOut"] = op.output("IntermediateOut")
+    outputs = {s + "@GRAD": [grad_name(op.input(s)[0]) if s in wanted else EMPTY_VAR]
+               for s in ("X", "Y")}
+    return [GradOp(op.type + "_grad", inputs, outputs, attrs)]
+
+
+for _type in ("fused_elemwise_activation", "fused_elemwise_add_activation"):
+    register(OpDef(
+        _type, [Slot("X", "the first operand"), Slot("Y", "the second operand (broadcast "
+                                                    "into X from axis)")],
+        [Slot("Out", "the result"),
+         Slot("IntermediateOut", "the inner function's result", intermediate=True,
+              dispensable=True)],
+        _attrs(grad=False),
+        comment="Out = unary(binary(X, Y)) or binary(X, unary(Y)), as functor_list says: "
+                "an elementwise op and an activation fused (fuse_elewise_add_act_pass).",
+        infer_shape=_infer, kernels={"cpu": _forward(_CPU), "cuda": _forward(_CUDA)},
+        grad=_grad_maker))
+    register(OpDef(
+        _type + "_grad",
+        [Slot("X", "", dispensable=True), Slot("Y", ""), Slot("Out", "", dispensable=True),
+         Slot("IntermediateOut", "", dispensable=True), Slot("Out@GRAD", "")],
+        [Slot("X@GRAD", "", dispensable=True), Slot("Y@GRAD", "", dispensable=True),
+         Slot("IntermediateOut@GRAD", "", dispensable=True)],
+        _attrs(grad=True),
+        comment="X@GRAD, Y@GRAD (and IntermediateOut@GRAD) of the fused op: the "
+                "activation's derivative, then the elementwise op's.",
+        infer_shape=_grad_infer, kernels={"cpu": _backward(_CPU), "cuda": _backward(_CUDA)},
+        grad=NO_GRADIENT, grad_of=_type))

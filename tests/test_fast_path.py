@@ -284,12 +284,11 @@ def test_an_error_in_a_rewritten_program_names_the_op_the_user_wrote():
     good = np.ones((4, 2, 3), np.float32)
     exe.run(main, feed={"x": good}, fetch_list=[loss], scope=scope)
 
-    def index_of_sum(program):       # h's sum of the two projections, in the step block
-        return next(i for i, op in enumerate(program.block(1).ops)
-                    if op.type == "elementwise_add" and op.output("Out")[0].startswith(
-                        "elementwise_add"))
-    add = index_of_sum(main)
-    assert index_of_sum(fused) < add     # the hoisted mul (and fc_fuse) shortened the step
+    add = next(i for i, op in enumerate(main.block(1).ops)      # h's sum, then tanh
+               if op.type == "elementwise_add" and op.output("Out")[0].startswith(
+                   "elementwise_add"))
+    fused_at = [op.type for op in fused.block(1).ops].index("fused_elemwise_add_activation")
+    assert fused_at < add        # the hoisted mul (and fc_fuse) shortened the step
     with pytest.raises(pd.ExecutionError) as err:
         exe.run(main, feed={"x": np.ones((4, 3, 3), np.float32)}, fetch_list=[loss],
                 scope=scope)

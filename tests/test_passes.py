@@ -209,6 +209,48 @@ def test_recurrent_hoist_leaves_a_step_input_read_twice():
     assert _types(pd.passes.apply(main, passes=["recurrent_hoist"]), 1) == _types(main, 1)
 
 
+# --- recurrent_grad_trim ---------------------------------------------------------------------
+def _grad_block_types(program):
+    rg = program.global_block().ops[_types(program).index("recurrent_grad")]
+    return _types(program, rg.attr("sub_block"))
+
+
+def test_recurrent_grad_trim_drops_copies_and_unread_zeros_and_trains_the_same_bits():
+    from benchmarks_path import rnn_bench   # noqa: PLC0415
+    main, startup, loss = rnn_bench.build(t=5, b=3, d=4, h=6)
+    before = _grad_block_types(main)
+    trimmed = pd.passes.apply(main, passes=["recurrent_grad_trim"])
+    after = _grad_block_types(trimmed)
+    assert "rnn_memory_helper_grad" in before and before.count("fill_zeros_like") == 2
+    assert after == [t for t in before if t not in ("rnn_memory_helper_grad",
+                                                    "fill_zeros_like")]
+    assert not pd.validate(trimmed)
+    exe = pd.Executor()
+    a, b = pd.Scope(), pd.Scope()
+    exe.run(startup, scope=a)
+    exe.run(startup, scope=b)
+    feed = rnn_bench.sequence(t=5, b=3, d=4)
+    for _ in range(3):
+        want, = exe.run(main, feed=feed, fetch_list=[loss], scope=a)
+        got, = exe.run(trimmed, feed=feed, fetch_list=[loss.name], scope=b)
+        assert np.array_equal(got, want)
+    for name in ("wx", "wh", "bh"):
+        assert np.array_equal(b.find_var(name).get(), a.find_var(name).get()), name
+    # every pass together: four ops per backward time step, where the program has seven
+    assert _grad_block_types(pd.passes.apply(main)) == [
+        "sum", "fused_elemwise_add_activation_grad", "elementwise_add_grad", "mul_grad"]
+
+
+def test_recurrent_grad_trim_keeps_a_gradient_named_in_keep():
+    from benchmarks_path import rnn_bench   # noqa: PLC0415
+    main, _, _ = rnn_bench.build(t=3, b=2, d=2, h=2)
+    rg = main.global_block().ops[_types(main).index("recurrent_grad")]
+    grad_block = main.block(rg.attr("sub_block"))
+    zeroed = [op.output("Out")[0] for op in grad_block.ops if op.type == "fill_zeros_like"]
+    kept = pd.passes.apply(main, passes=["recurrent_grad_trim"], keep=zeroed[:1])
+    assert _grad_block_types(kept).count("fill_zeros_like") == 1
+
+
 def test_show_passes_puts_the_rewritten_program_beside_the_original(trained):
     model = trained[0]
     view = pd.show_passes(model.test)

@@ -1,7 +1,6 @@
 """Small pieces the op declarations share: slots, shape rules and kernel adapters."""
 from __future__ import annotations
 
-import numpy as np
 
 from ..core.registry import Slot
 from ..core.infer_shape import dims_compatible

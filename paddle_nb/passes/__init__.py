@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from ..core import fast_path
 from ..core.program import Program
-from . import elewise_add_act_fuse, fc_fuse, recurrent_hoist
+from . import elewise_add_act_fuse, fc_fuse, recurrent_grad_trim, recurrent_hoist
 
 # name -> function(program, keep) rewriting ``program`` in place; the order they run in
 PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run,
-          "elewise_add_act_fuse": elewise_add_act_fuse.run}
+          "elewise_add_act_fuse": elewise_add_act_fuse.run,
+          "recurrent_grad_trim": recurrent_grad_trim.run}
 
 # What Executor.run's compiled path applies (Executor.steps and the debugger never do).
-FAST_PATH = ("recurrent_hoist", "fc_fuse", "elewise_add_act_fuse")
+FAST_PATH = ("recurrent_hoist", "fc_fuse", "elewise_add_act_fuse", "recurrent_grad_trim")
 # every pass starts from one of these: a program without them is run as it is, uncopied
-STARTS = frozenset({"mul", "elementwise_add"})
+STARTS = frozenset({"mul", "elementwise_add", "recurrent_grad"})
 
 
 def apply(program: Program, passes=None, keep=()) -> Program:

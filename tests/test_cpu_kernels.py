@@ -416,9 +416,23 @@ def test_batched_matmul_runs_prange_only_over_many_small_products(monkeypatch):
     M.batched_matmul(small[:-1], small[:-1])                  # too little work
     big = np.ones((2, 128, 128), np.float32)
     threads._last_blas = float("-inf")
-    M.batched_matmul(big, big)                                # each BLAS call threads
-    assert len(par) == 1 and len(ser) == 2
+    got = M.batched_matmul(big, big)          # each BLAS call threads: numpy's BLAS
+    assert len(par) == 1 and len(ser) == 1
     assert not threads.parallel_ok()
+    np.testing.assert_array_equal(got, np.full((2, 128, 128), 128, np.float32))
+
+
+def test_a_large_product_runs_on_numpys_blas_pool_a_small_one_in_numba(monkeypatch):
+    """numba's np.dot calls scipy's OpenBLAS, numpy numpy's: a product OpenBLAS threads
+    goes through numpy so that the process wakes one BLAS pool, not two (module
+    docstring of kernels/cpu/matmul.py)."""
+    into = _spy(monkeypatch, M, "_matmul2d_into")
+    small, out = np.ones((16, 64), np.float32), np.empty((16, 64), np.float32)
+    M.matmul2d(small, np.ones((64, 64), np.float32), out)
+    a, b = np.ones((64, 784), np.float32), np.ones((784, 256), np.float32)
+    big_out = np.empty((64, 256), np.float32)
+    assert M.matmul2d(a, b, big_out) is big_out
+    assert len(into) == 1 and np.all(big_out == 784) and np.all(out == 64)
 
 
 # --- optimizers ----------------------------------------------------------------------------

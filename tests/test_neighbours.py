@@ -151,3 +151,41 @@ def test_a_pytorch_step_is_as_fast_after_import_paddle_nb():
             times[key].append(json.loads(done.stdout.strip().splitlines()[-1]))
     alone, after = (statistics.median(v) for v in times.values())
     assert after < 1.3 * alone, times
+
+
+_BLAS_BESIDE = textwrap.dedent("""
+    import json, statistics, time
+    import numpy as np
+    from paddle_nb.kernels.cpu import matmul
+    a = np.ones((64, 784), np.float32)
+    b = np.ones((784, 256), np.float32)
+    out = np.empty((64, 256), np.float32)
+
+    def numpy_ms(between):
+        '''Median ms of numpy's own a @ b, with ``between()`` run before each.'''
+        samples = []
+        for _ in range(40):
+            between()
+            t0 = time.perf_counter()
+            a @ b
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(samples[5:])
+    alone, beside = [], []
+    for _ in range(3):                            # alternated: a busy moment hits both
+        alone.append(numpy_ms(lambda: a @ b))
+        beside.append(numpy_ms(lambda: matmul.matmul2d(a, b, out)))
+    print(json.dumps([statistics.median(alone), statistics.median(beside)]))
+""")
+
+
+def test_numpys_blas_is_as_fast_beside_paddle_nbs_products():
+    """numba calls scipy's OpenBLAS and numpy its own, two thread pools: when paddle_nb's
+    threaded products went through numba, numpy's a @ b right after one took 7.5 ms
+    instead of 0.17 (each pool's spinning workers starving the other's). They go through
+    numpy's BLAS now (kernels/cpu/matmul.py)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", _BLAS_BESIDE], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    alone, beside = json.loads(done.stdout.strip().splitlines()[-1])
+    assert beside < 2.0 * alone, (alone, beside)

@@ -1,4 +1,15 @@
-"""Matrix products: BLAS through ``np.dot`` inside njit (numba calls scipy's BLAS).
+"""Matrix products: BLAS, called through numba for small products and through numpy for
+large ones.
+
+numba's ``np.dot`` calls scipy's BLAS; numpy's ``matmul`` calls numpy's own. Both wheels
+bundle an OpenBLAS, so a process holds two OpenBLAS thread pools, and after a threaded
+call each pool's workers keep spinning on the cores for a while (~0.1 s). Measured here
+(2 cores): a 64x784 @ 784x256 float32 product took 0.17 ms through numpy, 0.40 ms through
+numba, and 7.5 ms each when the two alternated, the pools starving each other. So a
+product large enough for OpenBLAS to thread (m*k*n above ``BLAS_THREADS_FROM``, its own
+rule) goes through numpy: the pool a user's own numpy code wakes anyway, so paddle_nb
+never slows its neighbours' BLAS nor they its. Smaller products run single-threaded in
+either library, where the njit call is the cheaper one (~2 us against ~3).
 
 Both entry points tell threads.py that BLAS ran, so the prange kernels stay serial while
 BLAS's threads may still hold the cores.
@@ -14,6 +25,8 @@ MIN_PARALLEL_WORK = 262_144      # all products together (batch*m*k*n): measured
 #                                  ~200k (64 x 16^3: 0.86x serial; 64 x 8^3: 1.2x)
 MAX_PARALLEL_WORK = 262_144      # one product: 64^3 still 0.52x serial; from 128^3 BLAS
 #                                  threads itself and the prange stalls (8 ms, not 0.45)
+# OpenBLAS threads a gemm when m*n*k > 65536 * GEMM_MULTITHREAD_THRESHOLD (4 by default)
+BLAS_THREADS_FROM = 262_144
 
 
 @njit(cache=True, fastmath=True, error_model="numpy")
@@ -29,7 +42,9 @@ def _matmul2d_into(a, b, out):
 def matmul2d(a, b, out=None):
     """(m, k) @ (k, n) for float32/float64 matrices, each C- or F-contiguous (a transpose
     needs no copy); written into ``out`` (C-contiguous, (m, n), their dtype) when given."""
-    if out is None:
+    if a.shape[0] * a.shape[1] * b.shape[1] > BLAS_THREADS_FROM:
+        out = np.matmul(a, b, out=out)          # numpy's BLAS pool (module docstring)
+    elif out is None:
         out = _matmul2d(a, b)
     else:
         _matmul2d_into(a, b, out)
@@ -61,7 +76,8 @@ def batched_matmul(a, b):
     small = work <= MAX_PARALLEL_WORK
     if small and a.shape[0] > 1 and a.shape[0] * work >= MIN_PARALLEL_WORK and parallel_ok():
         return _batched_matmul_parallel(a, b)
-    out = _batched_matmul_serial(a, b)
-    if not small:
-        note_blas()
+    if small:
+        return _batched_matmul_serial(a, b)
+    out = np.matmul(a, b)                  # threaded BLAS: numpy's pool (module docstring)
+    note_blas()
     return out

@@ -40,7 +40,7 @@ class Attr:
 
 
 # An op's gradient: a Grad (the default maker, which also declares the <type>_grad op), a
-# function (Operator, no_grad names) -> [GradOp] made of other ops, or NO_GRADIENT.
+# function (Operator, no_grad names) -> [GradOp] (its docstring says which ops), or NO_GRADIENT.
 GradMaker = Callable[..., list]
 NO_GRADIENT = "no gradient"   # for ops that have none (feed, fetch, comparisons, random)
 
@@ -105,8 +105,9 @@ class OpDef:
             gradient = "none"
         elif isinstance(self.grad, Grad):
             gradient = self.type + "_grad"
-        else:
-            gradient = f"made of other ops ({getattr(self.grad, '__doc__', '') or ''})".strip()
+        else:     # a function making grad ops: its docstring says which
+            doc = " ".join((getattr(self.grad, "__doc__", "") or "").split())
+            gradient = f"built by a function ({doc})" if doc else "built by a function"
         lines.append(f"Kernels: {kernels}.  Gradient: {gradient}.")
         return "\n".join(lines)
 

@@ -68,8 +68,12 @@ def _functors_check(grad: bool):
 
 
 def _attrs(grad: bool):
-    return [Attr("functor_list", A.STRINGS, [], "the two fused functions, outer first "
-                 "(see the module docstring)", check=_functors_check(grad)),
+    suffix = "_grad" if grad else ""
+    return [Attr("functor_list", A.STRINGS, [],
+                 f"the two functions, outer first: [unary{suffix}, binary{suffix}] is "
+                 f"unary(binary(X, Y)), [binary{suffix}, unary{suffix}] is binary(X, unary(Y)); "
+                 f"unary one of {', '.join(UNARY)}, binary elementwise_add or elementwise_mul",
+                 check=_functors_check(grad)),
             Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)"),
             Attr("scale", A.FLOAT, 0.0, "the factor of a `scale` functor"),
             Attr("save_intermediate_out", A.BOOLEAN, False,
@@ -225,8 +229,9 @@ def _grad_infer(ctx):
 
 
 def _grad_maker(op, no_grad):
-    """Paddle's FusedElemwiseActivationGradMaker: the same inputs and attributes, the
-    functor names with ``_grad``, IntermediateOut passed on when it was saved."""
+    """One <type>_grad op, as Paddle's FusedElemwiseActivationGradMaker makes it: the same
+    inputs and attributes, the functor names with ``_grad``, IntermediateOut passed on when
+    it was saved."""
     wanted = [s for s in ("X", "Y") if op.input(s)[0] not in no_grad]
     if not wanted:
         return []

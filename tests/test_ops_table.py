@@ -22,6 +22,8 @@ from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.kernels.cuda import device
 from paddle_nb.ops.fill import assign_value_attrs
 
+from numpy_interpreter import fused_elemwise
+
 PLACES = {"cpu": pd.CPUPlace(), "cuda": pd.CUDAPlace(0)}
 
 # VarType codes used by the dtype attributes of cast, fill_constant and the random ops.
@@ -207,20 +209,8 @@ def cast_reference(ins, attrs):
 
 
 def fused_elemwise_reference(ins, attrs):
-    """Out = unary(binary(X, Y)) or binary(X, unary(Y)), in float64, Fluid's axis rule;
-    IntermediateOut is the inner function's result."""
-    unary = {"relu": lambda v: np.maximum(v, 0), "tanh": np.tanh,
-             "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "scale": lambda v: v * attrs["scale"]}
-    binary = {"elementwise_add": np.add, "elementwise_mul": np.multiply}
-    x, y = ins["X"].astype(np.float64), ins["Y"].astype(np.float64)
-    outer, inner = attrs["functor_list"]
-    y_aligned = fluid_align(y, x.ndim, attrs.get("axis", -1))
-    if inner in binary:
-        mid = binary[inner](x, y_aligned)
-        out = unary[outer](mid)
-    else:
-        mid = unary[inner](y)
-        out = binary[outer](x, fluid_align(mid, x.ndim, attrs.get("axis", -1)))
+    """numpy_interpreter's fused_elemwise, in X's dtype."""
+    out, mid = fused_elemwise(ins["X"], ins["Y"], attrs)
     dtype = ins["X"].dtype
     return {"Out": out.astype(dtype), "IntermediateOut": mid.astype(dtype)}
 

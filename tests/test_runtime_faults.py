@@ -429,10 +429,13 @@ def test_keyboard_interrupt_between_ops_says_so_and_undoes_the_run(exe, monkeypa
     assert scope.kids == []
 
 
+# Executor.run runs the program's fused copy (passes/): the step's add and tanh are one
+# fused_elemwise_add_activation there, and their gradients one _grad op.
 @pytest.mark.parametrize("op_type, n", [
-    ("tanh", 1), ("tanh", T - 1),           # the forward pass: time steps 0 and T - 2
-    ("tanh_grad", 2),                       # the backward pass, inside the gradient block
-    ("sgd", 2),                             # after one parameter was updated
+    ("fused_elemwise_add_activation", 1),            # the forward pass: time steps 0
+    ("fused_elemwise_add_activation", T - 1),        # and T - 2
+    ("fused_elemwise_add_activation_grad", 2),       # the backward, in the gradient block
+    ("sgd", 2),                                      # after one parameter was updated
 ])
 def test_keyboard_interrupt_inside_an_rnn_drops_every_step_scope(op_type, n):
     main, startup, feed, loss = _rnn_training()

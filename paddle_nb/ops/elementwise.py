@@ -24,20 +24,27 @@ from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
 
+def broadcast_shape_of(ctx) -> list[int]:
+    """The shape X and Y broadcast to under Fluid's ``axis`` rule (a shape inference
+    error if they cannot)."""
+    xs, ys, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
+    if len(ys) > len(xs):      # Paddle 2 also broadcasts a smaller X into Y
+        xs, ys = ys, xs
+    if axis not in (-1, None) and not 0 <= axis <= len(xs) - len(ys):
+        ctx.fail(f"axis={axis} does not fit a rank-{len(ys)} Y into a rank-{len(xs)} X",
+                 slot="Y", expected=f"axis in [0, {len(xs) - len(ys)}] or -1",
+                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    out = broadcast_shapes(xs, aligned_y_shape(len(xs), ys, axis))
+    if out is None:
+        ctx.fail("X and Y cannot be broadcast together", slot="Y",
+                 expected=f"Y's dims equal to X's (or 1) from axis {axis}",
+                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    return out
+
+
 def broadcast_infer(out_dtype=None):
     def infer(ctx):
-        xs, ys, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
-        if len(ys) > len(xs):      # Paddle 2 also broadcasts a smaller X into Y
-            xs, ys = ys, xs
-        if axis not in (-1, None) and not 0 <= axis <= len(xs) - len(ys):
-            ctx.fail(f"axis={axis} does not fit a rank-{len(ys)} Y into a rank-{len(xs)} X",
-                     slot="Y", expected=f"axis in [0, {len(xs) - len(ys)}] or -1",
-                     given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
-        out = broadcast_shapes(xs, aligned_y_shape(len(xs), ys, axis))
-        if out is None:
-            ctx.fail("X and Y cannot be broadcast together", slot="Y",
-                     expected=f"Y's dims equal to X's (or 1) from axis {axis}",
-                     given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+        out = broadcast_shape_of(ctx)
         if out_dtype is None and ctx.dtype("X") != ctx.dtype("Y"):
             ctx.fail("X and Y have different dtypes", slot="Y",
                      expected="Y of X's dtype", given=f"X {ctx.describe_input('X')}, "

@@ -33,7 +33,7 @@ from ..kernels.cpu import elementwise as KE
 from ..kernels.cuda import elementwise as CE
 from . import arrays
 from .elementwise import (_cuda_unbroadcast, broadcast_infer, broadcast_operands,
-                          unbroadcast)
+                          broadcast_shape_of, unbroadcast)
 
 BINARY = ("elementwise_add", "elementwise_mul")
 UNARY = ("relu", "tanh", "sigmoid", "scale")
@@ -54,8 +54,9 @@ def _functors_check(grad: bool):
     suffix = "_grad" if grad else ""
 
     def check(value):
-        names = list(value)
-        ok = len(names) == 2 and all(n.endswith(suffix) for n in names)
+        names = list(value) if isinstance(value, (list, tuple)) else [value]
+        ok = len(names) == 2 and all(isinstance(n, str) and n.endswith(suffix)
+                                     for n in names)
         if ok:
             a, b = (n.removesuffix(suffix) for n in names)
             ok = (a in UNARY and b in BINARY) or (a in BINARY and b in UNARY)
@@ -151,13 +152,21 @@ def _forward(place):
     return run
 
 
+def _require_functors(ctx, grad: bool) -> None:
+    """functor_list has no usable default (Paddle's has none): say so at append time."""
+    problem = _functors_check(grad)(ctx.attr("functor_list"))
+    if problem:
+        ctx.fail(f"attribute functor_list: {problem}", expected="two functor names",
+                 given=f"functor_list={list(ctx.attr('functor_list') or [])}")
+
+
 def _infer(ctx):
+    _require_functors(ctx, grad=False)
     ctx.require_dtype("X", "float")
     broadcast_infer()(ctx)
     if ctx.attr("save_intermediate_out") and ctx.has_output("IntermediateOut"):
-        if is_unary_compound(ctx.attr("functor_list")):
-            ctx.set_output("IntermediateOut", ctx.shape("X") if len(ctx.shape("X")) >=
-                           len(ctx.shape("Y")) else ctx.shape("Y"), ctx.dtype("X"))
+        if is_unary_compound(ctx.attr("functor_list")):     # binary(X, Y): Out's shape
+            ctx.set_output("IntermediateOut", broadcast_shape_of(ctx), ctx.dtype("X"))
         else:
             ctx.set_output("IntermediateOut", ctx.shape("Y"), ctx.dtype("Y"))
 
@@ -210,6 +219,7 @@ def _binary_grads(place, binary, x, y, d):
 
 
 def _grad_infer(ctx):
+    _require_functors(ctx, grad=True)
     binary, unary = _split(ctx.attr("functor_list"))
     if binary != "elementwise_add" and not ctx.has_input("X"):
         ctx.fail(f"the gradient of {binary} reads X", slot="X", expected="X given",

@@ -9,7 +9,7 @@
     out, = exe.run(feed={"x": batch}, fetch_list=[y])
 
 The layout: ``core/`` (ProgramDesc views, SymbolTable, Scope, registry, executor),
-``ops/`` (one declaration per op), ``kernels/`` (numba, installed as paddle_nb.kernels),
+``ops/`` (one declaration per op), ``kernels/`` (numba), ``passes/`` (program rewrites),
 and the builders here (layers, initializers, the variable API).
 """
 from . import ops as _ops  # noqa: F401  (registers every op)

@@ -2,7 +2,7 @@
 
 Each widget is a small ``anywidget.AnyWidget``: Python computes plain data (the models of
 ``program_model.py`` and ``scope_model.py``) into synced traitlets, and one ES module in the
-repository's ``extension/`` folder draws it. The browser decides nothing: a click is either
+package's ``extension/`` folder draws it. The browser decides nothing: a click is either
 a trait the page sets (the selected op) or a message (``model.send({cmd: "step"})``) that
 Python answers by running the debugger and updating traits. So everything a widget shows
 can be tested from Python, without a browser.
@@ -34,13 +34,9 @@ from .user_names import shown_name, user_name
 
 # --- the ES modules ---------------------------------------------------------------------
 def extension_dir() -> Path | None:
-    """Where the ES modules are: ``<repo>/extension`` for an editable install, the
-    ``paddle_nb/extension`` package for a regular one."""
-    package = Path(__file__).resolve().parents[1]
-    for candidate in (package.parent / "extension", package / "extension"):
-        if (candidate / "program_view.js").is_file():
-            return candidate
-    return None
+    """Where the ES modules are: the ``paddle_nb/extension`` folder (None if it is gone)."""
+    folder = Path(__file__).resolve().parents[1] / "extension"
+    return folder if (folder / "program_view.js").is_file() else None
 
 
 def _asset(name: str):

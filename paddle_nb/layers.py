@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arg_checks as check
-from .core import dtypes, unique_name
+from .core import dtypes, registry, unique_name
 from .core.errors import BuildError
 from .core.program import default_main_program, default_startup_program
 from .core.variable import Parameter, Variable
@@ -275,11 +275,14 @@ def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
     return append("elementwise_mul", {"X": [x], "Y": [w]})      # a [1]-shaped weight scales
 
 
-ACTIVATIONS = ("relu", "sigmoid", "tanh", "softmax", "exp", "square")
+def __getattr__(name):
+    if name == "ACTIVATIONS":      # what act= may name: the ops declared activation=True
+        return tuple(registry.types_where("activation"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_activation(act: str | None, builder: str) -> None:
-    check.one_of(builder, "act", act, ACTIVATIONS, optional=True)
+    check.one_of(builder, "act", act, registry.types_where("activation"), optional=True)
 
 
 def _activate(x: Variable, act: str | None, layer: str) -> Variable:
@@ -350,11 +353,8 @@ def _binary(op_type, x, y, axis=-1, builder=None):
     builder = builder or op_type
     axis = check.integer(builder, "axis", axis, low=-1)
     x, y = _operands(builder, x, y)
-    out_dtype = "bool" if op_type in _BOOL_OPS else None
+    out_dtype = registry.lookup(op_type).out_dtype
     return append(op_type, {"X": [x], "Y": [y]}, {"axis": axis}, out_dtype=out_dtype)
-
-
-_BOOL_OPS = {"greater_than", "less_than", "equal", "not_equal"}
 
 
 def add(x, y, axis: int = -1):

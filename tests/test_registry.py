@@ -137,3 +137,20 @@ def test_runtime_errors_name_the_op_and_the_line(exe):
     # what is wrong in its words (before: numpy's bare ValueError from inside the kernel)
     assert "block 0 > op 0 reshape2: at run time, slot X: X's size does not divide into " \
            "shape" in msg and "RESHAPE LINE" in msg
+
+
+def test_op_facts_live_in_the_opdef_and_fit_its_slots_and_attributes():
+    """What validation, the builders and the views read about an op is declared with it
+    (OpDef fields), never in a list elsewhere: each fact must fit the declaration."""
+    from paddle_nb.core import registry   # noqa: PLC0415
+    for t in registry.types_where("activation"):
+        op = registry.lookup(t)
+        assert [s.name for s in op.inputs] == ["X"] and op.outputs[0].name == "Out", t
+    for t in registry.types_where("allocates"):
+        op = registry.lookup(t)
+        assert all(op.attr(a) is not None for a in op.allocates), (t, op.allocates)
+    assert registry.types_where("out_dtype") == ["equal", "greater_than", "less_than",
+                                                 "not_equal"]
+    assert {"sum", "fill_zeros_like"} <= set(registry.types_where("grad_plumbing"))
+    assert pd.layers.ACTIVATIONS == tuple(registry.types_where("activation"))
+    assert "log" not in pd.layers.ACTIVATIONS and "relu" in pd.layers.ACTIVATIONS

@@ -57,6 +57,19 @@ class OpDef:
     grad: "Grad | GradMaker | str | None" = None
     aliases: tuple[str, ...] = ()
     grad_of: str | None = None   # for a <type>_grad op: the forward op it differentiates
+    # --- facts about the op that validation, the builders and the views read -------------
+    # the kernel allocates a tensor from attributes: (shape attr, dtype attr), checked
+    # before a run against the size limit (core/validate.py)
+    allocates: tuple[str, str] | None = None
+    # a check of the attributes together (``values``: name -> value, defaults filled in),
+    # returning an error text or None, for what one Attr's check cannot see
+    check_attrs: Callable[[dict], str | None] | None = None
+    # the element type of Out when it is not X's (comparisons: "bool")
+    out_dtype: str | None = None
+    # a layer's ``act=`` may name it (one input X, one output Out, same shape)
+    activation: bool = False
+    # in a backward pass it moves gradients (seeds, zeros, sums) and differentiates no op
+    grad_plumbing: bool = False
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}
@@ -158,6 +171,12 @@ def lookup(op_type: str) -> OpDef:
 
 def is_registered(op_type: str) -> bool:
     return op_type in _REGISTRY
+
+
+def types_where(fact: str) -> list[str]:
+    """The registered op types (aliases excluded) whose OpDef has ``fact`` set, sorted:
+    ``types_where("activation")``."""
+    return sorted({op.type for op in _REGISTRY.values() if getattr(op, fact)})
 
 
 def registered_types(include_grad: bool = True) -> list[str]:

@@ -331,17 +331,7 @@ _SAME_KIND = {A.INT: {A.INT, A.LONG}, A.LONG: {A.INT, A.LONG},
               A.FLOAT: {A.FLOAT, A.FLOAT64}, A.FLOAT64: {A.FLOAT, A.FLOAT64},
               A.FLOATS: {A.FLOATS, A.FLOAT64S}, A.FLOAT64S: {A.FLOATS, A.FLOAT64S}}
 
-# Ops whose kernel allocates a tensor from attributes: op type -> (shape attr, dtype attr).
-ALLOCATING_OPS = {
-    "fill_constant": ("shape", "dtype"),
-    "uniform_random": ("shape", "dtype"),
-    "gaussian_random": ("shape", "dtype"),
-    "assign_value": ("shape", "dtype"),
-    "fill_constant_batch_size_like": ("shape", "dtype"),
-}
 _TYPE_CODES = frozenset(VarType.Type.values())
-_ASSIGN_VALUE_FIELDS = ("fp32_values", "fp64_values", "int32_values", "int64_values",
-                        "bool_values")
 
 
 class _Checker:
@@ -478,14 +468,12 @@ class _Checker:
             return
         self.check_slots(where, op, op_def)
         values = self.check_attrs(where, op, op_def)
-        if op.type in ALLOCATING_OPS:
+        if op_def.allocates:
             self.check_allocation(where, op, op_def, values)
-        if op.type in ("fetch", "feed"):
-            col = values.get("col", 0)
-            if isinstance(col, int) and not 0 <= col < MAX_LIST_LENGTH:
-                self.add(where, f"attribute col={col}: expected a column "
-                                f"0..{MAX_LIST_LENGTH - 1} (paddle_nb.core.validate."
-                                f"MAX_LIST_LENGTH)", "attr-value")
+        if op_def.check_attrs is not None and not self.problems_at(where):
+            problem = op_def.check_attrs(values)
+            if problem:
+                self.add(where, f"attributes: {problem}", "attr-value")
 
     def check_slots(self, where, op, op_def):
         given = {}
@@ -539,19 +527,24 @@ class _Checker:
                          "missing-attr")
         return values
 
+    def problems_at(self, where) -> bool:
+        return any(p.where == where for p in self.problems)
+
     def check_allocation(self, where, op, op_def, values):
-        shape_attr, dtype_attr = ALLOCATING_OPS[op.type]
+        """The size of the tensor an ``allocates`` op makes from its attributes: (shape
+        attr, dtype attr[, attr naming the dim that is only known when it runs])."""
+        shape_attr, dtype_attr, *run_time_dim = op_def.allocates
         shape, code = values.get(shape_attr), values.get(dtype_attr)
         if not isinstance(shape, list) or not isinstance(code, int):
             return                   # a wrong type was reported already
         shape = list(shape)
-        if op.type == "fill_constant_batch_size_like":
-            k = values.get("output_dim_idx", 0)
+        if run_time_dim:
+            k = values.get(run_time_dim[0], 0)
             if not isinstance(k, int) or not -len(shape) <= k < len(shape):
-                self.add(where, f"attribute output_dim_idx={k} is not a position in shape "
-                                f"{shape}", "attr-value")
+                self.add(where, f"attribute {run_time_dim[0]}={k} is not a position in "
+                                f"shape {shape}", "attr-value")
                 return
-            shape[k] = 1             # the batch size, known only when it runs
+            shape[k] = 1             # e.g. the batch size, known only when it runs
         if code not in dtypes._TO_NUMPY:
             self.add(where, f"attribute {dtype_attr}={code}: expected the VarType code of a "
                             f"tensor element type ({', '.join(sorted(dtypes._FROM_NAME))})",
@@ -569,13 +562,6 @@ class _Checker:
                             f"({dtypes.name(code)}): the op would allocate {human_bytes(n)}; "
                             f"{_limit_text()}", "too-large")
             return
-        if op.type == "assign_value" and all(d >= 0 for d in shape):
-            given = next((len(values[f]) for f in _ASSIGN_VALUE_FIELDS
-                          if isinstance(values.get(f), list) and values[f]), None)
-            want = math.prod(shape)
-            if given is not None and given != want:
-                self.add(where, f"attribute {shape_attr}={A.format_value(shape)} needs {want} "
-                                f"values, given {given}", "attr-value")
 
 
 def check_before_run(program) -> None:

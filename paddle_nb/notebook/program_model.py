@@ -25,7 +25,11 @@ from .user_names import shown_name, user_name
 # Ops backward inserts to seed, zero or add up gradients: they differentiate no op. (The
 # gradient of a forward ``sum`` is made of ``scale`` ops, so a backward ``sum`` is always
 # the adding up of a gradient written twice.)
-_GRAD_PLUMBING = frozenset({"sum", "fill_zeros_like", "fill_constant", "fill_any_like"})
+
+
+def _plumbing(op_type: str) -> bool:
+    """Seeds, zeros and sums of gradients (OpDef.grad_plumbing) differentiate no op."""
+    return registry.is_registered(op_type) and registry.lookup(op_type).grad_plumbing
 
 
 def op_id(block_idx: int, op_index: int) -> str:
@@ -66,7 +70,7 @@ def forward_links(program) -> dict[tuple[int, int], tuple[int, int]]:
             if role_name(op) != "backward":
                 continue
             reads, writes = _grad_names(op.input_arg_names), _grad_names(op.output_arg_names)
-            if not reads or not writes or op.type in _GRAD_PLUMBING:
+            if not reads or not writes or _plumbing(op.type):
                 continue      # seeds, zeros and sums of gradients differentiate no op
             want_type = op.type[:-len("_grad")] if op.type.endswith("_grad") else None
             before = [(i, f) for i, f in fwd_ops if fwd_block is not block or i < j]

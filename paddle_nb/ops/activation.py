@@ -53,19 +53,20 @@ def _float_like_x(ctx):
 
 
 # type, forward kernel, formula, the forward slot its gradient reads, gradient kernel,
-# which element types X may hold
-for _type, _kernel, _formula, _reads, _grad, _infer in (
-        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad, _real_like_x),
-        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad, _float_like_x),
-        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad, _float_like_x),
-        ("exp", K.exp, "exp(X)", "Out", K.exp_grad, _float_like_x),
-        ("log", K.log, "ln(X)", "X", K.log_grad, _float_like_x),
-        ("square", K.square, "X * X", "X", K.square_grad, _real_like_x)):
+# which element types X may hold, whether a layer's act= may name it (log is undefined for
+# half of a layer's outputs)
+for _type, _kernel, _formula, _reads, _grad, _infer, _act in (
+        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad, _real_like_x, True),
+        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad, _float_like_x, True),
+        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad, _float_like_x, True),
+        ("exp", K.exp, "exp(X)", "Out", K.exp_grad, _float_like_x, True),
+        ("log", K.log, "ln(X)", "X", K.log_grad, _float_like_x, False),
+        ("square", K.square, "X * X", "X", K.square_grad, _real_like_x, True)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
                    infer_shape=_infer,
                    kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
                    grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads),
-                             cuda_kernel=_cuda_grad(_type, _reads))))
+                             cuda_kernel=_cuda_grad(_type, _reads)), activation=_act))
 
 
 def _scale_glue(ctx, dtype):

@@ -205,7 +205,8 @@ for _type, _ufunc, _formula in (
                    comment=f"Out = {_formula} elementwise, as bool.",
                    infer_shape=broadcast_infer(VarType.BOOL),
                    kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
-                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT))
+                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT,
+                   out_dtype="bool"))
 
 
 def _logical_infer(ctx):

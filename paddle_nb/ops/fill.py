@@ -2,6 +2,8 @@
 gaussian_random. Initialisers in a startup program are made of these."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -65,7 +67,7 @@ register(OpDef(
      Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
     comment="Out = a tensor of `shape` filled with `value`.",
     infer_shape=_shape_and_dtype, kernels={"cpu": _fill_constant, "cuda": _cuda_fill_constant},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, allocates=("shape", "dtype"), grad_plumbing=True))
 
 
 # --- assign / assign_value ------------------------------------------------------------
@@ -113,7 +115,7 @@ register(OpDef(
     "of a variable no op differentiated).", infer_shape=_like_x,
     kernels={"cpu": lambda ctx: ctx.set_output("Out", np.zeros_like(ctx.input("X"))),
              "cuda": lambda ctx: ctx.set_output("Out", CC.zeros_like(ctx.input("X")))},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, grad_plumbing=True))
 
 register(OpDef(
     "fill_any_like", [X], [OUT],
@@ -121,7 +123,8 @@ register(OpDef(
      Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's",
           check=dtype_code_check(minus_one=True))],
     comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
-    kernels={"cpu": _fill_any_like, "cuda": _cuda_fill_any_like}, grad=NO_GRADIENT))
+    kernels={"cpu": _fill_any_like, "cuda": _cuda_fill_any_like}, grad=NO_GRADIENT,
+    grad_plumbing=True))
 
 _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
                  ("int32_values", A.INTS), ("int64_values", A.LONGS),
@@ -162,6 +165,19 @@ def _cuda_assign_value(ctx):
     ctx.set_output("Out", device.to_device(_assign_value_array(ctx)))
 
 
+def _values_fill_shape(values: dict) -> str | None:
+    """The stored values must be exactly as many as a (known) shape has places."""
+    shape = values.get("shape")
+    if not isinstance(shape, list) or any(not isinstance(d, int) or d < 0 for d in shape):
+        return None
+    given = next((len(values[f]) for f, _ in _VALUE_FIELDS
+                  if isinstance(values.get(f), list) and values[f]), None)
+    want = math.prod(shape)
+    if given is not None and given != want:
+        return f"shape={A.format_value(shape)} needs {want} values, given {given}"
+    return None
+
+
 register(OpDef(
     "assign_value", [], [OUT],
     [Attr("shape", A.INTS, [], "Out's shape"),
@@ -170,7 +186,7 @@ register(OpDef(
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
     infer_shape=_assign_value_infer, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, allocates=("shape", "dtype"), check_attrs=_values_fill_shape))
 
 
 def assign_value_attrs(array: np.ndarray) -> dict:
@@ -242,7 +258,7 @@ register(OpDef(
     comment="Out = values drawn uniformly from [min, max).",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _uniform_random, "cuda": _cuda_random(crk.uniform, "min", "max")},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, allocates=("shape", "dtype")))
 
 register(OpDef(
     "gaussian_random", _SHAPE_INPUTS, [OUT],
@@ -255,4 +271,4 @@ register(OpDef(
     comment="Out = values drawn from a normal distribution N(mean, std^2).",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _gaussian_random, "cuda": _cuda_random(crk.gaussian, "mean", "std")},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, allocates=("shape", "dtype")))

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_list_index
+from ..core.validate import MAX_LIST_LENGTH, check_list_index
 from ..kernels.cuda import device
 
 
@@ -61,16 +61,23 @@ def _cuda_fetch(ctx):
     fetched[col] = x.copy_to_host() if device.is_device_array(x) else np.array(x, copy=True)
 
 
+def _column_check(col):
+    if isinstance(col, int) and not 0 <= col < MAX_LIST_LENGTH:
+        return (f"expected a column 0..{MAX_LIST_LENGTH - 1} "
+                f"(paddle_nb.core.validate.MAX_LIST_LENGTH)")
+    return None
+
+
 register(OpDef(
     "feed", [Slot("X", "the feed list variable (FEED_MINIBATCH)")],
     [Slot("Out", "the variable that receives column col")],
-    [Attr("col", A.INT, 0, "which fed value to take")],
+    [Attr("col", A.INT, 0, "which fed value to take", check=_column_check)],
     comment="Copy one fed value into a variable.",
     kernels={"cpu": _feed, "cuda": _cuda_feed}, grad=NO_GRADIENT))
 
 register(OpDef(
     "fetch", [Slot("X", "the variable to fetch")],
     [Slot("Out", "the fetch list variable (FETCH_LIST)")],
-    [Attr("col", A.INT, 0, "which column of the fetch list to fill")],
+    [Attr("col", A.INT, 0, "which column of the fetch list to fill", check=_column_check)],
     comment="Copy a variable into the fetch list.",
     kernels={"cpu": _fetch, "cuda": _cuda_fetch}, grad=NO_GRADIENT))

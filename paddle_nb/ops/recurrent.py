@@ -262,4 +262,6 @@ register(OpDef(
     comment="Out = a tensor of shape with Input's batch size, filled with value (the "
             "initial value of an RNN memory given by shape and batch_ref).",
     infer_shape=_fill_batch_like_infer,
-    kernels={"cpu": _fill_batch_like, "cuda": _fill_batch_like}, grad=NO_GRADIENT))
+    kernels={"cpu": _fill_batch_like, "cuda": _fill_batch_like}, grad=NO_GRADIENT,
+    # shape[output_dim_idx] is the batch size, known when it runs
+    allocates=("shape", "dtype", "output_dim_idx")))

@@ -213,7 +213,7 @@ def _sum_grad(op, no_grad):
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
                comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
                infer_shape=_sum_infer, kernels={"cpu": _sum, "cuda": _cuda_sum},
-               grad=_sum_grad))
+               grad=_sum_grad, grad_plumbing=True))
 
 
 # --- softmax ---------------------------------------------------------------------------------
@@ -282,4 +282,5 @@ register(OpDef(
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
     infer_shape=_softmax_infer, kernels={"cpu": _softmax, "cuda": _cuda_softmax},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad, cuda_kernel=_cuda_softmax_grad)))
+    grad=Grad(reads=["Out"], kernel=_softmax_grad, cuda_kernel=_cuda_softmax_grad),
+    activation=True))

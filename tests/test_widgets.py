@@ -15,8 +15,8 @@ from paddle_nb.notebook.program_model import (forward_links, program_dot, progra
                                               program_model, program_svg)
 from paddle_nb.notebook.scope_model import find_scope_node, find_var, scope_model
 from paddle_nb.notebook.user_names import shown_name, user_name, user_names_of
-from paddle_nb.notebook.widgets import (DebuggerView, ProgramView, ScopeView, TrainingView,
-                                        extension_dir, show, wants_log_scale)
+from paddle_nb.notebook.widgets import (DebuggerControls, DebuggerView, ProgramView, ScopeView,
+                                        TrainingView, extension_dir, show, wants_log_scale)
 
 
 # --- programs ---------------------------------------------------------------------------
@@ -255,10 +255,29 @@ def test_scope_model_flags_changed_names_where_they_resolve_from_the_current_sco
 def test_extension_modules_are_found_and_loaded():
     folder = extension_dir()
     assert folder is not None and (folder / "widgets.css").is_file()
+    shared = (folder / "dom.js").read_text()
     for cls, name in ((ProgramView, "program_view.js"), (ScopeView, "scope_view.js"),
-                      (TrainingView, "training_view.js")):
-        assert str(cls._esm) == (folder / name).read_text()
-        assert "export default" in str(cls._esm)
+                      (TrainingView, "training_view.js"), (DebuggerControls, "debugger_view.js")):
+        module = str(cls._esm)
+        assert module == shared + "\n" + (folder / name).read_text()
+        assert "export default" in module
+        # the element builders are written once, in dom.js
+        assert "function h(" not in (folder / name).read_text()
+        assert "function s(" not in (folder / name).read_text()
+
+
+def test_each_view_module_is_valid_javascript_with_the_shared_builders(tmp_path):
+    """node --check parses each module as anywidget gets it (dom.js in front)."""
+    import shutil   # noqa: PLC0415
+    import subprocess   # noqa: PLC0415
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the browser tests load the modules instead")
+    for cls in (ProgramView, ScopeView, TrainingView, DebuggerControls):
+        path = tmp_path / f"{cls.__name__}.mjs"
+        path.write_text(str(cls._esm))
+        done = subprocess.run([node, "--check", str(path)], capture_output=True, text=True)
+        assert done.returncode == 0, (cls.__name__, done.stderr[-1500:])
 
 
 def test_program_view_holds_the_program_model_and_refreshes():

@@ -7,11 +7,10 @@ runs shape inference, removing the op again if anything is wrong.
 """
 from __future__ import annotations
 
-import difflib
 
 from . import attrs as A
 from . import registry
-from .errors import BuildError, user_line, user_stack
+from .errors import BuildError, did_you_mean, user_line, user_stack
 from .framework_pb2 import VarType
 from .infer_shape import InferShapeContext
 from .operator import Operator, set_attr
@@ -86,10 +85,8 @@ class Block:
         owner = self.table.find_var_owner(name)
         if owner is None:
             every = [n for b in self.program.blocks for n in b.table.vars]
-            close = difflib.get_close_matches(name, every, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise BuildError(f"variable {name!r} is not declared in {self.path} or any "
-                             f"enclosing block{hint}")
+                             f"enclosing block{did_you_mean(name, every)}")
         return view(self.program.block(owner.idx), owner.vars[name])
 
     def create_var(self, name: str | None = None, shape=None, dtype="float32", *,

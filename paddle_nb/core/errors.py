@@ -7,15 +7,13 @@ the rest of the package, so any module may raise these.
 """
 from __future__ import annotations
 
+import difflib
 import os
-import sys
 import traceback
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_KERNELS_DIR = os.path.join(os.path.dirname(_PACKAGE_DIR), "kernels")
 _LIBRARY_MARKERS = (
     _PACKAGE_DIR + os.sep,
-    _KERNELS_DIR + os.sep,
     os.sep + "contextlib.py",
     os.sep + "IPython" + os.sep,
     os.sep + "ipykernel" + os.sep,     # the kernel's own frames above a notebook cell
@@ -137,26 +135,8 @@ def user_stack(limit: int = 4) -> list[str]:
     return lines
 
 
-def describe_where(block_path: str, op_index: int | None, op_type: str | None) -> str:
-    where = block_path
-    if op_index is not None:
-        where += f" > op {op_index}"
-    if op_type:
-        where += f" {op_type}"
-    return where
-
-
-def format_op_error(message: str, *, where: str, created_at: str | None = None) -> str:
-    text = f"{where}: {message}"
-    if created_at:
-        text += f"\n  op created at: {created_at}"
-    return text
-
-
-def reraise_with_context(exc: BaseException, extra: str):
-    """Raise ``exc`` again with ``extra`` appended to its message, keeping its type."""
-    if isinstance(exc, PaddleNBError):
-        exc.args = (f"{exc.args[0] if exc.args else ''}\n{extra}",) + tuple(exc.args[1:])
-        raise exc
-    raise ExecutionError(f"{extra}\n  {type(exc).__name__}: {exc}").with_traceback(
-        sys.exc_info()[2]) from exc
+def did_you_mean(name: str, candidates, cutoff: float = 0.6) -> str:
+    """``"; did you mean a, b?"`` for the (up to three) candidates closest to ``name``, or
+    ``""``: the hint every "unknown name" error ends with."""
+    close = difflib.get_close_matches(str(name), list(candidates), n=3, cutoff=cutoff)
+    return f"; did you mean {', '.join(close)}?" if close else ""

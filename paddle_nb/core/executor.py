@@ -30,7 +30,6 @@ Faults (docs/robustness.md):
 """
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
 import numbers
@@ -45,7 +44,8 @@ from . import dtypes
 from . import runtime_shapes
 from . import validate
 from . import fast_path
-from .errors import ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError
+from .errors import (ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError,
+                     did_you_mean)
 from .operator import Operator
 from .place import CPUPlace, is_place
 from .program import Program, default_main_program
@@ -443,10 +443,8 @@ class Executor:
                         f"sub-block whose scope is gone when the run ends; fetch an output of "
                         f"the op that owns that block instead")
                 every = [n for b in program.blocks for n in b.table.vars]
-                close = difflib.get_close_matches(name, every, n=3)
-                hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise FetchError(f"cannot fetch {name!r}: no block of this program declares "
-                                 f"it{hint}")
+                                 f"it{did_you_mean(name, every)}")
             if gb.table.vars[name].type.type == VarType.STEP_SCOPES:
                 raise FetchError(
                     f"cannot fetch {name!r}: it holds the step scopes a control-flow op kept "
@@ -477,10 +475,9 @@ class Executor:
                 written = {n for o in gb.ops for n in o.output_arg_names}
                 data = [d.name for d in gb.table.vars.values()
                         if not d.persistable and d.name not in written]
-                close = difflib.get_close_matches(str(name), list(gb.table.vars), n=3)
-                hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise FeedError(f"cannot feed {name!r}: the global block declares no such "
-                                f"variable{hint} (variables no op writes: {data[:10]})")
+                                f"variable{did_you_mean(name, gb.table.vars)} (variables no "
+                                f"op writes: {data[:10]})")
             if desc.persistable:
                 what = "a parameter" if desc.is_parameter else "persistable"
                 raise FeedError(

@@ -8,12 +8,11 @@ from here; nothing else lists ops.
 """
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import attrs as A
-from .errors import BuildError, UnknownOpError
+from .errors import BuildError, UnknownOpError, did_you_mean
 from .framework_pb2 import OpProto
 from .grad_maker import GRAD_SUFFIX, Grad
 
@@ -161,8 +160,7 @@ def lookup(op_type: str) -> OpDef:
     """The declaration of ``op_type``; an unknown type names the closest registered ones."""
     op = _REGISTRY.get(op_type)
     if op is None:
-        close = difflib.get_close_matches(op_type, _REGISTRY, n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        hint = did_you_mean(op_type, _REGISTRY, cutoff=0.5)
         raise UnknownOpError(f"unknown op type {op_type!r}{hint} "
                              f"({len(set(map(id, _REGISTRY.values())))} op types are registered: "
                              f"see paddle_nb.registered_ops())")

@@ -31,13 +31,12 @@ a program is protobuf messages and nothing else.
 """
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 
 from . import attrs as A
 from . import dtypes, registry
-from .errors import ExecutionError, PaddleNBError, ProgramFormatError
+from .errors import ExecutionError, PaddleNBError, ProgramFormatError, did_you_mean
 from .framework_pb2 import ProgramDesc, VarType
 from .grad_maker import EMPTY_VAR
 from .symbol_table import tensor_desc
@@ -372,8 +371,7 @@ class _Checker:
             self._all_names = sorted({n for b in self.program.blocks for n in b.table.vars})
         if len(self._all_names) > 20000:
             return ""
-        close = difflib.get_close_matches(name, self._all_names, n=3)
-        return f"; did you mean {', '.join(close)}?" if close else ""
+        return did_you_mean(name, self._all_names)
 
     def live_blocks(self):
         """Block 0 and the blocks its ops own, and theirs: what can run. A block no op owns

@@ -16,20 +16,6 @@
 // .pd-results [data-result="softmax_0.tmp_0"], .pd-still-tag. Keyboard (when the bar has
 // focus): s step, n step over, o step out, c continue, r restart.
 
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") el.className = v;
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
 const BUTTONS = [
   ["step", "Step", "s", "run one op; enters the block of a control-flow op"],
   ["step_over", "Step over", "n", "run one op of this block; a control-flow op runs whole"],

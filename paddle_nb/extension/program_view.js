@@ -17,22 +17,6 @@
 // .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link,
 // .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit.
 
-/** document.createElement with attributes and children, to keep the drawing code short. */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
 const opId = (b, i) => `b${b}:${i}`;
 
 /** Scroll ``pane`` (only: scrollIntoView would also scroll the notebook) to show ``line``. */

@@ -11,29 +11,6 @@
 // .pd-scope-node.pd-current, .pd-svar[data-var="x"] (the program's name), .pd-user-name,
 // .pd-changed, .pd-heatmap, .pd-sparkline.
 
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
-const SVG_NS = "http://www.w3.org/2000/svg";
-function s(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) el.append(c);
-  return el;
-}
-
 /** A short number: 3 significant digits, exponent form when very large or small. */
 function fmt(x) {
   if (x === null || x === undefined) return "NaN";

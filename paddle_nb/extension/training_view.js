@@ -10,14 +10,6 @@
 // Stable hooks for browser tests: .pd-training svg.pd-loss-plot[data-points][data-log],
 // polyline.pd-curve, .pd-last-value, .pd-scale-toggle.
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-function s(tag, attrs = {}, text) {
-  const el = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
-
 function fmt(x) {
   if (x === null || x === undefined || !isFinite(x)) return "NaN";
   const a = Math.abs(x);

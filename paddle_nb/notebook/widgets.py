@@ -40,11 +40,15 @@ def extension_dir() -> Path | None:
 
 
 def _asset(name: str):
-    """A Path anywidget reads (and, with ANYWIDGET_HMR=1, re-reads when it changes), or a
-    module that says what is missing instead of failing at import time."""
+    """What anywidget loads for ``name``: the stylesheet's Path, or a view's module text
+    with dom.js (the element builders every view shares) in front; or a module that says
+    what is missing instead of failing at import time."""
     folder = extension_dir()
     if folder is not None:
-        return folder / name
+        if name.endswith(".css"):
+            return folder / name
+        return (folder / "dom.js").read_text(encoding="utf-8") + "\n" + \
+            (folder / name).read_text(encoding="utf-8")
     if name.endswith(".css"):
         return ""
     return ("export default { render({ el }) { el.textContent = "

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.core.scope import Variable
+from paddle_nb.core.scope import ScopeVariable
 
 
 def test_var_finds_or_creates_locally_and_ignores_parents():
@@ -66,7 +66,7 @@ def test_find_scope_and_local_var_names():
 
 def test_variables_are_created_only_by_a_scope():
     with pytest.raises(pd.ScopeError, match="only by a Scope"):
-        Variable(pd.Scope(), object())
+        ScopeVariable(pd.Scope(), object())
 
 
 @pytest.mark.parametrize("value,kind", [

@@ -1,11 +1,12 @@
 """Scopes and the variables they own (seeds 002 and 004).
 
-A :class:`Scope` maps names to :class:`Variable` objects and has a parent. Looking a name
-up searches this scope, then its parent, and so on up to the global scope, and never
+A :class:`Scope` maps names to :class:`ScopeVariable` objects (what a name holds while a
+program runs; ``pd.Variable`` is the declaration in a block) and has a parent. Looking a
+name up searches this scope, then its parent, and so on up to the global scope, and never
 searches kids: a block sees its enclosing blocks' variables, not its children's. Kid
 scopes are how a running program realises nested blocks (seed 000's "stack forest").
 
-Only a scope creates variables (``Variable`` has no public constructor) and a variable
+Only a scope creates variables (``ScopeVariable`` has no public constructor) and a variable
 dies with its scope. Every method is thread-safe: one re-entrant lock per scope guards
 its variables and kids.
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 from .errors import ScopeError
 
-# What a Variable can hold (seed 004). ``get_mutable(kind)`` creates an empty value
+# What a ScopeVariable can hold (seed 004). ``get_mutable(kind)`` creates an empty value
 # of the kind on first use (lazy allocation).
 KINDS = {
     "tensor": lambda: np.zeros((0,), np.float32),
@@ -62,14 +63,14 @@ def kind_of(value: Any) -> str:
     return "operator"
 
 
-class Variable:
+class ScopeVariable:
     """One value of one kind, owned by exactly one Scope. Make it with ``scope.var(name)``."""
 
     __slots__ = ("_value", "_kind", "estimated", "_scope", "__weakref__")
 
     def __init__(self, _scope: "Scope", _token: object):
         if _token is not _CREATE_TOKEN:
-            raise ScopeError("a Variable is created only by a Scope: use scope.var(name)")
+            raise ScopeError("a ScopeVariable is created only by a Scope: use scope.var(name)")
         self._scope = _scope
         self._value = None
         self._kind: str | None = None
@@ -120,19 +121,20 @@ class Variable:
     def __repr__(self):
         if self._kind == "tensor":
             v = self._value
-            return f"<Variable tensor {getattr(v, 'dtype', '?')}{list(getattr(v, 'shape', []))}>"
-        return f"<Variable {self._kind or 'empty'}>"
+            shape = list(getattr(v, "shape", []))
+            return f"<ScopeVariable tensor {getattr(v, 'dtype', '?')}{shape}>"
+        return f"<ScopeVariable {self._kind or 'empty'}>"
 
 
 _CREATE_TOKEN = object()
 
 
 class Scope:
-    """A name -> Variable map with a parent, and the kid scopes made from it."""
+    """A name -> ScopeVariable map with a parent, and the kid scopes made from it."""
 
     def __init__(self, parent: "Scope | None" = None, name: str = ""):
         self._parent = parent
-        self._vars: dict[str, Variable] = {}
+        self._vars: dict[str, ScopeVariable] = {}
         self._kids: list[Scope] = []
         self._lock = threading.RLock()
         self.name = name or ("global" if parent is None else "")
@@ -140,7 +142,7 @@ class Scope:
         _LIVE.add(self)
 
     # --- variables -------------------------------------------------------------
-    def var(self, name: str) -> Variable:
+    def var(self, name: str) -> ScopeVariable:
         """Find ``name`` in this scope or create it here. Parents are not consulted."""
         v = self._vars.get(name)         # the common case: it exists (see find_var)
         if v is not None:
@@ -150,7 +152,7 @@ class Scope:
         with self._lock:
             v = self._vars.get(name)
             if v is None:
-                v = self._vars[name] = Variable(self, _CREATE_TOKEN)
+                v = self._vars[name] = ScopeVariable(self, _CREATE_TOKEN)
             return v
 
     def declare(self, names) -> None:
@@ -164,9 +166,9 @@ class Scope:
                     if not name or not isinstance(name, str):
                         raise ScopeError(f"a variable name must be a non-empty string, "
                                          f"got {name!r}")
-                    own[name] = Variable(self, _CREATE_TOKEN)
+                    own[name] = ScopeVariable(self, _CREATE_TOKEN)
 
-    def find_var(self, name: str) -> Variable | None:
+    def find_var(self, name: str) -> ScopeVariable | None:
         """Search this scope, then its ancestors; ``None`` if no scope on the way has it."""
         # No lock to read: one dict lookup is atomic under the GIL, and writers (var,
         # erase_vars, _destroy) change the dict under the lock in single steps. This is
@@ -179,7 +181,7 @@ class Scope:
             scope = scope._parent
         return None
 
-    def find_local_var(self, name: str) -> Variable | None:
+    def find_local_var(self, name: str) -> ScopeVariable | None:
         with self._lock:
             return self._vars.get(name)
 
@@ -294,7 +296,7 @@ class Scope:
         return f"<Scope {self.name!r} vars={len(self._vars)} kids={len(self._kids)}>"
 
 
-def _summary(v: Variable) -> str:
+def _summary(v: ScopeVariable) -> str:
     # Read kind and value once: another thread may destroy the scope between two reads,
     # and a summary of a variable that just died should say so, not raise.
     kind, a = v._kind, v._value

@@ -1,5 +1,5 @@
 """A plain numpy interpreter of flat (one-block) programs: the reference the property tests
-in ``tests/test_properties.py`` compare the executor with.
+in ``tests/test_random_programs.py`` compare the executor with.
 
 It reads ops only through the ``Operator`` view (``op.type``, ``op.input(slot)``,
 ``op.output(slot)``, ``op.attrs``) and shares no code with the kernels. ``REFERENCES`` maps

@@ -302,7 +302,7 @@ def test_every_structural_problem_is_listed_at_once():
 
 
 def test_a_required_field_left_out_is_refused():
-    """upb's parser does not check proto2's required fields (tests/test_properties.py
+    """upb's parser does not check proto2's required fields (test_property_regressions.py
     has more cases); such a program could never be written back."""
     d = _blocks([-1])
     d.blocks[0].ops.add(type="relu").attrs.add(name="alpha")        # no type

@@ -279,6 +279,21 @@ def _mul(op, env):
     return _out(op, "Out", (x2 @ y2).reshape(x.shape[:xn] + y.shape[yn:]).astype(x.dtype))
 
 
+def _fc(op, env):
+    """Paddle's fc: Input flattened at in_num_col_dims, @ W (less 4 padding rows and
+    columns with padding_weights), + Bias, then relu if asked."""
+    x, w = _x(op, env, "Input"), _wide(_x(op, env, "W"))
+    if op.attrs.get("padding_weights"):
+        w = w[:-4, :-4]
+    lead = x.shape[:op.attrs.get("in_num_col_dims", 1)]
+    out = _wide(x).reshape(int(np.prod(lead)), -1) @ w
+    if op.input("Bias"):
+        out = out + _wide(_x(op, env, "Bias")).reshape(1, -1)
+    if op.attrs.get("activation_type") == "relu":
+        out = np.maximum(out, 0)
+    return _out(op, "Out", out.reshape(lead + (w.shape[1],)).astype(x.dtype))
+
+
 # --- values and fills ---------------------------------------------------------------------
 def _fill_constant(op, env):
     a = op.attrs
@@ -457,6 +472,7 @@ REFERENCES = {
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
     "reduce_mean": _reduce(np.mean), "sum": _sum,
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
+    "fc": _fc,
     "fused_elemwise_activation": _fused_elemwise,
     "fused_elemwise_add_activation": _fused_elemwise,
     "elementwise_add": _binary(np.add), "elementwise_sub": _binary(np.subtract),
@@ -488,6 +504,56 @@ def run_op(op, env) -> dict:
             from None
     return {name: v if isinstance(v, (list, NotComputed)) else np.asarray(v)
             for name, v in fn(op, env).items()}
+
+
+class OpView:
+    """What the interpreter reads of an op (type, slots, attrs), for an op given as plain
+    data: inputs ``{slot: array or [arrays]}`` named ``x``, ``x0``, ``x1``..., outputs
+    ``{slot: count}`` named ``out_out0``..., attributes as the op's desc would hold them."""
+
+    def __init__(self, op_type: str, inputs: dict, attrs: dict, out_counts: dict):
+        self.type = op_type
+        self.attrs = stored_attrs(op_type, attrs)
+        self._inputs = {}
+        for slot, value in inputs.items():
+            n = len(value) if isinstance(value, list) else 1
+            self._inputs[slot] = [slot.lower()] if n == 1 else \
+                [f"{slot.lower()}{i}" for i in range(n)]
+        self._outputs = {slot: [f"{slot.lower()}_out{i}" for i in range(n)]
+                         for slot, n in out_counts.items()}
+
+    def input(self, slot):
+        return self._inputs.get(slot, [])
+
+    def output(self, slot):
+        return self._outputs.get(slot, [])
+
+
+def stored_attrs(op_type: str, attrs: dict) -> dict:
+    """``attrs`` as the op's desc holds them: unset (None) ones at their declared
+    defaults, a bool given for an INT attribute as the int it is stored as."""
+    from paddle_nb.core import attrs as A   # noqa: PLC0415
+    from paddle_nb.core import registry   # noqa: PLC0415
+    specs = {a.name: a for a in registry.lookup(op_type).attrs}
+    out = {name: spec.default for name, spec in specs.items()}
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        if name in specs and specs[name].type in (A.INT, A.LONG) and isinstance(value, bool):
+            value = int(value)
+        out[name] = value
+    return out
+
+
+def interpret(op_type: str, inputs: dict, attrs: dict, out_counts: dict) -> dict:
+    """``{slot: [value or NotComputed]}``: what one op computes from plain data (the op
+    table's and the fuzzer's reference)."""
+    view = OpView(op_type, inputs, attrs, out_counts)
+    env = {name: value for slot, value in inputs.items()
+           for name, value in zip(view.input(slot),
+                                  value if isinstance(value, list) else [value])}
+    values = run_op(view, env)
+    return {slot: [values[n] for n in view.output(slot)] for slot in out_counts}
 
 
 def run_block(block, feed: dict) -> dict:

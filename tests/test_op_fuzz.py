@@ -45,7 +45,7 @@ from paddle_nb.core.grad_maker import EMPTY_VAR
 
 import test_op_gradients as grad_table
 import test_ops_table as table
-from numpy_interpreter import REFERENCES, NotComputed, run_op
+from numpy_interpreter import NotComputed, interpret, stored_attrs
 
 # PADDLE_NB_FUZZ_EXPLORE=N: N times the examples, new ones each run (pytest's
 # --hypothesis-seed picks them), to look for bugs; CI runs the same examples every time.
@@ -200,56 +200,15 @@ def watchdog():
         faulthandler.cancel_dump_traceback_later()
 
 
-class OpView:
-    """What the numpy interpreter reads of an op (type, slots, attrs), for a row that
-    ``table.run_case`` will build: the same variable names, unset attributes at their
-    declared defaults (``None`` leaves an attribute unset, as ``append_op`` does)."""
-
-    def __init__(self, row, out_counts):
-        self.type = row.op
-        self.attrs = stored_attrs(row)
-        self._inputs = {}
-        for slot, value in row.inputs.items():
-            n = len(table.as_list(value))
-            self._inputs[slot] = [slot.lower()] if n == 1 else \
-                [f"{slot.lower()}{i}" for i in range(n)]
-        self._outputs = {slot: [f"{slot.lower()}_out{i}" for i in range(n)]
-                         for slot, n in out_counts.items()}
-
-    def input(self, slot):
-        return self._inputs.get(slot, [])
-
-    def output(self, slot):
-        return self._outputs.get(slot, [])
-
-
-def stored_attrs(row) -> dict:
-    """The row's attributes as the op's desc holds them: unset (None) ones at their
-    declared defaults, a bool given for an INT attribute as the int it is stored as."""
-    specs = {a.name: a for a in registry.lookup(row.op).attrs}
-    attrs = {name: spec.default for name, spec in specs.items()}
-    for name, value in row.attrs.items():
-        if value is None:
-            continue
-        if name in specs and specs[name].type in (A.INT, A.LONG) and isinstance(value, bool):
-            value = int(value)
-        attrs[name] = value
-    return attrs
-
-
 def reference_of(row, out_counts):
     """``{slot: [array or NotComputed]}``: what numpy computes for the changed row (the
-    numpy interpreter's reference where it has one, else the row's own), or None where
-    numpy cannot compute it."""
+    op's one reference, tests/numpy_interpreter.py's, or the row's own where it has one),
+    or None where numpy cannot compute it."""
     try:
         with watchdog(), np.errstate(all="ignore"):
-            if row.op in REFERENCES:
-                view = OpView(row, out_counts)
-                env = {name: value for slot, value in row.inputs.items()
-                       for name, value in zip(view.input(slot), table.as_list(value))}
-                values = run_op(view, env)
-                return {slot: [values[n] for n in view.output(slot)] for slot in out_counts}
-            out = row.reference(row.inputs, stored_attrs(row))
+            if row.reference is None:
+                return interpret(row.op, row.inputs, row.attrs, out_counts)
+            out = row.reference(row.inputs, stored_attrs(row.op, row.attrs))
             return {slot: [np.asarray(v) for v in table.as_list(out[slot])]
                     for slot in out_counts}
     except Exception:       # noqa: BLE001 - any numpy failure means "no reference"
@@ -268,7 +227,7 @@ def same(actual, expected):
 def check_row(row, changes, place):
     note(f"{row.op} on {place.kind}: " + "; ".join(changes))
     original = FIRST_ROW[row.op]
-    template = original.reference(original.inputs, original.attrs)   # output slots, counts
+    template = table.expected_outputs(original)             # output slots and counts
     out_counts = {slot: len(table.as_list(v)) for slot, v in template.items()}
     expected = reference_of(row, out_counts)
     if expected is not None and row.op == "feed":       # the test declares feed's Out

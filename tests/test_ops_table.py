@@ -1,8 +1,10 @@
 """The op table: one or more rows per registered op, each checked against numpy.
 
 Every row builds a one-op program by hand (``create_var`` + ``append_op``), runs it on the
-CPU and on CUDA (numba's simulator here: tiny shapes) and compares each output with a
-numpy reference function; on CUDA it also checks that the op's outputs are device arrays
+CPU and on CUDA (numba's simulator here: tiny shapes) and compares each output with the
+op's one numpy reference in tests/numpy_interpreter.py (the property tests and the fuzzer
+use the same one; a row gives its own only where the interpreter cannot: feed and
+fetch); on CUDA it also checks that the op's outputs are device arrays
 (tensors stay on the device; only fetch copies back). It also checks what shape
 inference declared when the op was appended: the declared shape must fit the real one
 (same rank, equal where the declared dim is not -1) and the declared dtype must be the
@@ -18,18 +20,17 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from paddle_nb.core import registry
 from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.kernels.cuda import device
 from paddle_nb.ops.fill import assign_value_attrs
 
-from numpy_interpreter import fused_elemwise
+from numpy_interpreter import interpret
 
 PLACES = {"cpu": pd.CPUPlace(), "cuda": pd.CUDAPlace(0)}
 
 # VarType codes used by the dtype attributes of cast, fill_constant and the random ops.
 BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
-NUMPY_DTYPE = {BOOL: np.bool_, INT32: np.int32, INT64: np.int64, FP32: np.float32,
-               FP64: np.float64}
 
 
 # --- inputs: small, deterministic arrays -----------------------------------------------
@@ -62,9 +63,16 @@ class Case:
     op: str
     inputs: dict            # slot -> array, or a list of arrays for a duplicable slot
     attrs: dict
-    # (inputs, attrs) -> {slot: array or list of arrays}: the expected outputs.
-    reference: Callable
-    # False for random ops: the reference then gives only the shape and dtype.
+    # (inputs, attrs) -> {slot: array or list of arrays}: the expected outputs, for the
+    # ops tests/numpy_interpreter.py has no reference for (feed and fetch, which move
+    # values between the scope and the caller);
+    # every other row is checked against the interpreter's (expected_outputs)
+    reference: Callable | None = None
+    # {slot: how many variables} the op writes, where that is not one per slot the op
+    # declares non-dispensable (split's pieces, a fused op's IntermediateOut)
+    outputs: dict | None = None
+    # False for random ops: the reference then gives only the shape and dtype (the
+    # interpreter's NotComputed).
     compare_values: bool = True
     # An extra check of the outputs ({slot: [arrays]}), e.g. statistics of random values.
     check: Callable | None = None
@@ -78,74 +86,8 @@ def as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-# --- reference functions ---------------------------------------------------------------
-def returns(**outputs):
-    """A reference that ignores its inputs: for ops that make constants."""
-    return lambda ins, attrs: outputs
-
-
-def fluid_align(y, x_ndim, axis):
-    """``y`` reshaped so that numpy broadcasting lines its dims up with X's from ``axis``
-    (-1: at the end), which is Fluid's elementwise rule."""
-    if axis == -1:
-        axis = x_ndim - y.ndim
-    if not 0 <= axis <= x_ndim - y.ndim:      # not a tuple of 2**31 ones
-        raise ValueError(f"axis {axis} does not fit a rank-{y.ndim} Y in rank {x_ndim}")
-    return y.reshape((1,) * axis + y.shape + (1,) * (x_ndim - axis - y.ndim))
-
-
-def elementwise(fn):
-    def reference(ins, attrs):
-        x, y = ins["X"], ins["Y"]
-        axis = attrs.get("axis", -1)
-        if y.ndim < x.ndim:
-            y = fluid_align(y, x.ndim, axis)
-        elif x.ndim < y.ndim:
-            x = fluid_align(x, y.ndim, axis)
-        return {"Out": fn(x, y)}
-    return reference
-
-
-def truncating_div(x, y):
-    """Integer division rounding toward zero, like C++ (and Paddle's integer kernels)."""
-    return np.fix(x / y).astype(x.dtype)
-
-
-def logical(fn):
-    """logical_and/or: plain numpy broadcasting (these ops have no axis attribute)."""
-    return lambda ins, attrs: {"Out": fn(ins["X"], ins["Y"])}
-
-
-def unary(fn):
-    """Computed in float64, returned in X's dtype."""
-    return lambda ins, attrs: {"Out": fn(ins["X"].astype(np.float64)).astype(ins["X"].dtype)}
-
-
 # NaN, infinities, signed zeros and small values, for the activations' NaN rows
 SPECIALS = np.array([[np.nan, -1.0, 0.0, -0.0, 2.5], [np.inf, -np.inf, -np.nan, 1e-30, -3.0]])
-
-
-def quiet(reference):
-    """The reference with numpy's warnings of NaN inputs, log(0), ... silenced."""
-    def run(ins, attrs):
-        with np.errstate(all="ignore"):
-            return reference(ins, attrs)
-    return run
-
-
-def np_sigmoid(x):
-    return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x))
-                    / (1 + np.exp(-np.abs(x))))
-
-
-def scale_reference(ins, attrs):
-    x = ins["X"]
-    s, b = attrs["scale"], attrs["bias"]
-    if "ScaleTensor" in ins:                 # a ScaleTensor input replaces the attribute
-        s = float(ins["ScaleTensor"][0])
-    wide = x.astype(np.float64)
-    out = wide * s + b if attrs["bias_after_scale"] else (wide + b) * s
-    return {"Out": out.astype(x.dtype)}
 
 
 def distributions(seed, *shape):
@@ -154,151 +96,10 @@ def distributions(seed, *shape):
     return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
-def softmax_xent_reference(ins, attrs):
-    logits = ins["Logits"].astype(np.float64)
-    axis = attrs.get("axis", -1) % logits.ndim
-    e = np.exp(logits - logits.max(axis=axis, keepdims=True))
-    prob = e / e.sum(axis=axis, keepdims=True)
-    label = ins["Label"]
-    if attrs.get("soft_label"):
-        loss = -(label * np.log(prob)).sum(axis=axis, keepdims=True)
-    else:
-        picked = np.take_along_axis(prob, np.where(label < 0, 0, label), axis=axis)
-        loss = np.where(label == attrs.get("ignore_index", -100), 0.0, -np.log(picked))
-    return {"Softmax": prob.astype(np.float32), "Loss": loss.astype(np.float32)}
-
-
-def cross_entropy_reference(ins, attrs):
-    x = ins["X"].astype(np.float64)
-    if attrs.get("soft_label"):
-        y = -(ins["Label"] * np.log(x)).sum(axis=-1, keepdims=True)
-    else:
-        y = -np.log(np.take_along_axis(x, ins["Label"], axis=-1))
-    return {"Y": y.astype(np.float32)}
-
-
-def sgd_reference(ins, attrs):
-    return {"ParamOut": ins["Param"] - ins["LearningRate"][0] * ins["Grad"]}
-
-
-def momentum_reference(ins, attrs):
-    mu, lr, g = attrs["mu"], ins["LearningRate"][0], ins["Grad"]
-    v = mu * ins["Velocity"] + g
-    step = g + mu * v if attrs.get("use_nesterov") else v
-    return {"ParamOut": (ins["Param"] - lr * step).astype(np.float32),
-            "VelocityOut": v.astype(np.float32)}
-
-
-def adam_reference(ins, attrs):
-    """Paddle's Adam step with float64 arithmetic."""
-    b1, b2, eps = attrs["beta1"], attrs["beta2"], attrs["epsilon"]
-    g = ins["Grad"].astype(np.float64)
-    b1p, b2p = float(ins["Beta1Pow"][0]), float(ins["Beta2Pow"][0])
-    m1 = b1 * ins["Moment1"] + (1 - b1) * g
-    m2 = b2 * ins["Moment2"] + (1 - b2) * g * g
-    lr_t = ins["LearningRate"][0] * np.sqrt(1 - b2p) / (1 - b1p)
-    p = ins["Param"] - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - b2p))
-    f32 = np.float32
-    return {"ParamOut": p.astype(f32), "Moment1Out": m1.astype(f32),
-            "Moment2Out": m2.astype(f32), "Beta1PowOut": (ins["Beta1Pow"] * f32(b1)),
-            "Beta2PowOut": (ins["Beta2Pow"] * f32(b2))}
-
-
-def cast_reference(ins, attrs):
-    return {"Out": ins["X"].astype(NUMPY_DTYPE[attrs["out_dtype"]])}
-
-
-def fused_elemwise_reference(ins, attrs):
-    """numpy_interpreter's fused_elemwise, in X's dtype."""
-    out, mid = fused_elemwise(ins["X"], ins["Y"], attrs)
-    dtype = ins["X"].dtype
-    return {"Out": out.astype(dtype), "IntermediateOut": mid.astype(dtype)}
-
-
-def fc_reference(ins, attrs):
-    """Paddle's fc: Input flattened at in_num_col_dims, @ W (less 4 padding rows and
-    columns with padding_weights), + Bias, then relu if asked."""
-    x, w = ins["Input"].astype(np.float64), ins["W"].astype(np.float64)
-    if attrs.get("padding_weights"):
-        w = w[:-4, :-4]
-    lead = x.shape[:attrs.get("in_num_col_dims", 1)]
-    out = x.reshape(int(np.prod(lead)), -1) @ w
-    if "Bias" in ins:
-        out = out + ins["Bias"].reshape(1, -1)
-    if attrs.get("activation_type") == "relu":
-        out = np.maximum(out, 0)
-    return {"Out": out.reshape(lead + (w.shape[1],)).astype(ins["Input"].dtype)}
-
-
-def mul_reference(ins, attrs):
-    x, y = ins["X"], ins["Y"]
-    xn, yn = attrs["x_num_col_dims"], attrs.get("y_num_col_dims", 1)
-    x2 = x.reshape(int(np.prod(x.shape[:xn])), -1).astype(np.float64)
-    y2 = y.reshape(int(np.prod(y.shape[:yn])), -1).astype(np.float64)
-    return {"Out": (x2 @ y2).reshape(x.shape[:xn] + y.shape[yn:]).astype(x.dtype)}
-
-
-def matmul_reference(trans_x_attr, trans_y_attr):
-    def reference(ins, attrs):
-        x, y = ins["X"].astype(np.float64), ins["Y"].astype(np.float64)
-        if attrs.get(trans_x_attr) and x.ndim >= 2:
-            x = np.swapaxes(x, -1, -2)
-        if attrs.get(trans_y_attr) and y.ndim >= 2:
-            y = np.swapaxes(y, -1, -2)
-        out = np.asarray(np.matmul(x, y)) * attrs.get("alpha", 1.0)
-        return {"Out": out.astype(ins["X"].dtype)}
-    return reference
-
-
-def sum_reference(ins, attrs):
-    return {"Out": sum(x.astype(np.float64) for x in ins["X"]).astype(ins["X"][0].dtype)}
-
-
-def mean_reference(ins, attrs):
-    return {"Out": np.asarray(ins["X"].mean(dtype=np.float64)).astype(ins["X"].dtype)}
-
-
-def reduce_reference(fn):
-    def reference(ins, attrs):
-        x = ins["X"]
-        axes = None if attrs.get("reduce_all") else tuple(attrs["dim"])
-        out = fn(x.astype(np.float64), axis=axes, keepdims=attrs.get("keep_dim", False))
-        return {"Out": np.asarray(out).astype(x.dtype)}
-    return reference
-
-
-def softmax_reference(ins, attrs):
-    x = ins["X"].astype(np.float64)
-    e = np.exp(x - x.max(axis=attrs["axis"], keepdims=True))
-    return {"Out": (e / e.sum(axis=attrs["axis"], keepdims=True)).astype(ins["X"].dtype)}
-
-
 def sums_to_one(axis):
     def check(out):
         np.testing.assert_allclose(out["Out"][0].sum(axis=axis), 1.0, rtol=1e-5)
     return check
-
-
-def reshape_reference(ins, attrs):
-    x = ins["X"]
-    target = [x.shape[i] if d == 0 else d for i, d in enumerate(attrs["shape"])]
-    return {"Out": x.reshape(target)}
-
-
-def split_reference(ins, attrs):
-    x, axis = ins["X"], attrs["axis"]
-    size = x.shape[axis]
-    sections = list(attrs.get("sections", []))
-    if not sections:
-        sections = [size // attrs["num"]] * attrs["num"]
-    if -1 in sections:
-        sections[sections.index(-1)] = size - sum(s for s in sections if s != -1)
-    return {"Out": np.split(x, np.cumsum(sections)[:-1], axis=axis)}
-
-
-def random_like(ins, attrs):
-    """Random ops: only the shape and dtype can be known in advance."""
-    return {"Out": np.empty(attrs["shape"], NUMPY_DTYPE[attrs["dtype"]])}
 
 
 def uniform_statistics(out):
@@ -321,364 +122,323 @@ def gaussian_statistics(out):
 CASES = [
     # elementwise arithmetic: equal shapes, Fluid's axis broadcasting, integer inputs
     Case("same_shape", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
-         {}, elementwise(np.add)),
+         {}),
     Case("axis1_y3", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
-         {"axis": 1}, elementwise(np.add)),
+         {"axis": 1}),
     Case("axis-1_y4", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
-         {"axis": -1}, elementwise(np.add)),
+         {"axis": -1}),
     Case("scalar_y1", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
-         {"axis": -1}, elementwise(np.add)),
+         {"axis": -1}),
     Case("axis1_batch-1", "elementwise_add", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
-         {"axis": 1}, elementwise(np.add), unknown_batch=True),
+         {"axis": 1}, unknown_batch=True),
     Case("x_smaller_than_y", "elementwise_add", {"X": floats(6, 4), "Y": floats(7, 2, 3, 4)},
-         {"axis": -1}, elementwise(np.add)),
+         {"axis": -1}),
     Case("int32", "elementwise_add", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
-         {}, elementwise(np.add)),
+         {}),
     Case("int64_axis1", "elementwise_add",
          {"X": ints(1, 2, 3, 4, dtype=np.int64), "Y": ints(2, 3, dtype=np.int64)},
-         {"axis": 1}, elementwise(np.add)),
+         {"axis": 1}),
     Case("same_shape", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
-         {}, elementwise(np.subtract)),
+         {}),
     Case("axis1_y3", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
-         {"axis": 1}, elementwise(np.subtract)),
+         {"axis": 1}),
     Case("axis-1_y4", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
-         {"axis": -1}, elementwise(np.subtract)),
+         {"axis": -1}),
     Case("scalar_y1", "elementwise_sub", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
-         {}, elementwise(np.subtract)),
+         {}),
     Case("int32", "elementwise_sub", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
-         {}, elementwise(np.subtract)),
+         {}),
     Case("same_shape", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4)},
-         {}, elementwise(np.multiply)),
+         {}),
     Case("axis1_y3", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(3, 3)},
-         {"axis": 1}, elementwise(np.multiply)),
+         {"axis": 1}),
     Case("axis-1_y4", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(4, 4)},
-         {"axis": -1}, elementwise(np.multiply)),
+         {"axis": -1}),
     Case("scalar_y1", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(5, 1)},
-         {}, elementwise(np.multiply)),
+         {}),
     Case("axis0_y2x3", "elementwise_mul", {"X": floats(1, 2, 3, 4), "Y": floats(8, 2, 3)},
-         {"axis": 0}, elementwise(np.multiply)),
+         {"axis": 0}),
     Case("int32", "elementwise_mul", {"X": ints(1, 2, 3), "Y": ints(2, 2, 3)},
-         {}, elementwise(np.multiply)),
+         {}),
     Case("int64_axis-1", "elementwise_mul",
          {"X": ints(1, 2, 3, 4, dtype=np.int64), "Y": ints(2, 4, dtype=np.int64)},
-         {"axis": -1}, elementwise(np.multiply)),
+         {"axis": -1}),
     Case("same_shape", "elementwise_div",
          {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 3, 4, low=0.5, high=2.0)},
-         {}, elementwise(np.divide)),
+         {}),
     Case("axis1_y3", "elementwise_div",
          {"X": floats(1, 2, 3, 4), "Y": floats(3, 3, low=0.5, high=2.0)},
-         {"axis": 1}, elementwise(np.divide)),
+         {"axis": 1}),
     Case("axis-1_y4", "elementwise_div",
          {"X": floats(1, 2, 3, 4), "Y": floats(4, 4, low=-2.0, high=-0.5)},
-         {"axis": -1}, elementwise(np.divide)),
+         {"axis": -1}),
     Case("scalar_y1", "elementwise_div",
          {"X": floats(1, 2, 3, 4), "Y": floats(5, 1, low=0.5, high=2.0)},
-         {}, elementwise(np.divide)),
+         {}),
     Case("int32_truncates", "elementwise_div",
          {"X": ints(1, 3, 4, low=-9, high=10), "Y": nonzero_ints(2, 3, 4)},
-         {}, elementwise(truncating_div)),
+         {}),
 
     # comparisons give bool
     Case("same_shape", "greater_than",
          {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
-         {}, elementwise(np.greater)),
+         {}),
     Case("axis1", "greater_than",
          {"X": small_int_floats(1, 2, 3, 4), "Y": small_int_floats(2, 3)},
-         {"axis": 1}, elementwise(np.greater)),
+         {"axis": 1}),
     Case("int64", "greater_than",
          {"X": ints(1, 3, 4, dtype=np.int64), "Y": ints(2, 3, 4, dtype=np.int64)},
-         {}, elementwise(np.greater)),
+         {}),
     Case("same_shape", "less_than",
          {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
-         {}, elementwise(np.less)),
+         {}),
     Case("scalar_y1", "less_than",
          {"X": small_int_floats(1, 3, 4), "Y": np.zeros([1], np.float32)},
-         {}, elementwise(np.less)),
+         {}),
     Case("same_shape", "equal",
          {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
-         {}, elementwise(np.equal)),
+         {}),
     Case("int32_axis-1", "equal", {"X": ints(1, 3, 4, low=0, high=3), "Y": ints(2, 4, low=0,
                                                                                 high=3)},
-         {"axis": -1}, elementwise(np.equal)),
+         {"axis": -1}),
     Case("int64_beyond_2**53", "equal",
          {"X": np.array([2**53, 2**53 + 1], np.int64), "Y": np.array([2**53 + 1] * 2, np.int64)},
-         {}, elementwise(np.equal)),
+         {}),
     Case("same_shape", "not_equal",
          {"X": small_int_floats(1, 3, 4), "Y": small_int_floats(2, 3, 4)},
-         {}, elementwise(np.not_equal)),
+         {}),
     Case("bool", "not_equal", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
-         {}, elementwise(np.not_equal)),
+         {}),
 
     # logical ops on bool
     Case("same_shape", "logical_and", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
-         {}, logical(np.logical_and)),
+         {}),
     Case("column_and_row", "logical_and", {"X": bools(1, 3, 1), "Y": bools(2, 4)},
-         {}, logical(np.logical_and)),
+         {}),
     Case("same_shape", "logical_or", {"X": bools(1, 3, 4), "Y": bools(2, 3, 4)},
-         {}, logical(np.logical_or)),
+         {}),
     Case("y_of_higher_rank", "logical_or", {"X": bools(1, 2, 3), "Y": bools(2, 2, 1, 3)},
-         {}, logical(np.logical_or)),
-    Case("bool", "logical_not", {"X": bools(1, 3, 4)}, {},
-         lambda ins, attrs: {"Out": np.logical_not(ins["X"])}),
+         {}),
+    Case("bool", "logical_not", {"X": bools(1, 3, 4)}, {}),
 
     # unary activations
-    Case("float32", "relu", {"X": floats(1, 3, 4)}, {}, unary(lambda x: np.maximum(x, 0))),
-    Case("float64", "relu", {"X": floats(2, 3, 4, dtype=np.float64)}, {},
-         unary(lambda x: np.maximum(x, 0))),
-    Case("float32", "sigmoid", {"X": floats(1, 3, 4, low=-5, high=5)}, {}, unary(np_sigmoid)),
+    Case("float32", "relu", {"X": floats(1, 3, 4)}, {}),
+    Case("float64", "relu", {"X": floats(2, 3, 4, dtype=np.float64)}, {}),
+    Case("float32", "sigmoid", {"X": floats(1, 3, 4, low=-5, high=5)}, {}),
     Case("large_values", "sigmoid",
-         {"X": np.array([[-50.0, -20.0, 0.0, 20.0, 50.0]], np.float32)}, {}, unary(np_sigmoid)),
-    Case("float32", "tanh", {"X": floats(1, 3, 4, low=-3, high=3)}, {}, unary(np.tanh)),
-    Case("float32", "exp", {"X": floats(1, 3, 4, low=-3, high=3)}, {}, unary(np.exp)),
-    Case("positive", "log", {"X": floats(1, 3, 4, low=0.1, high=5)}, {}, unary(np.log)),
-    Case("float32", "square", {"X": floats(1, 3, 4)}, {}, unary(np.square)),
+         {"X": np.array([[-50.0, -20.0, 0.0, 20.0, 50.0]], np.float32)}, {}),
+    Case("float32", "tanh", {"X": floats(1, 3, 4, low=-3, high=3)}, {}),
+    Case("float32", "exp", {"X": floats(1, 3, 4, low=-3, high=3)}, {}),
+    Case("positive", "log", {"X": floats(1, 3, 4, low=0.1, high=5)}, {}),
+    Case("float32", "square", {"X": floats(1, 3, 4)}, {}),
     # NaN and inf come out as numpy gives them: relu(NaN) is NaN (numpy's maximum, Paddle)
-    *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {}, quiet(unary(fn)))
-      for op, fn in (("relu", lambda x: np.maximum(x, 0)), ("sigmoid", np_sigmoid),
-                     ("tanh", np.tanh), ("exp", np.exp), ("log", np.log),
-                     ("square", np.square))
+    *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {})
+      for op in ("relu", "sigmoid", "tanh", "exp", "log", "square")
       for t in (np.float32, np.float64)],
-    Case("int32", "square", {"X": ints(1, 3, 4)}, {},
-         lambda ins, attrs: {"Out": np.square(ins["X"])}),
+    Case("int32", "square", {"X": ints(1, 3, 4)}, {}),
 
     # scale and cast
     Case("bias_after_scale", "scale", {"X": floats(1, 3, 4)},
-         {"scale": 2.5, "bias": 0.5, "bias_after_scale": True}, scale_reference),
+         {"scale": 2.5, "bias": 0.5, "bias_after_scale": True}),
     Case("bias_before_scale", "scale", {"X": floats(1, 3, 4)},
-         {"scale": 2.5, "bias": 0.5, "bias_after_scale": False}, scale_reference),
+         {"scale": 2.5, "bias": 0.5, "bias_after_scale": False}),
     Case("int32", "scale", {"X": ints(1, 3, 4)},
-         {"scale": 3.0, "bias": -1.0, "bias_after_scale": True}, scale_reference),
+         {"scale": 3.0, "bias": -1.0, "bias_after_scale": True}),
     Case("scale_tensor_overrides_attr", "scale",
          {"X": floats(1, 3, 4), "ScaleTensor": np.array([-3.0], np.float32)},
-         {"scale": 2.0, "bias": 1.0, "bias_after_scale": True}, scale_reference),
+         {"scale": 2.0, "bias": 1.0, "bias_after_scale": True}),
     Case("fp32_to_int32", "cast", {"X": floats(1, 3, 4, low=-4, high=4)},
-         {"in_dtype": FP32, "out_dtype": INT32}, cast_reference),
+         {"in_dtype": FP32, "out_dtype": INT32}),
     Case("fp32_to_fp64", "cast", {"X": floats(1, 3, 4)},
-         {"in_dtype": FP32, "out_dtype": FP64}, cast_reference),
+         {"in_dtype": FP32, "out_dtype": FP64}),
     Case("int64_to_fp32", "cast", {"X": ints(1, 3, 4, dtype=np.int64)},
-         {"in_dtype": INT64, "out_dtype": FP32}, cast_reference),
+         {"in_dtype": INT64, "out_dtype": FP32}),
     Case("fp32_to_bool", "cast", {"X": small_int_floats(1, 3, 4)},
-         {"in_dtype": FP32, "out_dtype": BOOL}, cast_reference),
+         {"in_dtype": FP32, "out_dtype": BOOL}),
 
     # matrix products
     Case("x_num_col_dims2", "mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4, 5)},
-         {"x_num_col_dims": 2}, mul_reference),
+         {"x_num_col_dims": 2}),
     Case("x_num_col_dims1_flattens", "mul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 12, 5)},
-         {"x_num_col_dims": 1}, mul_reference),
+         {"x_num_col_dims": 1}),
     Case("batch-1", "mul", {"X": floats(1, 2, 3), "Y": floats(2, 3, 5)},
-         {"x_num_col_dims": 1}, mul_reference, unknown_batch=True),
+         {"x_num_col_dims": 1}, unknown_batch=True),
     Case("tanh_add_bias", "fused_elemwise_activation", {"X": floats(1, 4, 5), "Y": floats(2, 5)},
          {"functor_list": ["tanh", "elementwise_add"], "save_intermediate_out": True},
-         fused_elemwise_reference),
+         outputs={"Out": 1, "IntermediateOut": 1}),
     Case("mul_sigmoid_axis1", "fused_elemwise_activation",
          {"X": floats(1, 2, 3, 4, dtype=np.float64), "Y": floats(2, 3, dtype=np.float64)},
          {"functor_list": ["elementwise_mul", "sigmoid"], "axis": 1,
-          "save_intermediate_out": True}, fused_elemwise_reference),
+          "save_intermediate_out": True}, outputs={"Out": 1, "IntermediateOut": 1}),
     Case("scale_mul", "fused_elemwise_activation", {"X": floats(1, 3, 4), "Y": floats(2, 3, 4)},
          {"functor_list": ["scale", "elementwise_mul"], "scale": 0.5,
-          "save_intermediate_out": True}, fused_elemwise_reference),
+          "save_intermediate_out": True}, outputs={"Out": 1, "IntermediateOut": 1}),
     Case("add_relu", "fused_elemwise_add_activation",
          {"X": floats(1, 2, 3, 4), "Y": floats(2, 3, 4)},
          {"functor_list": ["elementwise_add", "relu"], "save_intermediate_out": True},
-         fused_elemwise_reference),
+         outputs={"Out": 1, "IntermediateOut": 1}),
     Case("relu_add", "fused_elemwise_add_activation", {"X": floats(1, 3, 4), "Y": floats(2, 4)},
          {"functor_list": ["relu", "elementwise_add"], "save_intermediate_out": True},
-         fused_elemwise_reference),
+         outputs={"Out": 1, "IntermediateOut": 1}),
     Case("relu_bias", "fc", {"Input": floats(1, 4, 6), "W": floats(2, 6, 3),
                              "Bias": floats(3, 3)},
-         {"activation_type": "relu"}, fc_reference),
+         {"activation_type": "relu"}),
     Case("no_bias_cols2", "fc", {"Input": floats(1, 2, 3, 4, dtype=np.float64),
                                  "W": floats(2, 4, 5, dtype=np.float64)},
-         {"in_num_col_dims": 2}, fc_reference),
+         {"in_num_col_dims": 2}),
     Case("padded_weights_bias_1xn", "fc", {"Input": floats(1, 3, 4), "W": floats(2, 8, 9),
                                            "Bias": floats(3, 1, 5)},
-         {"padding_weights": True}, fc_reference),
-    Case("2d", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {},
-         matmul_reference("trans_x", "trans_y")),
-    Case("batched_3d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 4, 5)}, {},
-         matmul_reference("trans_x", "trans_y")),
+         {"padding_weights": True}),
+    Case("2d", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {}),
+    Case("batched_3d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 4, 5)}, {}),
     Case("broadcast_batch", "matmul_v2", {"X": floats(1, 2, 1, 3, 4), "Y": floats(2, 3, 4, 5)},
-         {}, matmul_reference("trans_x", "trans_y")),
+         {}),
     Case("3d_times_2d", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4, 5)}, {},
-         matmul_reference("trans_x", "trans_y"), unknown_batch=True),
+         unknown_batch=True),
     Case("trans_x", "matmul_v2", {"X": floats(1, 4, 3), "Y": floats(2, 4, 5)},
-         {"trans_x": True}, matmul_reference("trans_x", "trans_y")),
+         {"trans_x": True}),
     Case("trans_y", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 5, 4)},
-         {"trans_y": True}, matmul_reference("trans_x", "trans_y")),
+         {"trans_y": True}),
     Case("trans_both", "matmul_v2", {"X": floats(1, 4, 3), "Y": floats(2, 5, 4)},
-         {"trans_x": True, "trans_y": True}, matmul_reference("trans_x", "trans_y")),
-    Case("vector_times_matrix", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4, 5)}, {},
-         matmul_reference("trans_x", "trans_y")),
-    Case("matrix_times_vector", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4)}, {},
-         matmul_reference("trans_x", "trans_y")),
-    Case("batch_times_vector", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4)}, {},
-         matmul_reference("trans_x", "trans_y")),
-    Case("vector_dot_vector", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4)}, {},
-         matmul_reference("trans_x", "trans_y")),
-    Case("2d", "matmul", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {},
-         matmul_reference("transpose_X", "transpose_Y")),
+         {"trans_x": True, "trans_y": True}),
+    Case("vector_times_matrix", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4, 5)}, {}),
+    Case("matrix_times_vector", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4)}, {}),
+    Case("batch_times_vector", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4)}, {}),
+    Case("vector_dot_vector", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4)}, {}),
+    Case("2d", "matmul", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {}),
     Case("transpose_X", "matmul", {"X": floats(1, 4, 3), "Y": floats(2, 4, 5)},
-         {"transpose_X": True}, matmul_reference("transpose_X", "transpose_Y")),
+         {"transpose_X": True}),
     Case("transpose_Y_alpha", "matmul", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 5, 4)},
-         {"transpose_Y": True, "alpha": 0.5}, matmul_reference("transpose_X", "transpose_Y")),
+         {"transpose_Y": True, "alpha": 0.5}),
     Case("both_alpha", "matmul", {"X": floats(1, 4, 3), "Y": floats(2, 5, 4)},
-         {"transpose_X": True, "transpose_Y": True, "alpha": -2.0},
-         matmul_reference("transpose_X", "transpose_Y")),
+         {"transpose_X": True, "transpose_Y": True, "alpha": -2.0}),
 
     # reductions and softmax
     Case("three_inputs", "sum", {"X": [floats(1, 2, 3), floats(2, 2, 3), floats(3, 2, 3)]},
-         {}, sum_reference),
-    Case("int32", "sum", {"X": [ints(1, 2, 3), ints(2, 2, 3)]}, {}, sum_reference),
-    Case("all_elements", "mean", {"X": floats(1, 2, 3, 4)}, {}, mean_reference),
-    Case("dim1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
-         reduce_reference(np.sum)),
-    Case("dim0_2", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0, 2]},
-         reduce_reference(np.sum)),
+         {}),
+    Case("int32", "sum", {"X": [ints(1, 2, 3), ints(2, 2, 3)]}, {}),
+    Case("all_elements", "mean", {"X": floats(1, 2, 3, 4)}, {}),
+    Case("dim1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]}),
+    Case("dim0_2", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0, 2]}),
     Case("dim-1_keep_dim", "reduce_sum", {"X": floats(1, 2, 3, 4)},
-         {"dim": [-1], "keep_dim": True}, reduce_reference(np.sum)),
-    Case("reduce_all", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0], "reduce_all": True},
-         reduce_reference(np.sum)),
-    Case("int64_dim1", "reduce_sum", {"X": ints(1, 2, 3, 4, dtype=np.int64)}, {"dim": [1]},
-         reduce_reference(np.sum)),
-    Case("dim1_batch-1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
-         reduce_reference(np.sum), unknown_batch=True),
-    Case("dim1", "reduce_mean", {"X": floats(1, 2, 3, 4)}, {"dim": [1]},
-         reduce_reference(np.mean)),
+         {"dim": [-1], "keep_dim": True}),
+    Case("reduce_all", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [0], "reduce_all": True}),
+    Case("int64_dim1", "reduce_sum", {"X": ints(1, 2, 3, 4, dtype=np.int64)}, {"dim": [1]}),
+    Case("dim1_batch-1", "reduce_sum", {"X": floats(1, 2, 3, 4)}, {"dim": [1]}, unknown_batch=True),
+    Case("dim1", "reduce_mean", {"X": floats(1, 2, 3, 4)}, {"dim": [1]}),
     Case("dim0_2_keep_dim", "reduce_mean", {"X": floats(1, 2, 3, 4)},
-         {"dim": [0, 2], "keep_dim": True}, reduce_reference(np.mean)),
+         {"dim": [0, 2], "keep_dim": True}),
     Case("reduce_all", "reduce_mean", {"X": floats(1, 2, 3, 4)},
-         {"dim": [0], "reduce_all": True}, reduce_reference(np.mean)),
+         {"dim": [0], "reduce_all": True}),
     Case("reduce_all_keep_dim", "reduce_mean", {"X": floats(1, 2, 3, 4)},
-         {"dim": [0], "reduce_all": True, "keep_dim": True}, reduce_reference(np.mean)),
+         {"dim": [0], "reduce_all": True, "keep_dim": True}),
     Case("axis-1", "softmax", {"X": floats(1, 3, 5, low=-3, high=3)}, {"axis": -1},
-         softmax_reference, check=sums_to_one(-1)),
+         check=sums_to_one(-1)),
     Case("axis0", "softmax", {"X": floats(1, 3, 5, low=-3, high=3)}, {"axis": 0},
-         softmax_reference, check=sums_to_one(0)),
+         check=sums_to_one(0)),
     Case("large_values", "softmax",
          {"X": np.array([[1000.0, 1001.0, 999.0], [-1000.0, 0.0, 1000.0]], np.float32)},
-         {"axis": -1}, softmax_reference, check=sums_to_one(-1)),
+         {"axis": -1}, check=sums_to_one(-1)),
     Case("axis1_3d_batch-1", "softmax", {"X": floats(1, 2, 3, 4)}, {"axis": 1},
-         softmax_reference, check=sums_to_one(1), unknown_batch=True),
+         check=sums_to_one(1), unknown_batch=True),
 
     # layout
     Case("zero_and_minus_one", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [0, -1]},
-         reshape_reference, unfetched=("XShape",)),
+         unfetched=("XShape",)),
     Case("minus_one_then_zero", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [-1, 0]},
-         reshape_reference, unfetched=("XShape",)),
+         unfetched=("XShape",)),
     Case("batch-1", "reshape2", {"X": floats(1, 2, 3, 4)}, {"shape": [0, 12]},
-         reshape_reference, unfetched=("XShape",), unknown_batch=True),
+         unfetched=("XShape",), unknown_batch=True),
     Case("perm_2_0_1", "transpose2", {"X": floats(1, 2, 3, 4)}, {"axis": [2, 0, 1]},
-         lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"])},
          unfetched=("XShape",)),
     Case("2d", "transpose2", {"X": ints(1, 3, 4, dtype=np.int64)}, {"axis": [1, 0]},
-         lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"])},
          unfetched=("XShape",)),
     Case("axis0", "concat", {"X": [floats(1, 1, 3), floats(2, 2, 3), floats(3, 3, 3)]},
-         {"axis": 0}, lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=0)}),
+         {"axis": 0}),
     Case("axis1", "concat", {"X": [floats(1, 2, 1), floats(2, 2, 4)]},
-         {"axis": 1}, lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=1)}),
-    Case("num3", "split", {"X": floats(1, 6, 4)}, {"axis": 0, "num": 3}, split_reference),
+         {"axis": 1}),
+    Case("num3", "split", {"X": floats(1, 6, 4)}, {"axis": 0, "num": 3}, outputs={"Out": 3}),
     Case("sections_1_-1", "split", {"X": floats(1, 2, 5)}, {"axis": 1, "sections": [1, -1]},
-         split_reference),
+         outputs={"Out": 2}),
 
     # ops that make values
-    Case("fp32", "fill_constant", {}, {"shape": [2, 3], "dtype": FP32, "value": 1.5},
-         returns(Out=np.full([2, 3], 1.5, np.float32))),
-    Case("int64", "fill_constant", {}, {"shape": [4], "dtype": INT64, "value": 7.0},
-         returns(Out=np.full([4], 7, np.int64))),
-    Case("bool", "fill_constant", {}, {"shape": [2, 2], "dtype": BOOL, "value": 1.0},
-         returns(Out=np.ones([2, 2], np.bool_))),
-    Case("float32", "assign", {"X": floats(1, 3, 4)}, {},
-         lambda ins, attrs: {"Out": ins["X"]}),
-    Case("int64", "assign", {"X": ints(1, 3, 4, dtype=np.int64)}, {},
-         lambda ins, attrs: {"Out": ins["X"]}),
-    Case("fp32", "assign_value", {}, assign_value_attrs(floats(1, 2, 3)),
-         returns(Out=floats(1, 2, 3))),
-    Case("fp64", "assign_value", {}, assign_value_attrs(floats(2, 3, dtype=np.float64)),
-         returns(Out=floats(2, 3, dtype=np.float64))),
-    Case("int32", "assign_value", {}, assign_value_attrs(ints(1, 4)),
-         returns(Out=ints(1, 4))),
-    Case("int64", "assign_value", {}, assign_value_attrs(ints(1, 2, 2, dtype=np.int64)),
-         returns(Out=ints(1, 2, 2, dtype=np.int64))),
-    Case("bool", "assign_value", {}, assign_value_attrs(bools(1, 3)),
-         returns(Out=bools(1, 3))),
+    Case("fp32", "fill_constant", {}, {"shape": [2, 3], "dtype": FP32, "value": 1.5}),
+    Case("int64", "fill_constant", {}, {"shape": [4], "dtype": INT64, "value": 7.0}),
+    Case("bool", "fill_constant", {}, {"shape": [2, 2], "dtype": BOOL, "value": 1.0}),
+    Case("float32", "assign", {"X": floats(1, 3, 4)}, {}),
+    Case("int64", "assign", {"X": ints(1, 3, 4, dtype=np.int64)}, {}),
+    Case("fp32", "assign_value", {}, assign_value_attrs(floats(1, 2, 3))),
+    Case("fp64", "assign_value", {}, assign_value_attrs(floats(2, 3, dtype=np.float64))),
+    Case("int32", "assign_value", {}, assign_value_attrs(ints(1, 4))),
+    Case("int64", "assign_value", {}, assign_value_attrs(ints(1, 2, 2, dtype=np.int64))),
+    Case("bool", "assign_value", {}, assign_value_attrs(bools(1, 3))),
     Case("fp32_seeded", "uniform_random", {},
          {"shape": [100, 100], "min": -2.0, "max": 3.0, "seed": 7, "dtype": FP32},
-         random_like, compare_values=False, check=uniform_statistics),
+         compare_values=False, check=uniform_statistics),
     Case("fp64_seeded", "uniform_random", {},
          {"shape": [100, 100], "min": -2.0, "max": 3.0, "seed": 8, "dtype": FP64},
-         random_like, compare_values=False, check=uniform_statistics),
+         compare_values=False, check=uniform_statistics),
     Case("fp32_seeded", "gaussian_random", {},
          {"shape": [100, 100], "mean": 1.0, "std": 2.0, "seed": 11, "dtype": FP32},
-         random_like, compare_values=False, check=gaussian_statistics),
+         compare_values=False, check=gaussian_statistics),
 
     # losses: class indices are int64 with a last dim of 1; soft labels are distributions
     Case("hard_label", "softmax_with_cross_entropy",
          {"Logits": floats(1, 4, 3), "Label": ints(2, 4, 1, low=0, high=3, dtype=np.int64)},
-         {}, softmax_xent_reference),
+         {}),
     Case("ignore_index", "softmax_with_cross_entropy",
          {"Logits": floats(3, 3, 5), "Label": np.int64([[1], [-100], [4]])},
-         {"ignore_index": -100}, softmax_xent_reference),
+         {"ignore_index": -100}),
     Case("soft_label", "softmax_with_cross_entropy",
          {"Logits": floats(4, 2, 4), "Label": distributions(5, 2, 4)},
-         {"soft_label": True}, softmax_xent_reference),
+         {"soft_label": True}),
     Case("class_axis_0", "softmax_with_cross_entropy",
          {"Logits": floats(6, 3, 2), "Label": ints(7, 1, 2, low=0, high=3, dtype=np.int64)},
-         {"axis": 0}, softmax_xent_reference),
+         {"axis": 0}),
     Case("hard_label", "cross_entropy",
          {"X": distributions(8, 4, 3), "Label": ints(9, 4, 1, low=0, high=3, dtype=np.int64)},
-         {}, cross_entropy_reference),
+         {}),
     Case("soft_label", "cross_entropy",
          {"X": distributions(10, 3, 4), "Label": distributions(11, 3, 4)},
-         {"soft_label": True}, cross_entropy_reference),
+         {"soft_label": True}),
 
     # fills used by backward and initialisers
-    Case("fp32", "fill_zeros_like", {"X": floats(1, 2, 3)}, {},
-         lambda ins, attrs: {"Out": np.zeros_like(ins["X"])}),
-    Case("value_and_x_dtype", "fill_any_like", {"X": floats(1, 2, 3)}, {"value": 1.0},
-         lambda ins, attrs: {"Out": np.ones_like(ins["X"])}),
-    Case("to_int64", "fill_any_like", {"X": floats(1, 2, 3)}, {"value": 7.0, "dtype": INT64},
-         lambda ins, attrs: {"Out": np.full((2, 3), 7, np.int64)}),
+    Case("fp32", "fill_zeros_like", {"X": floats(1, 2, 3)}, {}),
+    Case("value_and_x_dtype", "fill_any_like", {"X": floats(1, 2, 3)}, {"value": 1.0}),
+    Case("to_int64", "fill_any_like", {"X": floats(1, 2, 3)}, {"value": 7.0, "dtype": INT64}),
 
     # optimizers: one update step, checked against the formulas
     Case("step", "sgd", {"Param": floats(1, 3, 2), "Grad": floats(2, 3, 2),
-                         "LearningRate": np.float32([0.1])}, {}, sgd_reference),
+                         "LearningRate": np.float32([0.1])}, {}),
     Case("step", "momentum", {"Param": floats(1, 3, 2), "Grad": floats(2, 3, 2),
                               "Velocity": floats(3, 3, 2), "LearningRate": np.float32([0.1])},
-         {"mu": 0.9}, momentum_reference),
+         {"mu": 0.9}),
     Case("nesterov", "momentum", {"Param": floats(1, 4), "Grad": floats(2, 4),
                                   "Velocity": floats(3, 4), "LearningRate": np.float32([0.5])},
-         {"mu": 0.8, "use_nesterov": True}, momentum_reference),
+         {"mu": 0.8, "use_nesterov": True}),
     Case("step", "adam", {"Param": floats(1, 3, 2), "Grad": floats(2, 3, 2),
                           "LearningRate": np.float32([0.01]), "Moment1": floats(3, 3, 2),
                           "Moment2": floats(4, 3, 2, low=0.0), "Beta1Pow": np.float32([0.81]),
                           "Beta2Pow": np.float32([0.998])},
-         {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}, adam_reference),
+         {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}),
 
     # the ops control flow is built from (the block-owning ops are below, in
     # TESTED_WITH_BLOCKS)
     Case("mask1", "select_input", {"X": [floats(1, 2, 3), floats(2, 2, 3)],
-                                   "Mask": np.int32([1])}, {},
-         lambda ins, attrs: {"Out": ins["X"][int(ins["Mask"][0])]}),
-    Case("mask0", "select_output", {"X": floats(1, 2, 3), "Mask": np.int32([0])}, {},
-         lambda ins, attrs: {"Out": [ins["X"]]}),
+                                   "Mask": np.int32([1])}, {}),
+    Case("mask0", "select_output", {"X": floats(1, 2, 3), "Mask": np.int32([0])}, {}),
     Case("rows", "split_lod_tensor", {"X": floats(1, 4, 2),
                                       "Mask": np.array([[True], [False], [True], [False]])},
-         {}, lambda ins, attrs: {"OutTrue": ins["X"][[0, 2]], "OutFalse": ins["X"][[1, 3]]}),
+         {}),
     Case("rows", "merge_lod_tensor",
          {"X": np.array([[True], [False], [True]]), "Mask": np.array([[True], [False], [True]]),
-          "InTrue": floats(1, 2, 2), "InFalse": floats(2, 1, 2)}, {},
-         lambda ins, attrs: {"Out": np.stack([ins["InTrue"][0], ins["InFalse"][0],
-                                              ins["InTrue"][1]])}),
-    Case("int64_counter", "increment", {"X": np.int64([4])}, {"step": 1.0},
-         lambda ins, attrs: {"Out": np.int64([5])}),
-    Case("float_step", "increment", {"X": floats(1, 1)}, {"step": -0.5},
-         lambda ins, attrs: {"Out": ins["X"] - np.float32(0.5)}),
-    Case("copy", "rnn_memory_helper", {"X": floats(1, 2, 3)}, {},
-         lambda ins, attrs: {"Out": ins["X"]}),
+          "InTrue": floats(1, 2, 2), "InFalse": floats(2, 1, 2)}, {}),
+    Case("int64_counter", "increment", {"X": np.int64([4])}, {"step": 1.0}),
+    Case("float_step", "increment", {"X": floats(1, 1)}, {"step": -0.5}),
+    Case("copy", "rnn_memory_helper", {"X": floats(1, 2, 3)}, {}),
     Case("batch_from_dim1", "fill_constant_batch_size_like", {"Input": floats(1, 4, 3, 2)},
          {"shape": [-1, 5], "value": 0.5, "input_dim_idx": 1, "output_dim_idx": 0,
-          "dtype": FP32}, lambda ins, attrs: {"Out": np.full((3, 5), 0.5, np.float32)}),
+          "dtype": FP32}),
 
     # feed and fetch (run by run_feed_case / run_fetch_case below)
     Case("col0", "feed", {"X": [floats(1, 2, 3)]}, {"col": 0},
@@ -815,10 +575,23 @@ def assert_same_values(actual, expected, where):
         np.testing.assert_array_equal(actual, expected, err_msg=where)
 
 
+def expected_outputs(case) -> dict:
+    """``{slot: array or [arrays]}``: what the row's op must compute. One reference per
+    op: tests/numpy_interpreter.py's (the property tests and the fuzzer read it too),
+    or the row's own where the interpreter has none."""
+    if case.reference is not None:
+        return case.reference(case.inputs, case.attrs)
+    counts = case.outputs or {s.name: 1 for s in registry.lookup(case.op).outputs
+                              if not s.dispensable and s.name not in case.unfetched}
+    with np.errstate(all="ignore"):       # NaN rows: numpy's warnings say nothing here
+        values = interpret(case.op, case.inputs, case.attrs, counts)
+    return {slot: v[0] if counts[slot] == 1 else v for slot, v in values.items()}
+
+
 @pytest.mark.parametrize("place", list(PLACES))
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.op}-{c.id}" for c in CASES])
 def test_op_forward(case, place):
-    expected = case.reference(case.inputs, case.attrs)
+    expected = expected_outputs(case)
     actual, declared = run_case(case, expected, PLACES[place])
     for slot, want in expected.items():
         wants = as_list(want)

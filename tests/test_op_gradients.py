@@ -3,8 +3,11 @@
 Each row builds a one-op program, weights each output by a fixed random tensor W
 (so the scalar is  L = sum(Out * W)), asks ``pd.gradients`` for dL/dInput, and compares
 with (L(x + eps) - L(x - eps)) / 2eps element by element. The gradient ops run through the
-real executor and kernels. ``test_every_differentiable_op_has_a_gradient_row`` fails for
-an op declared with a gradient but without a row here.
+real executor and kernels. The rows are the ones below (inputs chosen for the gradient:
+away from kinks, distributions for soft labels) and every op-table row marked
+``grad=True`` (tests/test_ops_table.py), so a new op can be one row in that table.
+``test_every_differentiable_op_has_a_gradient_row`` fails for an op declared with a
+gradient but without a row.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.core import registry
 from paddle_nb.core.grad_maker import differentiable_inputs
+
+import test_ops_table as table_rows
 
 EPS = 1e-6
 FP64 = 6
@@ -143,8 +148,22 @@ CASES = [
 ]
 
 
+def _from_table_row(case) -> GradCase:
+    """An op-table row marked ``grad=True``, in float64 (integer and bool inputs, such as
+    labels and masks, as they are)."""
+    def wide(a):
+        return a.astype(np.float64) if a.dtype.kind == "f" else a
+    inputs = {slot: [wide(a) for a in v] if isinstance(v, list) else wide(v)
+              for slot, v in case.inputs.items()}
+    outputs = {slot: len(_as_list(v)) for slot, v in table_rows.expected_outputs(case).items()}
+    return GradCase(f"{case.id}-table", case.op, inputs, dict(case.attrs), outputs)
+
+
 def _as_list(v):
     return v if isinstance(v, list) else [v]
+
+
+CASES += [_from_table_row(c) for c in table_rows.CASES if c.grad]
 
 
 def _build(case):

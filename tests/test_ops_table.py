@@ -80,6 +80,9 @@ class Case:
     unknown_batch: bool = False
     # Output slots that must be passed but are not compared (XShape: dims, no data).
     unfetched: tuple = ()
+    # Also check the gradient at this row (in float64, against central differences:
+    # tests/test_op_gradients.py), so a new op needs one row for both.
+    grad: bool = False
 
 
 def as_list(value) -> list:

@@ -122,6 +122,30 @@ def _rnn64(T=4, B=3, D=2, H=3, seed=5):
     return main, startup, loss, feed
 
 
+def _assert_trains_alike(main, rewritten, startup, loss, exact: bool):
+    """Three SGD steps of the benchmark RNN (T5 B3 D4 H6) as written and rewritten, from
+    the same start: the same losses and parameters, bit for bit where ``exact`` (else to
+    1e-6: a product over all steps may sum in another order)."""
+    from benchmarks_path import rnn_bench   # noqa: PLC0415
+
+    def same(got, want, what):
+        if exact:
+            assert np.array_equal(got, want), what
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=what)
+    exe = pd.Executor()
+    a, b = pd.Scope(), pd.Scope()
+    exe.run(startup, scope=a)
+    exe.run(startup, scope=b)
+    feed = rnn_bench.sequence(t=5, b=3, d=4)
+    for step in range(3):
+        want, = exe.run(main, feed=feed, fetch_list=[loss], scope=a)
+        got, = exe.run(rewritten, feed=feed, fetch_list=[loss.name], scope=b)
+        same(got, want, f"loss at step {step}")
+    for name in ("wx", "wh", "bh"):
+        same(b.find_var(name).get(), a.find_var(name).get(), name)
+
+
 def test_recurrent_hoist_moves_the_input_projection_out_of_the_loop():
     from benchmarks_path import rnn_bench   # noqa: PLC0415
     main, startup, loss = rnn_bench.build(t=5, b=3, d=4, h=6)
@@ -134,18 +158,7 @@ def test_recurrent_hoist_moves_the_input_projection_out_of_the_loop():
     assert _types(fused, 2).count("mul_grad") == 1
     assert fused.global_block().ops[r].input("parameters") == ["wh", "bh"]
     assert not pd.validate(fused)
-    exe = pd.Executor()
-    a, b = pd.Scope(), pd.Scope()
-    exe.run(startup, scope=a)
-    exe.run(startup, scope=b)
-    feed = rnn_bench.sequence(t=5, b=3, d=4)
-    for _ in range(3):
-        want, = exe.run(main, feed=feed, fetch_list=[loss], scope=a)
-        got, = exe.run(fused, feed=feed, fetch_list=[loss.name], scope=b)
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-    for name in ("wx", "wh", "bh"):
-        np.testing.assert_allclose(b.find_var(name).get(), a.find_var(name).get(), rtol=1e-6,
-                                   atol=1e-7)
+    _assert_trains_alike(main, fused, startup, loss, exact=False)
 
 
 @pytest.mark.parametrize("passes", [["recurrent_hoist"], None], ids=["hoist", "all"])
@@ -225,17 +238,7 @@ def test_recurrent_grad_trim_drops_copies_and_unread_zeros_and_trains_the_same_b
     assert after == [t for t in before if t not in ("rnn_memory_helper_grad",
                                                     "fill_zeros_like")]
     assert not pd.validate(trimmed)
-    exe = pd.Executor()
-    a, b = pd.Scope(), pd.Scope()
-    exe.run(startup, scope=a)
-    exe.run(startup, scope=b)
-    feed = rnn_bench.sequence(t=5, b=3, d=4)
-    for _ in range(3):
-        want, = exe.run(main, feed=feed, fetch_list=[loss], scope=a)
-        got, = exe.run(trimmed, feed=feed, fetch_list=[loss.name], scope=b)
-        assert np.array_equal(got, want)
-    for name in ("wx", "wh", "bh"):
-        assert np.array_equal(b.find_var(name).get(), a.find_var(name).get()), name
+    _assert_trains_alike(main, trimmed, startup, loss, exact=True)
     # every pass together: four ops per backward time step, where the program has seven
     assert _grad_block_types(pd.passes.apply(main)) == [
         "sum", "fused_elemwise_add_activation_grad", "elementwise_add_grad", "mul_grad"]

@@ -91,6 +91,26 @@ def astype(value, dtype):
     return value.astype(dtype, copy=False)
 
 
+def unbroadcast(grad, operand_view_shape, operand_shape):
+    """``grad`` summed over the axes along which an operand was broadcast, back to the
+    operand's shape (``operand_view_shape``: the operand as Fluid's ``axis`` rule reshaped
+    it). The gradient of every broadcasting op ends here, on either place."""
+    host_array = grad.__class__ is np.ndarray
+    if grad.shape == operand_shape == operand_view_shape and (
+            not host_array or grad.flags.c_contiguous):
+        return grad                       # nothing was broadcast (the common case)
+    view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
+    axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]
+    if not host_array and on_device(grad):
+        from ..kernels.cuda import reduce   # noqa: PLC0415
+        if axes:
+            grad = reduce.sum_axes(grad, axes, keepdims=True)
+        return grad.reshape(tuple(operand_shape))
+    if axes:
+        grad = grad.sum(axis=tuple(axes), keepdims=True)
+    return np.asarray(grad.reshape(operand_shape), order="C")   # keeps a 0-d operand 0-d
+
+
 def take_rows(value, rows):
     """``value[rows]`` for host row indices, as a new contiguous array."""
     if on_device(value):

@@ -15,9 +15,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, NO_GRADIENT, OpDef, register
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import elementwise as K
-from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
-from ..kernels.cuda import reduce as CR
 from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 
@@ -103,62 +101,21 @@ def _cuda_binary(op: str, out_dtype=None):
 
 
 # --- gradients ---------------------------------------------------------------------------
-def unbroadcast(grad: np.ndarray, operand_view_shape, operand_shape) -> np.ndarray:
-    """Sum ``grad`` over the axes along which an operand was broadcast, back to its shape.
-    ``operand_view_shape`` is the operand as broadcast_operands reshaped it."""
-    if grad.shape == operand_shape == operand_view_shape and grad.flags.c_contiguous:
-        return grad                       # nothing was broadcast (the common case)
-    view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
-    axes = tuple(i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1)
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return np.asarray(grad.reshape(operand_shape), order="C")   # keeps a 0-d operand 0-d
-
-
 def _binary_grad(dx_of, dy_of):
-    """X@GRAD and Y@GRAD of Out = f(X, Y): ``dx_of(x, y, dout)`` and ``dy_of(...)`` give
-    the gradients at the broadcast shape; they are then summed back to each operand."""
+    """X@GRAD and Y@GRAD of Out = f(X, Y), on either place: ``dx_of(x, y, dout)`` and
+    ``dy_of(...)`` give the gradients at the broadcast shape (with the place's kernels:
+    _GRADS, _CUDA_GRADS); they are then summed back to each operand."""
     def run(ctx):
         x0, y0 = ctx.input("X"), ctx.input("Y")
         x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
         dout = ctx.input("Out@GRAD")
         if ctx.has_output("X@GRAD"):
-            ctx.set_output("X@GRAD", unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
-                           .astype(x0.dtype, copy=False))
+            dx = arrays.unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
+            ctx.set_output("X@GRAD", arrays.astype(dx, x0.dtype))
         if ctx.has_output("Y@GRAD"):
-            ctx.set_output("Y@GRAD", unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
-                           .astype(y0.dtype, copy=False))
+            dy = arrays.unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
+            ctx.set_output("Y@GRAD", arrays.astype(dy, y0.dtype))
     return run
-
-
-def _cuda_unbroadcast(grad, operand_view_shape, operand_shape):
-    """unbroadcast on the device: sum the broadcast axes (kernels/cuda/reduce.py)."""
-    if grad.shape == operand_shape == operand_view_shape:
-        return grad                       # nothing was broadcast (the common case)
-    view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
-    axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]
-    if axes:
-        grad = CR.sum_axes(grad, axes, keepdims=True)
-    return grad.reshape(tuple(operand_shape))
-
-
-def _cuda_binary_grad(dx_of, dy_of):
-    """X@GRAD and Y@GRAD on the device; ``dx_of(x, y, dout)`` gives device arrays."""
-    def run(ctx):
-        x0, y0 = ctx.input("X"), ctx.input("Y")
-        x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
-        dout = ctx.input("Out@GRAD")
-        if ctx.has_output("X@GRAD"):
-            dx = _cuda_unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
-            ctx.set_output("X@GRAD", _same_dtype(dx, x0.dtype))
-        if ctx.has_output("Y@GRAD"):
-            dy = _cuda_unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
-            ctx.set_output("Y@GRAD", _same_dtype(dy, y0.dtype))
-    return run
-
-
-def _same_dtype(a, dtype):
-    return a if a.dtype == dtype else CC.astype(a, dtype)
 
 
 _CUDA_GRADS = {
@@ -195,7 +152,7 @@ for _type, _kernel, _op, _formula in (
                    "into X from `axis`.", infer_shape=broadcast_infer(),
                    kernels={"cpu": _kernel, "cuda": _cuda_binary(_op)},
                    grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]),
-                             cuda_kernel=_cuda_binary_grad(*_CUDA_GRADS[_type]))))
+                             cuda_kernel=_binary_grad(*_CUDA_GRADS[_type]))))
 
 for _type, _ufunc, _formula in (
         ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),

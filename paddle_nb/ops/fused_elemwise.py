@@ -32,8 +32,7 @@ from ..kernels.cpu import activation as KA
 from ..kernels.cpu import elementwise as KE
 from ..kernels.cuda import elementwise as CE
 from . import arrays
-from .elementwise import (_cuda_unbroadcast, broadcast_infer, broadcast_operands,
-                          broadcast_shape_of, unbroadcast)
+from .elementwise import broadcast_infer, broadcast_operands, broadcast_shape_of
 
 BINARY = ("elementwise_add", "elementwise_mul")
 UNARY = ("relu", "tanh", "sigmoid", "scale")
@@ -86,8 +85,6 @@ class _CPU:
     binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
     activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid}
     derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad}
-    unbroadcast = staticmethod(unbroadcast)
-
     @classmethod
     def binary(cls, name, x, y, out):
         return cls.binaries[name](x, y, out=out)
@@ -108,8 +105,6 @@ class _CPU:
 
 
 class _CUDA:
-    unbroadcast = staticmethod(_cuda_unbroadcast)
-
     @staticmethod
     def binary(name, x, y, out):
         return CE.binary("add" if name == "elementwise_add" else "mul", x, y)
@@ -188,18 +183,18 @@ def _backward(place):
             d_mid = place.derivative(unary, ctx.input("Out"), dout, scale,
                                      ctx.out("IntermediateOut@GRAD", dout.shape, dout.dtype))
             dx_full, dy_full = _binary_grads(place, binary, x, y, d_mid)
-            dy = place.unbroadcast(dy_full, y.shape, y0.shape) if dy_full is not None else None
+            dy = arrays.unbroadcast(dy_full, y.shape, y0.shape) if dy_full is not None else None
         else:                                            # Out = b(X, u(Y))
             mid = ctx.input_or_none("IntermediateOut")
             if mid is None:
                 mid = place.unary(unary, y, scale, np.empty(y.shape, y.dtype))
             mid = mid.reshape(y.shape)
             dx_full, d_mid_full = _binary_grads(place, binary, x, mid, dout)
-            d_mid = place.unbroadcast(d_mid_full, y.shape, y0.shape)
+            d_mid = arrays.unbroadcast(d_mid_full, y.shape, y0.shape)
             dy = place.derivative(unary, mid.reshape(y0.shape), d_mid, scale,
                                   ctx.out("Y@GRAD", y0.shape, y0.dtype))
         if ctx.has_output("X@GRAD"):
-            ctx.set_output("X@GRAD", place.unbroadcast(dx_full, x.shape, x_shape))
+            ctx.set_output("X@GRAD", arrays.unbroadcast(dx_full, x.shape, x_shape))
         if ctx.has_output("Y@GRAD"):
             ctx.set_output("Y@GRAD", dy)
         if ctx.has_output("IntermediateOut@GRAD"):

@@ -95,48 +95,48 @@ def _mul_infer(ctx):
     ctx.set_output("Out", xs[:xn] + ys[yn:], ctx.dtype("X"))
 
 
-def _mul(ctx):
-    x, y = ctx.input("X"), ctx.input("Y")
-    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
-    x2 = x.reshape(_flat2d(x.shape, xn))
-    y2 = y.reshape(_flat2d(y.shape, yn))
-    out = matmul_2d(x2, y2, lambda shape, dtype: ctx.out("Out", shape, dtype))
-    ctx.set_output("Out", out.reshape(x.shape[:xn] + y.shape[yn:]))
+class _Mul2d:
+    """The 2-D product of each place, ``op(a) @ op(b)`` (``op``: transpose if asked) into
+    ``out(shape, dtype)`` where the place can write into a given array."""
+
+    @staticmethod
+    def cpu(a, b, ta=False, tb=False, out=None):
+        return matmul_2d(a.T if ta else a, b.T if tb else b, out)     # a transpose is a view
+
+    @staticmethod
+    def cuda(a, b, ta=False, tb=False, out=None):
+        rows, cols = a.shape[1 if ta else 0], b.shape[0 if tb else 1]
+        if rows * cols > a.size + b.size:                             # an outer product grows
+            check_tensor_size((rows, cols), a.dtype, "mul")
+        return CM.matmul(a, b, trans_a=ta, trans_b=tb)
 
 
-def _mul_grad(ctx):
+def _mul(product):
+    def run(ctx):
+        x, y = ctx.input("X"), ctx.input("Y")
+        xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+        x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
+        out = product(x2, y2, out=lambda shape, dtype: ctx.out("Out", shape, dtype))
+        ctx.set_output("Out", out.reshape(tuple(x.shape[:xn] + y.shape[yn:])))
+    return run
+
+
+def _mul_grad(product):
     """Out = X2 @ Y2 (the flattened matrices): dX2 = dOut @ Y2^T, dY2 = X2^T @ dOut."""
-    x, y = ctx.input("X"), ctx.input("Y")
-    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
-    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
-    dout = ctx.input("Out@GRAD").reshape(x2.shape[0], y2.shape[1])
-    if ctx.has_output("X@GRAD"):
-        dx = matmul_2d(dout, y2.T, lambda shape, dtype: ctx.out("X@GRAD", shape, dtype))
-        ctx.set_output("X@GRAD", dx.reshape(x.shape))
-    if ctx.has_output("Y@GRAD"):
-        dy = matmul_2d(x2.T, dout, lambda shape, dtype: ctx.out("Y@GRAD", shape, dtype))
-        ctx.set_output("Y@GRAD", dy.reshape(y.shape))
-
-
-def _cuda_mul(ctx):
-    x, y = ctx.input("X"), ctx.input("Y")
-    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
-    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
-    if x2.shape[0] * y2.shape[1] > x2.size + y2.size:
-        check_tensor_size((x2.shape[0], y2.shape[1]), x.dtype, "mul")
-    ctx.set_output("Out", CM.matmul(x2, y2).reshape(tuple(x.shape[:xn] + y.shape[yn:])))
-
-
-def _cuda_mul_grad(ctx):
-    """dX2 = dOut @ Y2^T, dY2 = X2^T @ dOut: the transposes are flags of the kernel."""
-    x, y = ctx.input("X"), ctx.input("Y")
-    xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
-    x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
-    dout = ctx.input("Out@GRAD").reshape((x2.shape[0], y2.shape[1]))
-    if ctx.has_output("X@GRAD"):
-        ctx.set_output("X@GRAD", CM.matmul(dout, y2, trans_b=True).reshape(x.shape))
-    if ctx.has_output("Y@GRAD"):
-        ctx.set_output("Y@GRAD", CM.matmul(x2, dout, trans_a=True).reshape(y.shape))
+    def run(ctx):
+        x, y = ctx.input("X"), ctx.input("Y")
+        xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
+        x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
+        dout = ctx.input("Out@GRAD").reshape((x2.shape[0], y2.shape[1]))
+        if ctx.has_output("X@GRAD"):
+            dx = product(dout, y2, tb=True,
+                         out=lambda shape, dtype: ctx.out("X@GRAD", shape, dtype))
+            ctx.set_output("X@GRAD", dx.reshape(tuple(x.shape)))
+        if ctx.has_output("Y@GRAD"):
+            dy = product(x2, dout, ta=True,
+                         out=lambda shape, dtype: ctx.out("Y@GRAD", shape, dtype))
+            ctx.set_output("Y@GRAD", dy.reshape(tuple(y.shape)))
+    return run
 
 
 register(OpDef(
@@ -146,8 +146,9 @@ register(OpDef(
      Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")],
     comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
             "Y.dims[y_num_col_dims:].",
-    infer_shape=_mul_infer, kernels={"cpu": _mul, "cuda": _cuda_mul},
-    grad=Grad(reads=["X", "Y"], kernel=_mul_grad, cuda_kernel=_cuda_mul_grad)))
+    infer_shape=_mul_infer, kernels={"cpu": _mul(_Mul2d.cpu), "cuda": _mul(_Mul2d.cuda)},
+    grad=Grad(reads=["X", "Y"], kernel=_mul_grad(_Mul2d.cpu),
+              cuda_kernel=_mul_grad(_Mul2d.cuda))))
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -224,26 +225,6 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
     return out
 
 
-def matmul_nd_grad(x, y, dout, tx: bool, ty: bool):
-    """dX, dY of Out = op(X) @ op(Y) (op = transpose if asked), batch dims broadcast."""
-    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2      # vectors are not transposed
-    x2 = x[None, :] if x.ndim == 1 else x
-    y2 = y[:, None] if y.ndim == 1 else y
-    out_shape = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]) + (
-        x2.shape[-1] if tx else x2.shape[-2], y2.shape[-2] if ty else y2.shape[-1])
-    d = dout.reshape(out_shape)
-    t = lambda a: np.swapaxes(a, -1, -2)          # noqa: E731
-    if not tx and not ty:
-        dx, dy = matmul_nd(d, y2, False, True), matmul_nd(x2, d, True, False)
-    elif tx and not ty:
-        dx, dy = matmul_nd(y2, d, False, True), matmul_nd(x2, d, False, False)
-    elif not tx and ty:
-        dx, dy = matmul_nd(d, y2, False, False), matmul_nd(d, x2, True, False)
-    else:
-        dx, dy = matmul_nd(t(y2), t(d), False, False), matmul_nd(t(d), t(x2), False, False)
-    return _sum_to(dx, x2.shape).reshape(x.shape), _sum_to(dy, y2.shape).reshape(y.shape)
-
-
 def _sum_to(g: np.ndarray, shape) -> np.ndarray:
     """Sum the broadcast batch dims of ``g`` away so it has ``shape``."""
     lead = g.ndim - len(shape)
@@ -298,17 +279,34 @@ def _cuda_sum_to(g, shape):
     return CR.sum_axes(g, axes, keepdims=True).reshape(tuple(shape))
 
 
-def cuda_matmul_nd_grad(x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
-    """dX, dY of Out = alpha * op(X) @ op(Y) on the device; every case is one kernel call
-    with transpose flags (no transposed copies)."""
-    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
+# --- the gradient, once for both places ----------------------------------------------------
+def _cpu_product(a, b, ta: bool, tb: bool, alpha: float = 1.0):
+    out = matmul_nd(a, b, ta, tb)
+    return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
+
+
+class _CPU:
+    product = staticmethod(_cpu_product)
+    sum_to = staticmethod(_sum_to)
+
+
+class _CUDA:
+    product = staticmethod(cuda_matmul_nd)      # transposes and alpha done by the kernel
+    sum_to = staticmethod(_cuda_sum_to)
+
+
+def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
+    """dX, dY of Out = alpha * op(X) @ op(Y) (op = transpose if asked), batch dims
+    broadcast; each case is two products with transpose flags (no transposed copies on
+    CUDA, views on the CPU), then the broadcast batch dims summed away."""
+    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2          # vectors are not transposed
     x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
     y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
     xs, ys = tuple(x2.shape), tuple(y2.shape)
     out_shape = np.broadcast_shapes(xs[:-2], ys[:-2]) + (
         xs[-1] if tx else xs[-2], ys[-2] if ty else ys[-1])
     d = dout.reshape(tuple(out_shape))
-    mm = cuda_matmul_nd
+    mm = place.product
     if not tx and not ty:       # dX = d @ Y^T, dY = X^T @ d
         dx, dy = mm(d, y2, False, True, alpha), mm(x2, d, True, False, alpha)
     elif tx and not ty:         # dX = Y @ d^T, dY = X @ d
@@ -317,27 +315,15 @@ def cuda_matmul_nd_grad(x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
         dx, dy = mm(d, y2, False, False, alpha), mm(d, x2, True, False, alpha)
     else:                       # dX = Y^T @ d^T, dY = d^T @ X^T
         dx, dy = mm(y2, d, True, True, alpha), mm(d, x2, True, True, alpha)
-    return (_cuda_sum_to(dx, xs).reshape(tuple(x.shape)),
-            _cuda_sum_to(dy, ys).reshape(tuple(y.shape)))
+    return (place.sum_to(dx, xs).reshape(tuple(x.shape)),
+            place.sum_to(dy, ys).reshape(tuple(y.shape)))
 
 
-def _cuda_matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+def _matmul_grad_kernel(place, tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
     def run(ctx):
         alpha = ctx.attr(alpha_attr) if alpha_attr else 1.0
-        dx, dy = cuda_matmul_nd_grad(ctx.input("X"), ctx.input("Y"), ctx.input("Out@GRAD"),
-                                     ctx.attr(tx_attr), ctx.attr(ty_attr), alpha)
-        ctx.set_output("X@GRAD", dx)
-        ctx.set_output("Y@GRAD", dy)
-    return run
-
-
-def _matmul_grad_kernel(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
-    def run(ctx):
-        dout = ctx.input("Out@GRAD")
-        if alpha_attr and ctx.attr(alpha_attr) != 1.0:
-            dout = dout * dout.dtype.type(ctx.attr(alpha_attr))
-        dx, dy = matmul_nd_grad(ctx.input("X"), ctx.input("Y"), dout,
-                                ctx.attr(tx_attr), ctx.attr(ty_attr))
+        dx, dy = matmul_nd_grad(place, ctx.input("X"), ctx.input("Y"), ctx.input("Out@GRAD"),
+                                ctx.attr(tx_attr), ctx.attr(ty_attr), alpha)
         ctx.set_output("X@GRAD", dx)
         ctx.set_output("Y@GRAD", dy)
     return run
@@ -361,8 +347,8 @@ register(OpDef(
     infer_shape=_matmul_v2_infer,
     kernels={"cpu": _matmul_v2, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
         ctx.input("X"), ctx.input("Y"), ctx.attr("trans_x"), ctx.attr("trans_y")))},
-    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel("trans_x", "trans_y"),
-              cuda_kernel=_cuda_matmul_grad_kernel("trans_x", "trans_y"))))
+    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel(_CPU, "trans_x", "trans_y"),
+              cuda_kernel=_matmul_grad_kernel(_CUDA, "trans_x", "trans_y"))))
 
 
 def _matmul_infer(ctx):
@@ -389,5 +375,5 @@ register(OpDef(
         ctx.input("X"), ctx.input("Y"), ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
         ctx.attr("alpha")))},
     grad=Grad(reads=["X", "Y"],
-              kernel=_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"),
-              cuda_kernel=_cuda_matmul_grad_kernel("transpose_X", "transpose_Y", "alpha"))))
+              kernel=_matmul_grad_kernel(_CPU, "transpose_X", "transpose_Y", "alpha"),
+              cuda_kernel=_matmul_grad_kernel(_CUDA, "transpose_X", "transpose_Y", "alpha"))))

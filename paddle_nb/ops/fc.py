@@ -6,18 +6,17 @@ differentiate. Paddle's inference passes (``fc_fuse_pass``) rewrite that pattern
 ``fc`` op, and inference models saved after those passes contain it; paddle_nb's own pass
 (passes/fc_fuse.py) does the same rewrite. Like Paddle's, it has no gradient: a fused
 program is for running, the unfused one for training. Its kernel is the three ops' kernels
-run one after another on one output array, so a fused program gives the same bits.
+run one after another on one output array, so a fused program gives the same bits; one
+kernel function serves both places (ops/places.py).
 """
 from __future__ import annotations
 
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..kernels.cpu import activation as KA
-from ..kernels.cpu import elementwise as KE
 from ..kernels.cuda import copy as CC
-from ..kernels.cuda import elementwise as CE
-from ..kernels.cuda import matmul as CM
-from .matmul import _flat2d, matmul_2d
+from . import arrays
+from .matmul import _flat2d
+from .places import CPU, CUDA
 
 ACTIVATIONS = ("", "relu")      # what Paddle's fc accepts
 PAD = 4                         # padding_weights: W carries 4 extra rows and columns
@@ -72,45 +71,32 @@ def _fc_infer(ctx):
 
 
 def _crop(w):
-    """The weights inside padding_weights' 4 extra rows and columns (a strided view)."""
+    """The weights inside padding_weights' 4 extra rows and columns: a strided view on
+    the host, a contiguous copy on the device (device arrays reshape only then)."""
+    if arrays.on_device(w):
+        rows, cols = w.shape
+        return CC.gather(CC.copy_if_strided(w), (rows - PAD, cols - PAD), (cols, 1))
     return w[:-PAD, :-PAD]
 
 
-def _cuda_crop(w):
-    """_crop on the device, as a contiguous copy (device arrays reshape only then)."""
-    rows, cols = w.shape
-    return CC.gather(CC.copy_if_strided(w), (rows - PAD, cols - PAD), (cols, 1))
-
-
-def _operands(ctx, crop=_crop):
-    x, w = ctx.input("Input"), ctx.input("W")
-    if ctx.attr("padding_weights"):
-        w = crop(w)
-    n_col = ctx.attr("in_num_col_dims")
-    return x.reshape(_flat2d(x.shape, n_col)), w, x.shape[:n_col] + (w.shape[1],)
-
-
-def _fc(ctx):
-    """mul's product, elementwise_add's sum and relu, in place on one array."""
-    x2, w, out_shape = _operands(ctx)
-    out = matmul_2d(x2, w, lambda shape, dtype: ctx.out("Out", shape, dtype))
-    bias = ctx.input("Bias")
-    if bias is not None:
-        KE.add(out, bias.reshape(1, -1), out=out)
-    if ctx.attr("activation_type") == "relu":
-        KA.relu(out, out=out)
-    ctx.set_output("Out", out.reshape(out_shape))
-
-
-def _cuda_fc(ctx):
-    x2, w, out_shape = _operands(ctx, _cuda_crop)
-    out = CM.matmul(x2, w)
-    bias = ctx.input("Bias")
-    if bias is not None:
-        out = CE.binary("add", out, bias.reshape((1, bias.size)))
-    if ctx.attr("activation_type") == "relu":
-        out = CE.unary("relu", out)
-    ctx.set_output("Out", out.reshape(tuple(out_shape)))
+def _fc(place):
+    """mul's product, elementwise_add's sum and relu, in place on one array where the
+    place writes into a given one (the CPU)."""
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("W")
+        if ctx.attr("padding_weights"):
+            w = _crop(w)
+        n_col = ctx.attr("in_num_col_dims")
+        out = place.product(x.reshape(_flat2d(x.shape, n_col)), w,
+                            out=lambda shape, dtype: ctx.out("Out", shape, dtype))
+        bias = ctx.input("Bias")
+        if bias is not None:
+            out = place.binary("elementwise_add", out, bias.reshape((1, bias.size)), out)
+        if ctx.attr("activation_type") == "relu":
+            out = place.unary("relu", out, 0.0, out)
+        ctx.set_output("Out", out.reshape(tuple(x.shape[:n_col]) + (w.shape[1],)))
+    run.__name__ = f"{place.name}_fc"
+    return run
 
 
 register(OpDef(
@@ -126,5 +112,5 @@ register(OpDef(
      Attr("use_mkldnn", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True)],
     comment="Out = act(Input @ W + Bias): mul, elementwise_add and relu fused, as Paddle's "
             "fc_fuse_pass makes it (no gradient: for running a program, not training it).",
-    infer_shape=_fc_infer, kernels={"cpu": _fc, "cuda": _cuda_fc}, grad=NO_GRADIENT))
+    infer_shape=_fc_infer, kernels={"cpu": _fc(CPU), "cuda": _fc(CUDA)}, grad=NO_GRADIENT))
 

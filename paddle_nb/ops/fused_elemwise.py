@@ -18,7 +18,8 @@ to both names; the activation's derivative is read from its output (``Out``, or
 Why it pays here: paddle_nb's executor spends more per op than an elementwise kernel costs
 on a small tensor, so one op instead of two is the saving; the kernel is the two ops'
 kernels run back to back, in place on one array, and gives the same bits as the two ops.
-The math below is written once for both places; ``_CPU`` and ``_CUDA`` supply the kernels.
+The math below is written once for both places; ops/places.py's ``CPU`` and ``CUDA``
+supply the kernels.
 """
 from __future__ import annotations
 
@@ -28,11 +29,9 @@ from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..kernels.cpu import activation as KA
-from ..kernels.cpu import elementwise as KE
-from ..kernels.cuda import elementwise as CE
 from . import arrays
 from .elementwise import broadcast_infer, broadcast_operands, broadcast_shape_of
+from .places import CPU, CUDA
 
 BINARY = ("elementwise_add", "elementwise_mul")
 UNARY = ("relu", "tanh", "sigmoid", "scale")
@@ -80,48 +79,6 @@ def _attrs(grad: bool):
                  "also write IntermediateOut (the gradient then reads it)")]
 
 
-# --- the two places: the same names, CPU ufuncs or CUDA kernels ---------------------------
-class _CPU:
-    binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
-    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid}
-    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad}
-    @classmethod
-    def binary(cls, name, x, y, out):
-        return cls.binaries[name](x, y, out=out)
-
-    @classmethod
-    def unary(cls, name, x, scale, out):
-        if name == "scale":
-            return KA.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
-        return cls.activations[name](x, out=out)
-
-    @classmethod
-    def derivative(cls, name, act_out, dout, scale, out):
-        """d act / d its input, times dout (read from the activation's output)."""
-        if name == "scale":
-            return KA.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
-                                      out=out)
-        return cls.derivatives[name](act_out, dout, out=out)
-
-
-class _CUDA:
-    @staticmethod
-    def binary(name, x, y, out):
-        return CE.binary("add" if name == "elementwise_add" else "mul", x, y)
-
-    @staticmethod
-    def unary(name, x, scale, out):
-        if name == "scale":
-            return CE.unary("scale_then_bias", x, a=scale, b=0.0)
-        return CE.unary(name, x)
-
-    @staticmethod
-    def derivative(name, act_out, dout, scale, out):
-        if name == "scale":
-            return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
-        return CE.unary_grad(name, act_out, dout)
-
-
 # --- forward ------------------------------------------------------------------------------
 def _forward(place):
     def run(ctx):
@@ -143,7 +100,7 @@ def _forward(place):
         ctx.set_output("Out", out)
         if keep:
             ctx.set_output("IntermediateOut", middle)
-    run.__name__ = f"{place.__name__.strip('_').lower()}_fused_elemwise_activation"
+    run.__name__ = f"{place.name}_fused_elemwise_activation"
     return run
 
 
@@ -199,7 +156,7 @@ def _backward(place):
             ctx.set_output("Y@GRAD", dy)
         if ctx.has_output("IntermediateOut@GRAD"):
             ctx.set_output("IntermediateOut@GRAD", d_mid)
-    run.__name__ = f"{place.__name__.strip('_').lower()}_fused_elemwise_activation_grad"
+    run.__name__ = f"{place.name}_fused_elemwise_activation_grad"
     return run
 
 
@@ -207,10 +164,8 @@ def _binary_grads(place, binary, x, y, d):
     """(d/dX, d/dY) of ``binary`` at the broadcast shape, before summing back."""
     if binary == "elementwise_add":
         return d, d
-    return (place.binary("elementwise_mul", d, y, None if place is _CUDA else
-                         np.empty(d.shape, d.dtype)),
-            place.binary("elementwise_mul", d, x, None if place is _CUDA else
-                         np.empty(d.shape, d.dtype)))
+    return (place.binary("elementwise_mul", d, y, np.empty(d.shape, d.dtype)),
+            place.binary("elementwise_mul", d, x, np.empty(d.shape, d.dtype)))
 
 
 def _grad_infer(ctx):
@@ -261,7 +216,7 @@ for _type in ("fused_elemwise_activation", "fused_elemwise_add_activation"):
         _attrs(grad=False),
         comment="Out = unary(binary(X, Y)) or binary(X, unary(Y)), as functor_list says: "
                 "an elementwise op and an activation fused (fuse_elewise_add_act_pass).",
-        infer_shape=_infer, kernels={"cpu": _forward(_CPU), "cuda": _forward(_CUDA)},
+        infer_shape=_infer, kernels={"cpu": _forward(CPU), "cuda": _forward(CUDA)},
         grad=_grad_maker))
     register(OpDef(
         _type + "_grad",
@@ -272,5 +227,5 @@ for _type in ("fused_elemwise_activation", "fused_elemwise_add_activation"):
         _attrs(grad=True),
         comment="X@GRAD, Y@GRAD (and IntermediateOut@GRAD) of the fused op: the "
                 "activation's derivative, then the elementwise op's.",
-        infer_shape=_grad_infer, kernels={"cpu": _backward(_CPU), "cuda": _backward(_CUDA)},
+        infer_shape=_grad_infer, kernels={"cpu": _backward(CPU), "cuda": _backward(CUDA)},
         grad=NO_GRADIENT, grad_of=_type))

@@ -8,31 +8,8 @@ from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
-from ..core.validate import check_tensor_size
-from ..kernels.cpu import matmul as K
-from ..kernels.cuda import copy as CC
-from ..kernels.cuda import matmul as CM
-from ..kernels.cuda import reduce as CR
 from .common import OUT, X, Y
-
-_BLAS = (np.float32, np.float64)
-
-
-def _blas_layout(a: np.ndarray) -> np.ndarray:
-    """numba's np.dot takes C- or F-contiguous matrices (a transpose is F): copy only others."""
-    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
-
-
-def matmul_2d(a: np.ndarray, b: np.ndarray, out=None) -> np.ndarray:
-    """a @ b; ``out(shape, dtype)``, when given, makes the array the product is written
-    into (a kernel context's ``out``: a reused buffer on the compiled path)."""
-    if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
-        check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
-    if a.dtype == b.dtype and a.dtype.type in _BLAS:
-        into = out((a.shape[0], b.shape[-1]), a.dtype) if out is not None else None
-        return K.matmul2d(_blas_layout(a), _blas_layout(b), into)
-    return np.matmul(a, b)        # integer matrices: BLAS has no integer gemm
-
+from .places import CPU, CUDA
 
 # --- mul ----------------------------------------------------------------------------------
 def _flat2d(shape, num_col_dims):
@@ -95,33 +72,17 @@ def _mul_infer(ctx):
     ctx.set_output("Out", xs[:xn] + ys[yn:], ctx.dtype("X"))
 
 
-class _Mul2d:
-    """The 2-D product of each place, ``op(a) @ op(b)`` (``op``: transpose if asked) into
-    ``out(shape, dtype)`` where the place can write into a given array."""
-
-    @staticmethod
-    def cpu(a, b, ta=False, tb=False, out=None):
-        return matmul_2d(a.T if ta else a, b.T if tb else b, out)     # a transpose is a view
-
-    @staticmethod
-    def cuda(a, b, ta=False, tb=False, out=None):
-        rows, cols = a.shape[1 if ta else 0], b.shape[0 if tb else 1]
-        if rows * cols > a.size + b.size:                             # an outer product grows
-            check_tensor_size((rows, cols), a.dtype, "mul")
-        return CM.matmul(a, b, trans_a=ta, trans_b=tb)
-
-
-def _mul(product):
+def _mul(place):
     def run(ctx):
         x, y = ctx.input("X"), ctx.input("Y")
         xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
         x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
-        out = product(x2, y2, out=lambda shape, dtype: ctx.out("Out", shape, dtype))
+        out = place.product(x2, y2, out=lambda shape, dtype: ctx.out("Out", shape, dtype))
         ctx.set_output("Out", out.reshape(tuple(x.shape[:xn] + y.shape[yn:])))
     return run
 
 
-def _mul_grad(product):
+def _mul_grad(place):
     """Out = X2 @ Y2 (the flattened matrices): dX2 = dOut @ Y2^T, dY2 = X2^T @ dOut."""
     def run(ctx):
         x, y = ctx.input("X"), ctx.input("Y")
@@ -129,11 +90,11 @@ def _mul_grad(product):
         x2, y2 = x.reshape(_flat2d(x.shape, xn)), y.reshape(_flat2d(y.shape, yn))
         dout = ctx.input("Out@GRAD").reshape((x2.shape[0], y2.shape[1]))
         if ctx.has_output("X@GRAD"):
-            dx = product(dout, y2, tb=True,
+            dx = place.product(dout, y2, tb=True,
                          out=lambda shape, dtype: ctx.out("X@GRAD", shape, dtype))
             ctx.set_output("X@GRAD", dx.reshape(tuple(x.shape)))
         if ctx.has_output("Y@GRAD"):
-            dy = product(x2, dout, ta=True,
+            dy = place.product(x2, dout, ta=True,
                          out=lambda shape, dtype: ctx.out("Y@GRAD", shape, dtype))
             ctx.set_output("Y@GRAD", dy.reshape(tuple(y.shape)))
     return run
@@ -146,9 +107,8 @@ register(OpDef(
      Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")],
     comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
             "Y.dims[y_num_col_dims:].",
-    infer_shape=_mul_infer, kernels={"cpu": _mul(_Mul2d.cpu), "cuda": _mul(_Mul2d.cuda)},
-    grad=Grad(reads=["X", "Y"], kernel=_mul_grad(_Mul2d.cpu),
-              cuda_kernel=_mul_grad(_Mul2d.cuda))))
+    infer_shape=_mul_infer, kernels={"cpu": _mul(CPU), "cuda": _mul(CUDA)},
+    grad=Grad(reads=["X", "Y"], kernel=_mul_grad(CPU), cuda_kernel=_mul_grad(CUDA))))
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -199,102 +159,7 @@ def _matmul_shape(ctx, xs, ys, tx, ty, names=("trans_x", "trans_y")):
     return out
 
 
-def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
-    if tx and x.ndim >= 2:
-        x = np.swapaxes(x, -1, -2)
-    if ty and y.ndim >= 2:
-        y = np.swapaxes(y, -1, -2)
-    x2 = x[None, :] if x.ndim == 1 else x
-    y2 = y[:, None] if y.ndim == 1 else y
-    if x2.ndim == 2 and y2.ndim == 2:
-        out = matmul_2d(x2, y2)
-    elif x.dtype == y.dtype and x.dtype.type in _BLAS:
-        batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
-        m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
-        check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
-        n_batch = int(np.prod(batch))      # spelled out: reshape(-1, 0, k) cannot infer -1
-        xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(n_batch, m, k)
-        yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(n_batch, k, n)
-        out = K.batched_matmul(xb, yb).reshape(batch + (m, n))
-    else:
-        out = np.matmul(x2, y2)
-    if x.ndim == 1:
-        out = out[..., 0, :]
-    if y.ndim == 1:
-        out = out[..., 0]
-    return out
-
-
-def _sum_to(g: np.ndarray, shape) -> np.ndarray:
-    """Sum the broadcast batch dims of ``g`` away so it has ``shape``."""
-    lead = g.ndim - len(shape)
-    if lead:
-        g = g.sum(axis=tuple(range(lead)))
-    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape[:-2], shape[:-2])) if b == 1 and a != 1)
-    return np.ascontiguousarray(g.sum(axis=axes, keepdims=True) if axes else g)
-
-
-# --- the same on the device -------------------------------------------------------------
-def _as_batches(a, batch, rows, cols):
-    """``a`` (rank >= 2) as a (B, rows, cols) device array for the kernel: batch dims
-    broadcast to ``batch`` (materialised by copy.broadcast_to only when they differ and
-    are not all 1, since the kernel reuses a batch of 1 itself)."""
-    lead = tuple(int(d) for d in a.shape[:-2])
-    if lead == tuple(batch) or int(np.prod(lead, dtype=np.int64)) == 1:
-        return a.reshape((int(np.prod(lead, dtype=np.int64)), rows, cols))
-    full = CC.broadcast_to(a, tuple(batch) + (rows, cols))
-    return full.reshape((int(np.prod(batch, dtype=np.int64)), rows, cols))
-
-
-def cuda_matmul_nd(x, y, tx: bool, ty: bool, alpha: float = 1.0):
-    """matmul_nd on device arrays: transposes and alpha are done by the kernel."""
-    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
-    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
-    y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
-    xs, ys = tuple(x2.shape), tuple(y2.shape)   # plain tuples (the simulator's shapes
-    m, k = (xs[-1], xs[-2]) if tx else (xs[-2], xs[-1])   # refuse negative indices)
-    n = ys[-2] if ty else ys[-1]
-    batch = np.broadcast_shapes(xs[:-2], ys[:-2])
-    if batch:
-        check_tensor_size(batch + (max(m * k, k * n, m * n),), x.dtype, "matmul")
-    xb = _as_batches(x2, batch, *xs[-2:])
-    yb = _as_batches(y2, batch, *ys[-2:])
-    out_shape = batch + (m, n)
-    if x.ndim == 1:
-        out_shape = out_shape[:-2] + out_shape[-1:]
-    if y.ndim == 1:
-        out_shape = out_shape[:-1]
-    return CM.matmul(xb, yb, tx, ty, alpha).reshape(tuple(out_shape))
-
-
-def _cuda_sum_to(g, shape):
-    """_sum_to on the device: sum the broadcast batch dims of ``g`` away."""
-    g_shape, shape = tuple(g.shape), tuple(shape)
-    lead = len(g_shape) - len(shape)
-    axes = list(range(lead)) + [lead + i for i, (a, b) in enumerate(zip(g_shape[lead:-2],
-                                                                         shape[:-2]))
-                                if b == 1 and a != 1]
-    if not axes:
-        return g
-    return CR.sum_axes(g, axes, keepdims=True).reshape(tuple(shape))
-
-
 # --- the gradient, once for both places ----------------------------------------------------
-def _cpu_product(a, b, ta: bool, tb: bool, alpha: float = 1.0):
-    out = matmul_nd(a, b, ta, tb)
-    return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
-
-
-class _CPU:
-    product = staticmethod(_cpu_product)
-    sum_to = staticmethod(_sum_to)
-
-
-class _CUDA:
-    product = staticmethod(cuda_matmul_nd)      # transposes and alpha done by the kernel
-    sum_to = staticmethod(_cuda_sum_to)
-
-
 def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
     """dX, dY of Out = alpha * op(X) @ op(Y) (op = transpose if asked), batch dims
     broadcast; each case is two products with transpose flags (no transposed copies on
@@ -306,7 +171,7 @@ def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
     out_shape = np.broadcast_shapes(xs[:-2], ys[:-2]) + (
         xs[-1] if tx else xs[-2], ys[-2] if ty else ys[-1])
     d = dout.reshape(tuple(out_shape))
-    mm = place.product
+    mm = place.matmul
     if not tx and not ty:       # dX = d @ Y^T, dY = X^T @ d
         dx, dy = mm(d, y2, False, True, alpha), mm(x2, d, True, False, alpha)
     elif tx and not ty:         # dX = Y @ d^T, dY = X @ d
@@ -334,9 +199,12 @@ def _matmul_v2_infer(ctx):
                                         ctx.attr("trans_x"), ctx.attr("trans_y")), ctx.dtype("X"))
 
 
-def _matmul_v2(ctx):
-    ctx.set_output("Out", matmul_nd(ctx.input("X"), ctx.input("Y"),
-                                    ctx.attr("trans_x"), ctx.attr("trans_y")))
+def _matmul_kernel(place, tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+    def run(ctx):
+        alpha = ctx.attr(alpha_attr) if alpha_attr else 1.0
+        ctx.set_output("Out", place.matmul(ctx.input("X"), ctx.input("Y"), ctx.attr(tx_attr),
+                                           ctx.attr(ty_attr), alpha))
+    return run
 
 
 register(OpDef(
@@ -345,23 +213,16 @@ register(OpDef(
      Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")],
     comment="Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
     infer_shape=_matmul_v2_infer,
-    kernels={"cpu": _matmul_v2, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
-        ctx.input("X"), ctx.input("Y"), ctx.attr("trans_x"), ctx.attr("trans_y")))},
-    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel(_CPU, "trans_x", "trans_y"),
-              cuda_kernel=_matmul_grad_kernel(_CUDA, "trans_x", "trans_y"))))
+    kernels={"cpu": _matmul_kernel(CPU, "trans_x", "trans_y"),
+             "cuda": _matmul_kernel(CUDA, "trans_x", "trans_y")},
+    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel(CPU, "trans_x", "trans_y"),
+              cuda_kernel=_matmul_grad_kernel(CUDA, "trans_x", "trans_y"))))
 
 
 def _matmul_infer(ctx):
     ctx.set_output("Out", _matmul_shape(ctx, ctx.shape("X"), ctx.shape("Y"),
                                         ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
                                         ("transpose_X", "transpose_Y")), ctx.dtype("X"))
-
-
-def _matmul(ctx):
-    out = matmul_nd(ctx.input("X"), ctx.input("Y"), ctx.attr("transpose_X"),
-                    ctx.attr("transpose_Y"))
-    alpha = ctx.attr("alpha")
-    ctx.set_output("Out", out if alpha == 1.0 else (out * alpha).astype(out.dtype))
 
 
 register(OpDef(
@@ -371,9 +232,8 @@ register(OpDef(
      Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")],
     comment="Out = alpha * (X @ Y) (Fluid's v1 matmul).",
     infer_shape=_matmul_infer,
-    kernels={"cpu": _matmul, "cuda": lambda ctx: ctx.set_output("Out", cuda_matmul_nd(
-        ctx.input("X"), ctx.input("Y"), ctx.attr("transpose_X"), ctx.attr("transpose_Y"),
-        ctx.attr("alpha")))},
+    kernels={"cpu": _matmul_kernel(CPU, "transpose_X", "transpose_Y", "alpha"),
+             "cuda": _matmul_kernel(CUDA, "transpose_X", "transpose_Y", "alpha")},
     grad=Grad(reads=["X", "Y"],
-              kernel=_matmul_grad_kernel(_CPU, "transpose_X", "transpose_Y", "alpha"),
-              cuda_kernel=_matmul_grad_kernel(_CUDA, "transpose_X", "transpose_Y", "alpha"))))
+              kernel=_matmul_grad_kernel(CPU, "transpose_X", "transpose_Y", "alpha"),
+              cuda_kernel=_matmul_grad_kernel(CUDA, "transpose_X", "transpose_Y", "alpha"))))

@@ -1,0 +1,192 @@
+"""The primitives of each place, for kernels written once for both.
+
+Where an op's math is the same on the CPU and on CUDA, its kernel is one function taking a
+place, ``run(ctx, place)``, registered as ``kernels={"cpu": ..., "cuda": ...}`` with
+``CPU`` and ``CUDA`` below (ops/fused_elemwise.py, the matmul family). Both classes name
+the same operations; ``CPU``'s run numba ufuncs and BLAS into the array a kernel context's
+``out`` gives (a reused buffer on the compiled path), ``CUDA``'s call the launchers in
+kernels/cuda, which allocate device arrays (they take ``out`` and ignore it). What is the
+same on both places without a choice (moving tensors, ``unbroadcast``) is in arrays.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.validate import check_tensor_size
+from ..kernels.cpu import activation as KA
+from ..kernels.cpu import elementwise as KE
+from ..kernels.cpu import matmul as K
+from ..kernels.cuda import copy as CC
+from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import matmul as CM
+from ..kernels.cuda import reduce as CR
+
+
+# --- matrix products ------------------------------------------------------------------------
+_BLAS = (np.float32, np.float64)
+
+
+def _blas_layout(a: np.ndarray) -> np.ndarray:
+    """numba's np.dot takes C- or F-contiguous matrices (a transpose is F): copy only others."""
+    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
+
+
+def matmul_2d(a: np.ndarray, b: np.ndarray, out=None) -> np.ndarray:
+    """a @ b; ``out(shape, dtype)``, when given, makes the array the product is written
+    into (a kernel context's ``out``: a reused buffer on the compiled path)."""
+    if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
+        check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
+    if a.dtype == b.dtype and a.dtype.type in _BLAS:
+        into = out((a.shape[0], b.shape[-1]), a.dtype) if out is not None else None
+        return K.matmul2d(_blas_layout(a), _blas_layout(b), into)
+    return np.matmul(a, b)        # integer matrices: BLAS has no integer gemm
+
+
+def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
+    if tx and x.ndim >= 2:
+        x = np.swapaxes(x, -1, -2)
+    if ty and y.ndim >= 2:
+        y = np.swapaxes(y, -1, -2)
+    x2 = x[None, :] if x.ndim == 1 else x
+    y2 = y[:, None] if y.ndim == 1 else y
+    if x2.ndim == 2 and y2.ndim == 2:
+        out = matmul_2d(x2, y2)
+    elif x.dtype == y.dtype and x.dtype.type in _BLAS:
+        batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+        m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
+        check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
+        n_batch = int(np.prod(batch))      # spelled out: reshape(-1, 0, k) cannot infer -1
+        xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(n_batch, m, k)
+        yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(n_batch, k, n)
+        out = K.batched_matmul(xb, yb).reshape(batch + (m, n))
+    else:
+        out = np.matmul(x2, y2)
+    if x.ndim == 1:
+        out = out[..., 0, :]
+    if y.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+def _sum_to(g: np.ndarray, shape) -> np.ndarray:
+    """Sum the broadcast batch dims of ``g`` away so it has ``shape``."""
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape[:-2], shape[:-2])) if b == 1 and a != 1)
+    return np.ascontiguousarray(g.sum(axis=axes, keepdims=True) if axes else g)
+
+
+# --- the same on the device -------------------------------------------------------------
+def _as_batches(a, batch, rows, cols):
+    """``a`` (rank >= 2) as a (B, rows, cols) device array for the kernel: batch dims
+    broadcast to ``batch`` (materialised by copy.broadcast_to only when they differ and
+    are not all 1, since the kernel reuses a batch of 1 itself)."""
+    lead = tuple(int(d) for d in a.shape[:-2])
+    if lead == tuple(batch) or int(np.prod(lead, dtype=np.int64)) == 1:
+        return a.reshape((int(np.prod(lead, dtype=np.int64)), rows, cols))
+    full = CC.broadcast_to(a, tuple(batch) + (rows, cols))
+    return full.reshape((int(np.prod(batch, dtype=np.int64)), rows, cols))
+
+
+def cuda_matmul_nd(x, y, tx: bool, ty: bool, alpha: float = 1.0):
+    """matmul_nd on device arrays: transposes and alpha are done by the kernel."""
+    tx, ty = tx and x.ndim >= 2, ty and y.ndim >= 2
+    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
+    y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
+    xs, ys = tuple(x2.shape), tuple(y2.shape)   # plain tuples (the simulator's shapes
+    m, k = (xs[-1], xs[-2]) if tx else (xs[-2], xs[-1])   # refuse negative indices)
+    n = ys[-2] if ty else ys[-1]
+    batch = np.broadcast_shapes(xs[:-2], ys[:-2])
+    if batch:
+        check_tensor_size(batch + (max(m * k, k * n, m * n),), x.dtype, "matmul")
+    xb = _as_batches(x2, batch, *xs[-2:])
+    yb = _as_batches(y2, batch, *ys[-2:])
+    out_shape = batch + (m, n)
+    if x.ndim == 1:
+        out_shape = out_shape[:-2] + out_shape[-1:]
+    if y.ndim == 1:
+        out_shape = out_shape[:-1]
+    return CM.matmul(xb, yb, tx, ty, alpha).reshape(tuple(out_shape))
+
+
+def _cuda_sum_to(g, shape):
+    """_sum_to on the device: sum the broadcast batch dims of ``g`` away."""
+    g_shape, shape = tuple(g.shape), tuple(shape)
+    lead = len(g_shape) - len(shape)
+    axes = list(range(lead)) + [lead + i for i, (a, b) in enumerate(zip(g_shape[lead:-2],
+                                                                         shape[:-2]))
+                                if b == 1 and a != 1]
+    if not axes:
+        return g
+    return CR.sum_axes(g, axes, keepdims=True).reshape(tuple(shape))
+
+
+# --- the places -------------------------------------------------------------------------------
+class CPU:
+    name = "cpu"
+    binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
+    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid}
+    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad}
+    sum_to = staticmethod(_sum_to)
+
+    @classmethod
+    def binary(cls, name, x, y, out):
+        """``name`` (elementwise_add / elementwise_mul) of x and y, numpy broadcasting."""
+        return cls.binaries[name](x, y, out=out)
+
+    @classmethod
+    def unary(cls, name, x, scale, out):
+        """An activation (relu, tanh, sigmoid) of x, or x times ``scale`` (``scale``)."""
+        if name == "scale":
+            return KA.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
+        return cls.activations[name](x, out=out)
+
+    @classmethod
+    def derivative(cls, name, act_out, dout, scale, out):
+        """d act / d its input, times dout (read from the activation's output)."""
+        if name == "scale":
+            return KA.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
+                                      out=out)
+        return cls.derivatives[name](act_out, dout, out=out)
+
+    @staticmethod
+    def product(a, b, ta=False, tb=False, out=None):
+        """op(a) @ op(b) of two matrices (op: transpose if asked, a view here) into
+        ``out(shape, dtype)``'s array."""
+        return matmul_2d(a.T if ta else a, b.T if tb else b, out)
+
+    @staticmethod
+    def matmul(x, y, tx: bool, ty: bool, alpha: float = 1.0):
+        """alpha * op(x) @ op(y) with numpy's matmul rules (batch dims broadcast)."""
+        out = matmul_nd(x, y, tx, ty)
+        return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
+
+
+class CUDA:
+    name = "cuda"
+    sum_to = staticmethod(_cuda_sum_to)
+    matmul = staticmethod(cuda_matmul_nd)      # transposes and alpha done by the kernel
+
+    @staticmethod
+    def binary(name, x, y, out):
+        return CE.binary("add" if name == "elementwise_add" else "mul", x, y)
+
+    @staticmethod
+    def unary(name, x, scale, out):
+        if name == "scale":
+            return CE.unary("scale_then_bias", x, a=scale, b=0.0)
+        return CE.unary(name, x)
+
+    @staticmethod
+    def derivative(name, act_out, dout, scale, out):
+        if name == "scale":
+            return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
+        return CE.unary_grad(name, act_out, dout)
+
+    @staticmethod
+    def product(a, b, ta=False, tb=False, out=None):
+        rows, cols = a.shape[1 if ta else 0], b.shape[0 if tb else 1]
+        if rows * cols > a.size + b.size:                  # an outer product grows
+            check_tensor_size((rows, cols), a.dtype, "matmul")
+        return CM.matmul(a, b, trans_a=ta, trans_b=tb)

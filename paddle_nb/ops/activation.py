@@ -11,30 +11,25 @@ from ..kernels.cpu import activation as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from . import arrays
-from .common import OUT, X, dtype_code_check, same_shape_as_x, unary_kernel
+from .common import OUT, X, dtype_code_check, same_shape_as_x
+from .places import CPU, CUDA
 
-def _grad_kernel(kernel, reads: str):
-    """X@GRAD = kernel(<reads>, Out@GRAD), keeping X's dtype."""
+def _forward(place, op_type: str):
+    """Out = op(X) in X's dtype."""
+    def run(ctx):
+        x = ctx.input("X")
+        ctx.set_output("Out", place.unary(op_type, x, 1.0, ctx.out("Out", x.shape, x.dtype)))
+    run.__name__ = f"{place.name}_{op_type}"
+    return run
+
+
+def _backward(place, op_type: str, reads: str):
+    """X@GRAD = op'(<reads>) * Out@GRAD, in Out@GRAD's dtype."""
     def run(ctx):
         dout = ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", kernel(ctx.input(reads), dout,
-                                        out=ctx.out("X@GRAD", dout.shape, dout.dtype)))
-    run.__name__ = f"cpu_{kernel.__name__}"
-    return run
-
-
-def _cuda_unary(op: str):
-    """Out = op(X) on the device (kernels/cuda/elementwise.py)."""
-    def run(ctx):
-        ctx.set_output("Out", CE.unary(op, ctx.input("X")))
-    run.__name__ = f"cuda_{op}"
-    return run
-
-
-def _cuda_grad(op: str, reads: str):
-    def run(ctx):
-        ctx.set_output("X@GRAD", CE.unary_grad(op, ctx.input(reads), ctx.input("Out@GRAD")))
-    run.__name__ = f"cuda_{op}_grad"
+        ctx.set_output("X@GRAD", place.derivative(op_type, ctx.input(reads), dout, 1.0,
+                                                  ctx.out("X@GRAD", dout.shape, dout.dtype)))
+    run.__name__ = f"{place.name}_{op_type}_grad"
     return run
 
 
@@ -52,21 +47,20 @@ def _float_like_x(ctx):
     same_shape_as_x(ctx)
 
 
-# type, forward kernel, formula, the forward slot its gradient reads, gradient kernel,
-# which element types X may hold, whether a layer's act= may name it (log is undefined for
-# half of a layer's outputs)
-for _type, _kernel, _formula, _reads, _grad, _infer, _act in (
-        ("relu", K.relu, "max(X, 0)", "Out", K.relu_grad, _real_like_x, True),
-        ("sigmoid", K.sigmoid, "1 / (1 + exp(-X))", "Out", K.sigmoid_grad, _float_like_x, True),
-        ("tanh", K.tanh, "tanh(X)", "Out", K.tanh_grad, _float_like_x, True),
-        ("exp", K.exp, "exp(X)", "Out", K.exp_grad, _float_like_x, True),
-        ("log", K.log, "ln(X)", "X", K.log_grad, _float_like_x, False),
-        ("square", K.square, "X * X", "X", K.square_grad, _real_like_x, True)):
+# type, formula, the forward slot its gradient reads, which element types X may hold,
+# whether a layer's act= may name it (log is undefined for half of a layer's outputs)
+for _type, _formula, _reads, _infer, _act in (
+        ("relu", "max(X, 0)", "Out", _real_like_x, True),
+        ("sigmoid", "1 / (1 + exp(-X))", "Out", _float_like_x, True),
+        ("tanh", "tanh(X)", "Out", _float_like_x, True),
+        ("exp", "exp(X)", "Out", _float_like_x, True),
+        ("log", "ln(X)", "X", _float_like_x, False),
+        ("square", "X * X", "X", _real_like_x, True)):
     register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
                    infer_shape=_infer,
-                   kernels={"cpu": unary_kernel(_kernel), "cuda": _cuda_unary(_type)},
-                   grad=Grad(reads=[_reads], kernel=_grad_kernel(_grad, _reads),
-                             cuda_kernel=_cuda_grad(_type, _reads)), activation=_act))
+                   kernels={"cpu": _forward(CPU, _type), "cuda": _forward(CUDA, _type)},
+                   grad=Grad(reads=[_reads], kernel=_backward(CPU, _type, _reads),
+                             cuda_kernel=_backward(CUDA, _type, _reads)), activation=_act))
 
 
 def _scale_glue(ctx, dtype):

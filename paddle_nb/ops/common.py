@@ -15,16 +15,6 @@ def same_shape_as_x(ctx) -> None:
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
 
 
-def unary_kernel(kernel):
-    """A CPU kernel ``Out = kernel(X)`` whose result keeps X's dtype."""
-    def run(ctx):
-        x = ctx.input("X")
-        ctx.set_output("Out", kernel(x, out=ctx.out("Out", x.shape, x.dtype)))
-    run.__name__ = f"cpu_{kernel.__name__}"
-    run.__doc__ = f"Out = {kernel.__name__}(X), numba ufunc kernels.cpu"
-    return run
-
-
 def aligned_y_shape(x_rank: int, y_shape, axis: int) -> list[int]:
     """Fluid's elementwise broadcast: Y's dims line up with X's starting at ``axis``
     (``-1``: aligned to the end); Y's trailing 1s may be dropped first."""

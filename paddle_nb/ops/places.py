@@ -126,8 +126,10 @@ def _cuda_sum_to(g, shape):
 class CPU:
     name = "cpu"
     binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
-    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid}
-    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad}
+    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid, "exp": KA.exp,
+                   "log": KA.log, "square": KA.square}
+    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad,
+                   "exp": KA.exp_grad, "log": KA.log_grad, "square": KA.square_grad}
     sum_to = staticmethod(_sum_to)
 
     @classmethod
@@ -137,18 +139,20 @@ class CPU:
 
     @classmethod
     def unary(cls, name, x, scale, out):
-        """An activation (relu, tanh, sigmoid) of x, or x times ``scale`` (``scale``)."""
+        """An activation (relu, tanh, sigmoid, exp, log, square) of x, or x times
+        ``scale`` (``scale``)."""
         if name == "scale":
             return KA.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
         return cls.activations[name](x, out=out)
 
     @classmethod
-    def derivative(cls, name, act_out, dout, scale, out):
-        """d act / d its input, times dout (read from the activation's output)."""
+    def derivative(cls, name, value, dout, scale, out):
+        """d act / d its input, times dout; ``value`` is what the derivative is read from
+        (the activation's output, or its input for log and square)."""
         if name == "scale":
             return KA.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
                                       out=out)
-        return cls.derivatives[name](act_out, dout, out=out)
+        return cls.derivatives[name](value, dout, out=out)
 
     @staticmethod
     def product(a, b, ta=False, tb=False, out=None):
@@ -179,10 +183,10 @@ class CUDA:
         return CE.unary(name, x)
 
     @staticmethod
-    def derivative(name, act_out, dout, scale, out):
+    def derivative(name, value, dout, scale, out):
         if name == "scale":
             return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
-        return CE.unary_grad(name, act_out, dout)
+        return CE.unary_grad(name, value, dout)
 
     @staticmethod
     def product(a, b, ta=False, tb=False, out=None):

@@ -245,4 +245,4 @@ class FlatCudaContext(FlatContext):
         return _on_device(var)
 
     def out(self, slot: str, shape, dtype, i: int = 0):
-        return np.empty(shape, dtype)    # CUDA kernels allocate device arrays themselves
+        return None        # CUDA kernels allocate device arrays themselves (CudaKernelContext)

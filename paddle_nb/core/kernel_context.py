@@ -173,6 +173,11 @@ class CudaKernelContext(KernelContext):
     """
     __slots__ = ()
 
+    def out(self, slot: str, shape, dtype, i: int = 0):
+        """None: CUDA kernels allocate their device arrays themselves (ops/places.py's
+        CUDA primitives take ``out`` for symmetry with the CPU's and ignore it)."""
+        return None
+
     def _value(self, name: str, slot: str):
         var = self.scope.find_var(name)
         if var is None or not var.is_initialized():

@@ -23,7 +23,6 @@ supply the kernels.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..core import attrs as A
 from ..core.errors import ExecutionError
@@ -144,7 +143,7 @@ def _backward(place):
         else:                                            # Out = b(X, u(Y))
             mid = ctx.input_or_none("IntermediateOut")
             if mid is None:
-                mid = place.unary(unary, y, scale, np.empty(y.shape, y.dtype))
+                mid = place.unary(unary, y, scale, None)
             mid = mid.reshape(y.shape)
             dx_full, d_mid_full = _binary_grads(place, binary, x, mid, dout)
             d_mid = arrays.unbroadcast(d_mid_full, y.shape, y0.shape)
@@ -164,8 +163,8 @@ def _binary_grads(place, binary, x, y, d):
     """(d/dX, d/dY) of ``binary`` at the broadcast shape, before summing back."""
     if binary == "elementwise_add":
         return d, d
-    return (place.binary("elementwise_mul", d, y, np.empty(d.shape, d.dtype)),
-            place.binary("elementwise_mul", d, x, np.empty(d.shape, d.dtype)))
+    return (place.binary("elementwise_mul", d, y, None),     # None: a new array
+            place.binary("elementwise_mul", d, x, None))
 
 
 def _grad_infer(ctx):

@@ -18,6 +18,7 @@ from ..kernels.cpu import elementwise as K
 from ..kernels.cuda import elementwise as CE
 from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
+from .places import CPU, CUDA
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
@@ -60,43 +61,18 @@ def broadcast_operands(x: np.ndarray, y: np.ndarray, axis: int):
     return x, y
 
 
-def _binary_kernel(ufunc, out_dtype=None):
+def _binary_kernel(place, op_type: str, out_dtype=None):
+    """Out = op(X, Y) with Fluid's ``axis`` reshape, then numpy broadcasting."""
     def run(ctx):
         axis = ctx.op.attrs.get("axis", -1)      # logical_and/or have no axis
         x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
         shape = arrays.broadcast_shape(x.shape, y.shape)
+        dtype = out_dtype or x.dtype
         if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
-            check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
-        out = ctx.out("Out", shape, out_dtype or x.dtype)
-        ctx.set_output("Out", ufunc(x, y, out=out))
-    run.__name__ = f"cpu_{ufunc.__name__}"
-    return run
-
-
-def _div_kernel(ctx):
-    x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), ctx.attr("axis"))
-    shape = arrays.broadcast_shape(x.shape, y.shape)
-    if shape != x.shape and shape != y.shape:
-        check_tensor_size(shape, x.dtype, "elementwise_div")
-    out = ctx.out("Out", shape, x.dtype)
-    ufunc = K.floor_div if np.issubdtype(x.dtype, np.integer) else K.div
-    ctx.set_output("Out", ufunc(x, y, out=out))
-
-
-def _cuda_binary(op: str, out_dtype=None):
-    """The CUDA kernel of a binary op: the same Fluid ``axis`` reshape (device arrays
-    reshape like numpy's when contiguous), then kernels/cuda/elementwise.py broadcasts."""
-    def run(ctx):
-        axis = ctx.op.attrs.get("axis", -1)
-        x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
-        shape = arrays.broadcast_shape(x.shape, y.shape)
-        if shape != x.shape and shape != y.shape:
-            check_tensor_size(shape, np.dtype(out_dtype or x.dtype), ctx.op.op.type)
-        name = op
-        if op == "div" and np.issubdtype(x.dtype, np.integer):
-            name = "trunc_div"
-        ctx.set_output("Out", CE.binary(name, x, y, out_dtype))
-    run.__name__ = f"cuda_{op}"
+            check_tensor_size(shape, np.dtype(dtype), op_type)
+        ctx.set_output("Out", place.binary(op_type, x, y, ctx.out("Out", shape, dtype),
+                                           out_dtype))
+    run.__name__ = f"{place.name}_{op_type}"
     return run
 
 
@@ -143,26 +119,23 @@ _GRADS = {
                                                out=_like(d, y))),
 }
 
-for _type, _kernel, _op, _formula in (
-        ("elementwise_add", _binary_kernel(K.add), "add", "X + Y"),
-        ("elementwise_sub", _binary_kernel(K.sub), "sub", "X - Y"),
-        ("elementwise_mul", _binary_kernel(K.mul), "mul", "X * Y"),
-        ("elementwise_div", _div_kernel, "div", "X / Y")):
+for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y"),
+                        ("elementwise_mul", "X * Y"), ("elementwise_div", "X / Y")):
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
                    "into X from `axis`.", infer_shape=broadcast_infer(),
-                   kernels={"cpu": _kernel, "cuda": _cuda_binary(_op)},
+                   kernels={"cpu": _binary_kernel(CPU, _type),
+                            "cuda": _binary_kernel(CUDA, _type)},
                    grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]),
                              cuda_kernel=_binary_grad(*_CUDA_GRADS[_type]))))
 
-for _type, _ufunc, _formula in (
-        ("greater_than", K.greater_than, "X > Y"), ("less_than", K.less_than, "X < Y"),
-        ("equal", K.equal, "X == Y"), ("not_equal", K.not_equal, "X != Y")):
+for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
+                        ("equal", "X == Y"), ("not_equal", "X != Y")):
     register(OpDef(_type, [X, Y], [OUT],
                    [AXIS, Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
                    comment=f"Out = {_formula} elementwise, as bool.",
                    infer_shape=broadcast_infer(VarType.BOOL),
-                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
-                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT,
+                   kernels={"cpu": _binary_kernel(CPU, _type, np.bool_),
+                            "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT,
                    out_dtype="bool"))
 
 
@@ -177,12 +150,11 @@ def _logical_infer(ctx):
     ctx.set_output("Out", out, VarType.BOOL)
 
 
-for _type, _ufunc, _formula in (("logical_and", K.logical_and, "X and Y"),
-                                ("logical_or", K.logical_or, "X or Y")):
+for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y")):
     register(OpDef(_type, [X, Y], [OUT], [], comment=f"Out = {_formula} elementwise (bool).",
                    infer_shape=_logical_infer,
-                   kernels={"cpu": _binary_kernel(_ufunc, np.bool_),
-                            "cuda": _cuda_binary(_type, np.bool_)}, grad=NO_GRADIENT))
+                   kernels={"cpu": _binary_kernel(CPU, _type, np.bool_),
+                            "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT))
 
 
 def _logical_not(ctx):

@@ -122,20 +122,33 @@ def _cuda_sum_to(g, shape):
     return CR.sum_axes(g, axes, keepdims=True).reshape(tuple(shape))
 
 
+# --- elementwise ------------------------------------------------------------------------------
+_CPU_BINARIES = {"elementwise_add": KE.add, "elementwise_sub": KE.sub,
+                 "elementwise_mul": KE.mul, "elementwise_div": KE.div,
+                 "greater_than": KE.greater_than, "less_than": KE.less_than,
+                 "equal": KE.equal, "not_equal": KE.not_equal,
+                 "logical_and": KE.logical_and, "logical_or": KE.logical_or}
+
+
+def _cpu_binary(op_type, x, y, out, out_dtype=None):
+    """The binary elementwise op ``op_type`` (elementwise_add, ..., a comparison, a
+    logical op) of x and y with numpy broadcasting, into ``out`` (None: a new array).
+    Integer division truncates toward zero, as Paddle's C++ does."""
+    if op_type == "elementwise_div" and x.dtype.kind in "iu":
+        return KE.floor_div(x, y, out=out)
+    return _CPU_BINARIES[op_type](x, y, out=out)
+
+
 # --- the places -------------------------------------------------------------------------------
 class CPU:
     name = "cpu"
-    binaries = {"elementwise_add": KE.add, "elementwise_mul": KE.mul}
     activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid, "exp": KA.exp,
                    "log": KA.log, "square": KA.square}
     derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad,
                    "exp": KA.exp_grad, "log": KA.log_grad, "square": KA.square_grad}
     sum_to = staticmethod(_sum_to)
 
-    @classmethod
-    def binary(cls, name, x, y, out):
-        """``name`` (elementwise_add / elementwise_mul) of x and y, numpy broadcasting."""
-        return cls.binaries[name](x, y, out=out)
+    binary = staticmethod(_cpu_binary)
 
     @classmethod
     def unary(cls, name, x, scale, out):
@@ -172,9 +185,15 @@ class CUDA:
     sum_to = staticmethod(_cuda_sum_to)
     matmul = staticmethod(cuda_matmul_nd)      # transposes and alpha done by the kernel
 
-    @staticmethod
-    def binary(name, x, y, out):
-        return CE.binary("add" if name == "elementwise_add" else "mul", x, y)
+    kernel_names = {"elementwise_add": "add", "elementwise_sub": "sub",
+                    "elementwise_mul": "mul", "elementwise_div": "div"}
+
+    @classmethod
+    def binary(cls, op_type, x, y, out, out_dtype=None):
+        name = cls.kernel_names.get(op_type, op_type)
+        if name == "div" and x.dtype.kind in "iu":
+            name = "trunc_div"
+        return CE.binary(name, x, y, out_dtype)
 
     @staticmethod
     def unary(name, x, scale, out):

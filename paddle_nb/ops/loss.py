@@ -2,33 +2,16 @@
 
 Labels are class indices (int64, last dim 1) or, with ``soft_label``, distributions of
 the logits' shape. The class axis is ``axis`` (default the last); rows are every other
-position. Kernels move the class axis last and work on (rows, classes) matrices.
+position. Kernels move the class axis last and work on (rows, classes) matrices; each is
+one function for both places (ops/places.py: each place's rows, label checks and losses).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels import check
-from ..kernels.cpu import loss as K
-from ..kernels.cpu import reduce as RK
-from ..kernels.cuda import copy as CC
-from ..kernels.cuda import loss as CL
-from ..kernels.cuda import reduce as CR
-
-
-def _rows(a: np.ndarray, axis: int) -> np.ndarray:
-    """``a`` with the class axis last, as a (rows, classes) matrix."""
-    rows = a.size // a.shape[axis] if a.shape[axis] else 0      # -1 cannot be inferred at 0
-    return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(rows, a.shape[axis])
-
-
-def _unrows(m: np.ndarray, like_shape, axis: int) -> np.ndarray:
-    moved = list(like_shape)
-    moved.append(moved.pop(axis))
-    return np.moveaxis(m.reshape(moved), -1, axis)
+from .places import CPU, CUDA
 
 
 def _loss_shape(shape, axis):
@@ -57,47 +40,6 @@ def _check_label(ctx, x_slot: str, label_slot: str, axis: int):
                  given=ctx.describe_input(label_slot))
 
 
-def _hard_labels(ctx, label, axis: int, classes: int) -> np.ndarray:
-    """The class indices, one per row, each checked to be a class (or ignore_index)."""
-    flat = np.ascontiguousarray(np.moveaxis(label, axis, -1)).reshape(-1)
-    check.indices(flat, classes, slot="Label", what="class index", shape=label.shape,
-                  ignore=ctx.attr("ignore_index"), counted=f"{classes} classes")
-    return flat.astype(np.int64, copy=False)
-
-
-# --- the same on the device: transposes are copies (kernels/cuda/copy.py) ---------------------
-def _cuda_rows(a, axis: int):
-    """``a`` (a device array) with the class axis last, as a (rows, classes) matrix."""
-    if axis != a.ndim - 1:
-        a = CC.transpose(a, [d for d in range(a.ndim) if d != axis] + [axis])
-    classes = a.shape[a.ndim - 1]
-    return a.reshape((a.size // classes if classes else 0, classes))
-
-
-def _cuda_unrows(m, like_shape, axis: int):
-    moved = [d for i, d in enumerate(like_shape) if i != axis] + [like_shape[axis]]
-    m = m.reshape(tuple(moved))
-    if axis == len(like_shape) - 1:
-        return m
-    perm = list(range(len(like_shape) - 1))
-    perm.insert(axis, len(like_shape) - 1)
-    return CC.transpose(m, perm)
-
-
-def _cuda_hard_labels(ctx, label, classes: int):
-    """As _hard_labels, on the device (the check runs there; one number comes back)."""
-    check.indices(label, classes, slot="Label", what="class index",
-                  ignore=ctx.attr("ignore_index"), counted=f"{classes} classes")
-    return _cuda_per_row(label, np.int64)
-
-
-def _cuda_per_row(a, dtype):
-    """A tensor with a size-1 class axis (hard labels, per-row losses) as one value per row:
-    moving a size-1 axis does not reorder elements, so a reshape is enough."""
-    flat = a.reshape((a.size,))
-    return flat if flat.dtype == dtype else CC.astype(flat, dtype)
-
-
 # --- softmax_with_cross_entropy -------------------------------------------------------------
 def _swce_infer(ctx):
     xs = ctx.require_rank("Logits", 1)
@@ -116,62 +58,39 @@ def _swce_grad_infer(ctx):
     ctx.set_output("Logits@GRAD", ss, ctx.dtype("Softmax"))
 
 
-def _swce(ctx):
-    logits = ctx.input("Logits")
-    axis = ctx.attr("axis") % logits.ndim
-    rows = _rows(logits, axis)
-    prob = rows if not ctx.attr("use_softmax") else RK.row_softmax(rows)
-    label = ctx.input("Label")
-    if ctx.attr("soft_label"):
-        loss = -(_rows(label, axis) * np.log(prob)).sum(axis=1).astype(logits.dtype)
-    else:
-        loss = K.hard_label_loss(prob, _hard_labels(ctx, label, axis, prob.shape[1]),
-                                 ctx.attr("ignore_index"))
-    ctx.set_output("Softmax", _unrows(prob, logits.shape, axis))
-    ctx.set_output("Loss", _unrows(loss, _loss_shape(logits.shape, axis), axis))
+def _swce(place):
+    def run(ctx):
+        logits = ctx.input("Logits")
+        axis = ctx.attr("axis") % logits.ndim
+        rows = place.rows(logits, axis)
+        prob = rows if not ctx.attr("use_softmax") else place.row_softmax(rows)
+        label = ctx.input("Label")
+        if ctx.attr("soft_label"):
+            loss = place.soft_label_loss(prob, place.rows(label, axis))
+        else:
+            loss = place.hard_label_loss(prob, place.hard_labels(label, prob.shape[1],
+                                                                 ctx.attr("ignore_index")),
+                                         ctx.attr("ignore_index"))
+        ctx.set_output("Softmax", place.unrows(prob, logits.shape, axis))
+        # the loss's class axis has size 1: moving it is a reshape
+        ctx.set_output("Loss", loss.reshape(tuple(_loss_shape(logits.shape, axis))))
+    return run
 
 
-def _swce_grad(ctx):
-    softmax, dloss = ctx.input("Softmax"), ctx.input("Loss@GRAD")
-    axis = ctx.attr("axis") % softmax.ndim
-    prob = _rows(softmax, axis)
-    d = np.ascontiguousarray(np.moveaxis(dloss, axis, -1)).reshape(-1).astype(prob.dtype)
-    if ctx.attr("soft_label"):
-        grad = (prob - _rows(ctx.input("Label"), axis)) * d[:, None]
-    else:
-        grad = K.softmax_xent_grad(prob, _hard_labels(ctx, ctx.input("Label"), axis,
-                                                      prob.shape[1]),
-                                   d, ctx.attr("ignore_index"))
-    ctx.set_output("Logits@GRAD", _unrows(grad.astype(prob.dtype), softmax.shape, axis))
-
-
-def _cuda_swce(ctx):
-    logits = ctx.input("Logits")
-    axis = ctx.attr("axis") % logits.ndim
-    rows = _cuda_rows(logits, axis)
-    prob = rows if not ctx.attr("use_softmax") else CR.row_softmax(rows, *rows.shape)
-    label = ctx.input("Label")
-    if ctx.attr("soft_label"):
-        loss = CL.soft_label_loss(prob, _cuda_rows(label, axis))
-    else:
-        loss = CL.hard_label_loss(prob, _cuda_hard_labels(ctx, label, prob.shape[1]),
-                                  ctx.attr("ignore_index"))
-    ctx.set_output("Softmax", _cuda_unrows(prob, logits.shape, axis))
-    ctx.set_output("Loss", loss.reshape(tuple(_loss_shape(logits.shape, axis))))
-
-
-def _cuda_swce_grad(ctx):
-    softmax, dloss = ctx.input("Softmax"), ctx.input("Loss@GRAD")
-    axis = ctx.attr("axis") % softmax.ndim
-    prob = _cuda_rows(softmax, axis)
-    d = _cuda_per_row(dloss, prob.dtype)
-    if ctx.attr("soft_label"):
-        grad = CL.soft_softmax_xent_grad(prob, _cuda_rows(ctx.input("Label"), axis), d)
-    else:
-        grad = CL.softmax_xent_grad(prob, _cuda_hard_labels(ctx, ctx.input("Label"),
-                                                            prob.shape[1]),
-                                    d, ctx.attr("ignore_index"))
-    ctx.set_output("Logits@GRAD", _cuda_unrows(grad, softmax.shape, axis))
+def _swce_grad(place):
+    def run(ctx):
+        softmax, dloss = ctx.input("Softmax"), ctx.input("Loss@GRAD")
+        axis = ctx.attr("axis") % softmax.ndim
+        prob = place.rows(softmax, axis)
+        d = place.per_row(dloss, prob.dtype)
+        if ctx.attr("soft_label"):
+            grad = place.soft_softmax_xent_grad(prob, place.rows(ctx.input("Label"), axis), d)
+        else:
+            labels = place.hard_labels(ctx.input("Label"), prob.shape[1],
+                                       ctx.attr("ignore_index"))
+            grad = place.softmax_xent_grad(prob, labels, d, ctx.attr("ignore_index"))
+        ctx.set_output("Logits@GRAD", place.unrows(grad, softmax.shape, axis))
+    return run
 
 
 _CE_ATTRS = [Attr("soft_label", A.BOOLEAN, False, "Label is a distribution, not indices"),
@@ -187,10 +106,10 @@ register(OpDef(
                  Attr("use_softmax", A.BOOLEAN, True, "False: Logits are already "
                       "probabilities")],
     comment="Loss = -log(softmax(Logits)[Label]) per row (fused for stability).",
-    infer_shape=_swce_infer, kernels={"cpu": _swce, "cuda": _cuda_swce},
+    infer_shape=_swce_infer, kernels={"cpu": _swce(CPU), "cuda": _swce(CUDA)},
     grad=Grad(reads=["Label", "Softmax"], grads_of=["Loss"], writes=["Logits"],
-              kernel=_swce_grad,
-              cuda_kernel=_cuda_swce_grad, infer_shape=_swce_grad_infer)))
+              kernel=_swce_grad(CPU), cuda_kernel=_swce_grad(CUDA),
+              infer_shape=_swce_grad_infer)))
 
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------
@@ -200,53 +119,33 @@ def _ce_infer(ctx):
     ctx.set_output("Y", _loss_shape(xs, len(xs) - 1), ctx.dtype("X"))
 
 
-def _ce(ctx):
-    x = ctx.input("X")
-    prob = _rows(x, x.ndim - 1)
-    if ctx.attr("soft_label"):
-        loss = -(_rows(ctx.input("Label"), x.ndim - 1) * np.log(prob)).sum(axis=1)
-    else:
-        loss = K.hard_label_loss(prob, _hard_labels(ctx, ctx.input("Label"), x.ndim - 1,
-                                                    prob.shape[1]),
-                                 ctx.attr("ignore_index"))
-    ctx.set_output("Y", loss.astype(x.dtype).reshape(_loss_shape(x.shape, x.ndim - 1)))
+def _ce(place):
+    def run(ctx):
+        x = ctx.input("X")
+        prob = place.rows(x, x.ndim - 1)
+        if ctx.attr("soft_label"):
+            loss = place.soft_label_loss(prob, place.rows(ctx.input("Label"), x.ndim - 1))
+        else:
+            labels = place.hard_labels(ctx.input("Label"), prob.shape[1],
+                                       ctx.attr("ignore_index"))
+            loss = place.hard_label_loss(prob, labels, ctx.attr("ignore_index"))
+        ctx.set_output("Y", loss.reshape(tuple(_loss_shape(x.shape, x.ndim - 1))))
+    return run
 
 
-def _ce_grad(ctx):
-    x, dy = ctx.input("X"), ctx.input("Y@GRAD")
-    prob = _rows(x, x.ndim - 1)
-    d = dy.reshape(-1).astype(prob.dtype)
-    if ctx.attr("soft_label"):
-        grad = -_rows(ctx.input("Label"), x.ndim - 1) / prob * d[:, None]
-    else:
-        grad = K.xent_grad(prob, _hard_labels(ctx, ctx.input("Label"), x.ndim - 1,
-                                              prob.shape[1]),
-                           d, ctx.attr("ignore_index"))
-    ctx.set_output("X@GRAD", grad.astype(x.dtype).reshape(x.shape))
-
-
-def _cuda_ce(ctx):
-    x = ctx.input("X")
-    prob = _cuda_rows(x, x.ndim - 1)
-    if ctx.attr("soft_label"):
-        loss = CL.soft_label_loss(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1))
-    else:
-        loss = CL.hard_label_loss(prob, _cuda_hard_labels(ctx, ctx.input("Label"),
-                                                          prob.shape[1]),
-                                  ctx.attr("ignore_index"))
-    ctx.set_output("Y", loss.reshape(tuple(_loss_shape(x.shape, x.ndim - 1))))
-
-
-def _cuda_ce_grad(ctx):
-    x, dy = ctx.input("X"), ctx.input("Y@GRAD")
-    prob = _cuda_rows(x, x.ndim - 1)
-    d = _cuda_per_row(dy, prob.dtype)
-    if ctx.attr("soft_label"):
-        grad = CL.soft_xent_grad(prob, _cuda_rows(ctx.input("Label"), x.ndim - 1), d)
-    else:
-        grad = CL.xent_grad(prob, _cuda_hard_labels(ctx, ctx.input("Label"), prob.shape[1]),
-                            d, ctx.attr("ignore_index"))
-    ctx.set_output("X@GRAD", grad.reshape(x.shape))
+def _ce_grad(place):
+    def run(ctx):
+        x, dy = ctx.input("X"), ctx.input("Y@GRAD")
+        prob = place.rows(x, x.ndim - 1)
+        d = place.per_row(dy, prob.dtype)
+        if ctx.attr("soft_label"):
+            grad = place.soft_xent_grad(prob, place.rows(ctx.input("Label"), x.ndim - 1), d)
+        else:
+            labels = place.hard_labels(ctx.input("Label"), prob.shape[1],
+                                       ctx.attr("ignore_index"))
+            grad = place.xent_grad(prob, labels, d, ctx.attr("ignore_index"))
+        ctx.set_output("X@GRAD", grad.reshape(tuple(x.shape)))
+    return run
 
 
 register(OpDef(
@@ -254,6 +153,6 @@ register(OpDef(
                       Slot("Label", "class indices or distributions")],
     [Slot("Y", "cross entropy per row")], _CE_ATTRS,
     comment="Y = -log(X[Label]) per row (X holds probabilities).",
-    infer_shape=_ce_infer, kernels={"cpu": _ce, "cuda": _cuda_ce},
-    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad,
-              cuda_kernel=_cuda_ce_grad)))
+    infer_shape=_ce_infer, kernels={"cpu": _ce(CPU), "cuda": _ce(CUDA)},
+    grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad(CPU),
+              cuda_kernel=_ce_grad(CUDA))))

@@ -13,11 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.validate import check_tensor_size
+from ..kernels import check
 from ..kernels.cpu import activation as KA
 from ..kernels.cpu import elementwise as KE
+from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
+from ..kernels.cpu import reduce as KR
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import loss as CL
 from ..kernels.cuda import matmul as CM
 from ..kernels.cuda import reduce as CR
 
@@ -179,6 +183,49 @@ class CPU:
         out = matmul_nd(x, y, tx, ty)
         return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
 
+    # --- rows: a class axis moved last, as a (rows, classes) matrix (the losses) ---------
+    @staticmethod
+    def rows(a, axis: int):
+        rows = a.size // a.shape[axis] if a.shape[axis] else 0   # -1 cannot be inferred at 0
+        return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(rows, a.shape[axis])
+
+    @staticmethod
+    def unrows(m, like_shape, axis: int):
+        moved = list(like_shape)
+        moved.append(moved.pop(axis))
+        return np.moveaxis(m.reshape(moved), -1, axis)
+
+    @staticmethod
+    def per_row(a, dtype):
+        """A tensor with a size-1 class axis (labels, per-row losses) as one value per row:
+        moving a size-1 axis does not reorder elements, so a reshape is enough."""
+        return a.reshape(-1).astype(dtype, copy=False)
+
+    @staticmethod
+    def hard_labels(label, classes: int, ignore: int):
+        """The class indices, one per row, each checked to be a class (or ``ignore``)."""
+        flat = label.reshape(-1)
+        check.indices(flat, classes, slot="Label", what="class index", shape=label.shape,
+                      ignore=ignore, counted=f"{classes} classes")
+        return flat.astype(np.int64, copy=False)
+
+    row_softmax = staticmethod(KR.row_softmax)
+    hard_label_loss = staticmethod(KL.hard_label_loss)
+    softmax_xent_grad = staticmethod(KL.softmax_xent_grad)
+    xent_grad = staticmethod(KL.xent_grad)
+
+    @staticmethod
+    def soft_label_loss(prob, label_rows):
+        return -(label_rows * np.log(prob)).sum(axis=1).astype(prob.dtype)
+
+    @staticmethod
+    def soft_softmax_xent_grad(prob, label_rows, d):
+        return ((prob - label_rows) * d[:, None]).astype(prob.dtype)
+
+    @staticmethod
+    def soft_xent_grad(prob, label_rows, d):
+        return (-label_rows / prob * d[:, None]).astype(prob.dtype)
+
 
 class CUDA:
     name = "cuda"
@@ -213,3 +260,44 @@ class CUDA:
         if rows * cols > a.size + b.size:                  # an outer product grows
             check_tensor_size((rows, cols), a.dtype, "matmul")
         return CM.matmul(a, b, trans_a=ta, trans_b=tb)
+
+    # --- rows (transposes are copies on the device: kernels/cuda/copy.py) -----------------
+    @staticmethod
+    def rows(a, axis: int):
+        if axis != a.ndim - 1:
+            a = CC.transpose(a, [d for d in range(a.ndim) if d != axis] + [axis])
+        classes = a.shape[a.ndim - 1]
+        return a.reshape((a.size // classes if classes else 0, classes))
+
+    @staticmethod
+    def unrows(m, like_shape, axis: int):
+        moved = [d for i, d in enumerate(like_shape) if i != axis] + [like_shape[axis]]
+        m = m.reshape(tuple(moved))
+        if axis == len(like_shape) - 1:
+            return m
+        perm = list(range(len(like_shape) - 1))
+        perm.insert(axis, len(like_shape) - 1)
+        return CC.transpose(m, perm)
+
+    @staticmethod
+    def per_row(a, dtype):
+        flat = a.reshape((a.size,))
+        return flat if flat.dtype == dtype else CC.astype(flat, dtype)
+
+    @classmethod
+    def hard_labels(cls, label, classes: int, ignore: int):
+        """As the CPU's, checked on the device (one number comes back)."""
+        check.indices(label, classes, slot="Label", what="class index", ignore=ignore,
+                      counted=f"{classes} classes")
+        return cls.per_row(label, np.int64)
+
+    @staticmethod
+    def row_softmax(rows):
+        return CR.row_softmax(rows, *rows.shape)
+
+    hard_label_loss = staticmethod(CL.hard_label_loss)
+    softmax_xent_grad = staticmethod(CL.softmax_xent_grad)
+    xent_grad = staticmethod(CL.xent_grad)
+    soft_label_loss = staticmethod(CL.soft_label_loss)
+    soft_softmax_xent_grad = staticmethod(CL.soft_softmax_xent_grad)
+    soft_xent_grad = staticmethod(CL.soft_xent_grad)

@@ -226,6 +226,41 @@ class CPU:
     def soft_xent_grad(prob, label_rows, d):
         return (-label_rows / prob * d[:, None]).astype(prob.dtype)
 
+    # --- reductions -----------------------------------------------------------------------
+    @staticmethod
+    def sum_axes(x, dims: list, keep_dim: bool):
+        """Sum over ``dims``: the numba row kernel for floats (the reduced axes moved last
+        and flattened, so one kernel serves every axis choice), numpy otherwise."""
+        kept = [i for i in range(x.ndim) if i not in dims]
+        out_shape = [1 if i in dims else d for i, d in enumerate(x.shape)] if keep_dim \
+            else [d for i, d in enumerate(x.shape) if i not in dims]
+        if x.dtype.type not in (np.float32, np.float64) or x.size == 0:
+            return np.asarray(x.sum(axis=tuple(dims), keepdims=keep_dim)).astype(x.dtype)
+        moved = np.ascontiguousarray(np.transpose(x, kept + dims))
+        outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
+        return KR.row_sum(moved.reshape(outer, -1)).reshape(out_shape)
+
+    @staticmethod
+    def scale(x, factor: float):
+        """x * factor in x's dtype (a 0-d x stays a 0-d array)."""
+        return np.asarray(x * factor, dtype=x.dtype)
+
+    @staticmethod
+    def broadcast_to(a, shape):
+        """``a`` broadcast to ``shape``, as a new contiguous array (writable, and 0-d for
+        a 0-d shape, which ``np.ascontiguousarray`` would make 1-d)."""
+        return np.broadcast_to(a, shape).astype(a.dtype, order="C")
+
+    @staticmethod
+    def copy(a):
+        return np.array(a, copy=True)
+
+    @staticmethod
+    def softmax_grad_rows(out_rows, dout_rows):
+        """dX = Out * (dOut - sum(dOut * Out)) per row."""
+        inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)
+        return (out_rows * (dout_rows - inner)).astype(out_rows.dtype)
+
 
 class CUDA:
     name = "cuda"
@@ -301,3 +336,17 @@ class CUDA:
     soft_label_loss = staticmethod(CL.soft_label_loss)
     soft_softmax_xent_grad = staticmethod(CL.soft_softmax_xent_grad)
     soft_xent_grad = staticmethod(CL.soft_xent_grad)
+
+    # --- reductions -------------------------------------------------------------------------
+    sum_axes = staticmethod(CR.sum_axes)
+    broadcast_to = staticmethod(CC.broadcast_to)
+    copy = staticmethod(CC.copy)
+
+    @staticmethod
+    def scale(x, factor: float):
+        return CE.unary("scale_then_bias", x, a=factor)
+
+    @staticmethod
+    def softmax_grad_rows(out_rows, dout_rows):
+        cols = int(out_rows.shape[1])
+        return CR.softmax_grad_rows(out_rows, dout_rows, int(out_rows.shape[0]), cols)

@@ -2,6 +2,7 @@
 
 Reduced axes are moved last and flattened, so one numba kernel over ``(outer, inner)``
 rows serves every axis choice. A full reduction gives a 0-d tensor, as Paddle 2.5+ does.
+Each kernel is one function for both places (ops/places.py).
 """
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import elementwise as EK
-from ..kernels.cpu import reduce as K
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
-from ..kernels.cuda import reduce as CR
+from . import arrays
 from .common import OUT, X, same_shape_as_x
+from .places import CPU, CUDA
 
 
 def _normalize_dims(dims, rank, reduce_all):
@@ -44,73 +44,35 @@ def _reduce_infer(ctx):
     ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), ctx.dtype("X"))
 
 
-def reduce_sum_array(x: np.ndarray, dims: list[int], keep_dim: bool) -> np.ndarray:
-    """Sum over ``dims`` with the numba row kernel (float types) or numpy."""
-    kept = [i for i in range(x.ndim) if i not in dims]
-    out_shape = _reduced_shape(list(x.shape), dims, keep_dim)
-    if x.dtype.type not in (np.float32, np.float64) or x.size == 0:
-        return np.asarray(x.sum(axis=tuple(dims), keepdims=keep_dim)).astype(x.dtype)
-    moved = np.ascontiguousarray(np.transpose(x, kept + dims))
-    outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
-    rows = moved.reshape(outer, -1)
-    return K.row_sum(rows).reshape(out_shape)
-
-
 def _per_element(count: int) -> float:
     """The factor that turns a sum of ``count`` elements into their mean: NaN for none
     (the mean of nothing is undefined, as in numpy and Paddle), not a silent 0."""
     return 1.0 / count if count else float("nan")
 
 
-def _reduce_kernel(mean: bool):
+def _reduce_kernel(place, mean: bool):
     def run(ctx):
         x = ctx.input("X")
         dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
-        out = reduce_sum_array(x, dims, ctx.attr("keep_dim"))
+        out = place.sum_axes(x, dims, ctx.attr("keep_dim"))
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            out = np.asarray(out * _per_element(count), dtype=x.dtype)  # 0-d stays an array
+            out = place.scale(out, _per_element(count))
         ctx.set_output("Out", out)
     return run
 
 
-def _reduce_grad_kernel(mean: bool):
+def _reduce_grad_kernel(place, mean: bool):
     """dX = dOut broadcast back over the reduced axes (divided by their size for a mean)."""
     def run(ctx):
         x, dout = ctx.input("X"), ctx.input("Out@GRAD")
         dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
-        kept_shape = [1 if i in dims else d for i, d in enumerate(x.shape)]
-        dx = np.broadcast_to(np.reshape(dout, kept_shape), x.shape).astype(x.dtype)
-        if mean:
-            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            dx = (dx / max(count, 1)).astype(x.dtype)
-        ctx.set_output("X@GRAD", np.asarray(dx, order="C"))
-    return run
-
-
-def _cuda_reduce_kernel(mean: bool):
-    def run(ctx):
-        x = ctx.input("X")
-        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
-        out = CR.sum_axes(x, dims, ctx.attr("keep_dim"))
-        if mean:
-            count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            out = CE.unary("scale_then_bias", out, a=_per_element(count))
-        ctx.set_output("Out", out)
-    return run
-
-
-def _cuda_reduce_grad_kernel(mean: bool):
-    def run(ctx):
-        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
-        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
         kept_shape = tuple(1 if i in dims else d for i, d in enumerate(x.shape))
-        if dout.dtype != x.dtype:
-            dout = CC.astype(dout, x.dtype)
-        dx = CC.broadcast_to(dout.reshape(kept_shape), x.shape)
+        dx = place.broadcast_to(arrays.astype(dout, x.dtype).reshape(kept_shape),
+                                tuple(x.shape))
         if mean:
             count = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-            dx = CE.unary("scale_then_bias", dx, a=1.0 / max(count, 1))
+            dx = place.scale(dx, 1.0 / max(count, 1))
         ctx.set_output("X@GRAD", dx)
     return run
 
@@ -123,32 +85,28 @@ _REDUCE_ATTRS = [
     Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
 ]
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=False),
-                                                   "cuda": _cuda_reduce_kernel(mean=False)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=False),
-                         cuda_kernel=_cuda_reduce_grad_kernel(mean=False))))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=False),
+                                                   "cuda": _reduce_kernel(CUDA, mean=False)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(CPU, mean=False),
+                         cuda_kernel=_reduce_grad_kernel(CUDA, mean=False))))
 register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(mean=True),
-                                                   "cuda": _cuda_reduce_kernel(mean=True)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(mean=True),
-                         cuda_kernel=_cuda_reduce_grad_kernel(mean=True))))
+               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=True),
+                                                   "cuda": _reduce_kernel(CUDA, mean=True)},
+               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(CPU, mean=True),
+                         cuda_kernel=_reduce_grad_kernel(CUDA, mean=True))))
 
 
-def _mean(ctx):
-    x = ctx.input("X")
-    total = reduce_sum_array(x, list(range(x.ndim)), False)
-    ctx.set_output("Out", np.asarray(total * _per_element(x.size), dtype=x.dtype))
+def _mean(place):
+    def run(ctx):
+        x = ctx.input("X")
+        total = place.sum_axes(x, list(range(x.ndim)), False)
+        ctx.set_output("Out", place.scale(total, _per_element(x.size)))
+    return run
 
 
 def _mean_grad(ctx):
     x, dout = ctx.input("X"), ctx.input("Out@GRAD")
     ctx.set_output("X@GRAD", np.full(x.shape, np.ravel(dout)[0] / max(x.size, 1), x.dtype))
-
-
-def _cuda_mean(ctx):
-    x = ctx.input("X")
-    total = CR.sum_axes(x, list(range(x.ndim)), False)
-    ctx.set_output("Out", CE.unary("scale_then_bias", total, a=_per_element(x.size)))
 
 
 def _cuda_mean_grad(ctx):
@@ -168,7 +126,7 @@ def _mean_infer(ctx):
 
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
                infer_shape=_mean_infer,
-               kernels={"cpu": _mean, "cuda": _cuda_mean},
+               kernels={"cpu": _mean(CPU), "cuda": _mean(CUDA)},
                grad=Grad(reads=["X"], kernel=_mean_grad, cuda_kernel=_cuda_mean_grad)))
 
 
@@ -187,20 +145,14 @@ def _sum_infer(ctx):
     ctx.set_output("Out", first, ctx.dtype("X"))
 
 
-def _sum(ctx):
-    xs = ctx.inputs("X")
-    out = np.array(xs[0], copy=True)
-    for x in xs[1:]:
-        EK.add(out, x, out=out)
-    ctx.set_output("Out", out)
-
-
-def _cuda_sum(ctx):
-    xs = ctx.inputs("X")
-    out = CC.copy(xs[0])
-    for x in xs[1:]:
-        out = CE.binary("add", out, x)
-    ctx.set_output("Out", out)
+def _sum(place):
+    def run(ctx):
+        xs = ctx.inputs("X")
+        out = place.copy(xs[0])
+        for x in xs[1:]:
+            out = place.binary("elementwise_add", out, x, out)     # in place on the CPU
+        ctx.set_output("Out", out)
+    return run
 
 
 def _sum_grad(op, no_grad):
@@ -212,22 +164,21 @@ def _sum_grad(op, no_grad):
 
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
                comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
-               infer_shape=_sum_infer, kernels={"cpu": _sum, "cuda": _cuda_sum},
+               infer_shape=_sum_infer, kernels={"cpu": _sum(CPU), "cuda": _sum(CUDA)},
                grad=_sum_grad, grad_plumbing=True))
 
 
 # --- softmax ---------------------------------------------------------------------------------
-def _softmax(ctx):
-    x = ctx.input("X")
-    if x.ndim == 0:                  # one value: its softmax is 1
-        ctx.set_output("Out", np.ones_like(x))
-        return
-    axis = ctx.attr("axis") % x.ndim
-    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
-    # the row count spelled out: reshape(-1, 0) of an empty X cannot infer the -1
-    rows = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
-    out = K.row_softmax(rows).reshape(moved.shape)
-    ctx.set_output("Out", np.moveaxis(out, -1, axis))
+def _softmax(place):
+    def run(ctx):
+        x = ctx.input("X")
+        if x.ndim == 0:                  # one value: its softmax is 1
+            ctx.set_output("Out", arrays.full((), 1, x.dtype, like=x))
+            return
+        axis = ctx.attr("axis") % x.ndim
+        out = place.row_softmax(place.rows(x, axis))
+        ctx.set_output("Out", place.unrows(out, x.shape, axis))
+    return run
 
 
 def _softmax_infer(ctx):
@@ -239,40 +190,17 @@ def _softmax_infer(ctx):
     same_shape_as_x(ctx)
 
 
-def _softmax_grad(ctx):
+def _softmax_grad(place):
     """dX = Out * (dOut - sum(dOut * Out, axis))."""
-    out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
-    axis = ctx.attr("axis") % max(out.ndim, 1)
-    inner = (dout * out).sum(axis=axis, keepdims=True)
-    ctx.set_output("X@GRAD", (out * (dout - inner)).astype(out.dtype))
-
-
-def _cuda_softmax(ctx):
-    x = ctx.input("X")
-    if x.ndim == 0:
-        ctx.set_output("Out", CC.fill((), 1, x.dtype))
-        return
-    axis = ctx.attr("axis") % x.ndim
-    last = axis == x.ndim - 1
-    perm = [d for d in range(x.ndim) if d != axis] + [axis]
-    moved = x if last else CC.transpose(x, perm)
-    cols = int(moved.shape[moved.ndim - 1])
-    out = CR.row_softmax(moved, moved.size // cols if cols else 0, cols)
-    ctx.set_output("Out", out if last else CC.transpose(out, list(np.argsort(perm))))
-
-
-def _cuda_softmax_grad(ctx):
-    out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
-    if out.ndim == 0:
-        ctx.set_output("X@GRAD", CC.zeros_like(out))
-        return
-    axis = ctx.attr("axis") % out.ndim
-    last = axis == out.ndim - 1
-    perm = [d for d in range(out.ndim) if d != axis] + [axis]
-    o, d = (out, dout) if last else (CC.transpose(out, perm), CC.transpose(dout, perm))
-    cols = int(o.shape[o.ndim - 1])
-    dx = CR.softmax_grad_rows(o, d, o.size // cols if cols else 0, cols)
-    ctx.set_output("X@GRAD", dx if last else CC.transpose(dx, list(np.argsort(perm))))
+    def run(ctx):
+        out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
+        if out.ndim == 0:
+            ctx.set_output("X@GRAD", arrays.zeros_like(out))
+            return
+        axis = ctx.attr("axis") % out.ndim
+        dx = place.softmax_grad_rows(place.rows(out, axis), place.rows(dout, axis))
+        ctx.set_output("X@GRAD", place.unrows(dx, out.shape, axis))
+    return run
 
 
 register(OpDef(
@@ -281,6 +209,6 @@ register(OpDef(
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
-    infer_shape=_softmax_infer, kernels={"cpu": _softmax, "cuda": _cuda_softmax},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad, cuda_kernel=_cuda_softmax_grad),
+    infer_shape=_softmax_infer, kernels={"cpu": _softmax(CPU), "cuda": _softmax(CUDA)},
+    grad=Grad(reads=["Out"], kernel=_softmax_grad(CPU), cuda_kernel=_softmax_grad(CUDA)),
     activation=True))

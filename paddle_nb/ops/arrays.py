@@ -57,6 +57,28 @@ def stack(values, axis: int = 0):
     return np.stack(values, axis=axis)
 
 
+def empty(shape, dtype, like):
+    """A new uninitialised array of ``shape`` on the place ``like`` lives on."""
+    return device.empty(tuple(shape), dtype) if on_device(like) else np.empty(shape, dtype)
+
+
+def copy(value):
+    """A new array holding ``value``'s elements, on its place."""
+    if on_device(value):
+        from ..kernels.cuda import copy as cuda_copy   # noqa: PLC0415
+        return cuda_copy.copy(value)
+    return np.array(value, copy=True)
+
+
+def transpose(value, perm):
+    """``value`` with its dims permuted, as a new contiguous array (0-d stays 0-d)."""
+    if on_device(value):
+        from ..kernels.cuda import copy as cuda_copy   # noqa: PLC0415
+        return cuda_copy.transpose(value, perm)
+    # np.array, not ascontiguousarray: the latter turns a 0-d tensor into a 1-d one
+    return np.array(np.transpose(value, perm), order="C")
+
+
 def concat(values, axis: int = 0):
     if any(on_device(v) for v in values):
         from ..kernels.cuda import copy   # noqa: PLC0415

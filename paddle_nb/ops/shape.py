@@ -1,6 +1,7 @@
 """Layout ops: reshape2, transpose2, concat, split. They move data, they do not compute,
-so their kernels are numpy views and copies. ``XShape`` (reshape2/transpose2) records X's
-shape for the gradient, as in Fluid: dims ``[0] + X.dims``."""
+so each kernel is one function for both places, moving tensors through arrays.py (numpy
+views and copies on the CPU, the copy kernels on CUDA). ``XShape`` (reshape2/transpose2)
+records X's shape for the gradient, as in Fluid: dims ``[0] + X.dims``."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,6 @@ from ..core import dtypes
 from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cuda import copy as CC
-from ..kernels.cuda import device
 from . import arrays
 from .common import OUT, X
 
@@ -24,13 +23,9 @@ def _set_xshape(ctx):
 
 
 def _write_xshape(ctx, x):
-    """XShape holds no data, only dims [0] + X.dims (an empty array of that shape)."""
-    ctx.set_output("XShape", np.empty((0,) + x.shape, x.dtype))
-
-
-def _cuda_write_xshape(ctx, x):
-    """On the device too: an empty (0, *X.dims) array, so no output leaves the device."""
-    ctx.set_output("XShape", device.empty((0,) + tuple(x.shape), x.dtype))
+    """XShape holds no data, only dims [0] + X.dims: an empty array of that shape, on X's
+    place (so no output leaves the device)."""
+    ctx.set_output("XShape", arrays.empty((0,) + tuple(x.shape), x.dtype, like=x))
 
 
 def _x_shape_from(xshape) -> tuple[int, ...]:
@@ -79,15 +74,20 @@ def _reshape_infer(ctx):
 def _reshape(ctx):
     x = ctx.input("X")
     shape = ctx.input("Shape")
-    target = [int(v) for v in shape.ravel()] if shape is not None else ctx.attr("shape")
+    # a Shape tensor is read on the host (one small copy on CUDA): shapes are host values
+    target = [int(v) for v in arrays.host(shape).ravel()] if shape is not None \
+        else ctx.attr("shape")
     target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
-    ctx.set_output("Out", np.reshape(x, target).copy())
+    if -1 in target:                   # device arrays want the -1 resolved
+        known = int(np.prod([d for d in target if d != -1]))
+        target[target.index(-1)] = x.size // known if known else 0
+    ctx.set_output("Out", arrays.copy(x).reshape(tuple(target)))
     _write_xshape(ctx, x)
 
 
 def _reshape_grad(ctx):
     dout = ctx.input("Out@GRAD")
-    ctx.set_output("X@GRAD", dout.reshape(_x_shape_from(ctx.input("XShape"))).copy())
+    ctx.set_output("X@GRAD", arrays.copy(dout).reshape(_x_shape_from(ctx.input("XShape"))))
 
 
 def _reshape_grad_infer(ctx):
@@ -105,25 +105,6 @@ def _reshape_grad_infer(ctx):
     ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
 
 
-def _cuda_reshape(ctx):
-    x = ctx.input("X")
-    shape = ctx.input("Shape")
-    # a Shape tensor is read on the host (one small copy): shapes are host values
-    target = [int(v) for v in arrays.host(shape).ravel()] if shape is not None \
-        else ctx.attr("shape")
-    target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
-    if -1 in target:                   # device arrays want the -1 resolved
-        known = int(np.prod([d for d in target if d != -1]))
-        target[target.index(-1)] = x.size // known if known else 0
-    ctx.set_output("Out", CC.copy(x).reshape(tuple(target)))
-    _cuda_write_xshape(ctx, x)
-
-
-def _cuda_reshape_grad(ctx):
-    dout = ctx.input("Out@GRAD")
-    ctx.set_output("X@GRAD", CC.copy(dout).reshape(_x_shape_from(ctx.input("XShape"))))
-
-
 register(OpDef(
     "reshape2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
                  Slot("ShapeTensor", "the shape as 1-element tensors", dispensable=True,
@@ -131,9 +112,9 @@ register(OpDef(
     [OUT, XSHAPE],
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",
-    infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _cuda_reshape},
+    infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _reshape},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
-              cuda_kernel=_cuda_reshape_grad, infer_shape=_reshape_grad_infer)))
+              cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer)))
 
 
 # --- transpose2 ------------------------------------------------------------------------------
@@ -148,15 +129,14 @@ def _transpose_infer(ctx):
 
 def _transpose(ctx):
     x = ctx.input("X")
-    # np.array, not ascontiguousarray: the latter turns a 0-d tensor into a 1-d one
-    ctx.set_output("Out", np.array(np.transpose(x, ctx.attr("axis")), order="C"))
+    ctx.set_output("Out", arrays.transpose(x, ctx.attr("axis")))
     _write_xshape(ctx, x)
 
 
 def _transpose_grad(ctx):
     """Undo the permutation: dX = transpose(dOut, argsort(axis))."""
-    inverse = np.argsort(ctx.attr("axis"))
-    ctx.set_output("X@GRAD", np.array(np.transpose(ctx.input("Out@GRAD"), inverse), order="C"))
+    inverse = [int(i) for i in np.argsort(ctx.attr("axis"))]
+    ctx.set_output("X@GRAD", arrays.transpose(ctx.input("Out@GRAD"), inverse))
 
 
 def _transpose_grad_infer(ctx):
@@ -170,25 +150,14 @@ def _transpose_grad_infer(ctx):
     ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
 
 
-def _cuda_transpose(ctx):
-    x = ctx.input("X")
-    ctx.set_output("Out", CC.transpose(x, ctx.attr("axis")))
-    _cuda_write_xshape(ctx, x)
-
-
-def _cuda_transpose_grad(ctx):
-    inverse = np.argsort(ctx.attr("axis"))
-    ctx.set_output("X@GRAD", CC.transpose(ctx.input("Out@GRAD"), inverse))
-
-
 register(OpDef(
     "transpose2", [X], [OUT, XSHAPE],
     [Attr("axis", A.INTS, [], "the permutation: Out dim i is X dim axis[i]"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
     comment="Out = X with its dims permuted by axis.",
-    infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _cuda_transpose},
+    infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _transpose},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad,
-              cuda_kernel=_cuda_transpose_grad, infer_shape=_transpose_grad_infer)))
+              cuda_kernel=_transpose_grad, infer_shape=_transpose_grad_infer)))
 
 
 # --- concat ----------------------------------------------------------------------------------
@@ -214,18 +183,15 @@ def _concat_infer(ctx):
     ctx.set_output("Out", out, ctx.dtype("X"))
 
 
+def _concat(ctx):
+    ctx.set_output("Out", arrays.concat(ctx.inputs("X"), ctx.attr("axis")))
+
+
 def _concat_grad(ctx):
     """Cut dOut back into pieces the sizes of the inputs."""
     xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
     axis = ctx.attr("axis") % dout.ndim
-    pieces = np.split(dout, np.cumsum([x.shape[axis] for x in xs])[:-1], axis=axis)
-    ctx.set_outputs("X@GRAD", [np.ascontiguousarray(p) for p in pieces])
-
-
-def _cuda_concat_grad(ctx):
-    xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
-    axis = ctx.attr("axis") % dout.ndim
-    ctx.set_outputs("X@GRAD", CC.split(dout, [x.shape[axis] for x in xs], axis))
+    ctx.set_outputs("X@GRAD", arrays.split(dout, [x.shape[axis] for x in xs], axis))
 
 
 register(OpDef(
@@ -234,11 +200,8 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "the axis to join along")],
     comment="Out = the inputs joined along axis.",
     infer_shape=_concat_infer,
-    kernels={"cpu": lambda ctx: ctx.set_output(
-        "Out", np.concatenate(ctx.inputs("X"), axis=ctx.attr("axis"))),
-             "cuda": lambda ctx: ctx.set_output(
-        "Out", CC.concat(ctx.inputs("X"), ctx.attr("axis")))},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad, cuda_kernel=_cuda_concat_grad)))
+    kernels={"cpu": _concat, "cuda": _concat},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad, cuda_kernel=_concat_grad)))
 
 
 # --- split -----------------------------------------------------------------------------------
@@ -286,16 +249,7 @@ def _split(ctx):
     axis = ctx.attr("axis") % x.ndim
     secs = _sections(x.shape[axis], ctx.attr("num"), ctx.attr("sections"),
                      len(ctx.output_names("Out")))
-    parts = np.split(x, np.cumsum(secs)[:-1], axis=axis)
-    ctx.set_outputs("Out", [np.ascontiguousarray(p) for p in parts])
-
-
-def _cuda_split(ctx):
-    x = ctx.input("X")
-    axis = ctx.attr("axis") % x.ndim
-    secs = _sections(x.shape[axis], ctx.attr("num"), ctx.attr("sections"),
-                     len(ctx.output_names("Out")))
-    ctx.set_outputs("Out", CC.split(x, secs, axis))
+    ctx.set_outputs("Out", arrays.split(x, secs, axis))
 
 
 def _split_grad(op, no_grad):
@@ -315,4 +269,4 @@ register(OpDef(
      Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
      Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
     comment="Out = X cut into pieces along axis.",
-    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _cuda_split}, grad=_split_grad))
+    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _split}, grad=_split_grad))

@@ -14,10 +14,10 @@ from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.infer_shape import numel
 from ..core.validate import check_tensor_size
 from ..kernels.cpu import random as rk
-from ..kernels.cuda import copy as CC
-from ..kernels.cuda import device
 from ..kernels.cuda import random as crk
+from . import arrays
 from .common import OUT, X, dtype_code_check, dtype_to_numpy, same_shape_as_x
+from .places import CPU, CUDA
 
 _FP32 = VarType.FP32
 
@@ -38,18 +38,13 @@ def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
 
 
 # --- fill_constant ------------------------------------------------------------------
-def _fill_constant(ctx):
-    dtype = dtype_to_numpy(ctx.attr("dtype"))
-    value = ctx.attr("str_value") or ctx.attr("value")
-    shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
-    ctx.set_output("Out", np.full(shape, float(value), dtype=dtype))
-
-
-def _cuda_fill_constant(ctx):
-    dtype = dtype_to_numpy(ctx.attr("dtype"))
-    value = ctx.attr("str_value") or ctx.attr("value")
-    shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
-    ctx.set_output("Out", CC.fill(shape, float(value), dtype))
+def _fill_constant(place):
+    def run(ctx):
+        dtype = dtype_to_numpy(ctx.attr("dtype"))
+        value = ctx.attr("str_value") or ctx.attr("value")
+        shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
+        ctx.set_output("Out", place.full(shape, float(value), dtype))
+    return run
 
 
 register(OpDef(
@@ -66,13 +61,14 @@ register(OpDef(
           extra=True),
      Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
     comment="Out = a tensor of `shape` filled with `value`.",
-    infer_shape=_shape_and_dtype, kernels={"cpu": _fill_constant, "cuda": _cuda_fill_constant},
+    infer_shape=_shape_and_dtype,
+    kernels={"cpu": _fill_constant(CPU), "cuda": _fill_constant(CUDA)},
     grad=NO_GRADIENT, allocates=("shape", "dtype"), grad_plumbing=True))
 
 
 # --- assign / assign_value ------------------------------------------------------------
 def _assign(ctx):
-    ctx.set_output("Out", np.array(ctx.input("X"), copy=True))
+    ctx.set_output("Out", arrays.copy(ctx.input("X")))
 
 
 def _assign_grad(op, no_grad):
@@ -86,7 +82,7 @@ def _assign_grad(op, no_grad):
 register(OpDef(
     "assign", [X], [OUT], comment="Out = a copy of X.",
     infer_shape=same_shape_as_x,
-    kernels={"cpu": _assign, "cuda": lambda ctx: ctx.set_output("Out", CC.copy(ctx.input("X")))},
+    kernels={"cpu": _assign, "cuda": _assign},
     grad=_assign_grad))
 
 
@@ -95,14 +91,11 @@ def _fill_any_like(ctx):
     x = ctx.input("X")
     code = ctx.attr("dtype")
     dtype = x.dtype if code is None or code < 0 else dtype_to_numpy(code)
-    ctx.set_output("Out", np.full(x.shape, ctx.attr("value"), dtype))
+    ctx.set_output("Out", arrays.full(tuple(x.shape), ctx.attr("value"), dtype, like=x))
 
 
-def _cuda_fill_any_like(ctx):
-    x = ctx.input("X")
-    code = ctx.attr("dtype")
-    dtype = x.dtype if code is None or code < 0 else dtype_to_numpy(code)
-    ctx.set_output("Out", CC.fill(x.shape, ctx.attr("value"), dtype))
+def _fill_zeros_like(ctx):
+    ctx.set_output("Out", arrays.zeros_like(ctx.input("X")))
 
 
 def _like_x(ctx):
@@ -113,8 +106,7 @@ def _like_x(ctx):
 register(OpDef(
     "fill_zeros_like", [X], [OUT], comment="Out = zeros of X's shape and dtype (the gradient "
     "of a variable no op differentiated).", infer_shape=_like_x,
-    kernels={"cpu": lambda ctx: ctx.set_output("Out", np.zeros_like(ctx.input("X"))),
-             "cuda": lambda ctx: ctx.set_output("Out", CC.zeros_like(ctx.input("X")))},
+    kernels={"cpu": _fill_zeros_like, "cuda": _fill_zeros_like},
     grad=NO_GRADIENT, grad_plumbing=True))
 
 register(OpDef(
@@ -123,7 +115,7 @@ register(OpDef(
      Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's",
           check=dtype_code_check(minus_one=True))],
     comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
-    kernels={"cpu": _fill_any_like, "cuda": _cuda_fill_any_like}, grad=NO_GRADIENT,
+    kernels={"cpu": _fill_any_like, "cuda": _fill_any_like}, grad=NO_GRADIENT,
     grad_plumbing=True))
 
 _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
@@ -157,12 +149,8 @@ def _assign_value_array(ctx) -> np.ndarray:
 
 
 def _assign_value(ctx):
-    ctx.set_output("Out", _assign_value_array(ctx))
-
-
-def _cuda_assign_value(ctx):
-    """The constants live in the op (on the host): one copy to the device."""
-    ctx.set_output("Out", device.to_device(_assign_value_array(ctx)))
+    """The constants live in the op (on the host): one copy to the device on CUDA."""
+    ctx.set_output("Out", arrays.to_place(ctx.place, _assign_value_array(ctx)))
 
 
 def _values_fill_shape(values: dict) -> str | None:
@@ -185,7 +173,7 @@ register(OpDef(
           check=dtype_code_check("biuf"))]
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
-    infer_shape=_assign_value_infer, kernels={"cpu": _assign_value, "cuda": _cuda_assign_value},
+    infer_shape=_assign_value_infer, kernels={"cpu": _assign_value, "cuda": _assign_value},
     grad=NO_GRADIENT, allocates=("shape", "dtype"), check_attrs=_values_fill_shape))
 
 

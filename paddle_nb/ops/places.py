@@ -255,6 +255,8 @@ class CPU:
     def copy(a):
         return np.array(a, copy=True)
 
+    full = staticmethod(np.full)     # a new array (shape, value, dtype) on this place
+
     @staticmethod
     def softmax_grad_rows(out_rows, dout_rows):
         """dX = Out * (dOut - sum(dOut * Out)) per row."""
@@ -341,6 +343,7 @@ class CUDA:
     sum_axes = staticmethod(CR.sum_axes)
     broadcast_to = staticmethod(CC.broadcast_to)
     copy = staticmethod(CC.copy)
+    full = staticmethod(CC.fill)
 
     @staticmethod
     def scale(x, factor: float):

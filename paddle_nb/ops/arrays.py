@@ -104,6 +104,8 @@ def add(a, b):
 
 
 def astype(value, dtype):
+    if value.__class__ is np.ndarray:          # the common case, without the device check
+        return value.astype(dtype, copy=False)
     dtype = np.dtype(dtype)
     if on_device(value):
         if value.dtype == dtype:

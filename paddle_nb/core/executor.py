@@ -254,10 +254,10 @@ class Executor:
         rewritten copy of the program where a pass applies."""
         check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
         program = program if program is not None else default_main_program()
-        rewritten = None
-        if not check and fast_path.rewrite is not None and isinstance(program, Program):
-            rewritten = _rewritten(program, feed, fetch_list)
-        try:
+        try:                              # an interrupt anywhere in here gets the note
+            rewritten = None
+            if not check and fast_path.rewrite is not None and isinstance(program, Program):
+                rewritten = _rewritten(program, feed, fetch_list)
             if rewritten is not None:
                 try:
                     return self._drain(rewritten, feed, fetch_list, scope, check_nan_inf)

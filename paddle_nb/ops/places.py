@@ -1,12 +1,14 @@
 """The primitives of each place, for kernels written once for both.
 
-Where an op's math is the same on the CPU and on CUDA, its kernel is one function taking a
-place, ``run(ctx, place)``, registered as ``kernels={"cpu": ..., "cuda": ...}`` with
-``CPU`` and ``CUDA`` below (ops/fused_elemwise.py, the matmul family). Both classes name
-the same operations; ``CPU``'s run numba ufuncs and BLAS into the array a kernel context's
-``out`` gives (a reused buffer on the compiled path), ``CUDA``'s call the launchers in
-kernels/cuda, which allocate device arrays (they take ``out`` and ignore it). What is the
-same on both places without a choice (moving tensors, ``unbroadcast``) is in arrays.py.
+Where an op's math is the same on the CPU and on CUDA, its kernel is written once as
+``make(place)`` returning ``run(ctx)``, and registered as
+``kernels={"cpu": make(CPU), "cuda": make(CUDA)}`` (the elementwise, activation, matmul,
+loss and reduction families). Both classes below name the same operations: ``CPU``'s run
+numba ufuncs and BLAS, into the array a kernel context's ``out`` gives where they can (a
+reused buffer on the compiled path); ``CUDA``'s call the launchers in kernels/cuda, which
+allocate device arrays (they take ``out`` and ignore it). What needs no choice of place,
+because it only moves tensors or looks at the array it is given (stack, split, transpose,
+``unbroadcast``), is in arrays.py.
 """
 from __future__ import annotations
 

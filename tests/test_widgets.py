@@ -272,7 +272,8 @@ def test_each_view_module_is_valid_javascript_with_the_shared_builders(tmp_path)
     import subprocess   # noqa: PLC0415
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the browser tests load the modules instead")
+        pytest.skip("Node.js is not installed here (it is not a dependency); the browser "
+                    "tests load the same modules in Chromium instead")
     for cls in (ProgramView, ScopeView, TrainingView, DebuggerControls):
         path = tmp_path / f"{cls.__name__}.mjs"
         path.write_text(str(cls._esm))

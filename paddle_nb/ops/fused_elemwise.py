@@ -47,6 +47,15 @@ def _split(functors) -> tuple[str, str]:
     return (b, a) if is_unary_compound(functors) else (a, b)
 
 
+def _functors(ctx) -> tuple[str, str, bool]:
+    """(binary, unary, unary(binary(...))?) of the op, read from functor_list once per
+    prepared op (a kernel's glue resolved at its first run: ctx.resolved)."""
+    def make():
+        functors = ctx.attr("functor_list")
+        return (*_split(functors), is_unary_compound(functors))
+    return ctx.resolved("functors", make)
+
+
 def _functors_check(grad: bool):
     suffix = "_grad" if grad else ""
 
@@ -81,13 +90,13 @@ def _attrs(grad: bool):
 # --- forward ------------------------------------------------------------------------------
 def _forward(place):
     def run(ctx):
-        binary, unary = _split(ctx.attr("functor_list"))
+        binary, unary, unary_compound = _functors(ctx)
         scale = ctx.attr("scale")
         x0, y0 = ctx.input("X"), ctx.input("Y")
         x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
         shape = arrays.broadcast_shape(x.shape, y.shape)
         keep = ctx.attr("save_intermediate_out") and ctx.has_output("IntermediateOut")
-        if is_unary_compound(ctx.attr("functor_list")):      # unary(binary(X, Y))
+        if unary_compound:                                     # unary(binary(X, Y))
             buffer = ctx.out("IntermediateOut" if keep else "Out", shape, x.dtype)
             middle = place.binary(binary, x, y, buffer)
             out = place.unary(unary, middle, scale,
@@ -125,8 +134,7 @@ def _infer(ctx):
 # --- gradient -----------------------------------------------------------------------------
 def _backward(place):
     def run(ctx):
-        functors = ctx.attr("functor_list")
-        binary, unary = _split(functors)
+        binary, unary, unary_compound = _functors(ctx)
         scale = ctx.attr("scale")
         y0, dout = ctx.input("Y"), ctx.input("Out@GRAD")
         x0 = ctx.input_or_none("X")
@@ -135,11 +143,11 @@ def _backward(place):
                                  f"of {binary}")
         x_shape = x0.shape if x0 is not None else dout.shape
         x, y = broadcast_operands(x0 if x0 is not None else dout, y0, ctx.attr("axis"))
-        if is_unary_compound(functors):                  # Out = u(b(X, Y))
+        if unary_compound:                               # Out = u(b(X, Y))
             d_mid = place.derivative(unary, ctx.input("Out"), dout, scale,
                                      ctx.out("IntermediateOut@GRAD", dout.shape, dout.dtype))
             dx_full, dy_full = _binary_grads(place, binary, x, y, d_mid)
-            dy = arrays.unbroadcast(dy_full, y.shape, y0.shape) if dy_full is not None else None
+            dy = arrays.unbroadcast(dy_full, y.shape, y0.shape)
         else:                                            # Out = b(X, u(Y))
             mid = ctx.input_or_none("IntermediateOut")
             if mid is None:

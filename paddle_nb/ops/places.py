@@ -153,7 +153,6 @@ class CPU:
     derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad,
                    "exp": KA.exp_grad, "log": KA.log_grad, "square": KA.square_grad}
     sum_to = staticmethod(_sum_to)
-
     binary = staticmethod(_cpu_binary)
 
     @classmethod

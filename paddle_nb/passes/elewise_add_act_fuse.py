@@ -36,12 +36,12 @@ def run(program: Program, keep=frozenset()) -> int:
     return count
 
 
-def _sole_reader(program, block, keep, name: str, start: int, op_types):
+def _sole_reader(readers, block, keep, name: str, start: int, op_types):
     """The index of the one op after ``start`` in ``block`` that reads ``name``, if it is
-    one of ``op_types`` and nothing else in the program reads or keeps ``name``."""
+    one of ``op_types`` and nothing else in the program (``readers``: reader_counts) reads
+    or keeps ``name``."""
     desc = block.table.find_var(name)
-    if name in keep or desc is None or desc.persistable or \
-            reader_counts(program).get(name) != 1:
+    if name in keep or desc is None or desc.persistable or readers.get(name) != 1:
         return None
     for j in range(start + 1, len(block.ops)):
         if name in block.ops[j].input_arg_names:
@@ -50,11 +50,11 @@ def _sole_reader(program, block, keep, name: str, start: int, op_types):
 
 
 def _find_forward(program, block, keep):
-    ops = block.ops
+    ops, readers = block.ops, reader_counts(program)
     for i, add in enumerate(ops):
         if add.type != "elementwise_add":
             continue
-        j = _sole_reader(program, block, keep, add.output("Out")[0], i, ACTIVATIONS)
+        j = _sole_reader(readers, block, keep, add.output("Out")[0], i, ACTIVATIONS)
         if j is None:
             continue
         act = ops[j]
@@ -80,11 +80,11 @@ def _fuse_forward(block, i, j) -> None:
 
 
 def _find_backward(program, block, keep):
-    ops = block.ops
+    ops, readers = block.ops, reader_counts(program)
     for i, act_grad in enumerate(ops):
         if act_grad.type not in GRAD_ACTIVATIONS or not act_grad.output("X@GRAD"):
             continue
-        j = _sole_reader(program, block, keep, act_grad.output("X@GRAD")[0], i,
+        j = _sole_reader(readers, block, keep, act_grad.output("X@GRAD")[0], i,
                          ("elementwise_add_grad",))
         if j is None or ops[j].input("Out@GRAD") != act_grad.output("X@GRAD"):
             continue

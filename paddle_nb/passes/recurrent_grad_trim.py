@@ -48,8 +48,8 @@ def _read_after(rg) -> set[str]:
 def _read_given_gradients(block, rg, keep) -> int:
     given = {grad_name(o) for o in rg.input("outputs")}
     for i, op in enumerate(block.ops):
-        if op.type != "rnn_memory_helper_grad" or op.input("Out@GRAD")[:1] == [] or \
-                op.input("Out@GRAD")[0] not in given:
+        dout = op.input("Out@GRAD") if op.type == "rnn_memory_helper_grad" else []
+        if not dout or dout[0] not in given:
             continue
         copy, source = op.output("X@GRAD")[0], op.input("Out@GRAD")[0]
         ops = block.ops
@@ -82,9 +82,10 @@ def _drop_unread(block, rg, keep) -> int:
         else:
             live |= set(op.input_arg_names)
     # and the declarations nothing uses any more (each is a Variable made every step)
-    used = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
-    given = {grad_name(n) for n in rg.input("outputs") + list(rg.attr("states") or [])}
+    needed = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+    needed |= {grad_name(n) for n in rg.input("outputs") + list(rg.attr("states") or [])}
+    needed |= _read_after(rg) | set(keep)         # recurrent_grad sets or reads these
     for name in list(block.table.vars):
-        if name not in used | given | _read_after(rg) | set(keep):
+        if name not in needed:
             block._remove_var(name)
     return dropped

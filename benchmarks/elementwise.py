@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import paddle_nb as pd
-from paddle_nb.kernels.cpu import activation as KA
+from paddle_nb.ops import activation as KA
 from paddle_nb.kernels.cpu import elementwise as KE
 
 from .common import rng, row, runner, torch
@@ -28,10 +28,10 @@ OPS = {
             lambda x, y: KE.add(x, y, out=np.empty_like(x)),
             lambda x, y: x + y, lambda t, x, y: t.add(x, y), 1.0),
     "sigmoid": (lambda x, y: pd.sigmoid(x),
-                lambda x, y: KA.sigmoid(x, out=np.empty_like(x)),
+                lambda x, y: KA.sigmoid.cpu(x, out=np.empty_like(x)),
                 lambda x, y: numpy_sigmoid(x), lambda t, x, y: t.sigmoid(x), 0.3),
     "tanh": (lambda x, y: pd.tanh(x),
-             lambda x, y: KA.tanh(x, out=np.empty_like(x)),
+             lambda x, y: KA.tanh.cpu(x, out=np.empty_like(x)),
              lambda x, y: np.tanh(x), lambda t, x, y: t.tanh(x), 0.3),
 }
 
@@ -62,7 +62,7 @@ def run(quick: bool = False) -> list[dict]:
             rows.append(row(f"{op} {size(n)}: Executor.run (feed+fetch)", s["run"],
                             s["numpy"], s["torch"], vs_numpy=goal))
             rows.append(row(f"{op} {size(n)}: kernel alone", s["kernel"], s["numpy"],
-                            s["torch"], vs_numpy=goal, note=f"kernels.cpu.{kernel_name(op)}"))
+                            s["torch"], vs_numpy=goal, note=kernel_name(op)))
     return rows
 
 
@@ -71,4 +71,4 @@ def size(n: int) -> str:
 
 
 def kernel_name(op: str) -> str:
-    return {"add": "elementwise.add"}.get(op, f"activation.{op}")
+    return {"add": "kernels.cpu.elementwise.add"}.get(op, f"ops.activation.{op}.cpu")

@@ -26,6 +26,7 @@ from hypothesis import assume, note
 from hypothesis import strategies as st
 
 import paddle_nb as pd
+from paddle_nb.core import registry
 from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.ops.fill import assign_value_attrs
 
@@ -791,7 +792,7 @@ def b_optimizer(B, type_):
 # (op type, builder): every op type is equally likely. The simplest come first, as
 # hypothesis shrinks toward the start of the list.
 OP_CHOICES = (
-    [(t, b_unary) for t in ("relu", "sigmoid", "tanh", "exp", "log", "square")]
+    [(t, b_unary) for t in registry.types_where("unary")]      # relu, sigmoid, ..., gelu
     + [("scale", b_scale), ("cast", b_cast), ("assign", b_copy),
        ("rnn_memory_helper", b_copy)]
     + [(t, b_elementwise) for t in ("elementwise_add", "elementwise_sub", "elementwise_mul",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paddle_nb.kernels.cpu import activation as A
+from paddle_nb.ops import activation as A
 from paddle_nb.kernels.cpu import elementwise as E
 from paddle_nb.kernels.cpu import loss as L
 from paddle_nb.kernels.cpu import matmul as M
@@ -26,11 +26,12 @@ VARIANTS = ["serial", "parallel"]
 
 def elementwise(module, name, kind):
     """``f(*inputs, out)``: the serial variant of an elementwise kernel is its ufunc (a
-    vectorised loop), the parallel one its prange twin ``_<name>_parallel``."""
+    vectorised loop), the parallel one its prange twin."""
+    entry = getattr(module, name)
+    entry = getattr(entry, "cpu", entry)          # a @pointwise kernel's CPU side
     if kind == "parallel":
-        return getattr(module, f"_{name}_parallel")
-    ufunc = getattr(module, name).ufunc
-    return lambda *args: ufunc(*args[:-1], out=args[-1])
+        return entry.parallel
+    return lambda *args: entry.ufunc(*args[:-1], out=args[-1])
 
 
 @pytest.fixture(autouse=True)
@@ -94,7 +95,7 @@ def test_unary_variants_match_numpy(name, dtype):
         close(outs[-1], want, dtype)
     strided = np.empty(2 * x.size, dtype)[::2]        # not contiguous: the ufunc runs
     strided[:] = x
-    got = getattr(A, name)(strided, out=np.empty_like(x))
+    got = getattr(A, name).cpu(strided, out=np.empty_like(x))
     close(got, want, dtype)
     assert got.dtype == dtype
     for other in outs:                                # one scalar function: same bits
@@ -112,7 +113,7 @@ def test_gradient_variants_match_numpy(name, dtype):
         out = np.empty_like(o)
         elementwise(A, name, kind)(o, d, out)
         close(out, want, dtype, atol=eps(dtype))
-    got = getattr(A, name)(o[:, None], d[None, :5], out=np.empty((999, 5), dtype))
+    got = getattr(A, name).cpu(o[:, None], d[None, :5], out=np.empty((999, 5), dtype))
     close(got, GRADS[name](o[:, None].astype(np.float64), d[None, :5]), dtype,
           atol=eps(dtype))
 
@@ -152,8 +153,9 @@ def _spy(monkeypatch, obj, attr):
     return calls
 
 
-@pytest.mark.parametrize("kernel, threshold", [
-    (A.tanh, A.MIN_PARALLEL_MATH), (A.relu, A.MIN_PARALLEL_CHEAP), (E.add, E.MIN_PARALLEL)])
+@pytest.mark.parametrize("kernel, threshold", [(A.tanh.cpu, A.MIN_PARALLEL_MATH),
+                                               (A.relu.cpu, A.MIN_PARALLEL_CHEAP),
+                                               (E.add, E.MIN_PARALLEL)])
 def test_entry_points_switch_variant_at_their_threshold(monkeypatch, kernel, threshold):
     parallel = _spy(monkeypatch, kernel, "parallel")
     for n in (threshold - 1, threshold, threshold + 3):
@@ -188,9 +190,9 @@ def test_the_twins_take_only_what_the_ufunc_would_compute_the_same():
     with pytest.raises(TypeError):
         E.add(np.ones(3, bool), np.ones(3, bool), out=np.empty(3, bool))
     # scalars, 0-d and empty arrays
-    assert A.tanh(np.float32(0.5)) == pytest.approx(np.tanh(0.5), rel=1e-6)
+    assert A.tanh.cpu(np.float32(0.5)) == pytest.approx(np.tanh(0.5), rel=1e-6)
     z = np.array(1.5, np.float32)
-    assert A.square(z, out=np.empty((), np.float32)) == np.float32(2.25)
+    assert A.square.cpu(z, out=np.empty((), np.float32)) == np.float32(2.25)
     assert E.mul(np.ones(0), np.ones(0), out=np.empty(0)).shape == (0,)
 
 
@@ -251,8 +253,8 @@ def test_nan_inf_overflow_and_signed_zero_as_numpy(name, numpy_fn, dtype):
         np.testing.assert_array_equal(got[exact], want[exact])   # inf, 0, +-1 exactly
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-45)
     with np.errstate(invalid="ignore"):
-        assert (A.tanh(x, out=np.empty_like(x))[1:3] == [1, -1]).all()
-        got = A.sigmoid(x, out=np.empty_like(x))
+        assert (A.tanh.cpu(x, out=np.empty_like(x))[1:3] == [1, -1]).all()
+        got = A.sigmoid.cpu(x, out=np.empty_like(x))
     assert got[1] == 1 and got[2] == 0
 
 
@@ -277,9 +279,9 @@ def test_relu_and_its_gradient_let_nan_through_as_numpy(dtype):
     for n in (x.size, A.MIN_PARALLEL_CHEAP + x.size, A.MIN_PARALLEL_GRAD + x.size):
         big, dbig = np.resize(x, n), np.resize(d, n)
         with np.errstate(invalid="ignore"):
-            np.testing.assert_array_equal(A.relu(big, out=np.empty_like(big)),
+            np.testing.assert_array_equal(A.relu.cpu(big, out=np.empty_like(big)),
                                           np.maximum(big, 0))
-            np.testing.assert_array_equal(A.relu_grad(big, dbig, out=np.empty_like(big)),
+            np.testing.assert_array_equal(A.relu_grad.cpu(big, dbig, out=np.empty_like(big)),
                                           dbig * (big > 0))
 
 

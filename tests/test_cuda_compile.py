@@ -50,7 +50,8 @@ def _desc(a):
     return ["scalar", str(numba.typeof(a))]
 def _record(self, *args):
     if not self._device:
-        SIGS.add(json.dumps([self.fn.__module__, self.fn.__name__, [_desc(a) for a in args]]))
+        SIGS.add(json.dumps([self.fn.__module__, self.fn.__qualname__,
+                              [_desc(a) for a in args]]))
     return _call(self, *args)
 K.FakeCUDAKernel.__call__ = _record
 def pytest_sessionfinish(session, exitstatus):
@@ -71,7 +72,10 @@ for entry in json.load(open(sys.argv[1])):
     module, name, args = json.loads(entry)
     sig = tuple(types.Array(from_dtype(np.dtype(a[1])), a[2], a[3]) if a[0] == "array"
                 else getattr(types, a[1]) for a in args)
-    kernel = getattr(importlib.import_module(module), name)
+    owner, _, loop = name.partition("__")       # <fn>__<loop>: a @pointwise kernel's loop
+    kernel = getattr(importlib.import_module(module), owner)
+    if loop:
+        kernel = kernel.cuda_loops()[loop]
     try:
         cuda.compile_ptx(kernel.py_func, sig, cc=(8, 0))
     except Exception as e:

@@ -65,6 +65,9 @@ class OpDef:
     check_attrs: Callable[[dict], str | None] | None = None
     # the element type of Out when it is not X's (comparisons: "bool")
     out_dtype: str | None = None
+    # Out = f(X) element by element (X -> Out of X's shape and dtype; its attributes, if
+    # any, have defaults): the random programs of the property tests draw every such op
+    unary: bool = False
     # a layer's ``act=`` may name it (one input X, one output Out, same shape)
     activation: bool = False
     # in a backward pass it moves gradients (seeds, zeros, sums) and differentiates no op

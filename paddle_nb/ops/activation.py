@@ -1,5 +1,15 @@
-"""Unary elementwise ops: relu, sigmoid, tanh, exp, log, square; and scale, cast."""
+"""Unary elementwise ops: relu, sigmoid, tanh, exp, log, square, gelu; and scale, cast.
+
+The activations are this family's worked example of one home per op: each is a scalar
+function of its input (and one of its gradient) under ``@pointwise``, which compiles it for
+the CPU (a numba ufunc and a ``prange`` twin) and for CUDA (a device function in a
+grid-stride kernel), then one ``register`` line that declares the op and its ``_grad``
+op. The places look kernels up by name (``places.CPU.unary("tanh", ...)``), so the fused
+ops and fc's activation reach the same code.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -7,27 +17,115 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import activation as K
+from ..kernels.cpu import scale as K
+from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
+from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
+from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, dtype_code_check, same_shape_as_x
 from .places import CPU, CUDA
 
-def _forward(place, op_type: str):
-    """Out = op(X) in X's dtype."""
+# Elements from which the CPU runs the prange twin: the first measured size (float32,
+# 2 threads, powers of 2) where it took <= ~0.8x the serial loop's time.
+MIN_PARALLEL_MATH = 32_768     # exp/tanh/sigmoid: measured crossover 16-24k elements
+MIN_PARALLEL_LOG = 4_096       # log (a libm call per element): measured crossover < 2k
+MIN_PARALLEL_CHEAP = 131_072   # relu/square: measured crossover ~64k elements
+MIN_PARALLEL_GRAD = 65_536     # the gradients (2 reads, 1 write): measured crossover ~24k
+
+
+# --- the math: forward of X, and dX from (what the gradient reads, dOut) -------------------
+# relu and its gradient let NaN through as numpy's maximum and Paddle do: the compares are
+# written so that NaN takes the "keep" side (a NaN compares false), and their flags are
+# FASTMATH32, without "nnan", which would let LLVM assume the compare never sees a NaN.
+@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP)
+def relu(x):
+    return x if not x <= 0 else 0           # NaN -> NaN (x > 0 would give 0)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD)
+def relu_grad(out, dout):
+    # Paddle's dout * (out > 0): a NaN (or inf) dout stays NaN where the unit is off too
+    return dout if out > 0 else dout * 0
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_MATH)
+def sigmoid(x):
+    return fsigmoid(x)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=True)
+def sigmoid_grad(out, dout):
+    return dout * out * (1 - out)
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_MATH)
+def tanh(x):
+    return ftanh(x)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=True)
+def tanh_grad(out, dout):
+    return dout * (1 - out * out)
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_MATH)
+def exp(x):
+    return fexp(x)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=True)
+def exp_grad(out, dout):
+    return dout * out
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG)
+def log(x):
+    # numpy semantics without a libm error path: log(0) = -inf, log(<0) = nan
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else math.nan
+
+
+# fastmath=False, said explicitly: "arcp" may round x / y as x * (1/y)
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def log_grad(x, dout):
+    return dout / x
+
+
+@pointwise(INT_AND_FLOAT_1, MIN_PARALLEL_CHEAP, fastmath=True)
+def square(x):
+    return x * x
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=True)
+def square_grad(x, dout):
+    return dout * 2 * x
+
+
+# --- the ops --------------------------------------------------------------------------------
+def _named(op_type):
+    """The kernel an op runs is the @pointwise kernel of its type's name."""
+    return lambda ctx: op_type
+
+
+def _forward(place, op_type: str, kernel_of):
+    """Out = f(X) in X's dtype, f the kernel ``kernel_of(ctx)`` names."""
     def run(ctx):
         x = ctx.input("X")
-        ctx.set_output("Out", place.unary(op_type, x, 1.0, ctx.out("Out", x.shape, x.dtype)))
+        ctx.set_output("Out", place.unary(kernel_of(ctx), x, 1.0,
+                                          ctx.out("Out", x.shape, x.dtype)))
     run.__name__ = f"{place.name}_{op_type}"
     return run
 
 
-def _backward(place, op_type: str, reads: str):
-    """X@GRAD = op'(<reads>) * Out@GRAD, in Out@GRAD's dtype."""
+def _backward(place, op_type: str, kernel_of, reads: str):
+    """X@GRAD = f'(<reads>) * Out@GRAD, in Out@GRAD's dtype (f' the kernel named
+    ``kernel_of(ctx)`` + "_grad"; the grad op carries the forward op's attributes)."""
     def run(ctx):
         dout = ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", place.derivative(op_type, ctx.input(reads), dout, 1.0,
+        ctx.set_output("X@GRAD", place.derivative(kernel_of(ctx), ctx.input(reads), dout, 1.0,
                                                   ctx.out("X@GRAD", dout.shape, dout.dtype)))
     run.__name__ = f"{place.name}_{op_type}_grad"
     return run
@@ -47,20 +145,30 @@ def _float_like_x(ctx):
     same_shape_as_x(ctx)
 
 
-# type, formula, the forward slot its gradient reads, which element types X may hold,
-# whether a layer's act= may name it (log is undefined for half of a layer's outputs)
-for _type, _formula, _reads, _infer, _act in (
-        ("relu", "max(X, 0)", "Out", _real_like_x, True),
-        ("sigmoid", "1 / (1 + exp(-X))", "Out", _float_like_x, True),
-        ("tanh", "tanh(X)", "Out", _float_like_x, True),
-        ("exp", "exp(X)", "Out", _float_like_x, True),
-        ("log", "ln(X)", "X", _float_like_x, False),
-        ("square", "X * X", "X", _real_like_x, True)):
-    register(OpDef(_type, [X], [OUT], [], comment=f"Out = {_formula}, elementwise.",
-                   infer_shape=_infer,
-                   kernels={"cpu": _forward(CPU, _type), "cuda": _forward(CUDA, _type)},
-                   grad=Grad(reads=[_reads], kernel=_backward(CPU, _type, _reads),
-                             cuda_kernel=_backward(CUDA, _type, _reads)), activation=_act))
+def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attrs=(),
+               kernel_of=None, act: bool = True):
+    """Declare the op ``op_type`` (slots X -> Out) and its ``_grad`` op (X@GRAD from
+    Out@GRAD and the forward slot ``reads``), with a kernel for each place. They run the
+    @pointwise kernels named ``op_type`` and ``op_type + "_grad"``, or, with
+    ``kernel_of(ctx)``, the ones its attributes pick. ``act``: a layer's ``act=`` may
+    name it."""
+    kernel_of = kernel_of or _named(op_type)
+    register(OpDef(
+        op_type, [X], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
+        infer_shape=infer,
+        kernels={"cpu": _forward(CPU, op_type, kernel_of),
+                 "cuda": _forward(CUDA, op_type, kernel_of)},
+        grad=Grad(reads=[reads], kernel=_backward(CPU, op_type, kernel_of, reads),
+                  cuda_kernel=_backward(CUDA, op_type, kernel_of, reads)),
+        unary=True, activation=act))
+
+
+activation("relu", "max(X, 0)", "Out", infer=_real_like_x)
+activation("sigmoid", "1 / (1 + exp(-X))", "Out")
+activation("tanh", "tanh(X)", "Out")
+activation("exp", "exp(X)", "Out")
+activation("log", "ln(X)", "X", act=False)     # undefined for half of a layer's outputs
+activation("square", "X * X", "X", infer=_real_like_x)
 
 
 def _scale_glue(ctx, dtype):

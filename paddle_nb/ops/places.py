@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.validate import check_tensor_size
 from ..kernels import check
-from ..kernels.cpu import activation as KA
+from ..kernels.cpu import scale as KS
 from ..kernels.cpu import elementwise as KE
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
@@ -26,6 +26,7 @@ from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import loss as CL
 from ..kernels.cuda import matmul as CM
 from ..kernels.cuda import reduce as CR
+from ..kernels.pointwise import KERNELS
 
 
 # --- matrix products ------------------------------------------------------------------------
@@ -148,29 +149,30 @@ def _cpu_binary(op_type, x, y, out, out_dtype=None):
 # --- the places -------------------------------------------------------------------------------
 class CPU:
     name = "cpu"
-    activations = {"relu": KA.relu, "tanh": KA.tanh, "sigmoid": KA.sigmoid, "exp": KA.exp,
-                   "log": KA.log, "square": KA.square}
-    derivatives = {"relu": KA.relu_grad, "tanh": KA.tanh_grad, "sigmoid": KA.sigmoid_grad,
-                   "exp": KA.exp_grad, "log": KA.log_grad, "square": KA.square_grad}
     sum_to = staticmethod(_sum_to)
     binary = staticmethod(_cpu_binary)
 
-    @classmethod
-    def unary(cls, name, x, scale, out):
-        """An activation (relu, tanh, sigmoid, exp, log, square) of x, or x times
-        ``scale`` (``scale``)."""
-        if name == "scale":
-            return KA.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
-        return cls.activations[name](x, out=out)
+    @staticmethod
+    def apply(kernel, *operands, out):
+        """A @pointwise kernel of the operands (numpy broadcasting), into ``out``."""
+        return kernel.cpu(*operands, out=out)
 
-    @classmethod
-    def derivative(cls, name, value, dout, scale, out):
+    @staticmethod
+    def unary(name, x, scale, out):
+        """The activation ``name`` (a @pointwise kernel: relu, tanh, ...) of x, or x
+        times ``scale`` (``name`` "scale")."""
+        if name == "scale":
+            return KS.scale_then_bias(x, x.dtype.type(scale), x.dtype.type(0), out=out)
+        return KERNELS[name].cpu(x, out=out)
+
+    @staticmethod
+    def derivative(name, value, dout, scale, out):
         """d act / d its input, times dout; ``value`` is what the derivative is read from
         (the activation's output, or its input for log and square)."""
         if name == "scale":
-            return KA.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
+            return KS.scale_then_bias(dout, dout.dtype.type(scale), dout.dtype.type(0),
                                       out=out)
-        return cls.derivatives[name](value, dout, out=out)
+        return KERNELS[name + "_grad"].cpu(value, dout, out=out)
 
     @staticmethod
     def product(a, b, ta=False, tb=False, out=None):
@@ -281,16 +283,20 @@ class CUDA:
         return CE.binary(name, x, y, out_dtype)
 
     @staticmethod
+    def apply(kernel, *operands, out):
+        return kernel.cuda(*operands)
+
+    @staticmethod
     def unary(name, x, scale, out):
         if name == "scale":
             return CE.unary("scale_then_bias", x, a=scale, b=0.0)
-        return CE.unary(name, x)
+        return KERNELS[name].cuda(x)
 
     @staticmethod
     def derivative(name, value, dout, scale, out):
         if name == "scale":
             return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
-        return CE.unary_grad(name, value, dout)
+        return KERNELS[name + "_grad"].cuda(value, dout)
 
     @staticmethod
     def product(a, b, ta=False, tb=False, out=None):

@@ -6,7 +6,8 @@ reduce.py, the row helpers...): after an edit to fastmath32.py alone, activation
 cached kernels would still hold the old exp. So the kernels of this package get numba's
 usual cache locator (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``) with a
 source stamp made of every ``.py`` file in the package: editing one recompiles all of
-them, lazily, as they are used. Registered by ``__init__.py`` before any kernel exists.
+them, lazily, as they are used. The same goes for the functions kernels/pointwise.py
+compiles from an op family's file (their own file's stamp, plus this package's). Registered by ``__init__.py`` before any kernel exists.
 Uses numba's cache locator classes (``numba.core.caching``, not a public API): if they are
 not there, numba's own per-file stamps apply.
 """
@@ -63,7 +64,11 @@ def install() -> bool:
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if os.path.dirname(os.path.abspath(py_file)) != _HERE:
+            # kernels here, and the scalar functions and generated loops of @pointwise
+            # (whose file is their op family's: ops/activation.py...), which inline
+            # fastmath32.py too
+            if (os.path.dirname(os.path.abspath(py_file)) != _HERE
+                    and not getattr(py_func, "_pointwise", False)):
                 return None
             for numba_class in numba_own:
                 inner = numba_class.from_function(py_func, py_file)

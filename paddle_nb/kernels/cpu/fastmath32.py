@@ -177,16 +177,34 @@ def _is_f32(x):
     return isinstance(x, types.Float) and x.bitwidth == 32
 
 
-@overload(fexp, jit_options=_JIT32)
+# The approximations are for the CPU's SIMD units; a CUDA kernel (kernels/pointwise.py
+# compiles the same scalar functions for both places) gets libm's functions, which the GPU
+# computes with its own fast instructions.
+@overload(fexp, jit_options=_JIT32, target="cpu")
 def _ov_fexp(x):
     return _exp32 if _is_f32(x) else _exp_libm
 
 
-@overload(ftanh, jit_options=_JIT32)
+@overload(ftanh, jit_options=_JIT32, target="cpu")
 def _ov_ftanh(x):
     return _tanh32 if _is_f32(x) else _tanh_libm
 
 
-@overload(fsigmoid, jit_options=_JIT32)
+@overload(fsigmoid, jit_options=_JIT32, target="cpu")
 def _ov_fsigmoid(x):
     return _sigmoid32 if _is_f32(x) else _sigmoid_libm
+
+
+@overload(fexp, target="cuda")
+def _ov_fexp_cuda(x):
+    return _exp_libm
+
+
+@overload(ftanh, target="cuda")
+def _ov_ftanh_cuda(x):
+    return _tanh_libm
+
+
+@overload(fsigmoid, target="cuda")
+def _ov_fsigmoid_cuda(x):
+    return _sigmoid_libm

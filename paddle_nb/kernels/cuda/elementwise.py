@@ -1,5 +1,5 @@
-"""Elementwise kernels: binary ops with numpy broadcasting, unary ops (activations) and
-their gradients.
+"""Elementwise kernels: binary ops with numpy broadcasting, and the unary ops scale and
+neg.
 
 Binary ops broadcast the numpy way: ranks are aligned from the right, and an operand's dim
 of size 1 is read with stride 0, so every output element finds its two inputs from its own
@@ -8,13 +8,13 @@ integer opcode: numba compiles one specialisation per dtype combination, not per
 the branch on a value every thread shares costs nothing measurable.
 
 Two families, because their typing differs: arithmetic (ints and floats) and
-comparison/logic (any dtype, bool result). Unary ops are one kernel with two float
-parameters ``a`` and ``b`` (scale and bias), computed in float64 and stored in the output's
-dtype, as the CPU ufuncs do for their float32 loops within rounding.
+comparison/logic (any dtype, bool result). The unary ops here (scale, neg) are one kernel
+with two float parameters ``a`` and ``b`` (scale and bias), computed in float64 and stored
+in the output's dtype, as the CPU ufuncs do for their float32 loops within rounding. The
+activations are not here: each is one scalar function for both places (kernels/pointwise.py).
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import cuda
@@ -29,13 +29,10 @@ ARITHMETIC = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "trunc_div": TRUNC
 COMPARE = {"greater_than": GREATER, "less_than": LESS, "equal": EQUAL,
            "not_equal": NOT_EQUAL, "logical_and": AND, "logical_or": OR}
 
-# unary opcodes
-RELU, SIGMOID, TANH, EXP, LOG, SQUARE, SCALE_THEN_BIAS, BIAS_THEN_SCALE, NEG = range(9)
-UNARY = {"relu": RELU, "sigmoid": SIGMOID, "tanh": TANH, "exp": EXP, "log": LOG,
-         "square": SQUARE, "scale_then_bias": SCALE_THEN_BIAS,
-         "bias_then_scale": BIAS_THEN_SCALE, "neg": NEG, "logical_not": -1}
-UNARY_GRAD = {"relu": RELU, "sigmoid": SIGMOID, "tanh": TANH, "exp": EXP, "log": LOG,
-              "square": SQUARE}
+# unary opcodes (the activations are @pointwise kernels: kernels/pointwise.py)
+SCALE_THEN_BIAS, BIAS_THEN_SCALE, NEG = range(3)
+UNARY = {"scale_then_bias": SCALE_THEN_BIAS, "bias_then_scale": BIAS_THEN_SCALE, "neg": NEG,
+         "logical_not": -1}
 
 
 # --- binary ---------------------------------------------------------------------------------
@@ -130,28 +127,7 @@ def binary(op: str, x, y, out_dtype=None):
 def _unary(op, x, a, b, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         v = x[i]
-        if op == RELU:                 # NaN -> NaN, as numpy's maximum (v > 0 gives 0)
-            out[i] = v if not v <= 0 else 0
-        elif op == SIGMOID:            # split by sign so exp never overflows
-            if v >= 0:
-                out[i] = 1.0 / (1.0 + math.exp(-v))
-            else:
-                e = math.exp(v)
-                out[i] = e / (1.0 + e)
-        elif op == TANH:
-            out[i] = math.tanh(v)
-        elif op == EXP:
-            out[i] = math.exp(v)
-        elif op == LOG:                # numpy's answers, no exception: log(0) = -inf
-            if v > 0:
-                out[i] = math.log(v)
-            elif v == 0:
-                out[i] = -math.inf
-            else:
-                out[i] = math.nan
-        elif op == SQUARE:
-            out[i] = v * v
-        elif op == SCALE_THEN_BIAS:
+        if op == SCALE_THEN_BIAS:
             out[i] = v * a + b
         elif op == BIAS_THEN_SCALE:
             out[i] = (v + b) * a
@@ -199,34 +175,4 @@ def logical_not(x):
     if out.size:
         blocks, threads = launch_1d(out.size)
         _logical_not[blocks, threads](flat(x), flat(out))
-    return out
-
-
-@cuda.jit(cache=True)
-def _unary_grad(op, v, dout, out):
-    """dX from dOut and the value the gradient reads: Out (relu, sigmoid, tanh, exp) or X
-    (log, square)."""
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        w = v[i]
-        d = dout[i]
-        if op == RELU:                 # Paddle's d * (w > 0): a NaN d stays NaN
-            out[i] = d if w > 0 else d * 0
-        elif op == SIGMOID:
-            out[i] = d * w * (1 - w)
-        elif op == TANH:
-            out[i] = d * (1 - w * w)
-        elif op == EXP:
-            out[i] = d * w
-        elif op == LOG:
-            out[i] = d / w
-        else:                          # SQUARE
-            out[i] = d * 2 * w
-
-
-def unary_grad(op: str, v, dout):
-    """The gradient of unary ``op`` (a key of UNARY_GRAD), in dout's dtype."""
-    out = empty(dout.shape, dout.dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _unary_grad[blocks, threads](UNARY_GRAD[op], flat(v), flat(dout), flat(out))
     return out

@@ -13,6 +13,7 @@ and cast back.
 from __future__ import annotations
 
 import numpy as np
+import scipy.special
 
 BOOL, INT32, INT64, FP32, FP64 = 0, 2, 3, 5, 6
 # every VarType element code with a numpy type (INT16=1, FP16=4, UINT8=20, INT8=21,
@@ -91,6 +92,16 @@ def _in_wide(fn):
 def _relu(op, env):
     x = _x(op, env)
     return _out(op, "Out", np.maximum(x, x.dtype.type(0)))
+
+
+def _gelu(op, env):
+    x = _x(op, env)
+    w = _wide(x)
+    if op.attrs.get("approximate"):
+        y = 0.5 * w * (1 + np.tanh(np.sqrt(2 / np.pi) * (w + 0.044715 * w ** 3)))
+    else:
+        y = 0.5 * w * (1 + scipy.special.erf(w / np.sqrt(2)))
+    return _out(op, "Out", y.astype(x.dtype))
 
 
 def _square(op, env):
@@ -466,7 +477,7 @@ def _adam(op, env):
 REFERENCES = {
     "relu": _relu, "square": _square,
     "sigmoid": _in_wide(_sigmoid), "tanh": _in_wide(np.tanh), "exp": _in_wide(np.exp),
-    "log": _in_wide(np.log),
+    "log": _in_wide(np.log), "gelu": _gelu,
     "scale": _scale, "cast": _cast, "assign": _copy, "rnn_memory_helper": _copy,
     "logical_not": _logical_not, "increment": _increment,
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),

@@ -82,7 +82,7 @@ def test_fc_refuses_num_flatten_dims_out_of_range():
 def test_an_unknown_activation_lists_every_accepted_name():
     x = pd.data("x", [-1, 4])
     with pytest.raises(pd.BuildError) as err:
-        pd.layer.fc(x, 3, act="gelu")
+        pd.layer.fc(x, 3, act="rleu")
     assert all(name in str(err.value) for name in pd.layers.ACTIVATIONS)
     assert pd.default_main_program().global_block().ops == []     # checked before building
 

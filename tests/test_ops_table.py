@@ -234,6 +234,8 @@ CASES = [
     Case("float32", "exp", {"X": floats(1, 3, 4, low=-3, high=3)}, {}),
     Case("positive", "log", {"X": floats(1, 3, 4, low=0.1, high=5)}, {}),
     Case("float32", "square", {"X": floats(1, 3, 4)}, {}),
+    *[Case(f"approximate_{a}", "gelu", {"X": floats(1, 3, 4, low=-4, high=4)},
+           {"approximate": a}, grad=True) for a in (False, True)],
     # NaN and inf come out as numpy gives them: relu(NaN) is NaN (numpy's maximum, Paddle)
     *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {})
       for op in ("relu", "sigmoid", "tanh", "exp", "log", "square")

@@ -104,6 +104,37 @@ def square_grad(x, dout):
     return dout * 2 * x
 
 
+# gelu, as Paddle computes it: exact, x * Phi(x) with Phi the normal CDF; or, with the
+# attribute approximate, Hendrycks and Gimpel's tanh form. Computed in float64 (the
+# constants are), rounded once to X's dtype.
+SQRT_HALF, SQRT_2_OVER_PI, INV_SQRT_2PI, CUBIC = (
+    math.sqrt(0.5), math.sqrt(2 / math.pi), 1 / math.sqrt(2 * math.pi), 0.044715)
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG)
+def gelu(x):
+    return 0.5 * x * (1.0 + math.erf(x * SQRT_HALF))
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_LOG)
+def gelu_grad(x, dout):
+    # d/dx x * Phi(x) = Phi(x) + x * phi(x)
+    return dout * (0.5 * (1.0 + math.erf(x * SQRT_HALF))
+                   + x * INV_SQRT_2PI * math.exp(-0.5 * x * x))
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG)
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + math.tanh(SQRT_2_OVER_PI * (x + CUBIC * x * x * x)))
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_LOG)
+def gelu_tanh_grad(x, dout):
+    t = math.tanh(SQRT_2_OVER_PI * (x + CUBIC * x * x * x))
+    return dout * (0.5 * (1.0 + t)
+                   + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * x * x))
+
+
 # --- the ops --------------------------------------------------------------------------------
 def _named(op_type):
     """The kernel an op runs is the @pointwise kernel of its type's name."""
@@ -169,6 +200,9 @@ activation("tanh", "tanh(X)", "Out")
 activation("exp", "exp(X)", "Out")
 activation("log", "ln(X)", "X", act=False)     # undefined for half of a layer's outputs
 activation("square", "X * X", "X", infer=_real_like_x)
+activation("gelu", "X * Phi(X) (Phi: the normal CDF; approximate: the tanh form)", "X",
+           attrs=[Attr("approximate", A.BOOLEAN, False, "use the tanh approximation")],
+           kernel_of=lambda ctx: "gelu_tanh" if ctx.attr("approximate") else "gelu")
 
 
 def _scale_glue(ctx, dtype):

@@ -9,7 +9,7 @@ import numpy as np
 
 import paddle_nb as pd
 from paddle_nb.ops import activation as KA
-from paddle_nb.kernels.cpu import elementwise as KE
+from paddle_nb.ops import elementwise as KE
 
 from .common import rng, row, runner, torch
 from .timing import compare
@@ -25,7 +25,7 @@ def numpy_sigmoid(x):
 # name, paddle_nb builder, the op's kernel as the op calls it, numpy, torch, ratio target
 OPS = {
     "add": (lambda x, y: pd.add(x, y),
-            lambda x, y: KE.add(x, y, out=np.empty_like(x)),
+            lambda x, y: KE.add.cpu(x, y, out=np.empty_like(x)),
             lambda x, y: x + y, lambda t, x, y: t.add(x, y), 1.0),
     "sigmoid": (lambda x, y: pd.sigmoid(x),
                 lambda x, y: KA.sigmoid.cpu(x, out=np.empty_like(x)),
@@ -71,4 +71,4 @@ def size(n: int) -> str:
 
 
 def kernel_name(op: str) -> str:
-    return {"add": "kernels.cpu.elementwise.add"}.get(op, f"ops.activation.{op}.cpu")
+    return f"ops.{'elementwise' if op == 'add' else 'activation'}.{op}.cpu"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from paddle_nb.ops import activation as A
-from paddle_nb.kernels.cpu import elementwise as E
+from paddle_nb.ops import elementwise as E
 from paddle_nb.kernels.cpu import loss as L
 from paddle_nb.kernels.cpu import matmul as M
 from paddle_nb.kernels.cpu import optimizer as O
@@ -118,7 +118,7 @@ def test_gradient_variants_match_numpy(name, dtype):
           atol=eps(dtype))
 
 
-# integer division is floor_div, a ufunc with no prange twin: not a variant to compare
+# integer division is trunc_div, a ufunc with no prange twin: not a variant to compare
 @pytest.mark.parametrize("name,dtype", [(n, t) for n in BINARY
                                         for t in FLOATS + [np.int32, np.int64]
                                         if not (n == "div" and t in (np.int32, np.int64))])
@@ -136,8 +136,8 @@ def test_binary_variants_match_numpy_exactly(name, dtype):
         out = np.empty_like(x)
         elementwise(E, name, kind)(x, y, out)
         np.testing.assert_array_equal(out, want)
-    np.testing.assert_array_equal(getattr(E, name)(x, y, out=np.empty_like(x)), want)
-    col = getattr(E, name)(x[:, None], y[None, :3], out=np.empty((1003, 3), dtype))
+    np.testing.assert_array_equal(getattr(E, name).cpu(x, y, out=np.empty_like(x)), want)
+    col = getattr(E, name).cpu(x[:, None], y[None, :3], out=np.empty((1003, 3), dtype))
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(col, BINARY[name](x[:, None], y[None, :3]))
 
@@ -155,7 +155,7 @@ def _spy(monkeypatch, obj, attr):
 
 @pytest.mark.parametrize("kernel, threshold", [(A.tanh.cpu, A.MIN_PARALLEL_MATH),
                                                (A.relu.cpu, A.MIN_PARALLEL_CHEAP),
-                                               (E.add, E.MIN_PARALLEL)])
+                                               (E.add.cpu, E.MIN_PARALLEL)])
 def test_entry_points_switch_variant_at_their_threshold(monkeypatch, kernel, threshold):
     parallel = _spy(monkeypatch, kernel, "parallel")
     for n in (threshold - 1, threshold, threshold + 3):
@@ -176,24 +176,24 @@ def test_the_twins_take_only_what_the_ufunc_would_compute_the_same():
     x = np.arange(10, dtype=np.float32)
     # in place (out is an input) is fine for an elementwise loop
     out = x.copy()
-    assert E.add(out, x, out=out) is out
+    assert E.add.cpu(out, x, out=out) is out
     np.testing.assert_array_equal(out, 2 * x)
     # overlapping views: numpy's buffering must decide, not a flat loop
     y = np.arange(10, dtype=np.float32)
-    E.add(y[:-1], y[:-1], out=y[1:])
+    E.add.cpu(y[:-1], y[:-1], out=y[1:])
     want = np.arange(10, dtype=np.float32)
     np.add(want[:-1], want[:-1], out=want[1:])
     np.testing.assert_array_equal(y, want)
     # int32 inputs run the int32 loop (never float64), bool inputs no loop at all
     i = np.array([2**31 - 1, 5], np.int32)
-    assert E.add(i, i, out=np.empty_like(i)).tolist() == [-2, 10]
+    assert E.add.cpu(i, i, out=np.empty_like(i)).tolist() == [-2, 10]
     with pytest.raises(TypeError):
-        E.add(np.ones(3, bool), np.ones(3, bool), out=np.empty(3, bool))
+        E.add.cpu(np.ones(3, bool), np.ones(3, bool), out=np.empty(3, bool))
     # scalars, 0-d and empty arrays
     assert A.tanh.cpu(np.float32(0.5)) == pytest.approx(np.tanh(0.5), rel=1e-6)
     z = np.array(1.5, np.float32)
     assert A.square.cpu(z, out=np.empty((), np.float32)) == np.float32(2.25)
-    assert E.mul(np.ones(0), np.ones(0), out=np.empty(0)).shape == (0,)
+    assert E.mul.cpu(np.ones(0), np.ones(0), out=np.empty(0)).shape == (0,)
 
 
 # --- fast float32 exp / tanh / sigmoid -----------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from paddle_nb.kernels.cuda import copy as C
 from paddle_nb.kernels.cuda import device as D
 from paddle_nb.kernels.cuda import elementwise as E
+from paddle_nb.ops import elementwise  # noqa: F401 (its @pointwise kernels)
 from paddle_nb.kernels.cuda import matmul as M
 from paddle_nb.kernels.cuda import random as RK
 from paddle_nb.kernels.cuda import reduce as R
@@ -41,12 +42,14 @@ def test_device_helpers():
 @pytest.mark.parametrize("shape", [(), (0,), (0, 3), (3, 0, 2)], ids=str)
 def test_empty_and_0d_tensors_launch_nothing_and_keep_their_shape(shape):
     x = dev(np.ones(shape, np.float32))
-    for out in (KERNELS["tanh"].cuda(x), E.binary("add", x, x), E.binary("less_than", x, x),
-                E.logical_not(x), C.copy(x), C.astype(x, np.int64), C.zeros_like(x),
+    for out in (KERNELS["tanh"].cuda(x), KERNELS["add"].cuda(x, x),
+                KERNELS["less_than"].cuda(x, x), KERNELS["logical_not"].cuda(x, out_dtype=bool),
+                C.copy(x), C.astype(x, np.int64), C.zeros_like(x),
                 KERNELS["relu_grad"].cuda(x, x), RK.uniform(shape, 0, 1, 3)):
         assert out.shape == shape
     assert C.astype(x, np.int64).dtype == np.int64
-    np.testing.assert_array_equal(host(E.binary("add", x, x)), np.full(shape, 2, np.float32))
+    np.testing.assert_array_equal(host(KERNELS["add"].cuda(x, x)),
+                                  np.full(shape, 2, np.float32))
 
 
 def test_reductions_of_0d_and_empty():
@@ -64,16 +67,17 @@ def test_binary_broadcasts_both_ways_and_keeps_the_dtype(dtype):
     x = rng.integers(1, 5, (2, 1, 3)).astype(dtype)
     y = rng.integers(1, 5, (4, 1)).astype(dtype)
     for op, want in (("add", x + y), ("sub", x - y), ("mul", x * y)):
-        got = host(E.binary(op, dev(x), dev(y)))
+        got = host(KERNELS[op].cuda(dev(x), dev(y)))
         assert got.dtype == dtype and got.shape == (2, 4, 3)
         np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(host(E.binary("greater_than", dev(x), dev(y))), x > y)
+    np.testing.assert_array_equal(host(KERNELS["greater_than"].cuda(dev(x), dev(y))),
+                                  x > y)
 
 
 def test_integer_division_truncates_toward_zero():
     x = np.int64([7, -7, 7, -7, 3, 2**62])
     y = np.int64([2, 2, -2, -2, 0, 3])
-    np.testing.assert_array_equal(host(E.binary("trunc_div", dev(x), dev(y))),
+    np.testing.assert_array_equal(host(KERNELS["trunc_div"].cuda(dev(x), dev(y))),
                                   [3, -3, -3, 3, 0, 2**62 // 3])
 
 
@@ -85,7 +89,9 @@ def test_unary_edges_match_numpy():
         np.testing.assert_array_equal(host(KERNELS["log"].cuda(dev(x))), np.log(x))
     np.testing.assert_array_equal(host(E.unary("scale_then_bias", dev(np.int32([3, -3])),
                                                a=1.5, b=0.0)), [4, -4])   # truncated, int32
-    np.testing.assert_array_equal(host(E.logical_not(dev(np.array([0.0, 2.0])))), [True, False])
+    np.testing.assert_array_equal(
+        host(KERNELS["logical_not"].cuda(dev(np.array([0.0, 2.0])), out_dtype=bool)),
+        [True, False])
 
 
 def test_copy_kernels_match_numpy():
@@ -151,7 +157,7 @@ def test_matmul_512_on_a_gpu():
 @pytest.mark.gpu
 def test_elementwise_and_reduce_on_a_gpu():
     x = rng.standard_normal((1000, 513)).astype(np.float32)
-    np.testing.assert_allclose(host(R.sum_axes(E.binary("mul", dev(x), dev(x)), [1])),
+    np.testing.assert_allclose(host(R.sum_axes(KERNELS["mul"].cuda(dev(x), dev(x)), [1])),
                                (x.astype(np.float64) ** 2).sum(axis=1), rtol=1e-5)
     u = host(RK.uniform((1_000_000,), 0.0, 1.0, seed=1))
     assert abs(u.mean() - 0.5) < 1e-3 and abs(u.std() - 12 ** -0.5) < 1e-3

@@ -85,17 +85,16 @@ train("tanh", pd.optimizer.Momentum(0.01, 0.9), 8)
 train("sigmoid", pd.optimizer.Adam(0.01), 8)
 
 # every size-dispatched variant, serial and prange, on float32
-from paddle_nb.kernels.cpu import elementwise as E, loss as L
+from paddle_nb.kernels.cpu import loss as L
 from paddle_nb.kernels.cpu import matmul as M, optimizer as O, reduce as R
 from paddle_nb.kernels.pointwise import KERNELS
 f = np.float32
 x = np.linspace(-3, 3, 40, dtype=f)
 o = np.empty_like(x)
 for kernel in KERNELS.values():        # the @pointwise ones: ufunc and generated twin
-    kernel.cpu.ufunc(*(x,) * kernel.arity, out=o)
-    kernel.cpu.parallel(*(x,) * kernel.arity, o)
-for name in ("add", "sub", "mul", "div"):
-    getattr(E, f"_{name}_parallel")(x, x, o)
+    if kernel.cpu.parallel is not None:
+        kernel.cpu.ufunc(*(x,) * kernel.arity, out=o)
+        kernel.cpu.parallel(*(x,) * kernel.arity, o)
 a = x.reshape(4, 10)
 lab = np.arange(4, dtype=np.int64)
 R._row_sum_parallel(a), R._row_softmax_parallel(a)
@@ -121,7 +120,7 @@ for info in pkgutil.iter_modules(pkg.__path__):
             misses[f"{info.name}.{attr}"] = [str(s) for s in value.stats.cache_misses]
 for name, kernel in KERNELS.items():
     for part, dispatcher in (("scalar", kernel.scalar), ("twin", kernel.cpu.parallel)):
-        if dispatcher.stats.cache_misses:
+        if dispatcher is not None and dispatcher.stats.cache_misses:
             misses[f"{name} {part}"] = [str(s) for s in dispatcher.stats.cache_misses]
 print(json.dumps({"passes": len(passes), "compiled": sorted(set(compiled)), "misses": misses,
                   "import_s": t_import, "first_step_s": t_first,
@@ -187,7 +186,7 @@ def test_every_kernel_is_a_cacheable_module_level_function():
                 assert "fastmath" in value.targetoptions, \
                     f"{where}: say fastmath= (a callee inherits its first caller's flags)"
                 assert value.targetoptions.get("error_model") == "numpy", where
-    assert seen > 40
+    assert seen > 30
 
 
 def test_every_pointwise_kernel_is_cached_under_its_family_file():
@@ -197,10 +196,11 @@ def test_every_pointwise_kernel_is_cached_under_its_family_file():
     assert {"relu", "tanh_grad"} <= set(KERNELS)
     for name, kernel in KERNELS.items():
         for dispatcher in (kernel.scalar, kernel.cpu.parallel):
-            assert not isinstance(dispatcher._cache, NullCache), name
-            assert dispatcher.py_func.__closure__ is None, name
+            if dispatcher is not None:          # (a kernel without a twin: comparisons)
+                assert not isinstance(dispatcher._cache, NullCache), name
+                assert dispatcher.py_func.__closure__ is None, name
         assert kernel.cpu.py_func.__closure__ is None, name
-        assert kernel.cpu.parallel.py_func.__qualname__ == f"{name}__parallel"
+        assert kernel.cpu.py_func.__qualname__ == f"{name}__ufunc"
         assert kernel.cpu.py_func.__code__.co_filename == kernel.fn.__code__.co_filename
 
 

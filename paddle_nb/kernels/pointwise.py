@@ -141,11 +141,15 @@ class Pointwise:
 
     def cuda(self, *operands, out_dtype=None):
         """The function of device arrays ``operands`` (numpy broadcasting) as a new device
-        array, in ``out_dtype`` (default: the last operand's, as dOut's for a gradient)."""
+        array, in ``out_dtype`` (default: the dtype the CPU ufunc's loop for these operand
+        dtypes gives, so both places agree: bool for a comparison)."""
         from .cuda.device import empty, flat, int_array, launch_1d  # noqa: PLC0415
         from .cuda.elementwise import broadcast_strides                        # noqa: PLC0415
         shape = tuple(int(d) for d in np.broadcast_shapes(*(a.shape for a in operands)))
-        out = empty(shape, out_dtype or operands[-1].dtype)
+        if out_dtype is None:
+            out_dtype = self.cpu.ufunc.resolve_dtypes(
+                tuple(np.dtype(a.dtype) for a in operands) + (None,))[-1]
+        out = empty(shape, out_dtype)
         if out.size == 0:
             return out
         blocks, threads = launch_1d(out.size)

@@ -3,7 +3,9 @@
 ``elementwise_add(X, Y, axis)``: Y's dims line up with X's starting at ``axis`` (``-1``:
 at the end), so X [N, C, H, W] + Y [C] uses ``axis=1``. Then numpy broadcasting applies,
 so a [1]-shaped Y adds a scalar. Comparisons and logical ops follow the same rule and give
-bool. The kernels are numba ufuncs from ``kernels/cpu/elementwise.py``.
+bool. The math of each is one scalar function under ``@pointwise`` (kernels/pointwise.py),
+which makes its CPU ufunc (and ``prange`` twin) and its CUDA kernel; the op kernels and
+the gradients are written once over the places' ``binary`` and ``apply``.
 """
 from __future__ import annotations
 
@@ -14,13 +16,89 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, NO_GRADIENT, OpDef, register
 from ..core.validate import check_tensor_size
-from ..kernels.cpu import elementwise as K
-from ..kernels.cuda import elementwise as CE
+from ..kernels.cpu.lazy_ufunc import (BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, INT_2,
+                                      INT_AND_FLOAT_1, INT_AND_FLOAT_2)
+from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
 from .places import CPU, CUDA
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
+
+# Elements from which the CPU runs the prange twin (2 threads; memory-bound loops): the
+# first measured power of 2 where it took <= ~0.8x the serial loop's time.
+MIN_PARALLEL = 65_536       # add float32: measured crossover ~32k elements
+
+
+# --- the math -------------------------------------------------------------------------------
+@pointwise(INT_AND_FLOAT_2, MIN_PARALLEL, fastmath=True)
+def add(x, y):
+    return x + y
+
+
+@pointwise(INT_AND_FLOAT_2, MIN_PARALLEL, fastmath=True)
+def sub(x, y):
+    return x - y
+
+
+@pointwise(INT_AND_FLOAT_2, MIN_PARALLEL, fastmath=True)
+def mul(x, y):
+    return x * y
+
+
+# fastmath=False, said explicitly: "arcp" may round x / y as x * (1/y)
+@pointwise(FLOAT_2, MIN_PARALLEL, fastmath=False)
+def div(x, y):
+    return x / y
+
+
+@pointwise(INT_2)
+def trunc_div(x, y):   # integer elementwise_div rounds toward zero, as Paddle's C++ does
+    q = abs(x) // abs(y) if y != 0 else 0
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+@pointwise(INT_AND_FLOAT_1, fastmath=True)
+def neg(x):
+    return -x
+
+
+@pointwise(COMPARE_2)
+def greater_than(x, y):
+    return x > y
+
+
+@pointwise(COMPARE_2)
+def less_than(x, y):
+    return x < y
+
+
+@pointwise(COMPARE_2)
+def equal(x, y):
+    return x == y
+
+
+@pointwise(COMPARE_2)
+def not_equal(x, y):
+    return x != y
+
+
+@pointwise(BOOL_2)
+def logical_and(x, y):
+    return x and y
+
+
+@pointwise(BOOL_2)
+def logical_or(x, y):
+    return x or y
+
+
+@pointwise(BOOL_1)
+def logical_not(x):
+    return not x
+
+
+# --- the ops --------------------------------------------------------------------------------
 
 
 def broadcast_shape_of(ctx) -> list[int]:
@@ -77,46 +155,33 @@ def _binary_kernel(place, op_type: str, out_dtype=None):
 
 
 # --- gradients ---------------------------------------------------------------------------
-def _binary_grad(dx_of, dy_of):
-    """X@GRAD and Y@GRAD of Out = f(X, Y), on either place: ``dx_of(x, y, dout)`` and
-    ``dy_of(...)`` give the gradients at the broadcast shape (with the place's kernels:
-    _GRADS, _CUDA_GRADS); they are then summed back to each operand."""
+def _binary_grad(place, dx_of, dy_of):
+    """X@GRAD and Y@GRAD of Out = f(X, Y): ``dx_of(place, x, y, dout)`` and
+    ``dy_of(...)`` give the gradients at the broadcast shape (_GRADS); they are then
+    summed back to each operand."""
     def run(ctx):
         x0, y0 = ctx.input("X"), ctx.input("Y")
         x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
         dout = ctx.input("Out@GRAD")
         if ctx.has_output("X@GRAD"):
-            dx = arrays.unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
+            dx = arrays.unbroadcast(dx_of(place, x, y, dout), x.shape, x0.shape)
             ctx.set_output("X@GRAD", arrays.astype(dx, x0.dtype))
         if ctx.has_output("Y@GRAD"):
-            dy = arrays.unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
+            dy = arrays.unbroadcast(dy_of(place, x, y, dout), y.shape, y0.shape)
             ctx.set_output("Y@GRAD", arrays.astype(dy, y0.dtype))
     return run
 
 
-_CUDA_GRADS = {
-    "elementwise_add": (lambda x, y, d: d, lambda x, y, d: d),
-    "elementwise_sub": (lambda x, y, d: d, lambda x, y, d: CE.unary("neg", d)),
-    "elementwise_mul": (lambda x, y, d: CE.binary("mul", d, y),
-                        lambda x, y, d: CE.binary("mul", d, x)),
-    "elementwise_div": (lambda x, y, d: CE.binary("div", d, y),
-                        lambda x, y, d: CE.unary("neg", CE.binary(
-                            "div", CE.binary("mul", d, x), CE.binary("mul", y, y)))),
-}
-
-
-def _like(a, b):
-    return np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
-
-
+# (dX, dY) of each op at the broadcast shape, from (place, x, y, dout)
 _GRADS = {
-    "elementwise_add": (lambda x, y, d: d, lambda x, y, d: d),
-    "elementwise_sub": (lambda x, y, d: d, lambda x, y, d: -d),
-    "elementwise_mul": (lambda x, y, d: K.mul(d, y, out=_like(d, y)),
-                        lambda x, y, d: K.mul(d, x, out=_like(d, x))),
-    "elementwise_div": (lambda x, y, d: K.div(d, y, out=_like(d, y)),
-                        lambda x, y, d: -K.div(K.mul(d, x, out=_like(d, x)), y * y,
-                                               out=_like(d, y))),
+    "elementwise_add": (lambda P, x, y, d: d, lambda P, x, y, d: d),
+    "elementwise_sub": (lambda P, x, y, d: d, lambda P, x, y, d: P.apply(neg, d, out=None)),
+    "elementwise_mul": (lambda P, x, y, d: P.apply(mul, d, y, out=None),
+                        lambda P, x, y, d: P.apply(mul, d, x, out=None)),
+    "elementwise_div": (lambda P, x, y, d: P.apply(div, d, y, out=None),
+                        lambda P, x, y, d: P.apply(neg, P.apply(div, P.apply(
+                            mul, d, x, out=None), P.apply(mul, y, y, out=None), out=None),
+                            out=None)),
 }
 
 for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y"),
@@ -125,8 +190,8 @@ for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y
                    "into X from `axis`.", infer_shape=broadcast_infer(),
                    kernels={"cpu": _binary_kernel(CPU, _type),
                             "cuda": _binary_kernel(CUDA, _type)},
-                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(*_GRADS[_type]),
-                             cuda_kernel=_binary_grad(*_CUDA_GRADS[_type]))))
+                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(CPU, *_GRADS[_type]),
+                             cuda_kernel=_binary_grad(CUDA, *_GRADS[_type]))))
 
 for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
                         ("equal", "X == Y"), ("not_equal", "X != Y")):
@@ -157,14 +222,17 @@ for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y")):
                             "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT))
 
 
-def _logical_not(ctx):
-    x = ctx.input("X")
-    ctx.set_output("Out", K.logical_not(x.astype(np.bool_, copy=False),
-                                        out=np.empty(x.shape, np.bool_)))
+def _logical_not_kernel(place):
+    def run(ctx):
+        x = ctx.input("X")
+        if place is CPU:            # the CPU ufunc's one loop is bool(bool)
+            x = x.astype(np.bool_, copy=False)
+        ctx.set_output("Out", place.apply(logical_not, x, out=ctx.out("Out", x.shape, np.bool_),
+                                          out_dtype=np.bool_))
+    return run
 
 
 register(OpDef("logical_not", [X], [OUT], [], comment="Out = not X elementwise (bool).",
                infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), VarType.BOOL),
-               kernels={"cpu": _logical_not,
-                        "cuda": lambda ctx: ctx.set_output("Out", CE.logical_not(ctx.input("X")))},
+               kernels={"cpu": _logical_not_kernel(CPU), "cuda": _logical_not_kernel(CUDA)},
                grad=NO_GRADIENT))

@@ -17,7 +17,6 @@ import numpy as np
 from ..core.validate import check_tensor_size
 from ..kernels import check
 from ..kernels.cpu import scale as KS
-from ..kernels.cpu import elementwise as KE
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
 from ..kernels.cpu import reduce as KR
@@ -130,31 +129,35 @@ def _cuda_sum_to(g, shape):
 
 
 # --- elementwise ------------------------------------------------------------------------------
-_CPU_BINARIES = {"elementwise_add": KE.add, "elementwise_sub": KE.sub,
-                 "elementwise_mul": KE.mul, "elementwise_div": KE.div,
-                 "greater_than": KE.greater_than, "less_than": KE.less_than,
-                 "equal": KE.equal, "not_equal": KE.not_equal,
-                 "logical_and": KE.logical_and, "logical_or": KE.logical_or}
+# the @pointwise kernel (ops/elementwise.py) each binary op type runs
+_BINARY_KERNELS = {"elementwise_add": "add", "elementwise_sub": "sub",
+                   "elementwise_mul": "mul", "elementwise_div": "div"}
 
 
-def _cpu_binary(op_type, x, y, out, out_dtype=None):
-    """The binary elementwise op ``op_type`` (elementwise_add, ..., a comparison, a
-    logical op) of x and y with numpy broadcasting, into ``out`` (None: a new array).
-    Integer division truncates toward zero, as Paddle's C++ does."""
-    if op_type == "elementwise_div" and x.dtype.kind in "iu":
-        return KE.floor_div(x, y, out=out)
-    return _CPU_BINARIES[op_type](x, y, out=out)
+def _binary_kernel(op_type, x):
+    """The kernel of ``op_type`` (elementwise_add, ..., a comparison, a logical op) for x's
+    dtype: integer division truncates toward zero, as Paddle's C++ does."""
+    name = _BINARY_KERNELS.get(op_type, op_type)
+    if name == "div" and x.dtype.kind in "iu":
+        name = "trunc_div"
+    return KERNELS[name]
 
 
 # --- the places -------------------------------------------------------------------------------
 class CPU:
     name = "cpu"
     sum_to = staticmethod(_sum_to)
-    binary = staticmethod(_cpu_binary)
 
     @staticmethod
-    def apply(kernel, *operands, out):
-        """A @pointwise kernel of the operands (numpy broadcasting), into ``out``."""
+    def binary(op_type, x, y, out, out_dtype=None):
+        """The binary elementwise op ``op_type`` of x and y with numpy broadcasting, into
+        ``out`` (None: a new array)."""
+        return _binary_kernel(op_type, x).cpu(x, y, out=out)
+
+    @staticmethod
+    def apply(kernel, *operands, out, out_dtype=None):
+        """A @pointwise kernel of the operands (numpy broadcasting), into ``out`` (None:
+        a new array of the ufunc's result type)."""
         return kernel.cpu(*operands, out=out)
 
     @staticmethod
@@ -272,19 +275,13 @@ class CUDA:
     sum_to = staticmethod(_cuda_sum_to)
     matmul = staticmethod(cuda_matmul_nd)      # transposes and alpha done by the kernel
 
-    kernel_names = {"elementwise_add": "add", "elementwise_sub": "sub",
-                    "elementwise_mul": "mul", "elementwise_div": "div"}
-
-    @classmethod
-    def binary(cls, op_type, x, y, out, out_dtype=None):
-        name = cls.kernel_names.get(op_type, op_type)
-        if name == "div" and x.dtype.kind in "iu":
-            name = "trunc_div"
-        return CE.binary(name, x, y, out_dtype)
+    @staticmethod
+    def binary(op_type, x, y, out, out_dtype=None):
+        return _binary_kernel(op_type, x).cuda(x, y, out_dtype=out_dtype or x.dtype)
 
     @staticmethod
-    def apply(kernel, *operands, out):
-        return kernel.cuda(*operands)
+    def apply(kernel, *operands, out, out_dtype=None):
+        return kernel.cuda(*operands, out_dtype=out_dtype)
 
     @staticmethod
     def unary(name, x, scale, out):

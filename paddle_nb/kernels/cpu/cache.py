@@ -7,7 +7,8 @@ cached kernels would still hold the old exp. So the kernels of this package get 
 usual cache locator (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``) with a
 source stamp made of every ``.py`` file in the package: editing one recompiles all of
 them, lazily, as they are used. The same goes for the functions kernels/pointwise.py
-compiles from an op family's file (their own file's stamp, plus this package's). Registered by ``__init__.py`` before any kernel exists.
+compiles from an op family's file (their own file's stamp, plus this package's).
+Registered by ``__init__.py`` before any kernel exists.
 Uses numba's cache locator classes (``numba.core.caching``, not a public API): if they are
 not there, numba's own per-file stamps apply.
 """

@@ -84,7 +84,7 @@ ROWS = [
     ("fc", "size", lambda v: pd.layer.fc(v.x, 0)),
     ("fc", "size", lambda v: pd.layer.fc(v.x, True)),
     ("fc", "num_flatten_dims", lambda v: pd.layer.fc(v.x, 3, num_flatten_dims=2)),
-    ("fc", "act", lambda v: pd.layer.fc(v.x, 3, act="gelu")),
+    ("fc", "act", lambda v: pd.layer.fc(v.x, 3, act="rleu")),
     ("fc", "param_attr", lambda v: pd.layer.fc(v.x, 3, param_attr=3)),
     ("fc", "bias_attr", lambda v: pd.layer.fc(v.x, 3, bias_attr=1.5)),
     ("fc", "params", lambda v: pd.layer.fc(v.x, 3, params="w")),

@@ -287,13 +287,13 @@ class CUDA:
     def unary(name, x, scale, out):
         if name == "scale":
             return CE.unary("scale_then_bias", x, a=scale, b=0.0)
-        return KERNELS[name].cuda(x)
+        return KERNELS[name].cuda(x, out_dtype=x.dtype)         # x's dtype, as the CPU
 
     @staticmethod
     def derivative(name, value, dout, scale, out):
         if name == "scale":
             return CE.unary("scale_then_bias", dout, a=scale, b=0.0)
-        return KERNELS[name + "_grad"].cuda(value, dout)
+        return KERNELS[name + "_grad"].cuda(value, dout, out_dtype=dout.dtype)
 
     @staticmethod
     def product(a, b, ta=False, tb=False, out=None):

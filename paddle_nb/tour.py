@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import paddle_nb as pd
+from paddle_nb.examples import seed_000
 
 
 def _title(text: str) -> None:
@@ -116,18 +117,8 @@ def ifelse_and_rnn() -> None:
     _title("7. Blocks with if-else and for (seed 000): IfElse and RNN, and the stack forest")
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():
-        x = pd.minibatch([10, 20, 30])        # shape=[None, 1]
-        y = pd.var(1)                         # shape=[1], value=1
-        z = pd.minibatch([10, 20, 30])
-        cond = pd.larger_than(x, 15)          # [false, true, true]
-        ie = pd.ifelse()
-        with ie.true_block():
-            d = pd.layer.add_scalar(x, y)
-            ie.output(d, pd.layer.softmax(d))
-        with ie.false_block():
-            d = pd.layer.fc(z)
-            ie.output(d, d + 1)
-        o1, o2 = ie(cond)
+        built = seed_000.build(seed_000.IFELSE)
+        o1, o2 = built["o1"], built["o2"]
     print(main.to_code(show_vars=False))
     scope = pd.Scope()
     exe = pd.Executor()
@@ -137,20 +128,8 @@ def ifelse_and_rnn() -> None:
 
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():
-        x = pd.sequence([10, 20, 30])         # three time steps
-        m = pd.var(0)
-        W = pd.var(0.314, param=True)
-        U = pd.var(0.375, param=True)
-        rnn = pd.rnn()
-        with rnn.step():
-            h = rnn.memory(init=m)
-            h_prev = rnn.previous_memory(h)
-            a = pd.layer.fc(W, x)
-            b = pd.layer.fc(U, h_prev)
-            act = pd.sigmoid(pd.add(a, b))
-            rnn.update_memory(h, act)
-            rnn.output(a, b)
-        o1, o2 = rnn()
+        built = seed_000.build(seed_000.RNN)
+        o1, o2, W, U = (built[name] for name in ("o1", "o2", "W", "U"))
         loss = pd.mean(pd.add(o1, o2))
         pd.optimizer.SGD(0.01).minimize(loss)
     scope = pd.Scope()

@@ -3,23 +3,14 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from paddle_nb.examples import seed_000
+
 from gradcheck import check_gradients
 
 
 def test_seed_000_ifelse_example_runs_as_written():
-    x = pd.minibatch([10, 20, 30])  # shape=[None, 1]
-    y = pd.var(1)  # shape=[1], value=1
-    z = pd.minibatch([10, 20, 30])  # shape=[None, 1]
-    cond = pd.larger_than(x, 15)  # [false, true, true]
-
-    ie = pd.ifelse()
-    with ie.true_block():
-        d = pd.layer.add_scalar(x, y)
-        ie.output(d, pd.layer.softmax(d))
-    with ie.false_block():
-        d = pd.layer.fc(z)
-        ie.output(d, d + 1)
-    o1, o2 = ie(cond)
+    built = seed_000.build(seed_000.IFELSE)
+    o1, o2 = built["o1"], built["o2"]
 
     exe = pd.Executor()
     scope = pd.Scope()

@@ -9,42 +9,11 @@ from IPython.core.error import UsageError      # IPython comes with the [dev] ex
 from IPython.core.interactiveshell import InteractiveShell
 
 import paddle_nb as pd
+from paddle_nb.examples import seed_000
 from paddle_nb.notebook import magic
 
-IFELSE_CELL = """%%paddle --run --show none
-x = pd.minibatch([10, 20, 30])  # shape=[None, 1]
-y = pd.var(1)  # shape=[1], value=1
-z = pd.minibatch([10, 20, 30])  # shape=[None, 1]
-cond = pd.larger_than(x, 15)  # [false, true, true]
-
-ie = pd.ifelse()
-with ie.true_block():
-    d = pd.layer.add_scalar(x, y)
-    ie.output(d, pd.layer.softmax(d))
-with ie.false_block():
-    d = pd.layer.fc(z)
-    ie.output(d, d + 1)
-o1, o2 = ie(cond)
-"""
-
-RNN_CELL = """%%paddle --run --show none
-x = pd.sequence([10, 20, 30])  # shape=[None, 1]
-m = pd.var(0)  # shape=[1]
-W = pd.var(0.314, param=True)  # shape=[1]
-U = pd.var(0.375, param=True)  # shape=[1]
-
-rnn = pd.rnn()
-with rnn.step():
-    h = rnn.memory(init=m)
-    h_prev = rnn.previous_memory(h)
-    a = pd.layer.fc(W, x)
-    b = pd.layer.fc(U, h_prev)
-    s = pd.add(a, b)
-    act = pd.sigmoid(s)
-    rnn.update_memory(h, act)
-    rnn.output(a, b)
-o1, o2 = rnn()
-"""
+IFELSE_CELL = "%%paddle --run --show none\n" + seed_000.IFELSE
+RNN_CELL = "%%paddle --run --show none\n" + seed_000.RNN
 
 CELL_A = """%%paddle --show none
 x = pd.minibatch([1.0, 2.0, 3.0])

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from paddle_nb.examples import seed_000
+
 from gradcheck import check_gradients
 
 
@@ -11,22 +13,8 @@ def _sigmoid(v):
 
 
 def test_seed_000_rnn_example_runs_as_written():
-    x = pd.sequence([10, 20, 30])  # shape=[None, 1]
-    m = pd.var(0)  # shape=[1]
-    W = pd.var(0.314, param=True)  # shape=[1]
-    U = pd.var(0.375, param=True)  # shape=[1]
-
-    rnn = pd.rnn()
-    with rnn.step():
-        h = rnn.memory(init=m)
-        h_prev = rnn.previous_memory(h)
-        a = pd.layer.fc(W, x)
-        b = pd.layer.fc(U, h_prev)
-        s = pd.add(a, b)
-        act = pd.sigmoid(s)
-        rnn.update_memory(h, act)
-        rnn.output(a, b)
-    o1, o2 = rnn()
+    built = seed_000.build(seed_000.RNN)
+    o1, o2 = built["o1"], built["o2"]
 
     exe = pd.Executor()
     exe.run(pd.default_startup_program())

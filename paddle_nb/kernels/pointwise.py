@@ -40,6 +40,8 @@ from numba import cuda, njit, prange
 
 from .cpu.fastmath32 import FASTMATH32
 from .cpu.lazy_ufunc import LazyUfunc
+from .cuda.device import empty, flat, int_array, launch_1d
+from .cuda.elementwise import broadcast_strides
 
 # Every pointwise kernel by name (relu, relu_grad, gelu...): what the places' ``unary`` and
 # ``derivative`` look activations up in, and what the tests enumerate.
@@ -143,8 +145,6 @@ class Pointwise:
         """The function of device arrays ``operands`` (numpy broadcasting) as a new device
         array, in ``out_dtype`` (default: the dtype the CPU ufunc's loop for these operand
         dtypes gives, so both places agree: bool for a comparison)."""
-        from .cuda.device import empty, flat, int_array, launch_1d  # noqa: PLC0415
-        from .cuda.elementwise import broadcast_strides                        # noqa: PLC0415
         shape = tuple(int(d) for d in np.broadcast_shapes(*(a.shape for a in operands)))
         if out_dtype is None:
             out_dtype = self.cpu.ufunc.resolve_dtypes(

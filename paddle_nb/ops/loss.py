@@ -77,18 +77,30 @@ def _swce(place):
     return run
 
 
+def _grad_rows(place, ctx, prob, label, axis: int, d, through_softmax: bool):
+    """dLoss/d(scores) for (rows, classes) ``prob``, each row's loss gradient ``d``:
+    through the softmax, (prob - label) * d; of the probabilities themselves (cross_entropy,
+    and softmax_with_cross_entropy with use_softmax=False), -label / prob * d. Rows whose
+    hard label is ``ignore_index`` get 0."""
+    if ctx.attr("soft_label"):
+        rows = place.rows(label, axis)
+        if through_softmax:
+            return place.soft_softmax_xent_grad(prob, rows, d)
+        return place.soft_xent_grad(prob, rows, d)
+    ignore = ctx.attr("ignore_index")
+    labels = place.hard_labels(label, prob.shape[1], ignore)
+    if through_softmax:
+        return place.softmax_xent_grad(prob, labels, d, ignore)
+    return place.xent_grad(prob, labels, d, ignore)
+
+
 def _swce_grad(place):
     def run(ctx):
         softmax, dloss = ctx.input("Softmax"), ctx.input("Loss@GRAD")
         axis = ctx.attr("axis") % softmax.ndim
         prob = place.rows(softmax, axis)
-        d = place.per_row(dloss, prob.dtype)
-        if ctx.attr("soft_label"):
-            grad = place.soft_softmax_xent_grad(prob, place.rows(ctx.input("Label"), axis), d)
-        else:
-            labels = place.hard_labels(ctx.input("Label"), prob.shape[1],
-                                       ctx.attr("ignore_index"))
-            grad = place.softmax_xent_grad(prob, labels, d, ctx.attr("ignore_index"))
+        grad = _grad_rows(place, ctx, prob, ctx.input("Label"), axis,
+                          place.per_row(dloss, prob.dtype), ctx.attr("use_softmax"))
         ctx.set_output("Logits@GRAD", place.unrows(grad, softmax.shape, axis))
     return run
 
@@ -137,13 +149,8 @@ def _ce_grad(place):
     def run(ctx):
         x, dy = ctx.input("X"), ctx.input("Y@GRAD")
         prob = place.rows(x, x.ndim - 1)
-        d = place.per_row(dy, prob.dtype)
-        if ctx.attr("soft_label"):
-            grad = place.soft_xent_grad(prob, place.rows(ctx.input("Label"), x.ndim - 1), d)
-        else:
-            labels = place.hard_labels(ctx.input("Label"), prob.shape[1],
-                                       ctx.attr("ignore_index"))
-            grad = place.xent_grad(prob, labels, d, ctx.attr("ignore_index"))
+        grad = _grad_rows(place, ctx, prob, ctx.input("Label"), x.ndim - 1,
+                          place.per_row(dy, prob.dtype), through_softmax=False)
         ctx.set_output("X@GRAD", grad.reshape(tuple(x.shape)))
     return run
 

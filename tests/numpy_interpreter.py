@@ -104,6 +104,27 @@ def _gelu(op, env):
     return _out(op, "Out", y.astype(x.dtype))
 
 
+def _input_or_attr(op, env, slot, attr, default):
+    """pow's factor, clip's bounds: a 1-element tensor input overrides the attribute."""
+    if op.input(slot):
+        return float(np.ravel(_x(op, env, slot))[0])
+    return op.attrs.get(attr, default)
+
+
+def _pow(op, env):
+    x = _x(op, env)
+    return _out(op, "Out", (_wide(x) ** _input_or_attr(op, env, "FactorTensor", "factor",
+                                                       1.0)).astype(x.dtype))
+
+
+def _clip(op, env):
+    x = _x(op, env)
+    big = float(np.finfo(np.float32).max)
+    low = x.dtype.type(_input_or_attr(op, env, "Min", "min", -big))
+    high = x.dtype.type(_input_or_attr(op, env, "Max", "max", big))
+    return _out(op, "Out", np.where(x < low, low, np.where(x > high, high, x)).astype(x.dtype))
+
+
 def _square(op, env):
     x = _x(op, env)
     return _out(op, "Out", np.multiply(x, x))
@@ -478,6 +499,10 @@ REFERENCES = {
     "relu": _relu, "square": _square,
     "sigmoid": _in_wide(_sigmoid), "tanh": _in_wide(np.tanh), "exp": _in_wide(np.exp),
     "log": _in_wide(np.log), "gelu": _gelu,
+    "abs": lambda op, env: _out(op, "Out", np.abs(_x(op, env))),
+    "sign": lambda op, env: _out(op, "Out", np.sign(_x(op, env))),
+    "sqrt": _in_wide(np.sqrt), "rsqrt": _in_wide(lambda w: 1 / np.sqrt(w)),
+    "pow": _pow, "clip": _clip,
     "scale": _scale, "cast": _cast, "assign": _copy, "rnn_memory_helper": _copy,
     "logical_not": _logical_not, "increment": _increment,
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
@@ -488,6 +513,11 @@ REFERENCES = {
     "fused_elemwise_add_activation": _fused_elemwise,
     "elementwise_add": _binary(np.add), "elementwise_sub": _binary(np.subtract),
     "elementwise_mul": _binary(np.multiply), "elementwise_div": _binary(_div),
+    # Paddle's max/min: X where X wins the compare, else Y (a NaN in X gives Y)
+    "elementwise_max": _binary(lambda x, y: np.where(x > y, x, y)),
+    "elementwise_min": _binary(lambda x, y: np.where(x < y, x, y)),
+    "elementwise_pow": _binary(lambda x, y: (_wide(x) ** _wide(y)).astype(x.dtype)),
+    "elementwise_floordiv": _binary(np.floor_divide), "elementwise_mod": _binary(np.mod),
     "greater_than": _binary(np.greater), "less_than": _binary(np.less),
     "equal": _binary(np.equal), "not_equal": _binary(np.not_equal),
     "logical_and": _logical(np.logical_and), "logical_or": _logical(np.logical_or),

@@ -240,7 +240,7 @@ def positive_feed(B, shape, dtype) -> str:
 def b_unary(B, type_):
     if type_ == "exp":
         names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.env[n].max() <= 8)
-    elif type_ == "log":
+    elif type_ in ("log", "sqrt", "rsqrt"):      # defined (and bounded) above 0
         names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.env[n].min() >= 0.05)
         if not names or B.draw(st.integers(0, 3)) == 0:
             like = B.tensors()
@@ -796,8 +796,8 @@ OP_CHOICES = (
     + [("scale", b_scale), ("cast", b_cast), ("assign", b_copy),
        ("rnn_memory_helper", b_copy)]
     + [(t, b_elementwise) for t in ("elementwise_add", "elementwise_sub", "elementwise_mul",
-                                    "elementwise_div", "greater_than", "less_than", "equal",
-                                    "not_equal")]
+                                    "elementwise_div", "elementwise_max", "elementwise_min",
+                                    "greater_than", "less_than", "equal", "not_equal")]
     + [(t, b_reduce) for t in ("mean", "reduce_sum", "reduce_mean")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
@@ -825,7 +825,10 @@ def covered_op_types() -> set[str]:
 # fc and the fused elementwise ops are made by passes (passes/), never by a builder:
 # tests/test_passes.py.
 NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc",
-                 "fused_elemwise_activation", "fused_elemwise_add_activation"}
+                 "fused_elemwise_activation", "fused_elemwise_add_activation",
+                 # their domains (a base above 0, a nonzero divisor) are the op table's
+                 # rows, the fuzzer's and the Paddle fixture's (tests/fixtures/paddle/math*)
+                 "elementwise_pow", "elementwise_floordiv", "elementwise_mod"}
 
 
 def small_shapes(min_dims=1):

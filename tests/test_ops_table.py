@@ -181,6 +181,26 @@ CASES = [
     Case("int32_truncates", "elementwise_div",
          {"X": ints(1, 3, 4, low=-9, high=10), "Y": nonzero_ints(2, 3, 4)},
          {}),
+    # max / min / pow (ties and kinks avoided for the gradient rows); floordiv and mod
+    # round down and take Y's sign, as Paddle (and Python)
+    Case("axis1", "elementwise_max", {"X": floats(31, 2, 3, 4), "Y": floats(32, 3)},
+         {"axis": 1}, grad=True),
+    Case("int32", "elementwise_max", {"X": ints(33, 3, 4), "Y": ints(34, 3, 4)}, {}),
+    Case("same_shape", "elementwise_min", {"X": floats(35, 3, 4), "Y": floats(36, 3, 4)},
+         {}, grad=True),
+    Case("same_shape", "elementwise_pow",
+         {"X": floats(37, 3, 4, low=0.5, high=2), "Y": floats(38, 3, 4, low=-2, high=2)},
+         {}, grad=True),
+    Case("int32", "elementwise_floordiv",
+         {"X": ints(39, 3, 4, low=-9, high=10), "Y": nonzero_ints(40, 3, 4)}, {}),
+    Case("float32", "elementwise_floordiv",
+         {"X": floats(41, 3, 4, low=-5, high=5), "Y": floats(42, 4, low=0.5, high=2)}, {}),
+    Case("int64", "elementwise_mod",
+         {"X": ints(43, 3, 4, low=-9, high=10, dtype=np.int64),
+          "Y": nonzero_ints(44, 3, 4).astype(np.int64)}, {}),
+    Case("float32", "elementwise_mod",
+         {"X": floats(45, 3, 4, low=-5, high=5), "Y": floats(46, 3, 4, low=-3, high=-0.5)},
+         {}),
 
     # comparisons give bool
     Case("same_shape", "greater_than",
@@ -236,6 +256,25 @@ CASES = [
     Case("float32", "square", {"X": floats(1, 3, 4)}, {}),
     *[Case(f"approximate_{a}", "gelu", {"X": floats(1, 3, 4, low=-4, high=4)},
            {"approximate": a}, grad=True) for a in (False, True)],
+    # elementwise math of one tensor (ops/unary_math.py); inputs away from kinks and poles
+    Case("float32", "abs", {"X": floats(21, 3, 4, low=0.2, high=2)
+                            * np.where(bools(26, 3, 4), 1, -1).astype(np.float32)}, {},
+         grad=True),
+    Case("int32", "abs", {"X": ints(22, 3, 4)}, {}),
+    Case("with_zeros", "sign", {"X": small_int_floats(23, 3, 4)}, {}),
+    Case("away_from_0", "sign", {"X": floats(24, 3, 4, low=0.2, high=2)
+                                 * np.where(bools(25, 3, 4), 1, -1).astype(np.float32)}, {},
+         grad=True),
+    Case("positive", "sqrt", {"X": floats(24, 3, 4, low=0.2, high=4)}, {}, grad=True),
+    Case("positive", "rsqrt", {"X": floats(25, 3, 4, low=0.2, high=4)}, {}, grad=True),
+    Case("factor", "pow", {"X": floats(26, 3, 4, low=0.2, high=3)}, {"factor": 2.5},
+         grad=True),
+    Case("factor_tensor", "pow", {"X": floats(27, 3, 4, low=0.2, high=3),
+                                  "FactorTensor": np.float32([3.0])}, {"factor": 2.5}),
+    Case("bounds", "clip", {"X": floats(28, 3, 4, low=-2, high=2)},
+         {"min": -0.5, "max": 0.7}, grad=True),
+    Case("bound_tensors", "clip", {"X": floats(29, 3, 4, low=-2, high=2),
+                                   "Min": np.float32([-0.25]), "Max": np.float32([0.5])}, {}),
     # NaN and inf come out as numpy gives them: relu(NaN) is NaN (numpy's maximum, Paddle)
     *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {})
       for op in ("relu", "sigmoid", "tanh", "exp", "log", "square")

@@ -47,26 +47,27 @@ from .cuda.elementwise import broadcast_strides
 # ``derivative`` look activations up in, and what the tests enumerate.
 KERNELS: dict[str, "Pointwise"] = {}
 
+# {args}: the array operands a0, a1...; {params}: trailing scalars p0... (", p0" or "")
 _UFUNC = """
-def {name}({args}):
-    return SCALAR({args})
+def {name}({args}{params}):
+    return SCALAR({args}{params})
 """
 
 _TWIN = """
-def {name}({args}, out):
+def {name}({args}{params}, out):
     for i in prange(out.size):
-        out[i] = SCALAR({items})
+        out[i] = SCALAR({items}{params})
 """
 
 _CUDA_FLAT = """
-def {name}({args}, out):
+def {name}({args}{params}, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = SCALAR({items})
+        out[i] = SCALAR({items}{params})
 """
 
 # Broadcast: operand k is read at the offset its strides give the output's multi-index.
 _CUDA_BROADCAST = """
-def {name}(shape, {strided}, out):
+def {name}(shape, {strided}{params}, out):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         rem = i
 {zero}
@@ -74,16 +75,18 @@ def {name}(shape, {strided}, out):
             k = rem % shape[d]
             rem //= shape[d]
 {step}
-        out[i] = SCALAR({reads})
+        out[i] = SCALAR({reads}{params})
 """
 
 
-def _generate(fn, loop: str, template: str, arity: int, scalar, extra: dict):
-    """The function a template makes for ``fn``'s arity, named ``<fn>__<loop>``, whose
-    code claims ``fn``'s file and module so numba's cache can find it again."""
+def _generate(fn, loop: str, template: str, arity: int, params: int, scalar, extra: dict):
+    """The function a template makes for ``fn``'s arity (array operands, then ``params``
+    scalars), named ``<fn>__<loop>``, whose code claims ``fn``'s file and module so
+    numba's cache can find it again."""
     a = [f"a{k}" for k in range(arity)]
     source = template.format(
         name=fn.__name__, args=", ".join(a), items=", ".join(f"{v}[i]" for v in a),
+        params="".join(f", p{k}" for k in range(params)),
         strided=", ".join(f"s{k}, a{k}" for k in range(arity)),
         zero="\n".join(f"        o{k} = 0" for k in range(arity)),
         step="\n".join(f"            o{k} += k * s{k}[d]" for k in range(arity)),
@@ -101,20 +104,22 @@ def _generate(fn, loop: str, template: str, arity: int, scalar, extra: dict):
 class Pointwise:
     """A scalar function and its loops for each place (see the module docstring)."""
 
-    def __init__(self, fn, signatures, min_parallel=None, fastmath=FASTMATH32):
+    def __init__(self, fn, signatures, min_parallel=None, fastmath=FASTMATH32, params=0):
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.py_func = self.__wrapped__ = fn    # inspect.getsource shows the scalar code
-        self.arity = fn.__code__.co_argcount
+        self.params = params                    # trailing scalar arguments
+        self.arity = fn.__code__.co_argcount - params       # array operands
         fn._pointwise = True
         self.scalar = scalar = njit(cache=True, fastmath=fastmath, error_model="numpy")(fn)
         twin = None
         if min_parallel is not None:
             twin = njit(cache=True, fastmath=True, error_model="numpy", parallel=True)(
-                _generate(fn, "parallel", _TWIN, self.arity, scalar, {"prange": prange}))
-        self.cpu = LazyUfunc(_generate(fn, "ufunc", _UFUNC, self.arity, scalar, {}),
-                             signatures, twin, min_parallel)
+                _generate(fn, "parallel", _TWIN, self.arity, params, scalar,
+                          {"prange": prange}))
+        self.cpu = LazyUfunc(_generate(fn, "ufunc", _UFUNC, self.arity, params, scalar, {}),
+                             signatures, twin, min_parallel, params)
         self._cuda = None
         self._lock = threading.Lock()
 
@@ -126,7 +131,8 @@ class Pointwise:
                 if self._cuda is None:
                     device = cuda.jit(device=True)(self.fn)
                     self._cuda = {loop: cuda.jit(_generate(self.fn, loop, template,
-                                                           self.arity, device, {"cuda": cuda}))
+                                                           self.arity, self.params, device,
+                                                           {"cuda": cuda}))
                                   for loop, template in (("cuda_flat", _CUDA_FLAT),
                                                          ("cuda_broadcast", _CUDA_BROADCAST))}
         return self._cuda
@@ -141,40 +147,46 @@ class Pointwise:
             made = getattr(kernel, "py_func", None) or kernel.fn      # (the simulator's)
         return made.source
 
-    def cuda(self, *operands, out_dtype=None):
-        """The function of device arrays ``operands`` (numpy broadcasting) as a new device
-        array, in ``out_dtype`` (default: the dtype the CPU ufunc's loop for these operand
-        dtypes gives, so both places agree: bool for a comparison)."""
+    def cuda(self, *args, out_dtype=None):
+        """The function of device arrays (numpy broadcasting) and then its ``params``
+        scalars, as a new device array in ``out_dtype`` (default: the dtype the CPU
+        ufunc's loop for these operand dtypes gives, so both places agree: bool for a
+        comparison)."""
+        operands, scalars = args[:len(args) - self.params], args[len(args) - self.params:]
         shape = tuple(int(d) for d in np.broadcast_shapes(*(a.shape for a in operands)))
         if out_dtype is None:
             out_dtype = self.cpu.ufunc.resolve_dtypes(
-                tuple(np.dtype(a.dtype) for a in operands) + (None,))[-1]
+                tuple(np.dtype(a.dtype) for a in operands)
+                + tuple(np.dtype(a.dtype) for a in operands[:1] * self.params) + (None,))[-1]
         out = empty(shape, out_dtype)
         if out.size == 0:
             return out
         blocks, threads = launch_1d(out.size)
         loops = self.cuda_loops()
         if all(tuple(a.shape) == shape for a in operands):
-            loops["cuda_flat"][blocks, threads](*[flat(a) for a in operands], flat(out))
+            loops["cuda_flat"][blocks, threads](*[flat(a) for a in operands], *scalars,
+                                                flat(out))
             return out
         run_shape = shape or (1,)          # a 0-d result is one element of rank 1
         strided = []
         for a in operands:
             strided += [int_array(broadcast_strides(a.shape, run_shape)), flat(a)]
-        loops["cuda_broadcast"][blocks, threads](int_array(run_shape), *strided, flat(out))
+        loops["cuda_broadcast"][blocks, threads](int_array(run_shape), *strided, *scalars,
+                                                 flat(out))
         return out
 
     def __repr__(self):
         return f"<pointwise {self.__name__}/{self.arity}>"
 
 
-def pointwise(signatures, min_parallel=None, fastmath=FASTMATH32):
+def pointwise(signatures, min_parallel=None, fastmath=FASTMATH32, params=0):
     """Decorator: the scalar function below, compiled for every place; registered in
     KERNELS by its name. ``min_parallel``: elements from which the CPU runs the ``prange``
     twin (the measured crossover); ``fastmath``: LLVM flags of the scalar code (the default
-    keeps NaN and inf semantics, fastmath32.py says why)."""
+    keeps NaN and inf semantics, fastmath32.py says why); ``params``: how many of its last
+    arguments are scalars for the whole array (an attribute: pow's factor), not elements."""
     def wrap(fn):
-        kernel = Pointwise(fn, signatures, min_parallel, fastmath)
+        kernel = Pointwise(fn, signatures, min_parallel, fastmath, params)
         if KERNELS.setdefault(fn.__name__, kernel) is not kernel:
             raise ValueError(f"a pointwise kernel named {fn.__name__!r} already exists "
                              f"({inspect.getfile(KERNELS[fn.__name__].fn)})")

@@ -22,7 +22,7 @@ from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
-from ..kernels.pointwise import pointwise
+from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
 from .common import OUT, X, dtype_code_check, same_shape_as_x
 from .places import CPU, CUDA
@@ -141,23 +141,33 @@ def _named(op_type):
     return lambda ctx: op_type
 
 
-def _forward(place, op_type: str, kernel_of):
-    """Out = f(X) in X's dtype, f the kernel ``kernel_of(ctx)`` names."""
+def _no_params(ctx, dtype):
+    return ()
+
+
+def _forward(place, op_type: str, kernel_of, params_of):
+    """Out = f(X, *params) in X's dtype, f the kernel ``kernel_of(ctx)`` names and
+    ``params_of(ctx, dtype)`` its scalar arguments (pow's factor)."""
     def run(ctx):
         x = ctx.input("X")
-        ctx.set_output("Out", place.unary(kernel_of(ctx), x, 1.0,
-                                          ctx.out("Out", x.shape, x.dtype)))
+        ctx.set_output("Out", place.apply(KERNELS[kernel_of(ctx)], x,
+                                          *params_of(ctx, x.dtype),
+                                          out=ctx.out("Out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
     run.__name__ = f"{place.name}_{op_type}"
     return run
 
 
-def _backward(place, op_type: str, kernel_of, reads: str):
-    """X@GRAD = f'(<reads>) * Out@GRAD, in Out@GRAD's dtype (f' the kernel named
+def _backward(place, op_type: str, kernel_of, params_of, reads: str):
+    """X@GRAD = f'(<reads>, Out@GRAD, *params) in Out@GRAD's dtype (f' the kernel named
     ``kernel_of(ctx)`` + "_grad"; the grad op carries the forward op's attributes)."""
     def run(ctx):
         dout = ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", place.derivative(kernel_of(ctx), ctx.input(reads), dout, 1.0,
-                                                  ctx.out("X@GRAD", dout.shape, dout.dtype)))
+        ctx.set_output("X@GRAD", place.apply(KERNELS[kernel_of(ctx) + "_grad"],
+                                             ctx.input(reads), dout,
+                                             *params_of(ctx, dout.dtype),
+                                             out=ctx.out("X@GRAD", dout.shape, dout.dtype),
+                                             out_dtype=dout.dtype))
     run.__name__ = f"{place.name}_{op_type}_grad"
     return run
 
@@ -177,21 +187,24 @@ def _float_like_x(ctx):
 
 
 def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attrs=(),
-               kernel_of=None, act: bool = True):
-    """Declare the op ``op_type`` (slots X -> Out) and its ``_grad`` op (X@GRAD from
-    Out@GRAD and the forward slot ``reads``), with a kernel for each place. They run the
-    @pointwise kernels named ``op_type`` and ``op_type + "_grad"``, or, with
-    ``kernel_of(ctx)``, the ones its attributes pick. ``act``: a layer's ``act=`` may
-    name it."""
+               kernel_of=None, params_of=_no_params, inputs=(), act: bool = True,
+               check_attrs=None):
+    """Declare the op ``op_type`` (slots X and ``inputs`` -> Out) and its ``_grad`` op
+    (X@GRAD from Out@GRAD and the forward slot ``reads``), with a kernel for each place.
+    They run the @pointwise kernels named ``op_type`` and ``op_type + "_grad"``, or, with
+    ``kernel_of(ctx)``, the ones its attributes pick, with the scalar arguments
+    ``params_of(ctx, dtype)`` gives. ``act``: a layer's ``act=`` may name it;
+    ``check_attrs``: the OpDef's check of its attributes together."""
     kernel_of = kernel_of or _named(op_type)
     register(OpDef(
-        op_type, [X], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
+        op_type, [X, *inputs], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
         infer_shape=infer,
-        kernels={"cpu": _forward(CPU, op_type, kernel_of),
-                 "cuda": _forward(CUDA, op_type, kernel_of)},
-        grad=Grad(reads=[reads], kernel=_backward(CPU, op_type, kernel_of, reads),
-                  cuda_kernel=_backward(CUDA, op_type, kernel_of, reads)),
-        unary=True, activation=act))
+        kernels={"cpu": _forward(CPU, op_type, kernel_of, params_of),
+                 "cuda": _forward(CUDA, op_type, kernel_of, params_of)},
+        grad=Grad(reads=[reads, *(s.name for s in inputs)], writes=["X"],
+                  kernel=_backward(CPU, op_type, kernel_of, params_of, reads),
+                  cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, reads)),
+        unary=True, activation=act, check_attrs=check_attrs))
 
 
 activation("relu", "max(X, 0)", "Out", infer=_real_like_x)

@@ -9,6 +9,8 @@ the gradients are written once over the places' ``binary`` and ``apply``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -16,7 +18,7 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, NO_GRADIENT, OpDef, register
 from ..core.validate import check_tensor_size
-from ..kernels.cpu.lazy_ufunc import (BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, INT_2,
+from ..kernels.cpu.lazy_ufunc import (BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, FLOAT_3, INT_2,
                                       INT_AND_FLOAT_1, INT_AND_FLOAT_2)
 from ..kernels.pointwise import pointwise
 from . import arrays
@@ -61,6 +63,65 @@ def trunc_div(x, y):   # integer elementwise_div rounds toward zero, as Paddle's
 @pointwise(INT_AND_FLOAT_1, fastmath=True)
 def neg(x):
     return -x
+
+
+# elementwise_max / _min as Paddle computes them (a NaN in X gives Y), and their gradients:
+# dOut goes to X where X wins, to Y elsewhere (ties go to Y), as Paddle's kernels do
+@pointwise(INT_AND_FLOAT_2, MIN_PARALLEL)
+def maximum(x, y):
+    return x if x > y else y
+
+
+@pointwise(INT_AND_FLOAT_2, MIN_PARALLEL)
+def minimum(x, y):
+    return x if x < y else y
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL)
+def maximum_grad_x(x, y, dout):
+    return dout if x > y else dout * 0
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL)
+def maximum_grad_y(x, y, dout):
+    return dout * 0 if x > y else dout
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL)
+def minimum_grad_x(x, y, dout):
+    return dout if x < y else dout * 0
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL)
+def minimum_grad_y(x, y, dout):
+    return dout * 0 if x < y else dout
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL, fastmath=False)
+def power(x, y):
+    return x ** y
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL, fastmath=False)
+def power_grad_x(x, y, dout):
+    return dout * y * x ** (y - 1)
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL, fastmath=False)
+def power_grad_y(x, y, dout):
+    return dout * x ** y * math.log(x)     # x <= 0: NaN or -inf, as Paddle's log
+
+
+# Python's (and Paddle's) integer and float division rounding down, and its remainder
+# (the sign of Y). Integer Y is checked for zeros first (_check_divisor).
+@pointwise(INT_AND_FLOAT_2)
+def floor_div(x, y):
+    return x // y
+
+
+@pointwise(INT_AND_FLOAT_2)
+def remainder(x, y):
+    return x % y
 
 
 @pointwise(COMPARE_2)
@@ -130,6 +191,12 @@ def broadcast_infer(out_dtype=None):
     return infer
 
 
+def _float_broadcast(ctx):
+    """elementwise_pow: floats (an integer power could overflow or need a fraction)."""
+    ctx.require_dtype("X", "float")
+    broadcast_infer()(ctx)
+
+
 def broadcast_operands(x: np.ndarray, y: np.ndarray, axis: int):
     """X and Y reshaped so that numpy broadcasting does what Fluid's ``axis`` says."""
     if y.ndim > x.ndim:
@@ -139,11 +206,27 @@ def broadcast_operands(x: np.ndarray, y: np.ndarray, axis: int):
     return x, y
 
 
-def _binary_kernel(place, op_type: str, out_dtype=None):
+def _check_divisor(y, op_type: str):
+    """An integer Y with a 0 in it would divide by zero (Paddle refuses too)."""
+    if y.dtype.kind not in "iu":
+        return
+    host = arrays.host(y)
+    zeros = np.flatnonzero(host.reshape(-1) == 0)
+    if zeros.size:
+        where = tuple(int(i) for i in np.unravel_index(zeros[0], host.shape))
+        raise ZeroDivisionError(
+            f"{op_type}: input slot Y: integer division by zero: expected no 0 in an "
+            f"integer Y, given Y[{', '.join(map(str, where))}] = 0 "
+            f"({zeros.size} zero(s) in Y {list(host.shape)})")
+
+
+def _binary_kernel(place, op_type: str, out_dtype=None, divides: bool = False):
     """Out = op(X, Y) with Fluid's ``axis`` reshape, then numpy broadcasting."""
     def run(ctx):
         axis = ctx.op.attrs.get("axis", -1)      # logical_and/or have no axis
         x, y = broadcast_operands(ctx.input("X"), ctx.input("Y"), axis)
+        if divides:
+            _check_divisor(y, op_type)
         shape = arrays.broadcast_shape(x.shape, y.shape)
         dtype = out_dtype or x.dtype
         if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
@@ -178,6 +261,12 @@ _GRADS = {
     "elementwise_sub": (lambda P, x, y, d: d, lambda P, x, y, d: P.apply(neg, d, out=None)),
     "elementwise_mul": (lambda P, x, y, d: P.apply(mul, d, y, out=None),
                         lambda P, x, y, d: P.apply(mul, d, x, out=None)),
+    "elementwise_max": (lambda P, x, y, d: P.apply(maximum_grad_x, x, y, d, out=None),
+                        lambda P, x, y, d: P.apply(maximum_grad_y, x, y, d, out=None)),
+    "elementwise_min": (lambda P, x, y, d: P.apply(minimum_grad_x, x, y, d, out=None),
+                        lambda P, x, y, d: P.apply(minimum_grad_y, x, y, d, out=None)),
+    "elementwise_pow": (lambda P, x, y, d: P.apply(power_grad_x, x, y, d, out=None),
+                        lambda P, x, y, d: P.apply(power_grad_y, x, y, d, out=None)),
     "elementwise_div": (lambda P, x, y, d: P.apply(div, d, y, out=None),
                         lambda P, x, y, d: P.apply(neg, P.apply(div, P.apply(
                             mul, d, x, out=None), P.apply(mul, y, y, out=None), out=None),
@@ -185,13 +274,26 @@ _GRADS = {
 }
 
 for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y"),
-                        ("elementwise_mul", "X * Y"), ("elementwise_div", "X / Y")):
+                        ("elementwise_mul", "X * Y"), ("elementwise_div", "X / Y"),
+                        ("elementwise_max", "max(X, Y)"), ("elementwise_min", "min(X, Y)"),
+                        ("elementwise_pow", "X ** Y")):
     register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
-                   "into X from `axis`.", infer_shape=broadcast_infer(),
+                   "into X from `axis`.",
+                   infer_shape=_float_broadcast if _type == "elementwise_pow" else
+                   broadcast_infer(),
                    kernels={"cpu": _binary_kernel(CPU, _type),
                             "cuda": _binary_kernel(CUDA, _type)},
                    grad=Grad(reads=["X", "Y"], kernel=_binary_grad(CPU, *_GRADS[_type]),
                              cuda_kernel=_binary_grad(CUDA, *_GRADS[_type]))))
+
+for _type, _formula in (("elementwise_floordiv", "floor(X / Y)"),
+                        ("elementwise_mod", "X - floor(X / Y) * Y (the sign of Y)")):
+    register(OpDef(_type, [X, Y], [OUT], [AXIS], comment=f"Out = {_formula}, with Y broadcast "
+                   "into X from `axis`; no gradient, as in Paddle.",
+                   infer_shape=broadcast_infer(),
+                   kernels={"cpu": _binary_kernel(CPU, _type, divides=True),
+                            "cuda": _binary_kernel(CUDA, _type, divides=True)},
+                   grad=NO_GRADIENT))
 
 for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
                         ("equal", "X == Y"), ("not_equal", "X != Y")):

@@ -131,7 +131,10 @@ def _cuda_sum_to(g, shape):
 # --- elementwise ------------------------------------------------------------------------------
 # the @pointwise kernel (ops/elementwise.py) each binary op type runs
 _BINARY_KERNELS = {"elementwise_add": "add", "elementwise_sub": "sub",
-                   "elementwise_mul": "mul", "elementwise_div": "div"}
+                   "elementwise_mul": "mul", "elementwise_div": "div",
+                   "elementwise_max": "maximum", "elementwise_min": "minimum",
+                   "elementwise_pow": "power", "elementwise_floordiv": "floor_div",
+                   "elementwise_mod": "remainder"}
 
 
 def _binary_kernel(op_type, x):

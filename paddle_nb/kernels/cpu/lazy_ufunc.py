@@ -58,7 +58,7 @@ def _uniform_dtypes(signatures) -> frozenset:
 
 
 class LazyUfunc:
-    def __init__(self, py_func, signatures, parallel=None, min_parallel=None):
+    def __init__(self, py_func, signatures, parallel=None, min_parallel=None, params=0):
         self.py_func = py_func
         self.signatures = signatures
         self.__name__ = py_func.__name__
@@ -67,6 +67,7 @@ class LazyUfunc:
         self.parallel = parallel
         self.min_parallel = min_parallel if parallel is not None else float("inf")
         self._twin_dtypes = _uniform_dtypes(signatures) if parallel is not None else frozenset()
+        self.params = params      # trailing scalar arguments (pow's factor): the twin's too
         self._ufunc = None
         self._lock = threading.Lock()
 
@@ -95,10 +96,12 @@ class LazyUfunc:
         ufunc = self._ufunc or self.ufunc
         if out is None:
             return ufunc(*args, **kwargs)
-        if (getattr(out, "size", 0) >= self.min_parallel and not kwargs and parallel_ok()
-                and self._twin_fits(args, out)):
-            self.parallel(*[a.reshape(-1) for a in args], out.reshape(-1))
-            return out
+        if getattr(out, "size", 0) >= self.min_parallel and not kwargs and parallel_ok():
+            arrays = args[:len(args) - self.params]
+            if self._twin_fits(arrays, out):
+                self.parallel(*[a.reshape(-1) for a in arrays], *args[len(arrays):],
+                              out.reshape(-1))
+                return out
         return ufunc(*args, out=out, **kwargs)
 
     def __repr__(self):

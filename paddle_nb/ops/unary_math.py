@@ -1,0 +1,141 @@
+"""Elementwise math of one tensor: abs, sign, sqrt, rsqrt, pow, clip (Fluid's slots and
+attributes, as ``paddle.abs`` ... ``paddle.clip`` save them).
+
+Each is a scalar function under ``@pointwise`` and one declaration, as the activations in
+activation.py are (``activation(...)`` declares the op, its ``_grad`` op and both places'
+kernels). pow's factor and clip's bounds are attributes, or tensors (``FactorTensor``,
+``Min``, ``Max``) that override them: they reach the kernels as scalar arguments.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.grad_maker import GradOp, grad_name
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3, INT_AND_FLOAT_1
+from ..kernels.pointwise import pointwise
+from . import arrays
+from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG,
+                         _float_like_x, _forward, _named, _real_like_x, activation)
+from .common import OUT, X
+from .places import CPU, CUDA
+
+FLOAT_4 = ["float32(float32, float32, float32, float32)",
+           "float64(float64, float64, float64, float64)"]
+
+
+# --- the math -------------------------------------------------------------------------------
+@pointwise(INT_AND_FLOAT_1, MIN_PARALLEL_CHEAP)
+def abs(x):                                            # noqa: A001 (Paddle's op type)
+    return -x if x < 0 else x + 0                      # NaN stays NaN; -0.0 -> 0.0
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD)
+def abs_grad(x, dout):
+    # Paddle's sign(x) * dout: 0 at 0, and a NaN dOut stays NaN
+    return dout if x > 0 else (-dout if x < 0 else dout * 0)
+
+
+@pointwise(INT_AND_FLOAT_1, MIN_PARALLEL_CHEAP)
+def sign(x):
+    return 1 if x > 0 else (-1 if x < 0 else x * 0)   # 0 -> 0, NaN -> NaN
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def sqrt(x):
+    return math.sqrt(x)                                # < 0: NaN (numpy's error model)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def sqrt_grad(out, dout):
+    return dout * 0.5 / out
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def rsqrt(x):
+    return 1.0 / math.sqrt(x)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def rsqrt_grad(out, dout):
+    return -0.5 * dout * out * out * out
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False, params=1)
+def pow(x, factor):                                    # noqa: A001 (Paddle's op type)
+    return x ** factor
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL_LOG, fastmath=False, params=1)
+def pow_grad(x, dout, factor):
+    return dout * factor * x ** (factor - 1)
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL_CHEAP, params=2)
+def clip(x, low, high):
+    return low if x < low else (high if x > high else x)     # NaN passes through
+
+
+@pointwise(FLOAT_4, MIN_PARALLEL_GRAD, params=2)
+def clip_grad(x, dout, low, high):
+    # Paddle's: dOut where low < x < high, 0 at and beyond the bounds
+    return dout if x > low and x < high else dout * 0
+
+
+# --- the ops --------------------------------------------------------------------------------
+def _scalar(ctx, slot: str, attr: str, dtype):
+    """A tensor input that overrides an attribute (one element, read on the host), or the
+    attribute, in the kernel's dtype."""
+    tensor = ctx.input(slot)
+    value = arrays.host_scalar(tensor) if tensor is not None else ctx.attr(attr)
+    return dtype.type(value)
+
+
+def _not_nan(value):
+    return "NaN is not a bound; expected a number (or +-inf)" if value != value else None
+
+
+def _min_below_max(values: dict) -> str | None:
+    """Paddle's rule: max must be at least min (clip would be constant otherwise)."""
+    low, high = values.get("min"), values.get("max")
+    if isinstance(low, float) and isinstance(high, float) and low > high:
+        return f"min={low} is above max={high}; expected min <= max"
+    return None
+
+
+activation("abs", "|X|", "X", infer=_real_like_x, act=False)
+activation("sqrt", "sqrt(X)", "Out", infer=_float_like_x, act=False)
+activation("rsqrt", "1 / sqrt(X)", "Out", infer=_float_like_x, act=False)
+activation("pow", "X ** factor", "X", act=False,
+           inputs=[Slot("FactorTensor", "factor as a 1-element tensor", dispensable=True)],
+           attrs=[Attr("factor", A.FLOAT, 1.0, "the exponent")],
+           params_of=lambda ctx, dtype: (_scalar(ctx, "FactorTensor", "factor", dtype),))
+activation("clip", "min(max(X, min), max)", "X", act=False,
+           inputs=[Slot("Min", "min as a 1-element tensor", dispensable=True),
+                   Slot("Max", "max as a 1-element tensor", dispensable=True)],
+           attrs=[Attr("min", A.FLOAT, float(np.finfo(np.float32).min), "the lower bound",
+                       check=_not_nan),
+                  Attr("max", A.FLOAT, float(np.finfo(np.float32).max), "the upper bound",
+                       check=_not_nan)],
+           check_attrs=_min_below_max,
+           params_of=lambda ctx, dtype: (_scalar(ctx, "Min", "min", dtype),
+                                         _scalar(ctx, "Max", "max", dtype)))
+
+
+def _sign_grad(op, no_grad):
+    """sign is flat wherever it is defined: Paddle's gradient is dOut scaled by 0."""
+    if op.input("X")[0] in no_grad:
+        return []
+    return [GradOp("scale", {"X": [grad_name(op.output("Out")[0])]},
+                   {"Out": [grad_name(op.input("X")[0])]},
+                   {"scale": 0.0, "bias": 0.0, "bias_after_scale": True})]
+
+
+register(OpDef("sign", [X], [OUT], [], comment="Out = -1, 0 or 1 by X's sign, elementwise.",
+               infer_shape=_real_like_x,
+               kernels={"cpu": _forward(CPU, "sign", _named("sign"), lambda c, d: ()),
+                        "cuda": _forward(CUDA, "sign", _named("sign"), lambda c, d: ())},
+               grad=_sign_grad, unary=True))

@@ -42,6 +42,14 @@ def test_ops_of_an_unknown_name_is_a_message_and_exit_code_2():
     assert "unknown op type 'fcx'" in done.stderr and "pd.layer.fc" in done.stderr
 
 
+def test_the_readme_says_how_many_op_types_there_are():
+    text = " ".join(README.read_text().split())
+    forward = len(pd.registered_ops(include_grad=False))
+    total = len(pd.registered_ops())
+    assert (f"knows **{total} op types** ({forward} forward ops and {total - forward} "
+            "gradient ops") in text
+
+
 def test_ops_lists_each_op_with_its_one_line_doc():
     lines = _cli("ops").stdout.splitlines()
     assert len(lines) == len(pd.registered_ops())

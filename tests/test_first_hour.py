@@ -232,9 +232,18 @@ def test_an_interrupt_during_training_shows_the_users_line_and_the_undo_note():
              "threading.Timer(0.5, lambda: signal.raise_signal(signal.SIGINT)).start()\n"
              "for _ in range(10**6):\n"
              "    exe.run(feed={'x': np.ones((2, 4), np.float32)}, fetch_list=[loss])")
-    nb = _run_in_a_kernel("%load_ext paddle_nb", train)
-    shown = "\n".join(_errors(nb.cells[1])[0].traceback)
-    assert shown.startswith("KeyboardInterrupt")
+    # The timer's signal lands inside Executor.run most of the time; now and then it lands
+    # in the cell's own loop between two runs, where IPython's plain traceback (the
+    # user's line, no library frames) is the right answer. Try until it lands in a run.
+    for _ in range(5):
+        nb = _run_in_a_kernel("%load_ext paddle_nb", train)
+        shown = "\n".join(_errors(nb.cells[1])[0].traceback)
+        if shown.startswith("KeyboardInterrupt"):
+            break
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+        assert "KeyboardInterrupt" in plain and "exe.run(" in plain, plain
+        assert "paddle_nb/" not in plain and "executor.py" not in plain, plain
+    assert shown.startswith("KeyboardInterrupt"), "the interrupt never landed in a run"
     assert "at Cell In[2], line 9: exe.run(" in shown
     # at an op (block 0 > op k) or, now and then, between two of them
     assert "paddle_nb: interrupted in block 0 > op" in shown or \

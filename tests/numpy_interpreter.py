@@ -216,6 +216,30 @@ def _transpose2(op, env):
     return {**_out(op, "Out", np.transpose(x, op.attrs["axis"]).copy()), **_xshape(op, x)}
 
 
+def _squeeze2(op, env):
+    x = _x(op, env)
+    axes = {a % x.ndim for a in op.attrs.get("axes") or []} or set(range(x.ndim))
+    drop = tuple(sorted(a for a in axes if x.shape[a] == 1))    # repeats count once
+    return {**_out(op, "Out", np.squeeze(x, axis=drop).copy()), **_xshape(op, x)}
+
+
+def _unsqueeze2(op, env):
+    x = _x(op, env)
+    out = x
+    for a in op.attrs.get("axes") or []:
+        out = np.expand_dims(out, a if a >= 0 else a + out.ndim + 1)
+    return {**_out(op, "Out", out.copy()), **_xshape(op, x)}
+
+
+def _flatten(op, env):
+    x = _x(op, env)
+    if x.ndim == 0:
+        return {**_out(op, "Out", x.reshape(1).copy()), **_xshape(op, x)}
+    start, stop = (op.attrs.get(k, 1) % x.ndim for k in ("start_axis", "stop_axis"))
+    shape = x.shape[:start] + (-1,) + x.shape[stop + 1:]
+    return {**_out(op, "Out", x.reshape(shape).copy()), **_xshape(op, x)}
+
+
 def _concat(op, env):
     return _out(op, "Out", np.concatenate(_xs(op, env), axis=op.attrs["axis"]))
 
@@ -508,6 +532,8 @@ REFERENCES = {
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
     "reduce_mean": _reduce(np.mean), "sum": _sum,
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
+    "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
+    "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),
     "fc": _fc,
     "fused_elemwise_activation": _fused_elemwise,
     "fused_elemwise_add_activation": _fused_elemwise,

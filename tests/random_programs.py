@@ -355,6 +355,37 @@ def b_reshape(B, type_):
     return True
 
 
+def b_squeeze(B, type_):
+    names = B.tensors()
+    if not names:
+        return False
+    x = B.pick(names)
+    rank = len(B.info[x].shape)
+    if type_ == "shape":
+        B.append("shape", {"Input": [x]}, {"Out": 1})
+        return True
+    if type_ == "flatten_contiguous_range":
+        start = B.draw(st.integers(-max(rank, 1), max(rank, 1) - 1))
+        stop = B.draw(st.integers(start % max(rank, 1), max(rank, 1) - 1))
+        attrs = {"start_axis": start, "stop_axis": stop}
+    elif type_ == "unsqueeze2":
+        attrs = {"axes": [B.draw(st.integers(-rank - 1, rank))]}
+    else:
+        # squeeze2: listed axes (any size) or none, but not a dim declared -1 (the batch):
+        # whether it is 1 is known only at run time, where Paddle's rule and ours differ
+        declared = B.blk.var(x).shape
+        if any(d < 0 for d in declared):
+            known = [i for i, d in enumerate(declared) if d >= 0]
+            if not known:
+                return False
+            attrs = {"axes": [B.pick(known)]}
+        else:
+            attrs = {"axes": B.draw(st.lists(st.integers(-rank, rank - 1), max_size=rank,
+                                             unique=True))} if rank else {}
+    B.append(type_, {"X": [x]}, {"Out": 1, "XShape": 1}, attrs)
+    return True
+
+
 def b_transpose(B, type_):
     names = B.tensors(min_rank=1 if "transpose2_0d" in KNOWN_BUGS else 0)
     if not names:
@@ -799,6 +830,8 @@ OP_CHOICES = (
                                     "elementwise_div", "elementwise_max", "elementwise_min",
                                     "greater_than", "less_than", "equal", "not_equal")]
     + [(t, b_reduce) for t in ("mean", "reduce_sum", "reduce_mean")]
+    + [(t, b_squeeze) for t in ("squeeze2", "unsqueeze2", "flatten_contiguous_range",
+                                "shape")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
        ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]

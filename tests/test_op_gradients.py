@@ -156,6 +156,7 @@ def _from_table_row(case) -> GradCase:
     inputs = {slot: [wide(a) for a in v] if isinstance(v, list) else wide(v)
               for slot, v in case.inputs.items()}
     outputs = {slot: len(_as_list(v)) for slot, v in table_rows.expected_outputs(case).items()}
+    outputs.update({slot: 1 for slot in case.unfetched})    # XShape: what the grad op reads
     return GradCase(f"{case.id}-table", case.op, inputs, dict(case.attrs), outputs)
 
 

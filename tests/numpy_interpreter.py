@@ -171,6 +171,18 @@ def _softmax(op, env):
     return _out(op, "Out", (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype))
 
 
+def _log_softmax(op, env):
+    x = _x(op, env)
+    w = _wide(x)
+    if w.ndim == 0:
+        return _out(op, "Out", np.zeros_like(x))
+    if w.size == 0:
+        return _out(op, "Out", np.array(x, copy=True))
+    shifted = w - w.max(axis=op.attrs["axis"], keepdims=True)
+    out = shifted - np.log(np.exp(shifted).sum(axis=op.attrs["axis"], keepdims=True))
+    return _out(op, "Out", out.astype(x.dtype))
+
+
 def _mean(op, env):
     x = _x(op, env)
     return _out(op, "Out", np.asarray(_wide(x).mean()).astype(x.dtype))
@@ -184,7 +196,8 @@ def _reduce(fn):
         else:
             axes = tuple(sorted({d % x.ndim for d in a["dim"]}))
         # integers: exact int64 arithmetic, wrapping back into X's type as the kernels do
-        wide = x.astype(np.int64) if x.dtype.kind in "iub" and fn is np.sum else _wide(x)
+        wide = x.astype(np.int64) if x.dtype.kind in "iub" and fn in (np.sum, np.prod) \
+            else _wide(x)
         out = fn(wide, axis=axes, keepdims=a.get("keep_dim", False))
         return _out(op, "Out", np.asarray(out).astype(x.dtype))
     return run
@@ -531,6 +544,10 @@ REFERENCES = {
     "logical_not": _logical_not, "increment": _increment,
     "softmax": _softmax, "mean": _mean, "reduce_sum": _reduce(np.sum),
     "reduce_mean": _reduce(np.mean), "sum": _sum,
+    "reduce_max": _reduce(np.max), "reduce_min": _reduce(np.min),
+    "reduce_prod": _reduce(np.prod), "log_softmax": _log_softmax,
+    "squared_l2_norm": lambda op, env: _out(op, "Out", np.asarray(
+        [(_wide(_x(op, env)) ** 2).sum()]).astype(_x(op, env).dtype)),
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
     "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
     "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),

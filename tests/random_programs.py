@@ -303,18 +303,28 @@ def b_softmax(B, type_):
     x = B.pick(names)
     r = len(B.info[x].shape)
     axis = B.draw(st.integers(-r, r - 1)) if r else B.pick([-1, 0])
-    B.append("softmax", {"X": [x]}, {"Out": 1}, {"axis": axis})
+    B.append(type_, {"X": [x]}, {"Out": 1}, {"axis": axis})
     return True
 
 
 def b_reduce(B, type_):
-    dtypes = FLOAT_TYPES + INT_TYPES if type_ == "reduce_sum" else FLOAT_TYPES
-    names = B.tensors(dtypes, pred=lambda n, i: B.mag(n) * np.prod(i.shape) <= MAX_MAG)
+    dtypes = FLOAT_TYPES + INT_TYPES if type_ in ("reduce_sum", "reduce_max",
+                                                  "reduce_min") else FLOAT_TYPES
+    if type_ == "reduce_prod":          # a product grows fast: magnitudes at most 1
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: B.mag(n) <= 1)
+    elif type_ == "squared_l2_norm":
+        names = B.tensors(FLOAT_TYPES,
+                          pred=lambda n, i: B.mag(n) ** 2 * np.prod(i.shape) <= MAX_MAG)
+    else:
+        names = B.tensors(dtypes, pred=lambda n, i: B.mag(n) * np.prod(i.shape) <= MAX_MAG)
+    if type_ in ("reduce_max", "reduce_min", "reduce_prod"):
+        # a max of nothing is refused (the fuzzer checks that): non-empty tensors only
+        names = [n for n in names if 0 not in B.info[n].shape]
     if not names:
         return False
     x = B.pick(names)
-    if type_ == "mean":
-        B.append("mean", {"X": [x]}, {"Out": 1})
+    if type_ in ("mean", "squared_l2_norm"):
+        B.append(type_, {"X": [x]}, {"Out": 1})
         return True
     r = len(B.info[x].shape)
     if r == 0:                                      # a 0-d X: dim [0]
@@ -829,9 +839,11 @@ OP_CHOICES = (
     + [(t, b_elementwise) for t in ("elementwise_add", "elementwise_sub", "elementwise_mul",
                                     "elementwise_div", "elementwise_max", "elementwise_min",
                                     "greater_than", "less_than", "equal", "not_equal")]
-    + [(t, b_reduce) for t in ("mean", "reduce_sum", "reduce_mean")]
+    + [(t, b_reduce) for t in ("mean", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+                               "reduce_prod", "squared_l2_norm")]
     + [(t, b_squeeze) for t in ("squeeze2", "unsqueeze2", "flatten_contiguous_range",
                                 "shape")]
+    + [("log_softmax", b_softmax)]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
        ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]

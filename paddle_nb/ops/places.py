@@ -249,6 +249,14 @@ class CPU:
         outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
         return KR.row_sum(moved.reshape(outer, -1)).reshape(out_shape)
 
+    _FOLDS = {"max": np.max, "min": np.min, "prod": np.prod}
+
+    @classmethod
+    def fold_axes(cls, x, dims: list, keep_dim: bool, fold: str):
+        """max / min / prod over ``dims`` in x's dtype (numpy's; the axes are not empty)."""
+        return np.asarray(cls._FOLDS[fold](x, axis=tuple(dims), keepdims=keep_dim)
+                          ).astype(x.dtype, copy=False)
+
     @staticmethod
     def scale(x, factor: float):
         """x * factor in x's dtype (a 0-d x stays a 0-d array)."""
@@ -271,6 +279,21 @@ class CPU:
         """dX = Out * (dOut - sum(dOut * Out)) per row."""
         inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)
         return (out_rows * (dout_rows - inner)).astype(out_rows.dtype)
+
+    @staticmethod
+    def row_log_softmax(rows):
+        """X - max - log(sum(exp(X - max))) per row (empty rows stay empty)."""
+        if rows.shape[1] == 0:
+            return rows.copy()
+        shifted = rows - rows.max(axis=1, keepdims=True)
+        return (shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+                ).astype(rows.dtype)
+
+    @staticmethod
+    def log_softmax_grad_rows(out_rows, dout_rows):
+        """dX = dOut - exp(Out) * sum(dOut) per row."""
+        return (dout_rows - np.exp(out_rows) * dout_rows.sum(axis=1, keepdims=True)
+                ).astype(out_rows.dtype)
 
 
 class CUDA:
@@ -348,6 +371,7 @@ class CUDA:
 
     # --- reductions -------------------------------------------------------------------------
     sum_axes = staticmethod(CR.sum_axes)
+    fold_axes = staticmethod(CR.fold_axes)
     broadcast_to = staticmethod(CC.broadcast_to)
     copy = staticmethod(CC.copy)
     full = staticmethod(CC.fill)
@@ -360,3 +384,11 @@ class CUDA:
     def softmax_grad_rows(out_rows, dout_rows):
         cols = int(out_rows.shape[1])
         return CR.softmax_grad_rows(out_rows, dout_rows, int(out_rows.shape[0]), cols)
+
+    @staticmethod
+    def row_log_softmax(rows):
+        return CR.row_log_softmax(rows, *rows.shape)
+
+    @staticmethod
+    def log_softmax_grad_rows(out_rows, dout_rows):
+        return CR.log_softmax_grad_rows(out_rows, dout_rows, *out_rows.shape)

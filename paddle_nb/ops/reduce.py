@@ -1,4 +1,5 @@
-"""Reductions: sum (of several tensors), mean, reduce_sum, reduce_mean, and softmax.
+"""Reductions: sum (of several tensors), mean, reduce_sum, reduce_mean, reduce_max,
+reduce_min, reduce_prod, squared_l2_norm.
 
 Reduced axes are moved last and flattened, so one numba kernel over ``(outer, inner)``
 rows serves every axis choice. A full reduction gives a 0-d tensor, as Paddle 2.5+ does.
@@ -11,10 +12,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
+from ..kernels.pointwise import pointwise
 from . import arrays
-from .common import OUT, X, same_shape_as_x
+from .common import OUT, X
 from .places import CPU, CUDA
 
 
@@ -96,6 +99,51 @@ register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of 
                          cuda_kernel=_reduce_grad_kernel(CUDA, mean=True))))
 
 
+# --- reduce_max, reduce_min, reduce_prod --------------------------------------------------
+@pointwise(FLOAT_3)
+def picked_grad(x, out, dout):
+    # reduce_max/_min, as Paddle: dOut goes to every element equal to the result (ties too)
+    return dout if x == out else dout * 0
+
+
+@pointwise(FLOAT_3, fastmath=False)
+def prod_grad(x, out, dout):
+    # reduce_prod, as Paddle: dOut * Out / X (a 0 in X gives inf or NaN there, as Paddle's)
+    return dout * out / x
+
+
+def _fold_kernel(place, fold: str):
+    def run(ctx):
+        x = ctx.input("X")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        empty = [d for d in dims if x.shape[d] == 0]
+        if empty:                  # numpy would raise from deep inside; say what it is
+            raise ValueError(f"reduce_{fold}: X {list(x.shape)} has no elements along dim "
+                             f"{empty}: a {fold} of nothing is undefined")
+        ctx.set_output("Out", place.fold_axes(x, dims, ctx.attr("keep_dim"), fold))
+    return run
+
+
+def _fold_grad_kernel(place, kernel):
+    """dX = kernel(X, Out, dOut), Out and dOut broadcast back over the reduced axes."""
+    def run(ctx):
+        x, out, dout = ctx.input("X"), ctx.input("Out"), ctx.input("Out@GRAD")
+        dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
+        kept = tuple(1 if i in dims else d for i, d in enumerate(x.shape))
+        ctx.set_output("X@GRAD", place.apply(kernel, x, out.reshape(kept),
+                                             arrays.astype(dout, x.dtype).reshape(kept),
+                                             out=None, out_dtype=x.dtype))
+    return run
+
+
+for _fold, _grad in (("max", picked_grad), ("min", picked_grad), ("prod", prod_grad)):
+    register(OpDef(f"reduce_{_fold}", [X], [OUT], _REDUCE_ATTRS,
+                   comment=f"Out = the {_fold} of X over dim.", infer_shape=_reduce_infer,
+                   kernels={"cpu": _fold_kernel(CPU, _fold), "cuda": _fold_kernel(CUDA, _fold)},
+                   grad=Grad(reads=["X", "Out"], kernel=_fold_grad_kernel(CPU, _grad),
+                             cuda_kernel=_fold_grad_kernel(CUDA, _grad))))
+
+
 def _mean(place):
     def run(ctx):
         x = ctx.input("X")
@@ -168,47 +216,38 @@ register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT],
                grad=_sum_grad, grad_plumbing=True))
 
 
-# --- softmax ---------------------------------------------------------------------------------
-def _softmax(place):
+# --- squared_l2_norm --------------------------------------------------------------------------
+@pointwise(FLOAT_2)
+def squared_l2_norm_grad(x, dout):
+    return 2 * x * dout
+
+
+def _squared_l2_norm(place):
     def run(ctx):
         x = ctx.input("X")
-        if x.ndim == 0:                  # one value: its softmax is 1
-            ctx.set_output("Out", arrays.full((), 1, x.dtype, like=x))
-            return
-        axis = ctx.attr("axis") % x.ndim
-        out = place.row_softmax(place.rows(x, axis))
-        ctx.set_output("Out", place.unrows(out, x.shape, axis))
+        squares = place.unary("square", x, 1.0, None)       # (float16: in float32)
+        total = place.sum_axes(squares, list(range(x.ndim)), False).reshape((1,))
+        ctx.set_output("Out", arrays.astype(total, x.dtype))
     return run
 
 
-def _softmax_infer(ctx):
-    ctx.require_dtype("X", "float")
-    xs, axis = ctx.shape("X"), ctx.attr("axis")
-    if xs and not -len(xs) <= axis < len(xs):
-        ctx.fail(f"axis {axis} is out of range for a rank-{len(xs)} X", slot="X",
-                 expected=f"axis in [{-len(xs)}, {len(xs) - 1}]", given=f"axis={axis}")
-    same_shape_as_x(ctx)
-
-
-def _softmax_grad(place):
-    """dX = Out * (dOut - sum(dOut * Out, axis))."""
+def _squared_l2_norm_grad(place):
     def run(ctx):
-        out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
-        if out.ndim == 0:
-            ctx.set_output("X@GRAD", arrays.zeros_like(out))
-            return
-        axis = ctx.attr("axis") % out.ndim
-        dx = place.softmax_grad_rows(place.rows(out, axis), place.rows(dout, axis))
-        ctx.set_output("X@GRAD", place.unrows(dx, out.shape, axis))
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        one = arrays.astype(dout, x.dtype).reshape((1,) * x.ndim)
+        ctx.set_output("X@GRAD", place.apply(squared_l2_norm_grad, x, one, out=None,
+                                             out_dtype=x.dtype))
     return run
 
 
-register(OpDef(
-    "softmax", [X], [OUT],
-    [Attr("axis", A.INT, -1, "the axis that sums to 1"),
-     Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
-     Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
-    comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
-    infer_shape=_softmax_infer, kernels={"cpu": _softmax(CPU), "cuda": _softmax(CUDA)},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad(CPU), cuda_kernel=_softmax_grad(CUDA)),
-    activation=True))
+def _squared_l2_norm_infer(ctx):
+    ctx.require_dtype("X", "float")
+    ctx.set_output("Out", [1], ctx.dtype("X"))
+
+
+register(OpDef("squared_l2_norm", [X], [OUT], [],
+               comment="Out = sum(X * X), shape [1] (what gradient clipping by norm reads).",
+               infer_shape=_squared_l2_norm_infer,
+               kernels={"cpu": _squared_l2_norm(CPU), "cuda": _squared_l2_norm(CUDA)},
+               grad=Grad(reads=["X"], kernel=_squared_l2_norm_grad(CPU),
+                         cuda_kernel=_squared_l2_norm_grad(CUDA))))

@@ -1,5 +1,6 @@
-"""Reductions over rows: sums and softmax. Callers move the reduced axes last (a transpose,
-copy.py) and see the array as ``(rows, row_len)``; one thread handles one row.
+"""Reductions over rows: sums, max/min/product, softmax and log_softmax. Callers move the
+reduced axes last (a transpose, copy.py) and see the array as ``(rows, row_len)``; one
+thread handles one row.
 
 One thread per row is the simplest correct schedule and is fast when there are many rows
 (a minibatch); a few very long rows would want a block per row with a shared-memory tree
@@ -49,9 +50,8 @@ def row_sum(a, rows: int, row_len: int):
     return out
 
 
-def sum_axes(x, axes, keepdims: bool = False):
-    """``x.sum(axis=axes, keepdims=keepdims)`` (bool sums count, as int64 in numpy; here
-    the caller passes ints or floats)."""
+def _as_rows(x, axes, keepdims: bool):
+    """(x with the ``axes`` moved last, rows, row_len, the result's shape)."""
     axes = sorted({int(a) % max(x.ndim, 1) for a in axes}) if x.ndim else []
     kept = [d for d in range(x.ndim) if d not in axes]
     if keepdims:
@@ -61,7 +61,48 @@ def sum_axes(x, axes, keepdims: bool = False):
     rows = int(np.prod([x.shape[d] for d in kept])) if kept else 1
     row_len = int(np.prod([x.shape[d] for d in axes])) if axes else 1
     moved = x if kept + axes == list(range(x.ndim)) else transpose(x, kept + axes)
+    return moved, rows, row_len, out_shape
+
+
+def sum_axes(x, axes, keepdims: bool = False):
+    """``x.sum(axis=axes, keepdims=keepdims)`` (bool sums count, as int64 in numpy; here
+    the caller passes ints or floats)."""
+    moved, rows, row_len, out_shape = _as_rows(x, axes, keepdims)
     return row_sum(moved, rows, row_len).reshape(out_shape)
+
+
+MAX, MIN, PROD = 0, 1, 2
+FOLDS = {"max": MAX, "min": MIN, "prod": PROD}
+
+
+@cuda.jit(cache=True)
+def _row_fold(op, a, row_len, out):
+    """max, min (in the element type; a NaN wins, as numpy's) or product of each row."""
+    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        start = r * row_len
+        acc = a[start]
+        for j in range(start + 1, start + row_len):
+            v = a[j]
+            if op == MAX:
+                if v > acc or v != v:
+                    acc = v if acc == acc else acc
+            elif op == MIN:
+                if v < acc or v != v:
+                    acc = v if acc == acc else acc
+            else:
+                acc = acc * v
+        out[r] = acc
+
+
+def fold_axes(x, axes, keepdims: bool, fold: str):
+    """``x.max`` / ``x.min`` / ``x.prod`` over ``axes`` (a key of FOLDS), in x's dtype;
+    the reduced axes hold at least one element (the caller checks)."""
+    moved, rows, row_len, out_shape = _as_rows(x, axes, keepdims)
+    out = empty((rows,), x.dtype)
+    if rows:
+        blocks, threads = launch_1d(rows)
+        _row_fold[blocks, threads](FOLDS[fold], flat(moved), row_len, out)
+    return out.reshape(out_shape)
 
 
 @cuda.jit(cache=True)
@@ -109,4 +150,50 @@ def softmax_grad_rows(out, dout, rows: int, row_len: int):
     if rows and row_len:
         blocks, threads = launch_1d(rows)
         _softmax_grad_rows[blocks, threads](flat(out), flat(dout), row_len, flat(dx))
+    return dx
+
+
+@cuda.jit(cache=True)
+def _row_log_softmax(a, row_len, out):
+    """X - max - log(sum(exp(X - max))), per row."""
+    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
+        start = r * row_len
+        m = a[start]
+        for j in range(start + 1, start + row_len):
+            if a[j] > m:
+                m = a[j]
+        s = 0.0
+        for j in range(start, start + row_len):
+            s += math.exp(a[j] - m)
+        shift = m + math.log(s)
+        for j in range(start, start + row_len):
+            out[j] = a[j] - shift
+
+
+def row_log_softmax(a, rows: int, row_len: int):
+    """log_softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
+    out = empty(a.shape, a.dtype)
+    if rows and row_len:
+        blocks, threads = launch_1d(rows)
+        _row_log_softmax[blocks, threads](flat(a), row_len, flat(out))
+    return out
+
+
+@cuda.jit(cache=True)
+def _log_softmax_grad_rows(out, dout, row_len, dx):
+    """dX = dOut - exp(Out) * sum(dOut) per row."""
+    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
+        start = r * row_len
+        s = 0.0
+        for j in range(start, start + row_len):
+            s += dout[j]
+        for j in range(start, start + row_len):
+            dx[j] = dout[j] - math.exp(out[j]) * s
+
+
+def log_softmax_grad_rows(out, dout, rows: int, row_len: int):
+    dx = empty(out.shape, out.dtype)
+    if rows and row_len:
+        blocks, threads = launch_1d(rows)
+        _log_softmax_grad_rows[blocks, threads](flat(out), flat(dout), row_len, flat(dx))
     return dx

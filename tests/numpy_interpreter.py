@@ -253,6 +253,25 @@ def _flatten(op, env):
     return {**_out(op, "Out", x.reshape(shape).copy()), **_xshape(op, x)}
 
 
+def _stack(op, env):
+    xs = _xs(op, env)
+    return _out(op, "Y", np.stack(xs, axis=op.attrs.get("axis", 0)))
+
+
+def _unstack(op, env):
+    x = _x(op, env)
+    axis = op.attrs.get("axis", 0) % x.ndim
+    return _out(op, "Y", *[np.take(x, i, axis=axis) for i in range(x.shape[axis])])
+
+
+def _expand_v2(op, env):
+    x = _x(op, env)
+    shape = list(op.attrs["shape"])
+    lead = len(shape) - x.ndim
+    shape = [x.shape[i - lead] if d == -1 else d for i, d in enumerate(shape)]
+    return _out(op, "Out", np.broadcast_to(x, shape).copy())
+
+
 def _concat(op, env):
     return _out(op, "Out", np.concatenate(_xs(op, env), axis=op.attrs["axis"]))
 
@@ -551,6 +570,10 @@ REFERENCES = {
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
     "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
     "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),
+    "stack": _stack, "unstack": _unstack, "expand_v2": _expand_v2,
+    "tile": lambda op, env: _out(op, "Out", np.tile(_x(op, env), op.attrs["repeat_times"])),
+    "where": lambda op, env: _out(op, "Out", np.where(_x(op, env, "Condition"),
+                                                      _x(op, env, "X"), _x(op, env, "Y"))),
     "fc": _fc,
     "fused_elemwise_activation": _fused_elemwise,
     "fused_elemwise_add_activation": _fused_elemwise,

@@ -396,6 +396,42 @@ def b_squeeze(B, type_):
     return True
 
 
+def b_copies(B, type_):
+    """stack, unstack, expand_v2, tile, where: tensors made of copies (at most 3 of each
+    element, so sizes stay small)."""
+    names = B.tensors(max_rank=3)
+    if not names:
+        return False
+    x = B.pick(names)
+    xi = B.info[x]
+    shape, rank = xi.shape, len(xi.shape)
+    if type_ == "stack":
+        same = [n for n in names if B.info[n].shape == shape and B.info[n].dtype == xi.dtype]
+        xs = [B.pick(same) for _ in range(B.draw(st.integers(1, 3)))]
+        B.append(type_, {"X": xs}, {"Y": 1}, {"axis": B.draw(st.integers(-rank - 1, rank))})
+    elif type_ == "unstack":
+        if rank == 0:
+            return False
+        axis = B.draw(st.integers(0, rank - 1))
+        B.append(type_, {"X": [x]}, {"Y": shape[axis]},
+                 {"axis": axis - rank if B.draw(st.booleans()) else axis, "num": shape[axis]})
+    elif type_ == "expand_v2":
+        lead = [B.draw(st.integers(1, 3)) for _ in range(B.draw(st.integers(0, 3 - rank)))]
+        own = [B.draw(st.integers(1, 3)) if d == 1 else B.pick([d, -1]) for d in shape]
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"shape": lead + own})
+    elif type_ == "tile":
+        reps = B.draw(st.lists(st.integers(1, 3), min_size=1, max_size=rank + 1))
+        if np.prod(reps) > 3:
+            reps = [1] * (len(reps) - 1) + [B.draw(st.integers(1, 3))]
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"repeat_times": reps})
+    else:                                             # where
+        same = [n for n in names if B.info[n].shape == shape and B.info[n].dtype == xi.dtype]
+        seed = B.draw(st.integers(0, 2**16))
+        cond = B.add_feed(np.random.default_rng(seed).integers(0, 2, shape).astype(bool))
+        B.append(type_, {"Condition": [cond], "X": [x], "Y": [B.pick(same)]}, {"Out": 1})
+    return True
+
+
 def b_transpose(B, type_):
     names = B.tensors(min_rank=1 if "transpose2_0d" in KNOWN_BUGS else 0)
     if not names:
@@ -844,6 +880,7 @@ OP_CHOICES = (
     + [(t, b_squeeze) for t in ("squeeze2", "unsqueeze2", "flatten_contiguous_range",
                                 "shape")]
     + [("log_softmax", b_softmax)]
+    + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
        ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]

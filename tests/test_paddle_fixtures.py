@@ -123,7 +123,8 @@ def test_paddle_training_program_runs_three_steps_like_paddle(exe, program, step
                                        err_msg=key)
 
 
-@pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce"])
+@pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce",
+                                  "stack"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).

@@ -59,6 +59,10 @@ class Grad:
     # the gradient op's own shape rule, where the default (shape_rule) cannot see the
     # forward shapes: a gradient op that reads XShape or Softmax instead of X or Logits
     infer_shape: Callable | None = None
+    # reads that Paddle's own gradient op does not have (a program it saved lacks them):
+    # optional slots of the grad op, given by this package's backward so that its shape
+    # rule can check the incoming gradients (stack_grad reads only Y@GRAD in Paddle)
+    optional: tuple = ()
 
     def kernels(self) -> dict[str, Callable]:
         """The grad op's kernels by place kind."""

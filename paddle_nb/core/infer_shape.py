@@ -21,7 +21,7 @@ class Requirements:
 
     # element kinds, as numpy's dtype.kind letters, under the names an error shows
     KINDS = {"float": "f", "int": "iu", "number": "iuf", "float or complex": "fc",
-             "integer or bool": "iub", "real": "biuf"}
+             "integer or bool": "iub", "real": "biuf", "bool": "b"}
 
     def require_dtype(self, slot: str, kind: str) -> None:
         """Every variable of ``slot`` holds elements of ``kind`` (a key of KINDS)."""

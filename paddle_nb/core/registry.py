@@ -148,7 +148,7 @@ def _grad_op_def(forward: OpDef) -> OpDef:
     grads_of, writes = spec.resolve(forward)
     slots = {s.name: s for s in forward.inputs + forward.outputs}
     inputs = [Slot(name, slots[name].comment, duplicable=slots[name].duplicable,
-                   dispensable=slots[name].dispensable)    # (pow's FactorTensor: optional)
+                   dispensable=slots[name].dispensable or name in spec.optional)
               for name in spec.reads]
     inputs += [Slot(name + GRAD_SUFFIX, f"gradient of {name}",
                     duplicable=slots[name].duplicable) for name in grads_of]

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, NO_GRADIENT, OpDef, register
+from ..core.registry import Attr, NO_GRADIENT, OpDef, Slot, register
 from ..core.validate import check_tensor_size
 from ..kernels.cpu.lazy_ufunc import (BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, FLOAT_3, INT_2,
                                       INT_AND_FLOAT_1, INT_AND_FLOAT_2)
@@ -157,6 +157,26 @@ def logical_or(x, y):
 @pointwise(BOOL_1)
 def logical_not(x):
     return not x
+
+
+# where: Out = X where Condition holds, else Y; dOut goes back the way each element came
+_SELECT = [f"{t}(boolean, {t}, {t})" for t in ("int32", "int64", "float32", "float64")]
+_ROUTE = [f"{t}(boolean, {t})" for t in ("float32", "float64")]
+
+
+@pointwise(_SELECT)
+def select(condition, x, y):
+    return x if condition else y
+
+
+@pointwise(_ROUTE)
+def select_grad_x(condition, dout):
+    return dout if condition else dout * 0
+
+
+@pointwise(_ROUTE)
+def select_grad_y(condition, dout):
+    return dout * 0 if condition else dout
 
 
 # --- the ops --------------------------------------------------------------------------------
@@ -338,3 +358,47 @@ register(OpDef("logical_not", [X], [OUT], [], comment="Out = not X elementwise (
                infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), VarType.BOOL),
                kernels={"cpu": _logical_not_kernel(CPU), "cuda": _logical_not_kernel(CUDA)},
                grad=NO_GRADIENT))
+
+
+# --- where ------------------------------------------------------------------------------------
+def _where_infer(ctx):
+    """Condition is bool; X and Y share its shape and one dtype (Paddle's where op; its
+    Python side broadcasts them first)."""
+    ctx.require_dtype("Condition", "bool")
+    cs = ctx.shape("Condition")
+    for slot in ("X", "Y"):
+        s = ctx.shape(slot)
+        if len(s) != len(cs) or any(a >= 0 and b >= 0 and a != b for a, b in zip(s, cs)):
+            ctx.fail(f"{slot} must have Condition's shape", slot=slot, expected=str(cs),
+                     given=ctx.describe_input(slot))
+    if ctx.dtype("X") != ctx.dtype("Y"):
+        ctx.fail("X and Y have different dtypes", slot="Y", expected="Y of X's dtype",
+                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
+
+
+def _where(place):
+    def run(ctx):
+        c, x, y = ctx.input("Condition"), ctx.input("X"), ctx.input("Y")
+        ctx.set_output("Out", place.apply(select, c, x, y, out=ctx.out("Out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
+    return run
+
+
+def _where_grad(place):
+    def run(ctx):
+        c, dout = ctx.input("Condition"), ctx.input("Out@GRAD")
+        for slot, kernel in (("X", select_grad_x), ("Y", select_grad_y)):
+            if ctx.has_output(slot + "@GRAD"):
+                ctx.set_output(slot + "@GRAD", place.apply(kernel, c, dout, out=None,
+                                                           out_dtype=dout.dtype))
+    return run
+
+
+register(OpDef("where", [Slot("Condition", "where to take X"), X, Y], [OUT], [],
+               comment="Out = X where Condition, else Y, elementwise.",
+               infer_shape=_where_infer,
+               kernels={"cpu": _where(CPU), "cuda": _where(CUDA)},
+               grad=Grad(reads=["Condition", "X", "Y"], writes=["X", "Y"],
+                         kernel=_where_grad(CPU),
+                         cuda_kernel=_where_grad(CUDA))))

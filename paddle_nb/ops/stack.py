@@ -1,0 +1,274 @@
+"""Tensors made of copies of others: stack, unstack, expand_v2, tile (Fluid's slots and
+attributes, as ``paddle.stack`` ... ``paddle.tile`` save them).
+
+Each kernel is one function for both places over arrays.py (stack, split) and the places'
+``broadcast_to`` / ``sum_axes``. Their gradients undo the copying: unstack and stack are
+each other's, and the gradient of a broadcast (expand_v2, tile) sums the copies back.
+Shapes and repeat counts given as tensors (``Shape``, ``RepeatTimes``...) are refused by
+name at build time: this package reads shapes from attributes.
+"""
+from __future__ import annotations
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.infer_shape import numel
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from .common import OUT, X
+from .places import CPU, CUDA
+
+Y_LIST = Slot("Y", "the pieces", duplicable=True)
+
+
+def _refuse_tensors(ctx, slots):
+    for slot in slots:
+        if ctx.has_input(slot):
+            ctx.fail(f"{slot} is not supported here: its value is only known at run time",
+                     slot=slot, expected="the attribute", given=str(ctx.input_names(slot)))
+
+
+def _axis_in(ctx, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        ctx.fail(f"axis {axis} is out of range", slot="X",
+                 expected=f"axis in [{-rank}, {rank - 1}]", given=f"axis={axis}")
+    return axis % rank
+
+
+# --- stack / unstack ----------------------------------------------------------------------------
+def _stack_infer(ctx):
+    shapes = ctx.shapes("X")
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) != len(shapes[0]) or any(a >= 0 and b >= 0 and a != b
+                                           for a, b in zip(s, shapes[0])):
+            ctx.fail("every input of stack must have the same shape", slot="X",
+                     expected=str(shapes[0]), given=ctx.describe_input("X", i))
+        if ctx.dtype("X", i) != ctx.dtype("X"):        # no silent promotion
+            ctx.fail("every input of stack must have the same element type", slot="X",
+                     expected=ctx.describe_input("X"), given=ctx.describe_input("X", i))
+    axis = _axis_in(ctx, ctx.attr("axis"), len(shapes[0]) + 1)
+    out = list(shapes[0])
+    out.insert(axis, len(shapes))
+    ctx.set_output("Y", out, ctx.dtype("X"))
+
+
+def _stack(ctx):
+    xs = ctx.inputs("X")
+    ctx.set_output("Y", arrays.stack(xs, ctx.attr("axis") % (xs[0].ndim + 1)))
+
+
+def _pieces(value, axis: int) -> list:
+    """``value`` cut into its slices along ``axis``, that axis dropped from each."""
+    shape = tuple(d for i, d in enumerate(value.shape) if i != axis)
+    return [p.reshape(shape) for p in arrays.split(value, [1] * value.shape[axis], axis)]
+
+
+def _stack_grad(ctx):
+    dy = ctx.input("Y@GRAD")
+    ctx.set_outputs("X@GRAD", _pieces(dy, ctx.attr("axis") % dy.ndim))
+
+
+def _stack_grad_infer(ctx):
+    """Each X@GRAD is a slice of Y@GRAD along axis. Given X (this package's backward),
+    Y@GRAD must be X's stack; Paddle's stack_grad reads no X, and then Y@GRAD says."""
+    ys = ctx.shape("Y@GRAD")
+    if ctx.has_input("X") and all(ctx.has_value("X", i)
+                                  for i in range(len(ctx.input_names("X")))):
+        xs = ctx.shapes("X")
+        want = list(xs[0])
+        want.insert(_axis_in(ctx, ctx.attr("axis"), len(want) + 1), len(xs))
+        ctx.require_gradient_fits("Y", want=want)
+        ys = want
+    axis = _axis_in(ctx, ctx.attr("axis"), len(ys))
+    if ys[axis] >= 0 and ys[axis] != len(ctx.output_names("X@GRAD")):
+        ctx.fail("Y@GRAD must hold one slice per input", slot="Y@GRAD",
+                 expected=f"{len(ctx.output_names('X@GRAD'))} along axis {axis}",
+                 given=ctx.describe_input("Y@GRAD"))
+    for i in range(len(ctx.output_names("X@GRAD"))):
+        ctx.set_output("X@GRAD", [d for j, d in enumerate(ys) if j != axis],
+                       ctx.dtype("Y@GRAD"), i=i)
+
+
+register(OpDef(
+    "stack", [Slot("X", "the tensors to stack", duplicable=True)], [Slot("Y", "the stack")],
+    [Attr("axis", A.INT, 0, "the new axis")],
+    comment="Y = the inputs stacked along a new axis.", infer_shape=_stack_infer,
+    kernels={"cpu": _stack, "cuda": _stack},
+    grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
+              kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer)))
+
+
+def _unstack_infer(ctx):
+    xs = ctx.shape("X")
+    axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
+    n = len(ctx.output_names("Y"))
+    if xs[axis] >= 0 and xs[axis] != n:
+        ctx.fail("unstack makes one output per slice", slot="X",
+                 expected=f"{xs[axis]} outputs (num={xs[axis]})", given=f"{n} outputs")
+    piece = [d for i, d in enumerate(xs) if i != axis]
+    for i in range(n):
+        ctx.set_output("Y", piece, ctx.dtype("X"), i=i)
+
+
+def _unstack(ctx):
+    x = ctx.input("X")
+    ctx.set_outputs("Y", _pieces(x, ctx.attr("axis") % x.ndim))
+
+
+def _unstack_grad(ctx):
+    dys = ctx.inputs("Y@GRAD")
+    ctx.set_output("X@GRAD", arrays.stack(dys, ctx.attr("axis") % (dys[0].ndim + 1)))
+
+
+def _unstack_grad_infer(ctx):
+    """X@GRAD is the Y@GRADs stacked along axis; given X (this package's backward), each
+    Y@GRAD must be one of its slices (Paddle's unstack_grad reads no X)."""
+    shapes = ctx.shapes("Y@GRAD")
+    if ctx.has_input("X") and ctx.has_value("X"):
+        xs = ctx.shape("X")
+        axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
+        piece = [d for j, d in enumerate(xs) if j != axis]
+        for i in range(len(shapes)):
+            ctx.require_gradient_fits("Y", i, want=piece)
+        ctx.set_output("X@GRAD", xs, ctx.dtype("Y@GRAD"))
+        return
+    for i, s in enumerate(shapes[1:], 1):
+        if s != shapes[0]:
+            ctx.fail("every Y@GRAD must have the same shape", slot="Y@GRAD",
+                     expected=str(shapes[0]), given=ctx.describe_input("Y@GRAD", i))
+    out = list(shapes[0])
+    out.insert(_axis_in(ctx, ctx.attr("axis"), len(out) + 1), len(shapes))
+    ctx.set_output("X@GRAD", out, ctx.dtype("Y@GRAD"))
+
+
+register(OpDef(
+    "unstack", [X], [Y_LIST],
+    [Attr("axis", A.INT, 0, "the axis to cut along"),
+     Attr("num", A.INT, 0, "how many slices (X's size along axis)")],
+    comment="Y = X's slices along axis, that axis dropped.", infer_shape=_unstack_infer,
+    kernels={"cpu": _unstack, "cuda": _unstack},
+    grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
+              kernel=_unstack_grad, cuda_kernel=_unstack_grad,
+              infer_shape=_unstack_grad_infer)))
+
+
+# --- expand_v2 ----------------------------------------------------------------------------------
+def expanded(x_shape, shape, fail) -> list:
+    """Paddle's expand_v2: ``shape`` aligned with X's dims from the end; -1 keeps X's dim,
+    a dim of X that is 1 may grow, any other must equal the target."""
+    if len(shape) < len(x_shape):
+        fail("shape has fewer dims than X", expected=f">= {len(x_shape)} dims",
+             given=f"shape={shape}")
+    lead = len(shape) - len(x_shape)
+    out = []
+    for i, d in enumerate(shape):
+        own = x_shape[i - lead] if i >= lead else 1
+        if d == -1:
+            if i < lead:
+                fail("a -1 in shape keeps X's dim, and X has none there", given=f"shape={shape}")
+            out.append(own)
+        elif d < 1 or (own not in (1, d) and own >= 0):
+            fail(f"X's dim {own} cannot be expanded to {d}",
+                 expected="each dim of X equal to the target's, or 1", given=f"shape={shape}")
+        else:
+            out.append(d)
+    return out
+
+
+def _expand_infer(ctx):
+    _refuse_tensors(ctx, ("Shape", "expand_shapes_tensor"))
+
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="X", expected=expected, given=given)
+    ctx.set_output("Out", expanded(ctx.shape("X"), ctx.attr("shape"), fail), ctx.dtype("X"))
+
+
+def _expand(place):
+    def run(ctx):
+        x = ctx.input("X")
+        shape = expanded(list(x.shape), ctx.attr("shape"), _runtime_fail("expand_v2"))
+        lead = len(shape) - x.ndim
+        ctx.set_output("Out", place.broadcast_to(x.reshape((1,) * lead + tuple(x.shape)),
+                                                 tuple(shape)))
+    return run
+
+
+def _expand_grad(ctx):
+    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+    lead = dout.ndim - x.ndim
+    view = (1,) * lead + tuple(x.shape)
+    ctx.set_output("X@GRAD", arrays.unbroadcast(dout, view, tuple(x.shape)))
+
+
+def _runtime_fail(op_type):
+    def fail(msg, expected=None, given=None):
+        raise ValueError(f"{op_type}: {msg}" + (f"; expected {expected}" if expected else "")
+                         + (f", given {given}" if given else ""))
+    return fail
+
+
+register(OpDef(
+    "expand_v2", [X, Slot("Shape", "the shape as a tensor (refused: use shape)",
+                          dispensable=True),
+                  Slot("expand_shapes_tensor", "the shape as tensors (refused: use shape)",
+                       dispensable=True, duplicable=True)], [OUT],
+    [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
+    comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
+    kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad)))
+
+
+# --- tile ---------------------------------------------------------------------------------------
+def _tiled(x_shape, reps, fail) -> tuple[list, list]:
+    """(X's dims padded with leading 1s, the repeats padded the same way) to one length."""
+    if any(r < 1 for r in reps):
+        fail("every repeat count must be at least 1", given=f"repeat_times={reps}")
+    rank = max(len(x_shape), len(reps))
+    dims = [1] * (rank - len(x_shape)) + list(x_shape)
+    return dims, [1] * (rank - len(reps)) + list(reps)
+
+
+def _tile_infer(ctx):
+    _refuse_tensors(ctx, ("RepeatTimes", "repeat_times_tensor"))
+
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="X", expected=expected, given=given)
+    dims, reps = _tiled(ctx.shape("X"), ctx.attr("repeat_times"), fail)
+    ctx.set_output("Out", [d * r if d >= 0 else -1 for d, r in zip(dims, reps)],
+                   ctx.dtype("X"))
+
+
+def _tile(place):
+    """X (dims d) seen as [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], then
+    merged pairwise: each dim repeated r times, as numpy's tile."""
+    def run(ctx):
+        x = ctx.input("X")
+        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), _runtime_fail("tile"))
+        pairs = [v for d in dims for v in (1, d)]
+        grown = [v for d, r in zip(dims, reps) for v in (r, d)]
+        out = place.broadcast_to(x.reshape(tuple(pairs)), tuple(grown))
+        ctx.set_output("Out", out.reshape(tuple(d * r for d, r in zip(dims, reps))))
+    return run
+
+
+def _tile_grad(place):
+    """The copies summed back: dOut as [r0, d0, r1, d1, ...], summed over the r axes."""
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), _runtime_fail("tile"))
+        grown = tuple(v for d, r in zip(dims, reps) for v in (r, d))
+        summed = place.sum_axes(dout.reshape(grown), list(range(0, len(grown), 2)), False)
+        ctx.set_output("X@GRAD", summed.reshape(tuple(x.shape)) if numel(dims) else
+                       arrays.zeros_like(x))
+    return run
+
+
+register(OpDef(
+    "tile", [X, Slot("RepeatTimes", "the repeats as a tensor (refused: use repeat_times)",
+                     dispensable=True),
+             Slot("repeat_times_tensor", "the repeats as tensors (refused)",
+                  dispensable=True, duplicable=True)], [OUT],
+    [Attr("repeat_times", A.INTS, [], "how often X repeats along each dim")],
+    comment="Out = X repeated along each dim (numpy's tile).", infer_shape=_tile_infer,
+    kernels={"cpu": _tile(CPU), "cuda": _tile(CUDA)},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_tile_grad(CPU),
+              cuda_kernel=_tile_grad(CUDA))))

@@ -272,6 +272,29 @@ def _expand_v2(op, env):
     return _out(op, "Out", np.broadcast_to(x, shape).copy())
 
 
+def _gather(op, env):
+    x, index = _x(op, env), _x(op, env, "Index")
+    return _out(op, "Out", np.take(x, index, axis=op.attrs.get("axis", 0)))
+
+
+def _one_hot(op, env):
+    x, depth = _x(op, env), op.attrs["depth"]
+    return _out(op, "Out", (x[..., None] == np.arange(depth)).astype(
+        NUMPY_DTYPE[op.attrs.get("dtype", FP32)]))
+
+
+def _arg(fn):
+    def run(op, env):
+        x, a = _x(op, env), op.attrs
+        if a.get("flatten") or x.ndim == 0:
+            out = fn(x.reshape(-1))
+            out = np.reshape(out, (1,) * x.ndim) if a.get("keepdims") else np.asarray(out)
+        else:
+            out = fn(x, axis=a.get("axis", 0) % x.ndim, keepdims=a.get("keepdims", False))
+        return _out(op, "Out", np.asarray(out).astype(NUMPY_DTYPE[a.get("dtype", INT64)]))
+    return run
+
+
 def _concat(op, env):
     return _out(op, "Out", np.concatenate(_xs(op, env), axis=op.attrs["axis"]))
 
@@ -571,6 +594,8 @@ REFERENCES = {
     "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
     "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),
     "stack": _stack, "unstack": _unstack, "expand_v2": _expand_v2,
+    "gather": _gather, "one_hot_v2": _one_hot,
+    "arg_max": _arg(np.argmax), "arg_min": _arg(np.argmin),
     "tile": lambda op, env: _out(op, "Out", np.tile(_x(op, env), op.attrs["repeat_times"])),
     "where": lambda op, env: _out(op, "Out", np.where(_x(op, env, "Condition"),
                                                       _x(op, env, "X"), _x(op, env, "Y"))),

@@ -432,6 +432,35 @@ def b_copies(B, type_):
     return True
 
 
+def b_indices(B, type_):
+    """gather (indices drawn inside X's axis), one_hot_v2 (classes inside depth), arg_max
+    and arg_min (over a non-empty axis). Out-of-range indices are the fuzzer's and
+    tests/test_index_ranges.py's."""
+    seed = B.draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    if type_ == "one_hot_v2":
+        depth = B.draw(st.integers(1, 4))
+        shape = tuple(B.draw(st.lists(st.integers(1, 3), max_size=2)))
+        x = B.add_feed(rng.integers(0, depth, shape).astype(B.pick([I32, I64])))
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"depth": depth})
+        return True
+    names = B.tensors(FLOAT_TYPES + INT_TYPES, min_rank=1)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape = B.info[x].shape
+    axis = B.draw(st.integers(0, len(shape) - 1))
+    if type_ == "gather":
+        index = B.add_feed(rng.integers(0, shape[axis], B.draw(st.integers(1, 4)))
+                           .astype(B.pick([I32, I64])))
+        B.append(type_, {"X": [x], "Index": [index]}, {"Out": 1}, {"axis": axis})
+    else:
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"axis": axis - len(shape) if B.draw(st.booleans()) else axis,
+                  "keepdims": B.draw(st.booleans())})
+    return True
+
+
 def b_transpose(B, type_):
     names = B.tensors(min_rank=1 if "transpose2_0d" in KNOWN_BUGS else 0)
     if not names:
@@ -881,6 +910,7 @@ OP_CHOICES = (
                                 "shape")]
     + [("log_softmax", b_softmax)]
     + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
+    + [(t, b_indices) for t in ("gather", "one_hot_v2", "arg_max", "arg_min")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
        ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]

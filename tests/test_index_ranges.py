@@ -181,3 +181,28 @@ def test_labels_that_used_to_crash_the_process_are_refused():
                           timeout=300, env=dict(os.environ))
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "all refused" in done.stdout
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("bad", [5, -1, 10**9])
+def test_gather_checks_its_indices_forward_and_backward(place, bad):
+    x = pd.data("x", [5, 3])
+    x.stop_gradient = False
+    index = pd.data("index", [3], "int64")
+    out = pd.op.gather(X=x, Index=index)
+    grads = pd.gradients([pd.mean(out)], [x])
+    feed = {"x": np.ones((5, 3), np.float32), "index": np.int64([0, bad, 2])}
+    with pytest.raises(pd.IndexRangeError, match=r"gather.*Index.*gather index "
+                                                 rf"{bad}.*\[1\]"):
+        pd.Executor(place).run(feed=feed, fetch_list=[out])
+    with pytest.raises(pd.IndexRangeError, match=r"gather"):
+        pd.Executor(place).run(feed=feed, fetch_list=grads)
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("bad", [4, -1])
+def test_one_hot_checks_its_classes(place, bad):
+    x = pd.data("x", [2], "int64")
+    out = pd.op.one_hot_v2(X=x, depth=4)
+    with pytest.raises(pd.IndexRangeError, match=rf"one_hot_v2.*X.*class {bad}"):
+        pd.Executor(place).run(feed={"x": np.int64([1, bad])}, fetch_list=[out])

@@ -22,6 +22,7 @@ from ..kernels.cpu import matmul as K
 from ..kernels.cpu import reduce as KR
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
+from ..kernels.cuda import index as CI
 from ..kernels.cuda import loss as CL
 from ..kernels.cuda import matmul as CM
 from ..kernels.cuda import reduce as CR
@@ -249,6 +250,27 @@ class CPU:
         outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
         return KR.row_sum(moved.reshape(outer, -1)).reshape(out_shape)
 
+    # --- indexing by data (the indices are checked by the op first) ----------------------
+    @staticmethod
+    def take(x, index, axis: int):
+        return np.take(x, index, axis=axis)
+
+    @staticmethod
+    def scatter_add(shape, index, dout, axis: int):
+        dx = np.zeros(shape, dout.dtype)
+        np.add.at(dx, (slice(None),) * axis + (index,), dout)
+        return dx
+
+    @staticmethod
+    def one_hot(x, depth: int, dtype):
+        out = np.zeros(x.shape + (depth,), dtype)
+        np.put_along_axis(out, x[..., None].astype(np.int64), 1, axis=-1)
+        return out
+
+    @staticmethod
+    def arg_extreme(x, axis: int, largest: bool, dtype):
+        return np.asarray((np.argmax if largest else np.argmin)(x, axis=axis)).astype(dtype)
+
     _FOLDS = {"max": np.max, "min": np.min, "prod": np.prod}
 
     @classmethod
@@ -373,6 +395,10 @@ class CUDA:
     sum_axes = staticmethod(CR.sum_axes)
     fold_axes = staticmethod(CR.fold_axes)
     broadcast_to = staticmethod(CC.broadcast_to)
+    take = staticmethod(CI.gather)
+    scatter_add = staticmethod(CI.scatter_add)
+    one_hot = staticmethod(CI.one_hot)
+    arg_extreme = staticmethod(CI.arg_extreme)
     copy = staticmethod(CC.copy)
     full = staticmethod(CC.fill)
 

@@ -525,6 +525,37 @@ def _softmax_xent(op, env):
             **_out(op, "Loss", loss.astype(logits.dtype))}
 
 
+def _sigmoid_xent(op, env):
+    x, label = _x(op, env), _x(op, env, "Label")
+    w, lab = _wide(x), _wide(label)
+    out = np.maximum(w, 0) - w * lab + np.log1p(np.exp(-np.abs(w)))
+    out = np.where(label == op.attrs.get("ignore_index", -100), 0.0, out)
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _bce(op, env):
+    x, label = _x(op, env), _x(op, env, "Label")
+    w, lab = _wide(x), _wide(label)
+    with np.errstate(divide="ignore"):
+        out = -(lab * np.maximum(np.log(w), -100) + (1 - lab) * np.maximum(np.log(1 - w), -100))
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _huber(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    r = _wide(y) - _wide(x)
+    delta = op.attrs.get("delta", 1.0)
+    out = np.where(np.abs(r) <= delta, 0.5 * r * r, delta * (np.abs(r) - 0.5 * delta))
+    return {**_out(op, "Out", out.astype(x.dtype)),
+            **_out(op, "Residual", r.astype(x.dtype))}
+
+
+def _label_smooth(op, env):
+    x, eps = _x(op, env), op.attrs.get("epsilon", 0.0)
+    prior = _wide(_x(op, env, "PriorDist")) if op.input("PriorDist") else 1 / x.shape[-1]
+    return _out(op, "Out", ((1 - eps) * _wide(x) + eps * prior).astype(x.dtype))
+
+
 def _cross_entropy(op, env):
     x, label = _x(op, env, "X"), _x(op, env, "Label")
     w = _wide(x)
@@ -623,6 +654,8 @@ REFERENCES = {
     "write_to_array": _write_to_array, "read_from_array": _read_from_array,
     "lod_array_length": _array_length, "tensor_array_to_tensor": _array_to_tensor,
     "softmax_with_cross_entropy": _softmax_xent, "cross_entropy": _cross_entropy,
+    "sigmoid_cross_entropy_with_logits": _sigmoid_xent, "bce_loss": _bce,
+    "huber_loss": _huber, "label_smooth": _label_smooth,
     "sgd": _sgd, "momentum": _momentum, "adam": _adam,
 }
 

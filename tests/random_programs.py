@@ -461,6 +461,30 @@ def b_indices(B, type_):
     return True
 
 
+def b_pointwise_loss(B, type_):
+    """The element-by-element losses, on a tensor of the program and fresh targets (bce's
+    X: fresh probabilities)."""
+    names = B.tensors(FLOAT_TYPES, min_rank=1 if type_ == "label_smooth" else 0,
+                      pred=lambda n, i: B.mag(n) <= 1000)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ == "huber_loss":
+        same = [n for n in names if B.info[n].shape == shape and B.info[n].dtype == dtype]
+        B.append(type_, {"X": [x], "Y": [B.pick(same)]}, {"Out": 1, "Residual": 1},
+                 {"delta": B.pick([0.5, 1.0, 2.0])})
+    elif type_ == "label_smooth":
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"epsilon": B.pick([0.0, 0.1, 0.5])})
+    else:
+        label = B.add_feed(rng.uniform(0, 1, shape).astype(dtype))
+        if type_ == "bce_loss":
+            x = B.add_feed(rng.uniform(0.05, 0.95, shape).astype(dtype))
+        B.append(type_, {"X": [x], "Label": [label]}, {"Out": 1})
+    return True
+
+
 def b_transpose(B, type_):
     names = B.tensors(min_rank=1 if "transpose2_0d" in KNOWN_BUGS else 0)
     if not names:
@@ -911,6 +935,8 @@ OP_CHOICES = (
     + [("log_softmax", b_softmax)]
     + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
     + [(t, b_indices) for t in ("gather", "one_hot_v2", "arg_max", "arg_min")]
+    + [(t, b_pointwise_loss) for t in ("sigmoid_cross_entropy_with_logits", "bce_loss",
+                                       "huber_loss", "label_smooth")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
        ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]

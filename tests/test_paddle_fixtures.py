@@ -129,6 +129,7 @@ PADDLE_WRONG = {"gather_cols_x@GRAD"}
 
 
 @pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce", "gather",
+                                  "pointwise_loss",
                                   "stack"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward

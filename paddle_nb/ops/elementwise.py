@@ -99,17 +99,24 @@ def minimum_grad_y(x, y, dout):
 
 @pointwise(FLOAT_2, MIN_PARALLEL, fastmath=False)
 def power(x, y):
+    # a negative base to a fractional power is NaN, as numpy's (Python's would go complex)
+    if -math.inf < x < 0 and math.isfinite(y) and y % 1.0 != 0.0:
+        return math.nan
     return x ** y
 
 
 @pointwise(FLOAT_3, MIN_PARALLEL, fastmath=False)
 def power_grad_x(x, y, dout):
+    if -math.inf < x < 0 and math.isfinite(y) and y % 1.0 != 0.0:
+        return math.nan
     return dout * y * x ** (y - 1)
 
 
 @pointwise(FLOAT_3, MIN_PARALLEL, fastmath=False)
 def power_grad_y(x, y, dout):
-    return dout * x ** y * math.log(x)     # x <= 0: NaN or -inf, as Paddle's log
+    if x > 0:
+        return dout * x ** y * math.log(x)
+    return math.nan                       # where log(x) is not a finite number
 
 
 # Python's (and Paddle's) integer and float division rounding down, and its remainder
@@ -160,7 +167,8 @@ def logical_not(x):
 
 
 # where: Out = X where Condition holds, else Y; dOut goes back the way each element came
-_SELECT = [f"{t}(boolean, {t}, {t})" for t in ("int32", "int64", "float32", "float64")]
+_SELECT = [f"{t}(boolean, {t}, {t})" for t in ("boolean", "int32", "int64", "float32",
+                                               "float64")]
 _ROUTE = [f"{t}(boolean, {t})" for t in ("float32", "float64")]
 
 

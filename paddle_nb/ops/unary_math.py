@@ -44,9 +44,11 @@ def sign(x):
     return 1 if x > 0 else (-1 if x < 0 else x * 0)   # 0 -> 0, NaN -> NaN
 
 
+# The guards give numpy's NaN / inf where Python's math (which the CUDA simulator runs)
+# would raise or go complex; compiled code takes the same branches.
 @pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
 def sqrt(x):
-    return math.sqrt(x)                                # < 0: NaN (numpy's error model)
+    return math.sqrt(x) if x >= 0 else math.nan
 
 
 @pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
@@ -56,7 +58,9 @@ def sqrt_grad(out, dout):
 
 @pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
 def rsqrt(x):
-    return 1.0 / math.sqrt(x)
+    if x > 0:
+        return 1.0 / math.sqrt(x)
+    return math.inf if x == 0 else math.nan
 
 
 @pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
@@ -66,11 +70,15 @@ def rsqrt_grad(out, dout):
 
 @pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False, params=1)
 def pow(x, factor):                                    # noqa: A001 (Paddle's op type)
+    if -math.inf < x < 0 and math.isfinite(factor) and factor % 1.0 != 0.0:
+        return math.nan                                # a negative base, a fraction power
     return x ** factor
 
 
 @pointwise(FLOAT_3, MIN_PARALLEL_LOG, fastmath=False, params=1)
 def pow_grad(x, dout, factor):
+    if -math.inf < x < 0 and math.isfinite(factor) and factor % 1.0 != 0.0:
+        return math.nan
     return dout * factor * x ** (factor - 1)
 
 

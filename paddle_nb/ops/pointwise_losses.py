@@ -1,0 +1,299 @@
+"""Losses computed element by element: sigmoid_cross_entropy_with_logits, bce_loss,
+huber_loss (what ``F.smooth_l1_loss`` saves), and label_smooth, which softens the labels
+they read (Fluid's slots and attributes, as ``paddle.nn.functional`` saves them).
+
+The math of each, forward and gradient, is scalar functions under ``@pointwise``
+(kernels/pointwise.py), so one op kernel serves both places through ``place.apply``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
+from ..kernels.pointwise import KERNELS, pointwise
+from . import arrays
+from .common import OUT, X, Y
+from .places import CPU, CUDA
+
+FLOAT_4 = ["float32(float32, float32, float32, float32)",
+           "float64(float64, float64, float64, float64)"]
+LABEL = Slot("Label", "the targets, X's shape")
+
+
+def _like_x(*slots):
+    """Every slot holds floats of X's shape; Out has X's shape and dtype."""
+    def infer(ctx):
+        ctx.require_dtype("X", "float")
+        xs = ctx.shape("X")
+        for slot in slots:
+            s = ctx.shape(slot)
+            if len(s) != len(xs) or any(a >= 0 and b >= 0 and a != b for a, b in zip(s, xs)):
+                ctx.fail(f"{slot} must have X's shape", slot=slot, expected=str(xs),
+                         given=ctx.describe_input(slot))
+            if ctx.dtype(slot) != ctx.dtype("X"):
+                ctx.fail(f"{slot} must have X's element type", slot=slot,
+                         expected=ctx.describe_input("X"), given=ctx.describe_input(slot))
+        ctx.set_output("Out", xs, ctx.dtype("X"))
+    return infer
+
+
+# --- sigmoid_cross_entropy_with_logits -----------------------------------------------------------
+@pointwise(FLOAT_3, params=1)
+def sigmoid_xent(x, label, ignore):
+    # max(x, 0) - x * label + log(1 + exp(-|x|)): no overflow for any x
+    if label == ignore:
+        return x * 0
+    return max(x, 0.0) - x * label + math.log1p(math.exp(-abs(x)))
+
+
+@pointwise(FLOAT_4, params=1)
+def sigmoid_xent_grad(x, label, dout, ignore):
+    if label == ignore:
+        return dout * 0
+    return (1.0 / (1.0 + math.exp(-x)) - label) * dout
+
+
+def _ignore(ctx, dtype):
+    return dtype.type(ctx.attr("ignore_index"))
+
+
+def _sigmoid_xent(place):
+    def run(ctx):
+        x, label = ctx.input("X"), ctx.input("Label")
+        ctx.set_output("Out", place.apply(sigmoid_xent, x, label, _ignore(ctx, x.dtype),
+                                          out=ctx.out("Out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
+    return run
+
+
+def _sigmoid_xent_grad(place):
+    def run(ctx):
+        x, label, dout = ctx.input("X"), ctx.input("Label"), ctx.input("Out@GRAD")
+        ctx.set_output("X@GRAD", place.apply(sigmoid_xent_grad, x, label, dout,
+                                             _ignore(ctx, x.dtype), out=None,
+                                             out_dtype=x.dtype))
+    return run
+
+
+def _sigmoid_xent_infer(ctx):
+    for slot in ("pos_weight",):
+        if ctx.has_input(slot):
+            ctx.fail(f"{slot} is not supported yet", slot=slot, expected="no pos_weight",
+                     given=str(ctx.input_names(slot)))
+    if ctx.attr("normalize"):
+        ctx.fail("normalize=True is not supported yet", slot="X",
+                 expected="normalize=False (divide by the count with ops instead)",
+                 given="normalize=True")
+    _like_x("Label")(ctx)
+
+
+register(OpDef(
+    "sigmoid_cross_entropy_with_logits",
+    [X, LABEL, Slot("pos_weight", "weights of the positive class (refused)",
+                    dispensable=True)], [OUT],
+    [Attr("normalize", A.BOOLEAN, False, "divide by the count of labels not ignored "
+          "(refused)"),
+     Attr("ignore_index", A.INT, -100, "elements with this label contribute 0")],
+    comment="Out = the binary cross entropy of sigmoid(X) and Label, elementwise.",
+    infer_shape=_sigmoid_xent_infer,
+    kernels={"cpu": _sigmoid_xent(CPU), "cuda": _sigmoid_xent(CUDA)},
+    grad=Grad(reads=["X", "Label"], writes=["X"], kernel=_sigmoid_xent_grad(CPU),
+              cuda_kernel=_sigmoid_xent_grad(CUDA))))
+
+
+# --- bce_loss ------------------------------------------------------------------------------------
+@pointwise(FLOAT_2)
+def bce(x, label):
+    # Paddle clips each log at -100, so a probability of 0 or 1 gives 100, not inf
+    # (log is only called above 0: Python's, which the CUDA simulator runs, raises at 0)
+    log_x = max(math.log(x), -100.0) if x > 0 else -100.0
+    log_1x = max(math.log(1 - x), -100.0) if x < 1 else -100.0
+    return -(label * log_x + (1 - label) * log_1x)
+
+
+@pointwise(FLOAT_3)
+def bce_grad(x, label, dout):
+    return dout * (x - label) / max((1 - x) * x, 1e-12)
+
+
+def _check_probabilities(x):
+    """X outside [0, 1] (or NaN) has no cross entropy: refused, as Paddle refuses it (a
+    device X is copied to the host for the check)."""
+    host = arrays.host(x)
+    bad = np.flatnonzero(~((host >= 0) & (host <= 1)).reshape(-1))
+    if bad.size:
+        where = ", ".join(str(int(i)) for i in np.unravel_index(bad[0], host.shape))
+        raise ValueError(f"bce_loss: input slot X: expected probabilities in [0, 1], given "
+                         f"X[{where}] = {host.reshape(-1)[bad[0]]!r} ({bad.size} outside)")
+
+
+def _bce(place):
+    def run(ctx):
+        x, label = ctx.input("X"), ctx.input("Label")
+        _check_probabilities(x)
+        ctx.set_output("Out", place.apply(bce, x, label, out=ctx.out("Out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
+    return run
+
+
+def _bce_grad(place):
+    def run(ctx):
+        x, label, dout = ctx.input("X"), ctx.input("Label"), ctx.input("Out@GRAD")
+        ctx.set_output("X@GRAD", place.apply(bce_grad, x, label, dout, out=None,
+                                             out_dtype=x.dtype))
+    return run
+
+
+register(OpDef(
+    "bce_loss", [Slot("X", "probabilities in [0, 1]"), LABEL], [OUT], [],
+    comment="Out = -(Label log X + (1 - Label) log(1 - X)), elementwise (logs >= -100).",
+    infer_shape=_like_x("Label"), kernels={"cpu": _bce(CPU), "cuda": _bce(CUDA)},
+    grad=Grad(reads=["X", "Label"], writes=["X"], kernel=_bce_grad(CPU),
+              cuda_kernel=_bce_grad(CUDA))))
+
+
+# --- huber_loss ----------------------------------------------------------------------------------
+@pointwise(FLOAT_2)
+def residual(x, y):
+    return y - x
+
+
+@pointwise(FLOAT_2, params=1)
+def huber(r, delta):
+    a = abs(r)
+    return 0.5 * r * r if a <= delta else delta * (a - 0.5 * delta)
+
+
+@pointwise(FLOAT_3, params=1)
+def huber_grad_y(r, dout, delta):
+    # d Out / d Y (Residual = Y - X); d Out / d X is its negative
+    if abs(r) <= delta:
+        return r * dout
+    return delta * dout if r > 0 else -delta * dout
+
+
+def _huber(place):
+    def run(ctx):
+        x, y = ctx.input("X"), ctx.input("Y")
+        r = place.apply(residual, x, y, out=ctx.out("Residual", x.shape, x.dtype),
+                        out_dtype=x.dtype)
+        ctx.set_output("Residual", r)
+        ctx.set_output("Out", place.apply(huber, r, x.dtype.type(ctx.attr("delta")),
+                                          out=ctx.out("Out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
+    return run
+
+
+def _huber_grad(place):
+    def run(ctx):
+        r, dout = ctx.input("Residual"), ctx.input("Out@GRAD")
+        delta = r.dtype.type(ctx.attr("delta"))
+        dy = place.apply(huber_grad_y, r, dout, delta, out=None, out_dtype=r.dtype)
+        if ctx.has_output("Y@GRAD"):
+            ctx.set_output("Y@GRAD", dy)
+        if ctx.has_output("X@GRAD"):
+            ctx.set_output("X@GRAD", place.apply(KERNELS["neg"], dy, out=None,
+                                                 out_dtype=r.dtype))
+    return run
+
+
+def _huber_infer(ctx):
+    _like_x("Y")(ctx)
+    ctx.set_output("Residual", ctx.shape("X"), ctx.dtype("X"))
+
+
+def _huber_grad_infer(ctx):
+    rs = ctx.shape("Residual")
+    if ctx.has_value("Out@GRAD"):
+        ctx.require_gradient_fits("Out", want=rs)
+    for slot in ("X@GRAD", "Y@GRAD"):
+        if ctx.has_output(slot):
+            ctx.set_output(slot, rs, ctx.dtype("Residual"))
+
+
+register(OpDef(
+    "huber_loss", [X, Y], [OUT, Slot("Residual", "Y - X, kept for the gradient",
+                                     intermediate=True)],
+    [Attr("delta", A.FLOAT, 1.0, "where the loss turns from square to linear")],
+    comment="Out = 0.5 r^2 where |r| <= delta, else delta (|r| - delta / 2); r = Y - X.",
+    infer_shape=_huber_infer, kernels={"cpu": _huber(CPU), "cuda": _huber(CUDA)},
+    grad=Grad(reads=["Residual"], grads_of=["Out"], writes=["X", "Y"],
+              kernel=_huber_grad(CPU), cuda_kernel=_huber_grad(CUDA),
+              infer_shape=_huber_grad_infer)))
+
+
+# --- label_smooth --------------------------------------------------------------------------------
+@pointwise(FLOAT_3, params=2)
+def affine(x, a, b):
+    return x * a + b
+
+
+@pointwise(FLOAT_4, params=2)
+def mix(x, prior, a, b):
+    return x * a + prior * b
+
+
+def _label_smooth(place):
+    """Out = (1 - epsilon) X + epsilon / K (K: X's last dim), or + epsilon PriorDist."""
+    def run(ctx):
+        x, prior, eps = ctx.input("X"), ctx.input("PriorDist"), ctx.attr("epsilon")
+        keep = x.dtype.type(1 - eps)
+        out = ctx.out("Out", x.shape, x.dtype)
+        if prior is None:
+            classes = x.shape[x.ndim - 1]        # (a simulator shape has no [-1])
+            value = place.apply(affine, x, keep, x.dtype.type(eps / classes), out=out,
+                                out_dtype=x.dtype)
+        else:
+            value = place.apply(mix, x, prior, keep, x.dtype.type(eps), out=out,
+                                out_dtype=x.dtype)
+        ctx.set_output("Out", value)
+    return run
+
+
+def _label_smooth_grad(place):
+    def run(ctx):
+        dout = ctx.input("Out@GRAD")
+        ctx.set_output("X@GRAD", place.apply(affine, dout,
+                                             dout.dtype.type(1 - ctx.attr("epsilon")),
+                                             dout.dtype.type(0), out=None,
+                                             out_dtype=dout.dtype))
+    return run
+
+
+def _label_smooth_infer(ctx):
+    xs = ctx.require_rank("X", 1)
+    ctx.require_dtype("X", "float")
+    if not 0 <= ctx.attr("epsilon") <= 1:
+        ctx.fail("epsilon must be in [0, 1]", slot="X", expected="0 <= epsilon <= 1",
+                 given=f"epsilon={ctx.attr('epsilon')}")
+    if ctx.has_input("PriorDist"):
+        ps = ctx.shape("PriorDist")
+        if not ps or ps[-1] not in (xs[-1], -1) or any(d not in (1, -1) for d in ps[:-1]):
+            ctx.fail("PriorDist must be one distribution over X's last dim", slot="PriorDist",
+                     expected=f"[{xs[-1]}] or [1, {xs[-1]}]",
+                     given=ctx.describe_input("PriorDist"))
+    ctx.set_output("Out", xs, ctx.dtype("X"))
+
+
+def _label_smooth_grad_infer(ctx):
+    """dX has dOut's shape; given X (this package's backward), dOut must have X's."""
+    if ctx.has_input("X") and ctx.has_value("X") and ctx.has_value("Out@GRAD"):
+        ctx.require_gradient_fits("Out", want=ctx.shape("X"))
+    ctx.set_output("X@GRAD", ctx.shape("Out@GRAD"), ctx.dtype("Out@GRAD"))
+
+
+register(OpDef(
+    "label_smooth", [X, Slot("PriorDist", "the distribution to mix in (default uniform)",
+                             dispensable=True)], [OUT],
+    [Attr("epsilon", A.FLOAT, 0.0, "how much of the prior to mix in")],
+    comment="Out = (1 - epsilon) X + epsilon * prior (uniform over X's last dim by default).",
+    infer_shape=_label_smooth_infer,
+    kernels={"cpu": _label_smooth(CPU), "cuda": _label_smooth(CUDA)},
+    grad=Grad(reads=["X"], optional=("X",), grads_of=["Out"], writes=["X"],
+              kernel=_label_smooth_grad(CPU),
+              cuda_kernel=_label_smooth_grad(CUDA), infer_shape=_label_smooth_grad_infer)))

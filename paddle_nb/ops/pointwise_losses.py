@@ -48,7 +48,8 @@ def sigmoid_xent(x, label, ignore):
     # max(x, 0) - x * label + log(1 + exp(-|x|)): no overflow for any x
     if label == ignore:
         return x * 0
-    return max(x, 0.0) - x * label + math.log1p(math.exp(-abs(x)))
+    positive = x if x > 0 else 0.0         # (no max(): numba's CUDA target cannot type it)
+    return positive - x * label + math.log1p(math.exp(-abs(x)))
 
 
 @pointwise(FLOAT_4, params=1)
@@ -107,18 +108,21 @@ register(OpDef(
 
 
 # --- bce_loss ------------------------------------------------------------------------------------
+_E_MINUS_100 = math.exp(-100.0)     # below it, log would be under -100: Paddle's clip
+
 @pointwise(FLOAT_2)
 def bce(x, label):
     # Paddle clips each log at -100, so a probability of 0 or 1 gives 100, not inf
     # (log is only called above 0: Python's, which the CUDA simulator runs, raises at 0)
-    log_x = max(math.log(x), -100.0) if x > 0 else -100.0
-    log_1x = max(math.log(1 - x), -100.0) if x < 1 else -100.0
+    log_x = math.log(x) if x > _E_MINUS_100 else -100.0
+    log_1x = math.log(1 - x) if 1 - x > _E_MINUS_100 else -100.0
     return -(label * log_x + (1 - label) * log_1x)
 
 
 @pointwise(FLOAT_3)
 def bce_grad(x, label, dout):
-    return dout * (x - label) / max((1 - x) * x, 1e-12)
+    spread = (1 - x) * x
+    return dout * (x - label) / (spread if spread > 1e-12 else 1e-12)
 
 
 def _check_probabilities(x):

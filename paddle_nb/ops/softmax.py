@@ -15,15 +15,34 @@ from .common import OUT, X, same_shape_as_x
 from .places import CPU, CUDA
 
 
-def _softmax(place):
+def _along_axis(place, rows_of: str, zero_d_value):
+    """Out = the place's row function ``rows_of`` (row_softmax, row_log_softmax) along
+    axis; a 0-d X (one value) gives ``zero_d_value``."""
+    rows_fn = getattr(place, rows_of)
+
     def run(ctx):
         x = ctx.input("X")
-        if x.ndim == 0:                  # one value: its softmax is 1
-            ctx.set_output("Out", arrays.full((), 1, x.dtype, like=x))
+        if x.ndim == 0:
+            ctx.set_output("Out", arrays.full((), zero_d_value, x.dtype, like=x))
             return
         axis = ctx.attr("axis") % x.ndim
-        out = place.row_softmax(place.rows(x, axis))
+        out = rows_fn(place.rows(x, axis))
         ctx.set_output("Out", place.unrows(out, x.shape, axis))
+    return run
+
+
+def _grad_along_axis(place, rows_of: str):
+    """X@GRAD = the place's ``rows_of(Out rows, dOut rows)`` along axis (0 for a 0-d X)."""
+    rows_fn = getattr(place, rows_of)
+
+    def run(ctx):
+        out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
+        if out.ndim == 0:
+            ctx.set_output("X@GRAD", arrays.zeros_like(out))
+            return
+        axis = ctx.attr("axis") % out.ndim
+        dx = rows_fn(place.rows(out, axis), place.rows(dout, axis))
+        ctx.set_output("X@GRAD", place.unrows(dx, out.shape, axis))
     return run
 
 
@@ -36,60 +55,26 @@ def _softmax_infer(ctx):
     same_shape_as_x(ctx)
 
 
-def _softmax_grad(place):
-    """dX = Out * (dOut - sum(dOut * Out, axis))."""
-    def run(ctx):
-        out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
-        if out.ndim == 0:
-            ctx.set_output("X@GRAD", arrays.zeros_like(out))
-            return
-        axis = ctx.attr("axis") % out.ndim
-        dx = place.softmax_grad_rows(place.rows(out, axis), place.rows(dout, axis))
-        ctx.set_output("X@GRAD", place.unrows(dx, out.shape, axis))
-    return run
-
-
 register(OpDef(
     "softmax", [X], [OUT],
     [Attr("axis", A.INT, -1, "the axis that sums to 1"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True),
      Attr("is_test", A.BOOLEAN, False, "inference mode (no effect here)", extra=True)],
     comment="Out = exp(X - max) / sum(exp(X - max)) along axis.",
-    infer_shape=_softmax_infer, kernels={"cpu": _softmax(CPU), "cuda": _softmax(CUDA)},
-    grad=Grad(reads=["Out"], kernel=_softmax_grad(CPU), cuda_kernel=_softmax_grad(CUDA)),
+    infer_shape=_softmax_infer,
+    kernels={"cpu": _along_axis(CPU, "row_softmax", 1),       # one value: its softmax is 1
+             "cuda": _along_axis(CUDA, "row_softmax", 1)},
+    grad=Grad(reads=["Out"], kernel=_grad_along_axis(CPU, "softmax_grad_rows"),
+              cuda_kernel=_grad_along_axis(CUDA, "softmax_grad_rows")),
     activation=True))
 
 
 # --- log_softmax ----------------------------------------------------------------------------
-def _log_softmax(place):
-    def run(ctx):
-        x = ctx.input("X")
-        if x.ndim == 0:                  # one value: its log-softmax is log(1)
-            ctx.set_output("Out", arrays.full((), 0, x.dtype, like=x))
-            return
-        axis = ctx.attr("axis") % x.ndim
-        out = place.row_log_softmax(place.rows(x, axis))
-        ctx.set_output("Out", place.unrows(out, x.shape, axis))
-    return run
-
-
-def _log_softmax_grad(place):
-    """dX = dOut - exp(Out) * sum(dOut, axis)."""
-    def run(ctx):
-        out, dout = ctx.input("Out"), ctx.input("Out@GRAD")
-        if out.ndim == 0:
-            ctx.set_output("X@GRAD", arrays.zeros_like(out))
-            return
-        axis = ctx.attr("axis") % out.ndim
-        dx = place.log_softmax_grad_rows(place.rows(out, axis), place.rows(dout, axis))
-        ctx.set_output("X@GRAD", place.unrows(dx, out.shape, axis))
-    return run
-
-
 register(OpDef(
     "log_softmax", [X], [OUT], [Attr("axis", A.INT, -1, "the axis normalised over")],
     comment="Out = X - log(sum(exp(X))) along axis (computed stably).",
     infer_shape=_softmax_infer,
-    kernels={"cpu": _log_softmax(CPU), "cuda": _log_softmax(CUDA)},
-    grad=Grad(reads=["Out"], kernel=_log_softmax_grad(CPU),
-              cuda_kernel=_log_softmax_grad(CUDA))))
+    kernels={"cpu": _along_axis(CPU, "row_log_softmax", 0),   # one value: log(1)
+             "cuda": _along_axis(CUDA, "row_log_softmax", 0)},
+    grad=Grad(reads=["Out"], kernel=_grad_along_axis(CPU, "log_softmax_grad_rows"),
+              cuda_kernel=_grad_along_axis(CUDA, "log_softmax_grad_rows"))))

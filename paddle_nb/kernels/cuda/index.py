@@ -14,14 +14,17 @@ from .copy import fill
 from .device import empty, flat, launch_1d
 
 
+@cuda.jit(device=True)
+def _source(i, index, n, inner):
+    """Where element i of the gathered (outer, k, inner) array sits in (outer, n, inner)."""
+    k = index.size
+    return ((i // (inner * k)) * n + index[(i // inner) % k]) * inner + i % inner
+
+
 @cuda.jit(cache=True)
 def _gather(x, index, n, inner, out):
-    k = index.size
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        r = i % inner
-        j = (i // inner) % k
-        o = i // (inner * k)
-        out[i] = x[(o * n + index[j]) * inner + r]
+        out[i] = x[_source(i, index, n, inner)]
 
 
 def gather(x, index, axis: int):
@@ -37,12 +40,8 @@ def gather(x, index, axis: int):
 
 @cuda.jit(cache=True)
 def _scatter_add(dout, index, n, inner, dx):
-    k = index.size
     for i in range(cuda.grid(1), dout.size, cuda.gridsize(1)):
-        r = i % inner
-        j = (i // inner) % k
-        o = i // (inner * k)
-        cuda.atomic.add(dx, (o * n + index[j]) * inner + r, dout[i])
+        cuda.atomic.add(dx, _source(i, index, n, inner), dout[i])
 
 
 def scatter_add(shape, index, dout, axis: int):

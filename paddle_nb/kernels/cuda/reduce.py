@@ -124,13 +124,19 @@ def _row_softmax(a, row_len, out):
             out[j] = out[j] * inv
 
 
-def row_softmax(a, rows: int, row_len: int):
-    """Softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
-    out = empty(a.shape, a.dtype)
+def _per_row(kernel, rows: int, row_len: int, first, *more):
+    """Launch a one-thread-per-row ``kernel(first, *more, row_len, out)`` over arrays of
+    ``first``'s shape seen as (rows, row_len); the new ``out``."""
+    out = empty(first.shape, first.dtype)
     if rows and row_len:
         blocks, threads = launch_1d(rows)
-        _row_softmax[blocks, threads](flat(a), row_len, flat(out))
+        kernel[blocks, threads](flat(first), *[flat(a) for a in more], row_len, flat(out))
     return out
+
+
+def row_softmax(a, rows: int, row_len: int):
+    """Softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
+    return _per_row(_row_softmax, rows, row_len, a)
 
 
 @cuda.jit(cache=True)
@@ -146,11 +152,7 @@ def _softmax_grad_rows(out, dout, row_len, dx):
 
 
 def softmax_grad_rows(out, dout, rows: int, row_len: int):
-    dx = empty(out.shape, out.dtype)
-    if rows and row_len:
-        blocks, threads = launch_1d(rows)
-        _softmax_grad_rows[blocks, threads](flat(out), flat(dout), row_len, flat(dx))
-    return dx
+    return _per_row(_softmax_grad_rows, rows, row_len, out, dout)
 
 
 @cuda.jit(cache=True)
@@ -172,11 +174,7 @@ def _row_log_softmax(a, row_len, out):
 
 def row_log_softmax(a, rows: int, row_len: int):
     """log_softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
-    out = empty(a.shape, a.dtype)
-    if rows and row_len:
-        blocks, threads = launch_1d(rows)
-        _row_log_softmax[blocks, threads](flat(a), row_len, flat(out))
-    return out
+    return _per_row(_row_log_softmax, rows, row_len, a)
 
 
 @cuda.jit(cache=True)
@@ -192,8 +190,4 @@ def _log_softmax_grad_rows(out, dout, row_len, dx):
 
 
 def log_softmax_grad_rows(out, dout, rows: int, row_len: int):
-    dx = empty(out.shape, out.dtype)
-    if rows and row_len:
-        blocks, threads = launch_1d(rows)
-        _log_softmax_grad_rows[blocks, threads](flat(out), flat(dout), row_len, flat(dx))
-    return dx
+    return _per_row(_log_softmax_grad_rows, rows, row_len, out, dout)

@@ -110,6 +110,7 @@ register(OpDef(
 # --- bce_loss ------------------------------------------------------------------------------------
 _E_MINUS_100 = math.exp(-100.0)     # below it, log would be under -100: Paddle's clip
 
+
 @pointwise(FLOAT_2)
 def bce(x, label):
     # Paddle clips each log at -100, so a probability of 0 or 1 gives 100, not inf

@@ -105,15 +105,23 @@ def fold_axes(x, axes, keepdims: bool, fold: str):
     return out.reshape(out_shape)
 
 
+@cuda.jit(device=True)
+def _row_max(a, start, row_len):
+    """The largest of a[start:start + row_len] (what softmax subtracts so exp never
+    overflows)."""
+    m = a[start]
+    for j in range(start + 1, start + row_len):
+        if a[j] > m:
+            m = a[j]
+    return m
+
+
 @cuda.jit(cache=True)
 def _row_softmax(a, row_len, out):
     """exp(x - max) / sum, per row: subtracting the max keeps exp from overflowing."""
     for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
         start = r * row_len
-        m = a[start]
-        for j in range(start + 1, start + row_len):
-            if a[j] > m:
-                m = a[j]
+        m = _row_max(a, start, row_len)
         s = 0.0
         for j in range(start, start + row_len):
             e = math.exp(a[j] - m)
@@ -160,10 +168,7 @@ def _row_log_softmax(a, row_len, out):
     """X - max - log(sum(exp(X - max))), per row."""
     for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
         start = r * row_len
-        m = a[start]
-        for j in range(start + 1, start + row_len):
-            if a[j] > m:
-                m = a[j]
+        m = _row_max(a, start, row_len)
         s = 0.0
         for j in range(start, start + row_len):
             s += math.exp(a[j] - m)

@@ -33,6 +33,8 @@ from .core.variable import Parameter, Variable
 from . import layers
 from . import layers as layer          # seed 000 spells it pd.layer.fc
 from . import variable, initializer, optimizer
+from .optimizer import regularizer
+from .optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import io
 from . import passes
 from .initializer import Constant, Normal, Uniform, XavierUniform

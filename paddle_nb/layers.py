@@ -14,6 +14,7 @@ from .core.errors import BuildError
 from .core.program import default_main_program, default_startup_program
 from .core.variable import Parameter, Variable
 from .initializer import Constant, Initializer, NumpyArray, XavierUniform
+from .optimizer.regularizer import set_decay
 from .ops.fill import assign_value_attrs
 from .param_attr import ParamAttr
 
@@ -216,21 +217,25 @@ def _param(attr: ParamAttr, shape, dtype, default_name, is_bias=False) -> Parame
             raise BuildError(f"parameter {name!r} exists with shape {list(existing.shape)}; "
                              f"this layer needs {list(shape)}")
         return existing
-    return create_parameter(shape, dtype, name=name, initializer=attr.initializer,
-                            trainable=attr.trainable, is_bias=is_bias)
+    param = create_parameter(shape, dtype, name=name, initializer=attr.initializer,
+                             trainable=attr.trainable, is_bias=is_bias)
+    set_decay(default_main_program(), param.name, attr.regularizer)
+    return param
 
 
 # --- layers ----------------------------------------------------------------------------------
 def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=None,
        act: str | None = None, name: str | None = None, *, params=None):
-    """A fully connected layer as Fluid builds it: ``mul`` + ``elementwise_add`` + act.
+    """A fully connected layer as Fluid builds it: ``mul`` + ``elementwise_add`` + act;
+    ``input`` may be a list (a ``mul`` per input, each with its own weight, then ``sum``).
 
     Also the seed forms: ``fc(W, x)`` multiplies ``x`` by an existing parameter ``W``
     (seed 000's RNN), and ``fc(a, params=["fc.w", "fc.b"])`` names (and so shares) the
     weight and bias. ``size`` defaults to the input's last dimension."""
     if isinstance(input, Parameter) and isinstance(size, Variable):
         return _fc_with_weight(input, size)
-    check.variable("fc", "input", input)
+    inputs = check.variables("fc", "input", input) if isinstance(input, (list, tuple)) \
+        else [check.variable("fc", "input", input)]
     if params is not None:
         if not isinstance(params, (list, tuple)) or not 1 <= len(params) <= 2 \
                 or not all(p is None or isinstance(p, str) for p in params):
@@ -239,9 +244,9 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
         names = list(params) + [None] * (2 - len(params))
         param_attr = ParamAttr(name=names[0]) if names[0] else param_attr
         bias_attr = ParamAttr(name=names[1]) if names[1] else bias_attr
-    in_shape = list(input.shape)
+    in_shape = list(inputs[0].shape)
     if size is None:
-        size = in_shape[-1] if in_shape else None
+        size = in_shape[-1] if in_shape and len(inputs) == 1 else None
         if size is None or size < 0:
             raise BuildError("fc: give size= (the input's last dimension is unknown)")
     # Everything is checked before anything is built: "3", 3.5 and True are not sizes,
@@ -249,19 +254,34 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
     size = check.positive_int("fc", "size", size)
     _check_activation(act, "fc")
     num_flatten_dims = check.integer("fc", "num_flatten_dims", num_flatten_dims, 1,
-                                     max(len(in_shape) - 1, 1))
-    wattr = ParamAttr.of(param_attr, "fc", "param_attr")
+                                     max(min(len(x.shape) for x in inputs) - 1, 1))
+    # one weight per input (Fluid's list form); a list of ParamAttrs names each
+    attrs = list(param_attr) if isinstance(param_attr, (list, tuple)) \
+        else [param_attr] * len(inputs)
+    if len(attrs) != len(inputs):
+        raise check.refuse("fc", "param_attr", f"one ParamAttr per input ({len(inputs)})",
+                           param_attr)
+    wattrs = [ParamAttr.of(a, "fc", "param_attr") for a in attrs]
     battr = ParamAttr.of(bias_attr, "fc", "bias_attr")
     check.text("fc", "name", name, optional=True)
     layer = unique_name.generate(name or "fc")
-    in_dim = int(np.prod(in_shape[num_flatten_dims:]))
-    w = _param(wattr, [in_dim, size], input.dtype, f"{layer}.w_0")
-    out = _tmp(layer, input.dtype)
-    _block().append_op("mul", inputs={"X": [input], "Y": [w]}, outputs={"Out": [out]},
-                       attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+    products = []
+    for k, (x, wattr) in enumerate(zip(inputs, wattrs)):
+        in_dim = int(np.prod(list(x.shape)[num_flatten_dims:]))
+        if wattr is not None and wattr.name and len(inputs) > 1:
+            wattr = ParamAttr(f"{wattr.name}_{k}", wattr.initializer, wattr.trainable,
+                              wattr.regularizer)
+        w = _param(wattr or ParamAttr(), [in_dim, size], x.dtype, f"{layer}.w_{k}")
+        products.append(_tmp(layer, x.dtype))
+        _block().append_op("mul", inputs={"X": [x], "Y": [w]}, outputs={"Out": [products[-1]]},
+                           attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+    out = products[0]
+    if len(products) > 1:                   # the products summed, as Fluid's fc does
+        out = _tmp(layer, inputs[0].dtype)
+        _block().append_op("sum", inputs={"X": products}, outputs={"Out": [out]})
     if battr is not None:
-        b = _param(battr, [size], input.dtype, f"{layer}.b_0", is_bias=True)
-        pre = _tmp(layer, input.dtype)
+        b = _param(battr, [size], inputs[0].dtype, f"{layer}.b_0", is_bias=True)
+        pre = _tmp(layer, inputs[0].dtype)
         _block().append_op("elementwise_add", inputs={"X": [out], "Y": [b]},
                            outputs={"Out": [pre]}, attrs={"axis": num_flatten_dims})
         out = pre
@@ -543,37 +563,6 @@ def assign(x, output: Variable | None = None):
     return output
 
 
-# --- losses ----------------------------------------------------------------------------------
-def softmax_with_cross_entropy(logits, label, soft_label: bool = False, axis: int = -1,
-                               ignore_index: int = -100, return_softmax: bool = False):
-    """Cross entropy of softmax(logits) against class indices (int64, last dim 1)."""
-    builder = "softmax_with_cross_entropy"
-    check.variable(builder, "logits", logits, dtype="float")
-    check.variable(builder, "label", label)
-    attrs = {"soft_label": check.boolean(builder, "soft_label", soft_label),
-             "axis": check.axis(builder, "axis", axis, len(logits.shape)),
-             "ignore_index": check.integer(builder, "ignore_index", ignore_index)}
-    return_softmax = check.boolean(builder, "return_softmax", return_softmax)
-    layer = unique_name.generate(builder)
-    softmax, loss = _tmp(layer, logits.dtype), _tmp(layer, logits.dtype)
-    _block().append_op(builder, {"Logits": [logits], "Label": [label]},
-                       {"Softmax": [softmax], "Loss": [loss]}, attrs)
-    return (loss, softmax) if return_softmax else loss
-
-
-def cross_entropy(input, label, soft_label: bool = False, ignore_index: int = -100):
-    """Cross entropy of probabilities ``input`` (rows sum to 1) against ``label``."""
-    check.variable("cross_entropy", "input", input, dtype="float")
-    check.variable("cross_entropy", "label", label)
-    attrs = {"soft_label": check.boolean("cross_entropy", "soft_label", soft_label),
-             "ignore_index": check.integer("cross_entropy", "ignore_index", ignore_index)}
-    y = _tmp(unique_name.generate("cross_entropy"), input.dtype)
-    _block().append_op("cross_entropy", {"X": [input], "Label": [label]}, {"Y": [y]}, attrs)
-    return y
-
-
-def square_error_cost(input, label):
-    """(input - label)^2, elementwise (Fluid builds it from elementwise_sub and square)."""
-    check.variable("square_error_cost", "input", input)
-    check.variable("square_error_cost", "label", label)
-    return square(elementwise_sub(input, label))
+# --- losses: losses.py, re-exported here where Fluid and Paddle users look for them --------
+from .losses import (cross_entropy, mse_loss,  # noqa: E402, F401 (re-exported)
+                     softmax_with_cross_entropy, square_error_cost)

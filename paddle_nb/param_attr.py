@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from . import arg_checks as check
 from .initializer import Initializer
+from .optimizer.regularizer import WeightDecay
 
 
 @dataclass
@@ -12,6 +13,7 @@ class ParamAttr:
     name: str | None = None
     initializer: Initializer | None = None
     trainable: bool = True
+    regularizer: object = None      # an L1Decay / L2Decay for this parameter alone
 
     def __post_init__(self):
         check.text("ParamAttr", "name", self.name, optional=True)
@@ -19,6 +21,7 @@ class ParamAttr:
             raise check.refuse("ParamAttr", "initializer", "an Initializer "
                                "(pd.initializer.Constant(0.5), ...) or None", self.initializer)
         self.trainable = check.boolean("ParamAttr", "trainable", self.trainable)
+        self.regularizer = WeightDecay.of("ParamAttr", "regularizer", self.regularizer)
 
     @staticmethod
     def of(value, builder: str = "ParamAttr.of", argument: str = "value") -> "ParamAttr | None":

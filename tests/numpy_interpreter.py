@@ -272,6 +272,88 @@ def _expand_v2(op, env):
     return _out(op, "Out", np.broadcast_to(x, shape).copy())
 
 
+def _expand_as_v2(op, env):
+    x, target = _x(op, env), list(op.attrs.get("target_shape") or [])
+    if op.input("Y") and (not target or -1 in target):
+        target = list(_x(op, env, "Y").shape)
+    if any(d < 1 for d in target) or len(target) < x.ndim:
+        raise ValueError(f"cannot expand {x.shape} to {target}")
+    return _out(op, "Out", np.broadcast_to(x, target).copy())
+
+
+def _slice(strided):
+    """Paddle's slice / strided_slice as Python slices: bounds made non-negative first
+    (a negative end clamps at 0, except end -1 with a negative stride: through index 0)."""
+    def run(op, env):
+        x, a = _x(op, env, "Input"), dict(op.attrs)
+        for name, slot in (("starts", "Starts"), ("ends", "Ends"), ("strides", "Strides")):
+            if op.input(f"{slot}Tensor"):                 # bounds given as tensors
+                a[name] = [int(v) for v in np.ravel(_x(op, env, f"{slot}Tensor"))]
+            elif op.input(f"{slot}TensorList"):
+                a[name] = [int(np.ravel(v)[0]) for v in _xs(op, env, f"{slot}TensorList")]
+        steps = a["strides"] if strided else [1] * len(a["axes"])
+        index = [slice(None)] * x.ndim
+        for axis, start, end, step in zip(a["axes"], a["starts"], a["ends"], steps):
+            n = x.shape[axis]
+            start = max(start + n, 0) if start < 0 else start
+            if end == -1 and step < 0:
+                end = None
+            elif end < 0:
+                end = max(end + n, 0)
+            index[axis] = slice(start, end, step)
+        out = x[tuple(index)]
+        decrease = tuple(a.get("decrease_axis") or [])
+        return _out(op, "Out", np.squeeze(out, axis=decrease).copy() if decrease
+                    else out.copy())
+    return run
+
+
+def _pad(op, env):
+    x, p = _x(op, env), op.attrs["paddings"]
+    pairs = [(p[2 * i], p[2 * i + 1]) for i in range(x.ndim)]
+    return _out(op, "Out", np.pad(x, pairs, constant_values=op.attrs["pad_value"]))
+
+
+def _pad3d(op, env):
+    x, a = _x(op, env), op.attrs
+    p = a["paddings"]
+    spatial = [(p[4], p[5]), (p[2], p[3]), (p[0], p[1])]          # D, H, W
+    pairs = [(0, 0), (0, 0)] + spatial if a["data_format"] == "NCDHW" else \
+        [(0, 0)] + spatial + [(0, 0)]
+    mode = {"replicate": "edge", "circular": "wrap"}.get(a["mode"], a["mode"])
+    if mode == "constant":
+        return _out(op, "Out", np.pad(x, pairs, constant_values=a["value"]))
+    return _out(op, "Out", np.pad(x, pairs, mode=mode))
+
+
+def _cumsum(op, env):
+    x, a = _x(op, env), op.attrs
+    if a["flatten"]:
+        x = x.reshape(-1)
+    axis = a["axis"] % max(x.ndim, 1)
+    if x.ndim == 0:
+        return _out(op, "Out", np.zeros_like(x) if a["exclusive"] else x.copy())
+    v = np.flip(x, axis) if a["reverse"] else x
+    out = np.cumsum(v, axis=axis, dtype=x.dtype)
+    if a["exclusive"]:
+        out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)),
+                              np.take(out, range(out.shape[axis] - 1), axis=axis)], axis=axis)
+    return _out(op, "Out", np.flip(out, axis) if a["reverse"] else out)
+
+
+def _range(op, env):
+    start, end, step = (_x(op, env, s).reshape(-1)[0] for s in ("Start", "End", "Step"))
+    if step == 0 or (start < end and step < 0) or (start > end and step > 0):
+        raise ValueError("range never reaches End")
+    if start.dtype.kind in "iu":
+        n = (abs(int(end) - int(start)) + abs(int(step)) - 1) // abs(int(step))
+        values = int(start) + np.arange(n, dtype=np.int64) * int(step)
+    else:
+        n = int(np.ceil(np.abs((end - start) / step)))      # in the inputs' type
+        values = float(start) + np.arange(n, dtype=np.float64) * float(step)
+    return _out(op, "Out", values.astype(start.dtype))
+
+
 def _gather(op, env):
     x, index = _x(op, env), _x(op, env, "Index")
     return _out(op, "Out", np.take(x, index, axis=op.attrs.get("axis", 0)))
@@ -586,23 +668,176 @@ def _momentum(op, env):
             **_out(op, "VelocityOut", v2.astype(p.dtype))}
 
 
-def _adam(op, env):
+def _adam(op, env, lr_ratio=1.0, coeff=0.0):
+    """Adam; AdamW with a learning-rate factor and a decoupled decay."""
     a = op.attrs
     b1, b2, eps = a["beta1"], a["beta2"], a["epsilon"]
     p, g = _x(op, env, "Param"), _wide(_x(op, env, "Grad"))
     b1p = _x(op, env, "Beta1Pow")
     b2p = _x(op, env, "Beta2Pow")
-    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0]) * lr_ratio
     m1 = b1 * _wide(_x(op, env, "Moment1")) + (1 - b1) * g
     m2 = b2 * _wide(_x(op, env, "Moment2")) + (1 - b2) * g * g
     c1, c2 = float(np.ravel(b1p)[0]), float(np.ravel(b2p)[0])
     lr_t = lr * np.sqrt(1 - c2) / (1 - c1)
-    new_p = _wide(p) - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - c2))
+    new_p = _wide(p) * (1 - lr * coeff) - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - c2))
     dt = p.dtype
     return {**_out(op, "ParamOut", new_p.astype(dt)), **_out(op, "Moment1Out", m1.astype(dt)),
             **_out(op, "Moment2Out", m2.astype(dt)),
             **_out(op, "Beta1PowOut", (_wide(b1p) * b1).astype(b1p.dtype)),
             **_out(op, "Beta2PowOut", (_wide(b2p) * b2).astype(b2p.dtype))}
+
+
+def _adamw(op, env):
+    a = op.attrs
+    return _adam(op, env, a.get("lr_ratio", 1.0),
+                 a.get("coeff", 0.01) if a.get("with_decay") else 0.0)
+
+
+def _clip_by_norm(op, env):
+    x = _x(op, env)
+    norm, max_norm = np.sqrt(np.sum(_wide(x) ** 2)), op.attrs["max_norm"]
+    return _out(op, "Out", (_wide(x) * (max_norm / norm if norm > max_norm else 1.0))
+                .astype(x.dtype))
+
+
+def _adagrad(op, env):
+    p, g = _wide(_x(op, env, "Param")), _wide(_x(op, env, "Grad"))
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    m = _wide(_x(op, env, "Moment")) + g * g
+    dt = _x(op, env, "Param").dtype
+    return {**_out(op, "ParamOut", (p - lr * g / (np.sqrt(m) + op.attrs["epsilon"]))
+                   .astype(dt)), **_out(op, "MomentOut", m.astype(dt))}
+
+
+def _rmsprop(op, env):
+    a = op.attrs
+    rho, eps, mu = a.get("decay", 0.9), a.get("epsilon", 1e-10), a.get("momentum", 0.0)
+    p, g = _wide(_x(op, env, "Param")), _wide(_x(op, env, "Grad"))
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    ms = rho * _wide(_x(op, env, "MeanSquare")) + (1 - rho) * g * g
+    outs = {}
+    if a.get("centered"):
+        mg = rho * _wide(_x(op, env, "MeanGrad")) + (1 - rho) * g
+        mom = mu * _wide(_x(op, env, "Moment")) + lr * g / np.sqrt(ms - mg * mg + eps)
+        outs = _out(op, "MeanGradOut", mg)
+    else:
+        mom = mu * _wide(_x(op, env, "Moment")) + lr * g / np.sqrt(ms + eps)
+        if op.input("MeanGrad"):
+            outs = _out(op, "MeanGradOut", _x(op, env, "MeanGrad"))
+    dt = _x(op, env, "Param").dtype
+    outs.update({**_out(op, "ParamOut", p - mom), **_out(op, "MomentOut", mom),
+                 **_out(op, "MeanSquareOut", ms)})
+    return {k: v.astype(dt) for k, v in outs.items()}
+
+
+def _lamb(op, env):
+    a = op.attrs
+    b1, b2, eps, wd = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"]
+    p, g = _wide(_x(op, env, "Param")), _wide(_x(op, env, "Grad"))
+    b1p, b2p = _x(op, env, "Beta1Pow"), _x(op, env, "Beta2Pow")
+    lr = float(np.ravel(_x(op, env, "LearningRate"))[0])
+    m1 = b1 * _wide(_x(op, env, "Moment1")) + (1 - b1) * g
+    m2 = b2 * _wide(_x(op, env, "Moment2")) + (1 - b2) * g * g
+    r = (m1 / (1 - float(np.ravel(b1p)[0]))) / (np.sqrt(m2 / (1 - float(np.ravel(b2p)[0])))
+                                                + eps) + wd * p
+    pn, rn = np.sqrt(np.sum(p * p)), np.sqrt(np.sum(r * r))
+    adapt = (wd != 0 or a.get("always_adapt")) and pn > 0 and rn > 0
+    dt = _x(op, env, "Param").dtype
+    return {**_out(op, "ParamOut", (p - lr * (pn / rn if adapt else 1.0) * r).astype(dt)),
+            **_out(op, "Moment1Out", m1.astype(dt)), **_out(op, "Moment2Out", m2.astype(dt)),
+            **_out(op, "Beta1PowOut", (_wide(b1p) * b1).astype(b1p.dtype)),
+            **_out(op, "Beta2PowOut", (_wide(b2p) * b2).astype(b2p.dtype))}
+
+
+def _gather_nd(op, env):
+    x, index = _x(op, env), _x(op, env, "Index")
+    k = index.shape[-1]
+    if k == 0:                                  # every index row names all of X
+        return _out(op, "Out", np.broadcast_to(x, index.shape[:-1] + x.shape).copy())
+    return _out(op, "Out", x[tuple(np.moveaxis(index, -1, 0))])
+
+
+def _scatter(op, env):
+    x, ids = _x(op, env), _x(op, env, "Ids").reshape(-1)
+    updates = _x(op, env, "Updates").reshape((ids.size,) + x.shape[1:])
+    out = x.copy()
+    if op.attrs.get("overwrite", True):
+        for i, row in enumerate(ids):           # in order: the last id wins
+            out[row] = updates[i]
+    else:
+        out[ids] = 0
+        for i, row in enumerate(ids):
+            out[row] += updates[i]
+    return _out(op, "Out", out)
+
+
+def _top_k(op, env):
+    x, a = _x(op, env), op.attrs
+    axis = a.get("axis", -1) % x.ndim
+    k = int(np.ravel(_x(op, env, "K"))[0]) if op.input("K") else a.get("k", 1)
+    rows = np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])
+    largest = a.get("largest", True)
+
+    def key(row):          # Paddle's order: NaN is the largest; ties by position
+        def of(j):
+            v = row[j].item()                   # a Python number: -v cannot overflow
+            nan = v != v
+            if largest:
+                return (0 if nan else 1, 0 if nan else -v, j)
+            return (1 if nan else 0, 0 if nan else v, j)
+        return of
+    order = np.array([sorted(range(len(r)), key=key(r))[:k] for r in rows], np.int64)
+    order = order.reshape(rows.shape[0], k)
+    values = np.take_along_axis(rows, order, axis=1)
+    shape = np.moveaxis(x, axis, -1).shape[:-1] + (k,)
+    return {**_out(op, "Out", np.moveaxis(values.reshape(shape), -1, axis)),
+            **_out(op, "Indices", np.moveaxis(order.reshape(shape), -1, axis))}
+
+
+def _p_norm(op, env):
+    """In X's dtype, as Paddle computes it."""
+    x, a = _x(op, env), op.attrs
+    p, t = a.get("porder", 2.0), x.dtype.type
+    dims = tuple(range(x.ndim)) if a.get("asvector") or x.ndim == 0 else \
+        (a.get("axis", -1) % x.ndim,)
+    keep = a.get("keepdim", False)
+    with np.errstate(all="ignore"):
+        if p == 0:
+            out = (x != 0).sum(axis=dims, keepdims=keep)
+        elif np.isinf(p):
+            out = (np.max if p > 0 else np.min)(np.abs(x), axis=dims, keepdims=keep)
+        else:
+            out = (np.abs(x) ** t(p)).sum(axis=dims, keepdims=keep) ** t(1 / p)
+    return _out(op, "Out", np.asarray(out).astype(x.dtype))
+
+
+def _smooth_l1(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    d = _wide(x) - _wide(y)
+    weighted = op.input("InsideWeight") and op.input("OutsideWeight")
+    if weighted:
+        d = d * _wide(_x(op, env, "InsideWeight"))
+    s2 = np.float64(op.attrs.get("sigma", 1.0)) ** 2      # sigma 0: 1 / s2 is inf, as Paddle
+    with np.errstate(all="ignore"):
+        err = np.where(np.abs(d) < 1 / s2, 0.5 * d * d * s2, np.abs(d) - 0.5 / s2)
+    if weighted:
+        err = err * _wide(_x(op, env, "OutsideWeight"))
+    return {**_out(op, "Diff", d.astype(x.dtype)),
+            **_out(op, "Out", err.reshape(x.shape[0], -1).sum(axis=1, keepdims=True)
+                   .astype(x.dtype))}
+
+
+def _cross_entropy2(op, env):
+    x, label = _x(op, env), _x(op, env, "Label")
+    ignored = label == op.attrs.get("ignore_index", -100)
+    picked = np.take_along_axis(_wide(x), np.where(ignored, 0, label), axis=-1)
+    with np.errstate(divide="ignore"):
+        y = np.where(picked == 0, 1e20, -np.log(picked))     # Paddle's TolerableValue
+    return {**_out(op, "Y", np.where(ignored, 0, y).astype(x.dtype)),
+            **_out(op, "MatchX", np.where(ignored, 0, picked).astype(x.dtype)),
+            **(_out(op, "XShape", np.zeros(x.shape + (0,), x.dtype)) if op.output("XShape")
+               else {})}
 
 
 REFERENCES = {
@@ -625,6 +860,9 @@ REFERENCES = {
     "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
     "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),
     "stack": _stack, "unstack": _unstack, "expand_v2": _expand_v2,
+    "expand_as_v2": _expand_as_v2, "slice": _slice(False), "strided_slice": _slice(True),
+    "flip": lambda op, env: _out(op, "Out", np.flip(_x(op, env), op.attrs["axis"]).copy()),
+    "pad": _pad, "pad3d": _pad3d, "cumsum": _cumsum, "range": _range,
     "gather": _gather, "one_hot_v2": _one_hot,
     "arg_max": _arg(np.argmax), "arg_min": _arg(np.argmin),
     "tile": lambda op, env: _out(op, "Out", np.tile(_x(op, env), op.attrs["repeat_times"])),
@@ -656,7 +894,12 @@ REFERENCES = {
     "softmax_with_cross_entropy": _softmax_xent, "cross_entropy": _cross_entropy,
     "sigmoid_cross_entropy_with_logits": _sigmoid_xent, "bce_loss": _bce,
     "huber_loss": _huber, "label_smooth": _label_smooth,
-    "sgd": _sgd, "momentum": _momentum, "adam": _adam,
+    "gather_nd": _gather_nd, "scatter": _scatter, "top_k_v2": _top_k, "p_norm": _p_norm,
+    "index_select": lambda op, env: _out(op, "Out", np.take(
+        _x(op, env), _x(op, env, "Index").reshape(-1), axis=op.attrs.get("dim", 0))),
+    "smooth_l1_loss": _smooth_l1, "cross_entropy2": _cross_entropy2,
+    "sgd": _sgd, "momentum": _momentum, "adam": _adam, "adamw": _adamw, "adagrad": _adagrad,
+    "rmsprop": _rmsprop, "lamb": _lamb, "clip_by_norm": _clip_by_norm,
 }
 
 

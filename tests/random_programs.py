@@ -461,6 +461,94 @@ def b_indices(B, type_):
     return True
 
 
+def _part_bounds(B, n, stride):
+    """(start, end) for a part of an axis of n >= 1 that Paddle's rules accept, written
+    with negative or out-of-range bounds at random; its length."""
+    if stride > 0:
+        s = B.draw(st.integers(0, n))
+        e = B.draw(st.integers(s, n))
+        end = e - n if e < n and B.draw(st.booleans()) else (n + 3 if e == n and
+                                                              B.draw(st.booleans()) else e)
+    else:
+        s = B.draw(st.integers(0, n - 1))
+        e = B.draw(st.integers(-1, s))
+        end = e - n if 0 <= e and e - n < -1 and B.draw(st.booleans()) else e
+    start = s - n if s < n and B.draw(st.booleans()) else s
+    return start, end, len(range(s, e, stride))
+
+
+def b_parts(B, type_):
+    """slice, strided_slice, flip, cumsum, pad, pad3d, expand_as_v2 and range: parts,
+    borders and sums of a tensor of the program (bounds Paddle's rules accept; reflect
+    paddings below the dim), range over fed bounds that reach End."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ == "range":
+        dtype = B.pick([I32, I64, F32, F64])
+        step = B.pick([1, 2, -1, -3]) * (0.5 if dtype in FLOAT_TYPES else 1)
+        start = B.draw(st.integers(-4, 4))
+        end = start + B.draw(st.integers(0, 5)) * step
+        bounds = [B.add_feed(np.array([v], dtype)) for v in (start, end, step)]
+        B.append(type_, dict(zip(("Start", "End", "Step"), [[b] for b in bounds])), {"Out": 1})
+        return True
+    if type_ == "pad3d":
+        x = B.add_feed(rng.uniform(-2, 2, [B.draw(st.integers(1, 2)) for _ in range(5)])
+                       .astype(B.pick(FLOAT_TYPES)))
+        mode = B.pick(["constant", "reflect", "replicate", "circular"])
+        layout = B.pick(["NCDHW", "NDHWC"])
+        dims = B.info[x].shape[2:] if layout == "NCDHW" else B.info[x].shape[1:4]
+        top = [d - 1 if mode == "reflect" else 2 for d in dims[::-1]]     # W, H, D
+        paddings = [B.draw(st.integers(0, t)) for t in top for _ in range(2)]
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"paddings": paddings, "mode": mode,
+                                                 "value": B.pick([0.0, 1.5]),
+                                                 "data_format": layout})
+        return True
+    numeric = FLOAT_TYPES + INT_TYPES
+    if type_ == "cumsum":
+        names = B.tensors(numeric, pred=lambda n, i: B.mag(n) * B.env[n].size <= MAX_MAG)
+    else:
+        names = B.tensors(numeric if type_ != "expand_as_v2" else None,
+                          min_rank=0 if type_ == "flip" else 1, max_rank=3)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape, rank = B.info[x].shape, len(B.info[x].shape)
+    if type_ in ("slice", "strided_slice"):
+        axes = B.draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank,
+                               unique=True))
+        strides = [B.pick([1, 2, -1, -2]) if type_ == "strided_slice" else 1 for _ in axes]
+        parts = [_part_bounds(B, shape[a], k) for a, k in zip(axes, strides)]
+        attrs = {"axes": axes, "starts": [p[0] for p in parts], "ends": [p[1] for p in parts],
+                 "decrease_axis": [a for a, p in zip(axes, parts)
+                                   if p[2] == 1 and B.draw(st.booleans())]}
+        if type_ == "strided_slice":
+            attrs["strides"] = strides
+        B.append(type_, {"Input": [x]}, {"Out": 1}, attrs)
+    elif type_ == "flip":
+        axes = B.draw(st.lists(st.integers(0, rank - 1), max_size=rank, unique=True)) \
+            if rank else []
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"axis": [a - rank if B.draw(st.booleans()) else a for a in axes]})
+    elif type_ == "cumsum":
+        flatten = B.draw(st.booleans())
+        span = 1 if flatten else max(rank, 1)
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"axis": B.draw(st.integers(-span, span - 1)), "flatten": flatten,
+                  "exclusive": B.draw(st.booleans()), "reverse": B.draw(st.booleans())})
+    elif type_ == "pad":
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"paddings": [B.draw(st.integers(0, 2)) for _ in range(2 * rank)],
+                  "pad_value": B.pick([0.0, 1.0, -2.0])})
+    else:                                             # expand_as_v2
+        lead = [B.draw(st.integers(1, 3)) for _ in range(B.draw(st.integers(0, 3 - rank)))]
+        target = lead + [B.draw(st.integers(1, 3)) if d == 1 else d for d in shape]
+        ins = {"X": [x]}
+        if B.draw(st.booleans()):                     # with Y: Paddle's -1 for its batch dim
+            ins["Y"] = [B.add_feed(rng.uniform(-1, 1, target).astype(F32))]
+            target = [-1] + target[1:] if B.draw(st.booleans()) else target
+        B.append(type_, ins, {"Out": 1}, {"target_shape": target})
+    return True
+
+
 def b_pointwise_loss(B, type_):
     """The element-by-element losses, on a tensor of the program and fresh targets (bce's
     X: fresh probabilities)."""
@@ -482,6 +570,74 @@ def b_pointwise_loss(B, type_):
         if type_ == "bce_loss":
             x = B.add_feed(rng.uniform(0.05, 0.95, shape).astype(dtype))
         B.append(type_, {"X": [x], "Label": [label]}, {"Out": 1})
+    return True
+
+
+def b_scatter(B, type_):
+    """gather_nd (each index column inside its axis), scatter (rows inside X, repeats
+    too), index_select (inside dim), top_k_v2 (k inside the axis; ties are broken by
+    position on both sides, but a rounding step can reorder near-ties: discrete)."""
+    names = B.tensors(FLOAT_TYPES + INT_TYPES, min_rank=1)
+    if not names:
+        return False
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    x = B.pick(names)
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    index_type = B.pick([I32, I64])
+    if type_ == "gather_nd":
+        k = B.draw(st.integers(0, len(shape)))
+        rows = B.draw(st.integers(1, 3))
+        index = np.stack([rng.integers(0, d, rows) for d in shape[:k]], axis=-1) if k else \
+            np.zeros((rows, 0), np.int64)
+        B.append(type_, {"X": [x], "Index": [B.add_feed(index.astype(index_type))]},
+                 {"Out": 1})
+    elif type_ == "scatter":
+        ids = rng.integers(0, shape[0], B.draw(st.integers(1, 3)))
+        updates = rng.integers(-4, 5, (len(ids),) + shape[1:]) / 2
+        B.append(type_, {"X": [x], "Ids": [B.add_feed(ids.astype(index_type))],
+                         "Updates": [B.add_feed(updates.astype(dtype))]}, {"Out": 1},
+                 {"overwrite": B.draw(st.booleans())})
+    elif type_ == "index_select":
+        dim = B.draw(st.integers(-len(shape), len(shape) - 1))
+        index = rng.integers(0, shape[dim], B.draw(st.integers(1, 4)))
+        B.append(type_, {"X": [x], "Index": [B.add_feed(index.astype(index_type))]},
+                 {"Out": 1}, {"dim": dim})
+    else:                                                 # top_k_v2
+        axis = B.draw(st.integers(-len(shape), len(shape) - 1))
+        B.append(type_, {"X": [x]}, {"Out": 1, "Indices": 1},
+                 {"k": B.draw(st.integers(1, shape[axis])), "axis": axis,
+                  "largest": B.draw(st.booleans())}, discrete=True)
+    return True
+
+
+def b_p_norm(B, type_):
+    names = B.tensors(FLOAT_TYPES, pred=lambda n, i: B.mag(n) * np.prod(i.shape) <= MAX_MAG
+                      and 0 not in i.shape)
+    if not names:
+        return False
+    x = B.pick(names)
+    rank = len(B.info[x].shape)
+    attrs = {"porder": B.pick([2.0, 1.0, 3.0, float("inf"), float("-inf"), 0.0]),
+             "keepdim": B.draw(st.booleans()), "asvector": rank == 0 or B.draw(st.booleans())}
+    if rank:
+        attrs["axis"] = B.draw(st.integers(-rank, rank - 1))
+    B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
+    return True
+
+
+def b_smooth_l1(B, type_):
+    names = B.tensors(FLOAT_TYPES, min_rank=2,
+                      pred=lambda n, i: B.mag(n) * np.prod(i.shape) <= MAX_MAG / 4)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    same = [n for n in names if B.info[n].shape == shape and B.info[n].dtype == dtype]
+    ins = {"X": [x], "Y": [B.pick(same)]}
+    if B.draw(st.booleans()):
+        ins["InsideWeight"] = [positive_feed(B, shape, dtype)]
+        ins["OutsideWeight"] = [positive_feed(B, shape, dtype)]
+    B.append(type_, ins, {"Diff": 1, "Out": 1}, {"sigma": B.pick([0.5, 1.0, 3.0])})
     return True
 
 
@@ -880,11 +1036,17 @@ def b_cross_entropy(B, type_):
     xi = B.info[x]
     soft = B.tensors(pred=lambda n, i: i.shape == xi.shape and i.dtype == xi.dtype
                      and i.stable and B.env[n].min() >= 0 and B.mag(n) <= 100)
-    if soft and B.draw(st.booleans()):
+    if soft and type_ == "cross_entropy" and B.draw(st.booleans()):
         B.append(type_, {"X": [x], "Label": [B.pick(soft)]}, {"Y": 1}, {"soft_label": True})
         return True
     seed = B.draw(st.integers(0, 2**16))
     label = np.random.default_rng(seed).integers(0, xi.shape[-1], xi.shape[:-1] + (1,))
+    if type_ == "cross_entropy2":             # hard labels only; some rows ignored
+        label = np.where(np.random.default_rng(seed + 1).random(label.shape) < 0.3, -100,
+                         label)
+        B.append(type_, {"X": [x], "Label": [B.add_feed(label.astype(np.int64))]},
+                 {"Y": 1, "MatchX": 1, "XShape": 1})
+        return True
     B.append(type_, {"X": [x], "Label": [B.add_feed(label.astype(np.int64))]}, {"Y": 1})
     return True
 
@@ -906,16 +1068,45 @@ def b_optimizer(B, type_):
         ins["Velocity"] = [B.pick(like)]
         B.append(type_, ins, {"ParamOut": 1, "VelocityOut": 1},
                  {"mu": B.pick([0.9, 0.5]), "use_nesterov": B.draw(st.booleans())})
-    else:
+    elif type_ == "adagrad":
+        ins["Moment"] = [positive_feed(B, pi.shape, pi.dtype)]
+        B.append(type_, ins, {"ParamOut": 1, "MomentOut": 1},
+                 {"epsilon": B.pick([1e-6, 1e-2])})
+    elif type_ == "rmsprop":
+        centered = B.draw(st.booleans())
+        # centered divides by MeanSquare - MeanGrad^2: a MeanGrad well below it
+        ins.update(MeanSquare=[positive_feed(B, pi.shape, pi.dtype)],
+                   Moment=[B.pick(like)],
+                   MeanGrad=[B.add_feed(np.full(pi.shape, 0.1, pi.dtype))])
+        B.append(type_, ins, {"ParamOut": 1, "MomentOut": 1, "MeanSquareOut": 1,
+                              "MeanGradOut": 1},
+                 {"centered": centered, "momentum": B.pick([0.0, 0.9]),
+                  "decay": B.pick([0.9, 0.5]), "epsilon": 1e-6})
+    else:                                     # adam, adamw, lamb
         m2 = [n for n in like if B.info[n].stable and B.env[n].min() >= 0.05]
         m2 = [B.pick(m2)] if m2 and B.draw(st.booleans()) else \
             [positive_feed(B, pi.shape, pi.dtype)]
         ins.update(Moment1=[B.pick(like)], Moment2=m2,
                    Beta1Pow=[B.add_feed(np.array([B.pick([0.9, 0.5])], np.float32))],
                    Beta2Pow=[B.add_feed(np.array([B.pick([0.999, 0.7])], np.float32))])
+        attrs = {"beta1": 0.9, "beta2": 0.999, "epsilon": B.pick([1e-8, 1e-3])}
+        if type_ == "adamw":
+            attrs.update(coeff=B.pick([0.0, 0.01, 0.5]), with_decay=B.draw(st.booleans()),
+                         lr_ratio=B.pick([1.0, 0.5]))
+        if type_ == "lamb":
+            attrs.update(weight_decay=B.pick([0.0, 0.01]),
+                         always_adapt=B.draw(st.booleans()))
         B.append(type_, ins, {"ParamOut": 1, "Moment1Out": 1, "Moment2Out": 1,
-                              "Beta1PowOut": 1, "Beta2PowOut": 1},
-                 {"beta1": 0.9, "beta2": 0.999, "epsilon": B.pick([1e-8, 1e-3])})
+                              "Beta1PowOut": 1, "Beta2PowOut": 1}, attrs)
+    return True
+
+
+def b_clip_by_norm(B, type_):
+    names = B.tensors(FLOAT_TYPES, pred=lambda n, i: B.mag(n) <= 1000)
+    if not names:
+        return False
+    B.append(type_, {"X": [B.pick(names)]}, {"Out": 1},
+             {"max_norm": B.pick([0.1, 1.0, 100.0])})
     return True
 
 
@@ -935,6 +1126,8 @@ OP_CHOICES = (
     + [("log_softmax", b_softmax)]
     + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
     + [(t, b_indices) for t in ("gather", "one_hot_v2", "arg_max", "arg_min")]
+    + [(t, b_parts) for t in ("slice", "strided_slice", "flip", "cumsum", "pad", "pad3d",
+                              "expand_as_v2", "range")]
     + [(t, b_pointwise_loss) for t in ("sigmoid_cross_entropy_with_logits", "bce_loss",
                                        "huber_loss", "label_smooth")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
@@ -948,7 +1141,12 @@ OP_CHOICES = (
     + [(t, b_array) for t in ("read_from_array", "lod_array_length",
                               "tensor_array_to_tensor")]
     + [("softmax_with_cross_entropy", b_softmax_xent), ("cross_entropy", b_cross_entropy)]
-    + [(t, b_optimizer) for t in ("sgd", "momentum", "adam")]
+    + [(t, b_scatter) for t in ("gather_nd", "scatter", "index_select", "top_k_v2")]
+    + [("p_norm", b_p_norm), ("smooth_l1_loss", b_smooth_l1),
+       ("cross_entropy2", b_cross_entropy)]
+    + [(t, b_optimizer) for t in ("sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop",
+                                  "lamb")]
+    + [("clip_by_norm", b_clip_by_norm)]
     + [(t, b_random) for t in ("uniform_random", "gaussian_random")]
 )
 

@@ -35,7 +35,7 @@ def _mlp():
         y = pd.data("y", [None, 1], "int64")
         h = pd.layer.fc(x, 16, act="relu")
         prob = pd.layer.fc(h, 3, act="softmax")
-        loss = pd.mean(pd.layers.cross_entropy(prob, y))
+        loss = pd.mean(pd.op.cross_entropy(X=prob, Label=y))
         pd.optimizer.SGD(0.2).minimize(loss)
 
     def batch(rng):

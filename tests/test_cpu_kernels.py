@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from paddle_nb.ops import activation as A
+from paddle_nb.ops import adam as ADAM
+from paddle_nb.ops import optimizer as O
 from paddle_nb.ops import elementwise as E
 from paddle_nb.kernels.cpu import loss as L
 from paddle_nb.kernels.cpu import matmul as M
-from paddle_nb.kernels.cpu import optimizer as O
 from paddle_nb.kernels.cpu import reduce as R
 from paddle_nb.kernels.cpu import threads
 
@@ -447,20 +448,22 @@ def _opt_case(dtype, shape=(5, 7)):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("kind", VARIANTS)
 def test_optimizer_variants(dtype, kind):
+    """Each @update kernel's serial loop and prange twin give the formula's values."""
     p, g, v, m2 = _opt_case(dtype)
     t = dtype
     flat = [a.reshape(-1) for a in (p, g, v, m2)]
     out = [np.empty(p.size, dtype) for _ in range(3)]
-    getattr(O, f"_sgd_{kind}")(flat[0], flat[1], t(0.1), out[0])
+    one = [np.array([t(x)]) for x in (0.1, 0.9 ** 3, 0.999 ** 3)]
+    loop = (lambda k: k.serial) if kind == "serial" else (lambda k: k.parallel)
+    loop(O.sgd)(flat[0], flat[1], one[0], out[0])
     close(out[0], p.reshape(-1) - t(0.1) * g.reshape(-1), dtype, atol=eps(dtype))
     for nesterov in (False, True):
-        getattr(O, f"_momentum_{kind}")(*flat[:3], t(0.1), t(0.9), nesterov, out[0], out[1])
+        loop(O.momentum)(*flat[:3], one[0], t(0.9), nesterov, 1.0, 0.0, out[0], out[1])
         v_new = 0.9 * v.astype(np.float64) + g
         p_new = p - 0.1 * ((g + 0.9 * v_new) if nesterov else v_new)
         close(out[1], v_new.reshape(-1), dtype, atol=eps(dtype))
         close(out[0], p_new.reshape(-1), dtype, atol=eps(dtype))
-    lr_t, eps_t = O._adam_step(t(0.01), t(1e-8), t(0.9 ** 3), t(0.999 ** 3))
-    getattr(O, f"_adam_{kind}")(*flat, t(0.9), t(0.999), lr_t, eps_t, *out)
+    loop(ADAM.adamw)(*flat, np.array([t(0.01)]), *one[1:], 0.9, 0.999, 1e-8, 0.0, *out)
     g64 = g.astype(np.float64)
     m1 = 0.9 * v + 0.1 * g64
     m2n = 0.999 * m2 + 0.001 * g64 * g64
@@ -472,20 +475,21 @@ def test_optimizer_variants(dtype, kind):
 
 def test_optimizer_entry_points_keep_shape_and_dtype(monkeypatch):
     f = np.float32
+    lr, b1p, b2p = (np.array([f(x)]) for x in (0.5, 0.9, 0.999))
     for shape in ((), (3,), (2, 3, 4)):
         p, g, v, m2 = _opt_case(np.float32, shape)
-        got = O.sgd(p, g, f(0.5))
+        got = O.sgd.cpu(p, g, lr)
         assert got.shape == p.shape and got.dtype == p.dtype
         np.testing.assert_allclose(got, p - f(0.5) * g, rtol=1e-6, atol=1e-6)
-        outs = O.momentum(p, g, v, f(0.5), f(0.9), True) + \
-            O.adam(p, g, v, m2, f(0.1), f(0.9), f(0.999), f(1e-8), f(0.9), f(0.999))
+        outs = O.momentum.cpu(p, g, v, lr, 0.9, True, 1.0, 0.0) + \
+            ADAM.adamw.cpu(p, g, v, m2, lr, b1p, b2p, 0.9, 0.999, 1e-8, 0.0)
         assert all(o.shape == p.shape and o.dtype == p.dtype for o in outs)
     p, g, v, m2 = _opt_case(np.float32, (4, 6))
-    np.testing.assert_allclose(O.sgd(p, g.T.copy().T, f(0.5)), p - f(0.5) * g, rtol=1e-6,
+    np.testing.assert_allclose(O.sgd.cpu(p, g.T.copy().T, lr), p - f(0.5) * g, rtol=1e-6,
                                atol=1e-6)
-    par = _spy(monkeypatch, O, "_adam_parallel")
-    ser = _spy(monkeypatch, O, "_adam_serial")
+    par = _spy(monkeypatch, ADAM.adamw, "parallel")
+    ser = _spy(monkeypatch, ADAM.adamw, "serial")
     for n in (O.MIN_PARALLEL_ADAM - 1, O.MIN_PARALLEL_ADAM):
         p, g, v, m2 = _opt_case(np.float32, (n,))
-        O.adam(p, g, v, m2, f(0.1), f(0.9), f(0.999), f(1e-8), f(0.9), f(0.999))
+        ADAM.adamw.cpu(p, g, v, m2, lr, b1p, b2p, 0.9, 0.999, 1e-8, 0.0)
     assert ser == [O.MIN_PARALLEL_ADAM - 1] and par == [O.MIN_PARALLEL_ADAM]

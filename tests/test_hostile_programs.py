@@ -579,8 +579,8 @@ def test_ops_asked_for_terabytes_are_flagged_and_refused_before_allocating(op_ty
     start = time.perf_counter()
     # the executor's guard (core/runtime_shapes.py) sizes the output before the kernel runs;
     # assign_value's own rule sees first that its 2 values cannot fill 2**40 places
-    guard = rf"output Out .* would have shape .* TiB.* the limit is .*MAX_TENSOR_BYTES.*" \
-            rf"Nothing was allocated" if op_type != "assign_value" else \
+    guard = r"output Out .* would have shape .* TiB.* the limit is .*MAX_TENSOR_BYTES.*" \
+            r"Nothing was allocated" if op_type != "assign_value" else \
         r"holds 2 float32 values for shape \[1048576, 1048576\]"
     with pytest.raises(pd.ExecutionError, match=rf"block 0 > op \d+ {op_type}: .*{guard}"):
         exe.run(main, feed=feed, fetch_list=[out], scope=pd.Scope())

@@ -31,7 +31,7 @@ def _classifier(op_type: str, classes: int = 3, ignore_index: int = -100):
     if op_type == "softmax_with_cross_entropy":
         loss = pd.layer.softmax_with_cross_entropy(logits, y, ignore_index=ignore_index)
     else:
-        loss = pd.layer.cross_entropy(pd.softmax(logits), y, ignore_index=ignore_index)
+        loss = pd.op.cross_entropy(X=pd.softmax(logits), Label=y, ignore_index=ignore_index)
     avg = pd.layer.mean(loss)
     pd.optimizer.SGD(0.1).minimize(avg)
     return avg
@@ -196,6 +196,99 @@ def test_gather_checks_its_indices_forward_and_backward(place, bad):
                                                  rf"{bad}.*\[1\]"):
         pd.Executor(place).run(feed=feed, fetch_list=[out])
     with pytest.raises(pd.IndexRangeError, match=r"gather"):
+        pd.Executor(place).run(feed=feed, fetch_list=grads)
+
+
+def _forward_and_gradient_refuse(place, out, grads, feed, forward, backward):
+    """The forward op refuses the feed; so does its gradient op alone (the forward op is
+    skipped by feeding its output)."""
+    with pytest.raises(pd.IndexRangeError, match=forward):
+        pd.Executor(place).run(feed=feed, fetch_list=[out])
+    feed = dict(feed, **{out.name: np.ones(out.shape, np.float32)})
+    with pytest.raises(pd.IndexRangeError, match=backward):
+        pd.Executor(place).run(feed=feed, fetch_list=grads)
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("bad", [3, -1, 10**9])
+def test_gather_nd_checks_each_index_column_against_its_axis(place, bad):
+    x = pd.data("x", [2, 3, 4])
+    x.stop_gradient = False
+    index = pd.data("index", [2, 2], "int64")
+    out = pd.op.gather_nd(X=x, Index=index)
+    grads = pd.gradients([pd.mean(out)], [x])
+    feed = {"x": np.ones((2, 3, 4), np.float32), "index": np.int64([[1, 2], [0, bad]])}
+    _forward_and_gradient_refuse(
+        place, out, grads, feed,
+        rf"gather_nd: slot Index: gather_nd index {bad} at Index\[1, 1\] is out of range; "
+        r"expected 0 <= Index < 3 \(X's axis 1 has 3 entries\)",
+        rf"gather_nd_grad: slot Index: gather_nd index {bad} at Index\[1, 1\]")
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("bad", [4, -1, 10**9])
+def test_scatter_checks_its_ids_forward_and_backward(place, bad):
+    x = pd.data("x", [4, 2])
+    x.stop_gradient = False
+    ids = pd.data("ids", [3], "int64")
+    updates = pd.data("updates", [3, 2])
+    updates.stop_gradient = False
+    out = pd.op.scatter(X=x, Ids=ids, Updates=updates, overwrite=False)
+    grads = pd.gradients([pd.mean(out)], [x, updates])
+    feed = {"x": np.ones((4, 2), np.float32), "ids": np.int64([0, 3, bad]),
+            "updates": np.ones((3, 2), np.float32)}
+    _forward_and_gradient_refuse(
+        place, out, grads, feed,
+        rf"scatter: slot Ids: row {bad} at Ids\[2\] is out of range; expected 0 <= Ids < 4 "
+        r"\(X has 4 rows\)", rf"scatter_grad: slot Ids: row {bad} at Ids\[2\]")
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("bad", [4, -1, 10**9])
+def test_index_select_checks_its_index_forward_and_backward(place, bad):
+    x = pd.data("x", [2, 4])
+    x.stop_gradient = False
+    index = pd.data("index", [3], "int32")
+    out = pd.op.index_select(X=x, Index=index, dim=1)
+    grads = pd.gradients([pd.mean(out)], [x])
+    feed = {"x": np.ones((2, 4), np.float32), "index": np.int32([bad, 0, 1])}
+    bad32 = int(np.int32(bad % 2**32 if bad > 2**31 else bad))     # as int32 holds it
+    _forward_and_gradient_refuse(
+        place, out, grads, feed,
+        rf"index_select: slot Index: index {bad32} at Index\[0\] is out of range; "
+        r"expected 0 <= Index < 4 \(X's axis 1 has 4 entries\)",
+        rf"index_select_grad: slot Index: index {bad32} at Index\[0\]")
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("op_type,bad", [("top_k_v2", 5), ("cross_entropy2", 3)])
+def test_gradient_ops_check_the_positions_they_read(place, op_type, bad):
+    """top_k_v2_grad puts dOut at Indices, cross_entropy_grad2 at Label: both come from
+    tensors (here fed in place of the forward op's outputs)."""
+    x = pd.data("x", [2, 3 if op_type == "cross_entropy2" else 5])
+    x.stop_gradient = False
+    if op_type == "top_k_v2":
+        out, positions = pd.op.top_k_v2(X=x, k=2)
+        feed = {out.name: np.ones((2, 2), np.float32),
+                positions.name: np.int64([[0, 1], [bad, 2]])}
+        slot, where = "Indices", r"position 5 at Indices\[1, 0\]"
+    else:
+        label = pd.data("label", [2, 1], "int64")
+        out = pd.op.cross_entropy2(X=x, Label=label)
+        feed = {"label": np.int64([[0], [bad]])}
+        slot, where = "Label", r"class index 3 at Label\[1, 0\]"
+    grads = pd.gradients([pd.mean(out)], [x])
+    feed.update(x=np.full(x.shape, 0.25, np.float32))
+    if op_type == "cross_entropy2":
+        with pytest.raises(pd.IndexRangeError, match=rf"cross_entropy2: slot Label: {where}"):
+            pd.Executor(place).run(feed=feed, fetch_list=[out])
+        block = pd.default_main_program().global_block()
+        fwd = next(op for op in block.ops if op.type == "cross_entropy2")
+        feed.update({n: np.full((2, 1), 0.25, np.float32) for n in fwd.output("Y")
+                     + fwd.output("MatchX")})
+        feed.update({n: np.zeros((2, 3, 0), np.float32) for n in fwd.output("XShape")})
+    grad_type = "top_k_v2_grad" if op_type == "top_k_v2" else "cross_entropy_grad2"
+    with pytest.raises(pd.IndexRangeError, match=rf"{grad_type}: slot {slot}: {where}"):
         pd.Executor(place).run(feed=feed, fetch_list=grads)
 
 

@@ -86,7 +86,8 @@ train("sigmoid", pd.optimizer.Adam(0.01), 8)
 
 # every size-dispatched variant, serial and prange, on float32
 from paddle_nb.kernels.cpu import loss as L
-from paddle_nb.kernels.cpu import matmul as M, optimizer as O, reduce as R
+from paddle_nb.kernels.cpu import matmul as M, reduce as R
+from paddle_nb.kernels.update import UPDATES
 from paddle_nb.kernels.pointwise import KERNELS
 f = np.float32
 x = np.linspace(-3, 3, 40, dtype=f)
@@ -106,10 +107,11 @@ L._softmax_xent_grad_parallel(prob, lab, x[:4], -100)
 L._xent_grad_parallel(prob, lab, x[:4], -100)
 b = x.reshape(10, 2, 2)
 M._batched_matmul_serial(b, b), M._batched_matmul_parallel(b, b)
-O._sgd_parallel(x, x, f(0.1), o)
-O._momentum_parallel(x, x, x, f(0.1), f(0.9), False, o, o.copy())
-lr_t, eps_t = O._adam_step(f(0.1), f(1e-8), f(0.9), f(0.999))
-O._adam_parallel(x, x, x, x, f(0.9), f(0.999), lr_t, eps_t, o, o.copy(), o.copy())
+for kernel in UPDATES.values():        # the @update ones: the optimizers' prange twins
+    arrays, cells, params, outputs = kernel.shape
+    if kernel.parallel is not None:
+        kernel.parallel(*(x,) * arrays, *(np.full(1, 0.5, f),) * cells, *(0.5,) * params,
+                        *(np.empty_like(x) for _ in range(outputs)))
 
 misses = {}
 import importlib, pkgutil
@@ -120,8 +122,11 @@ for info in pkgutil.iter_modules(pkg.__path__):
     for attr, value in vars(mod).items():
         if isinstance(value, CPUDispatcher) and value.stats.cache_misses:
             misses[f"{info.name}.{attr}"] = [str(s) for s in value.stats.cache_misses]
-for name, kernel in KERNELS.items():
-    for part, dispatcher in (("scalar", kernel.scalar), ("twin", kernel.cpu.parallel)):
+parts = [(name, {"scalar": k.scalar, "twin": k.cpu.parallel}) for name, k in KERNELS.items()]
+parts += [(name, {"scalar": k.scalar, "serial": k.serial, "twin": k.parallel})
+          for name, k in UPDATES.items()]
+for name, loops in parts:
+    for part, dispatcher in loops.items():
         if dispatcher is not None and dispatcher.stats.cache_misses:
             misses[f"{name} {part}"] = [str(s) for s in dispatcher.stats.cache_misses]
 print(json.dumps({"passes": len(passes), "compiled": sorted(set(compiled)), "misses": misses,
@@ -188,7 +193,7 @@ def test_every_kernel_is_a_cacheable_module_level_function():
                 assert "fastmath" in value.targetoptions, \
                     f"{where}: say fastmath= (a callee inherits its first caller's flags)"
                 assert value.targetoptions.get("error_model") == "numpy", where
-    assert seen > 30
+    assert seen > 20           # (the elementwise and optimizer loops are generated: tests below)
 
 
 def test_every_pointwise_kernel_is_cached_under_its_family_file():
@@ -204,6 +209,18 @@ def test_every_pointwise_kernel_is_cached_under_its_family_file():
         assert kernel.cpu.py_func.__closure__ is None, name
         assert kernel.cpu.py_func.__qualname__ == f"{name}__ufunc"
         assert kernel.cpu.py_func.__code__.co_filename == kernel.fn.__code__.co_filename
+
+
+def test_every_update_kernel_is_cached_under_its_family_file():
+    """@update (kernels/update.py) does the same for the optimizers' loops."""
+    from paddle_nb.kernels.update import UPDATES
+    assert {"sgd", "momentum", "adamw", "lamb_step"} <= set(UPDATES)
+    for name, kernel in UPDATES.items():
+        for loop, dispatcher in (("serial", kernel.serial), ("parallel", kernel.parallel)):
+            assert not isinstance(dispatcher._cache, NullCache), name
+            assert dispatcher.py_func.__closure__ is None, name
+            assert dispatcher.py_func.__qualname__ == f"{name}__{loop}"
+            assert dispatcher.py_func.__code__.co_filename == kernel.fn.__code__.co_filename
 
 
 def test_a_kernels_cache_is_stamped_with_every_file_of_the_package():

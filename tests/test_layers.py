@@ -87,7 +87,7 @@ def test_loss_layers():
     y = pd.data("y", [None, 3])
     label = pd.data("label", [None, 1], "int64")
     sq = pd.layers.square_error_cost(x, y)
-    ce = pd.layers.cross_entropy(pd.softmax(x), label)
+    ce = pd.layers.cross_entropy(pd.softmax(x), label, use_softmax=False, reduction="none")
     swce = pd.layers.softmax_with_cross_entropy(x, label)
     xs = np.float32([[1, 2, 3], [0, 0, 1]])
     ys = np.float32([[0, 2, 5], [1, 1, 1]])
@@ -147,3 +147,21 @@ def test_a_matmul_over_the_batch_dim_builds_and_the_run_time_guard_checks_the_ro
                                                 r"must equal.*\n.*\n  given: +X\[-1\] = 3 but "
                                                 r"Y\[-2\] = 2: X h float32\[2, 3\]"):
         exe.run(feed={"h": np.ones((2, 3), np.float32)}, fetch_list=[out])
+
+
+def test_fc_of_a_list_of_inputs_is_a_mul_per_input_then_sum():
+    """Fluid's fc([a, b], size): a weight per input, the products summed, one bias."""
+    a, b = pd.data("a", [None, 3]), pd.data("b", [None, 2, 5])
+    y = pd.layer.fc([a, b], 6, act="relu")
+    block = y.block
+    assert [op.type for op in block.ops] == ["mul", "mul", "sum", "elementwise_add", "relu"]
+    shapes = {p.name: list(p.shape) for p in block.program.global_block().all_parameters()}
+    assert shapes == {"fc_0.w_0": [3, 6], "fc_0.w_1": [10, 6], "fc_0.b_0": [6]}
+    exe = pd.Executor()
+    exe.run(pd.default_startup_program())
+    av = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    bv = np.linspace(1, -1, 40, dtype=np.float32).reshape(4, 2, 5)
+    got, = exe.run(feed={"a": av, "b": bv}, fetch_list=[y])
+    w0, w1, bias = (pd.global_scope().find_var(n).get() for n in shapes)
+    np.testing.assert_allclose(got, np.maximum(av @ w0 + bv.reshape(4, 10) @ w1 + bias, 0),
+                               rtol=1e-5, atol=1e-6)

@@ -130,7 +130,7 @@ PADDLE_WRONG = {"gather_cols_x@GRAD"}
 
 @pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce", "gather",
                                   "pointwise_loss",
-                                  "stack"])
+                                  "stack", "slice", "scatter"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).

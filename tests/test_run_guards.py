@@ -18,7 +18,6 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.core import attrs as A
 from paddle_nb.core import validate as V
-from paddle_nb.core.framework_pb2 import ProgramDesc
 from paddle_nb.ops import while_op
 
 from test_hostile_programs import _while_program
@@ -187,7 +186,7 @@ def test_a_step_scopes_variable_cannot_be_fetched():
         exe.run(main, feed={"x": np.ones((3, 2))}, fetch_list=[loss, scopes[0]])
 
 
-# --- a training While is bounded by bytes ----------------------------------------------------------
+# --- a training While is bounded by bytes ------------------------------------------------
 def test_a_training_while_that_never_ends_stops_at_the_byte_limit(monkeypatch):
     monkeypatch.setattr(while_op, "MAX_KEPT_BYTES", 64 * 1024)
     main, startup, loss, cond = _while_program(training=True, endless=True)

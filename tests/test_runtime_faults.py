@@ -147,7 +147,7 @@ def test_feeds_that_cannot_be_used_are_refused_and_change_nothing(exe, name, val
     x = pd.data("x", [None, 4])
     label = pd.data("label", [None, 1], "int64")
     prob = pd.layer.fc(x, 3, act="softmax")
-    loss = pd.mean(pd.layers.cross_entropy(prob, label))
+    loss = pd.mean(pd.op.cross_entropy(X=prob, Label=label))
     pd.optimizer.SGD(0.5).minimize(loss)
     scope = pd.Scope()
     exe.run(pd.default_startup_program(), scope=scope)

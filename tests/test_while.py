@@ -103,7 +103,8 @@ def test_while_errors():
         pd.While(i)
     arr = pd.create_array("float32")
     bad = pd.array_read(arr, pd.layers.fill_constant([1], "int64", 2))
-    with pytest.raises(pd.ExecutionError, match="position 2 at I.*past the end of an array of length 0"):
+    with pytest.raises(pd.ExecutionError,
+                       match="position 2 at I.*past the end of an array of length 0"):
         pd.Executor().run(fetch_list=[bad])
 
 

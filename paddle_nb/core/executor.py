@@ -195,6 +195,17 @@ class PreparedBlock:
 _CACHE_ATTR = "_prepared_by_executor"
 
 
+def _scheduled_learning_rate(program) -> dict:
+    """{learning-rate variable: its value now} for a program built with a scheduler
+    (pd.optimizer.lr), which Paddle's executor writes before each run too; {} otherwise.
+    It goes in like a feed: a run that fails puts the old value back."""
+    scheduler = program.lr_scheduler
+    if scheduler is None or not program.global_block().has_var(scheduler.var_name):
+        return {}
+    var = program.global_block().var(scheduler.var_name)
+    return {var.name: np.asarray(scheduler(), dtype=var.dtype).reshape(var.shape)}
+
+
 class Executor:
     """Runs programs on ``place``. ``check_nan_inf=True`` checks every float output of every
     op for NaN and Inf (a run's own ``check_nan_inf=`` overrides it)."""
@@ -314,6 +325,7 @@ class Executor:
             # (the values themselves: kernels make new arrays, they do not write in place).
             saved = [(v, v._value, v._kind) for v in map(scope.var, prepared.persistable)]
             run_scope.declare(prepared.local)
+            feed = {**_scheduled_learning_rate(program), **feed}
             if self.place.kind == "cuda":       # the only host -> device copies of a run
                 from ..kernels.cuda import device   # noqa: PLC0415
                 feed = {name: device.to_device(value) for name, value in feed.items()}

@@ -63,6 +63,13 @@ class Grad:
     # optional slots of the grad op, given by this package's backward so that its shape
     # rule can check the incoming gradients (stack_grad reads only Y@GRAD in Paddle)
     optional: tuple = ()
+    # the gradient op's type where Paddle's is not ``<type>_grad`` (cross_entropy2's is
+    # cross_entropy_grad2)
+    grad_type: str = ""
+
+    def op_type(self, forward_type: str) -> str:
+        """The type of the gradient op of ``forward_type``."""
+        return self.grad_type or forward_type + "_grad"
 
     def kernels(self) -> dict[str, Callable]:
         """The grad op's kernels by place kind."""
@@ -131,7 +138,7 @@ class Grad:
                 outputs[slot + GRAD_SUFFIX] = wanted      # keep positions
             else:
                 outputs[slot + GRAD_SUFFIX] = [n for n in wanted if n != EMPTY_VAR]
-        return [GradOp(forward.type + "_grad", inputs, outputs, dict(op.attrs))]
+        return [GradOp(self.op_type(forward.type), inputs, outputs, dict(op.attrs))]
 
 
 def in_every_grad_block(maker: Callable) -> Callable:

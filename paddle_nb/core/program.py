@@ -29,6 +29,11 @@ class Program:
         # Said after the code when the program has no ops: the notebook extension uses it
         # to point from the (empty) default program to the program its cells build.
         self.empty_hint: str | None = None
+        # Build-time Python beside the desc, as in Paddle (neither is in a saved program):
+        # the learning-rate scheduler whose value the executor writes into its variable
+        # before each run (pd.optimizer.lr), and parameters' own weight decays.
+        self.lr_scheduler = None
+        self.param_decays: dict = {}
 
     # --- blocks (Fluid's numbering: a new block's parent is the current block) ----------
     def global_block(self) -> Block:
@@ -114,6 +119,7 @@ class Program:
         prog.blocks = []
         prog.current_block_idx = 0
         prog.random_seed = 0
+        prog.empty_hint, prog.lr_scheduler, prog.param_decays = None, None, {}
         for bd in desc.blocks:
             header = BlockDesc()
             header.CopyFrom(bd)
@@ -159,6 +165,7 @@ class Program:
         it is called, and ``is_test`` is set on the ops that have it."""
         p = Program.from_desc(self.desc, check_text=False)
         p.random_seed = self.random_seed
+        p.lr_scheduler, p.param_decays = self.lr_scheduler, dict(self.param_decays)
         if for_test:
             from .backward import is_forward   # noqa: PLC0415 (backward builds on Program)
             for b in p.blocks:

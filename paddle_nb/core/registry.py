@@ -119,7 +119,7 @@ class OpDef:
         elif self.grad in (None, NO_GRADIENT):
             gradient = "none"
         elif isinstance(self.grad, Grad):
-            gradient = self.type + "_grad"
+            gradient = self.grad.op_type(self.type)
         else:     # a function making grad ops: its docstring says which
             doc = " ".join((getattr(self.grad, "__doc__", "") or "").split())
             gradient = f"built by a function ({doc})" if doc else "built by a function"
@@ -154,7 +154,7 @@ def _grad_op_def(forward: OpDef) -> OpDef:
                     duplicable=slots[name].duplicable) for name in grads_of]
     outputs = [Slot(name + GRAD_SUFFIX, f"gradient of {name}",
                     duplicable=slots[name].duplicable, dispensable=True) for name in writes]
-    return OpDef(forward.type + "_grad", inputs, outputs, list(forward.attrs),
+    return OpDef(spec.op_type(forward.type), inputs, outputs, list(forward.attrs),
                  comment=spec.comment or f"The gradient of {forward.type}.",
                  infer_shape=spec.shape_rule(forward),
                  kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type)

@@ -36,12 +36,14 @@ class IndexOutOfRange(IndexError):
 
 
 def indices(values, high: int, *, slot: str, what: str = "index", low: int = 0,
-            ignore=None, shape=None, counted: str = "") -> None:
+            ignore=None, shape=None, counted: str = "", column=None) -> None:
     """Raise :class:`IndexOutOfRange` unless every value is in ``[low, high)`` or equals
     ``ignore``. ``values`` is a numpy or device array of integers (any shape);
     ``shape`` is the shape to report positions in (default ``values.shape``: pass the
     user's tensor's shape when ``values`` is a flattened view of it); ``counted`` says
-    what ``high`` counts ("3 classes")."""
+    what ``high`` counts ("3 classes"); ``column``: ``values`` is that position of the
+    user's tensor's last axis (gather_nd checks each against its own dim), so positions
+    end with it."""
     shape = tuple(values.shape) if shape is None else tuple(shape)
     if values.size == 0:
         return
@@ -63,6 +65,8 @@ def indices(values, high: int, *, slot: str, what: str = "index", low: int = 0,
     if flat_pos < 0:
         return
     position = tuple(int(i) for i in np.unravel_index(flat_pos, shape)) if shape else ()
+    if column is not None:
+        position += (int(column),)
     raise IndexOutOfRange(_message(slot, what, value, position, low, high, ignore, counted),
                           slot=slot, value=value, position=position, low=low, high=high)
 

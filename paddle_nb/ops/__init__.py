@@ -1,6 +1,7 @@
 """The one place to add an op: one file per family, each op declared once with
 ``register(OpDef(...))`` (OpProto, shape inference, kernels, gradient together).
 Importing this package registers them all."""
-from . import (activation, conditional, elementwise, fc, fill, fused_elemwise,  # noqa: F401
-               indices, io, loss, matmul, optimizer, pointwise_losses, recurrent, reduce,
-               shape, softmax, squeeze, stack, tensor_array, unary_math, while_op)
+from . import (activation, adam, arange, conditional, cumsum, elementwise,  # noqa: F401
+               fc, fill, fused_elemwise, grad_clip, indices, io, loss, matmul, norm,
+               optimizer, pad, pointwise_losses, recurrent, reduce, scatter, shape, slice,
+               softmax, squeeze, stack, tensor_array, top_k, unary_math, while_op)

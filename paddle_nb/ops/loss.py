@@ -1,4 +1,5 @@
-"""Losses: softmax_with_cross_entropy and cross_entropy (Fluid's slots and attributes).
+"""Losses: softmax_with_cross_entropy, cross_entropy and cross_entropy2 (Fluid's slots and
+attributes).
 
 Labels are class indices (int64, last dim 1) or, with ``soft_label``, distributions of
 the logits' shape. The class axis is ``axis`` (default the last); rows are every other
@@ -7,10 +8,14 @@ one function for both places (ops/places.py: each place's rows, label checks and
 """
 from __future__ import annotations
 
+import math
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2
+from ..kernels.pointwise import pointwise
+from . import arrays
 from .places import CPU, CUDA
 
 
@@ -163,3 +168,105 @@ register(OpDef(
     infer_shape=_ce_infer, kernels={"cpu": _ce(CPU), "cuda": _ce(CUDA)},
     grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad(CPU),
               cuda_kernel=_ce_grad(CUDA))))
+
+
+# --- cross_entropy2 (on probabilities, hard labels; what Paddle's layers emitted) ---------
+@pointwise(FLOAT_1)
+def tolerable_neg_log(x):
+    # -log(x), with Paddle's TolerableValue: an infinite log is +-1e20, so a probability
+    # of 0 costs 1e20, not inf (log is only called above 0: the CUDA simulator's raises)
+    if x > 0:
+        return -math.log(x) if x < math.inf else 1e20
+    return 1e20 if x == 0 else math.nan
+
+
+@pointwise(FLOAT_2)
+def match_grad(match, dy):
+    # Paddle's -dY / MatchX; at 0 (an ignored row's, never put in dX) -dY * inf, without
+    # dividing by 0 (a vectorised loop computes both branches: numpy would warn)
+    safe = match if match != 0 else 1.0
+    return -dy / safe if match != 0 else -dy * math.inf
+
+
+def _ce2_infer(ctx):
+    ctx.require_dtype("X", "float")
+    ctx.require_dtype("Label", "int")
+    xs, ls = ctx.require_rank("X", 1), ctx.shape("Label")
+    if xs[-1] == 0:
+        ctx.fail("the class axis has no classes", slot="X", expected="at least one class",
+                 given=ctx.describe_input("X"))
+    row = xs[:-1] + [1]
+    if len(ls) != len(row) or any(a >= 0 and b >= 0 and a != b for a, b in zip(ls, row)):
+        ctx.fail("Label must hold one class index per row (a last dim of 1)", slot="Label",
+                 expected=str(row), given=ctx.describe_input("Label"))
+    ctx.set_output("Y", row, ctx.dtype("X"))
+    ctx.set_output("MatchX", row, ctx.dtype("X"))
+    ctx.set_output("XShape", xs + [0], ctx.dtype("X"))      # X's dims, no data (Paddle's)
+
+
+def _ce2(place):
+    """MatchX = X[Label] per row (0 where ignored); Y = -log(MatchX) (0 where ignored).
+    Y is picked from -log of every X (so an ignored row, whose MatchX is 0, gives 0, not
+    1e20): one more log per class, and no per-row branch in any kernel."""
+    def run(ctx):
+        x, ignore = ctx.input("X"), ctx.attr("ignore_index")
+        classes = int(x.shape[x.ndim - 1])
+        prob = place.rows(x, x.ndim - 1)
+        labels = place.hard_labels(ctx.input("Label"), classes, ignore).reshape((-1, 1))
+        row_shape = tuple(int(d) for d in x.shape[:x.ndim - 1]) + (1,)
+        losses = place.apply(tolerable_neg_log, prob, out=None, out_dtype=x.dtype)
+        ctx.set_output("Y", place.take_along_rows(losses, labels, ignore).reshape(row_shape))
+        ctx.set_output("MatchX",
+                       place.take_along_rows(prob, labels, ignore).reshape(row_shape))
+        ctx.set_output("XShape", arrays.empty(tuple(x.shape) + (0,), x.dtype, like=x))
+    return run
+
+
+def _ce2_grad(place):
+    """dX = -dY / MatchX at each row's label (0 elsewhere and in ignored rows)."""
+    def run(ctx):
+        match, dy = ctx.input("MatchX"), ctx.input("Y@GRAD")
+        shape = tuple(int(d) for d in ctx.input("XShape").shape)[:-1]
+        classes = shape[len(shape) - 1]
+        ignore = ctx.attr("ignore_index")
+        labels = place.hard_labels(ctx.input("Label"), classes, ignore).reshape((-1, 1))
+        d = place.apply(match_grad, match, arrays.astype(dy, match.dtype), out=None,
+                        out_dtype=match.dtype)
+        dx = place.put_along_rows(classes, labels, d.reshape((-1, 1)), ignore)
+        ctx.set_output("X@GRAD", dx.reshape(shape))
+    return run
+
+
+def _ce2_grad_infer(ctx):
+    """X's shape is XShape's without its last (0) dim; Label, MatchX and dY have X's with
+    a last dim of 1."""
+    xshape = ctx.require_rank("XShape", 2)
+    if xshape[-1] not in (0, -1):
+        ctx.fail("XShape holds X's dims and a last dim of 0", slot="XShape",
+                 expected="X's shape + [0]", given=ctx.describe_input("XShape"))
+    xs = xshape[:-1]
+    row = xs[:-1] + [1]
+    ctx.require_dtype("MatchX", "float")
+    for slot in ("MatchX", "Label"):
+        got = ctx.shape(slot)
+        if len(got) != len(row) or any(a >= 0 and b >= 0 and a != b for a, b in zip(got, row)):
+            ctx.fail(f"{slot} must have one value per row of X", slot=slot,
+                     expected=str(row), given=ctx.describe_input(slot))
+    if ctx.has_value("Y@GRAD"):
+        ctx.require_gradient_fits("Y", want=row)
+    ctx.set_output("X@GRAD", xs, ctx.dtype("MatchX"))
+
+
+register(OpDef(
+    "cross_entropy2", [Slot("X", "probabilities (rows sum to 1)"),
+                       Slot("Label", "class indices, a last dim of 1")],
+    [Slot("Y", "cross entropy per row"),
+     Slot("MatchX", "X at each row's label, kept for the gradient", intermediate=True),
+     Slot("XShape", "X's dims + [0] (no data), kept for the gradient", intermediate=True)],
+    [Attr("ignore_index", A.INT, -100, "rows with this label contribute 0")],
+    comment="Y = -log(X[Label]) per row (X holds probabilities; 1e20 for a probability "
+            "of 0, as Paddle).",
+    infer_shape=_ce2_infer, kernels={"cpu": _ce2(CPU), "cuda": _ce2(CUDA)},
+    grad=Grad(reads=["Label", "MatchX", "XShape"], grads_of=["Y"], writes=["X"],
+              kernel=_ce2_grad(CPU), cuda_kernel=_ce2_grad(CUDA),
+              infer_shape=_ce2_grad_infer, grad_type="cross_entropy_grad2")))

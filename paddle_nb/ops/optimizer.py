@@ -1,27 +1,39 @@
-"""Optimizers as ops (Fluid's slots): sgd, momentum, adam.
+"""Optimizers as ops (Fluid's slots): sgd, momentum, adagrad, rmsprop; the Adam family is in
+ops/adam.py.
 
 Each reads a parameter, its gradient, the learning rate (a persistable 0-d or [1] tensor set
-by the startup program) and its accumulators, and writes them back (``ParamOut`` is the same
-variable as ``Param``). ``pd.optimizer.*.minimize`` appends one op per parameter.
+by the startup program, or by a learning-rate scheduler between runs) and its accumulators,
+and writes them back (``ParamOut`` is the same variable as ``Param``). ``pd.optimizer.*``'s
+``minimize`` appends one op per parameter.
+
+An update's math is one scalar function of one element under ``@update``
+(kernels/update.py), which generates its loops for both places; ``optimizer_op`` declares
+the op around it: the slots, the checks every optimizer shares and the kernels that feed
+the function its arrays, its one-element cells and its attributes.
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..kernels.cpu import optimizer as K
-from ..kernels.cuda import copy as CC
-from ..kernels.cuda import optimizer as CK
+from ..kernels.update import update
+from .places import CPU, CUDA
+
+# Parameter elements from which the prange twins run (2 threads): the first measured power
+# of 2 where they took <= ~0.8x the serial loop's time.
+MIN_PARALLEL_SGD = 131_072        # measured crossover ~64k elements
+MIN_PARALLEL_MOMENTUM = 65_536    # measured crossover ~24k
+MIN_PARALLEL_ADAM = 32_768        # measured crossover ~16k (Adam's family, Adagrad, RMSProp)
+
+PARAM_IN = [Slot("Param", "the parameter"), Slot("Grad", "its gradient"),
+            Slot("LearningRate", "the learning rate (a 1-element tensor)"),
+            Slot("MasterParam", "fp32 copy for mixed precision (unused)", dispensable=True)]
+MULTI_PRECISION = Attr("multi_precision", A.BOOLEAN, False, "kept for Paddle compatibility",
+                       extra=True)
 
 
-def _same_as(ctx, pairs):
-    for out_slot, in_slot in pairs:
-        if ctx.has_output(out_slot):
-            ctx.set_output(out_slot, ctx.shape(in_slot), ctx.dtype(in_slot))
-
-
-def _check_state(ctx, like_param=(), one_element=()):
+def check_state(ctx, like_param=(), one_element=()):
     """Param, Grad and the accumulators are float tensors of Param's shape; the learning
     rate and the beta powers hold one element (a 0-d or [1] tensor), as Paddle checks."""
     for slot in ("Param", "Grad", "LearningRate", *like_param, *one_element):
@@ -34,148 +46,171 @@ def _check_state(ctx, like_param=(), one_element=()):
         ctx.require_one_element(slot)
 
 
-def _scalar(a: np.ndarray, dtype) -> float:
-    return dtype.type(np.ravel(a)[0])
+def read_state(ctx, arrays, cells):
+    """The op's arrays and cells; a size the generated loop would read past is refused
+    (shape inference said so before the run; a scope edited since may disagree)."""
+    values = [ctx.input(s) for s in arrays]
+    size = int(values[0].size)
+    for slot, value in zip(arrays[1:], values[1:]):
+        if int(value.size) != size:
+            raise ValueError(f"{slot} has shape {list(value.shape)}, Param "
+                             f"{list(values[0].shape)}")
+    ones = [ctx.input(s) for s in cells]
+    for slot, value in zip(cells, ones):
+        if int(value.size) != 1:
+            raise ValueError(f"{slot} must hold one element, it has shape {list(value.shape)}")
+    return values + ones
 
 
-def _params(ctx):
-    p, g = ctx.input("Param"), ctx.input("Grad")
-    if p.shape != g.shape:
-        raise ValueError(f"Grad has shape {list(g.shape)}, Param {list(p.shape)}")
-    return p, g.astype(p.dtype, copy=False), _scalar(ctx.input("LearningRate"), p.dtype)
+def buffers(ctx, place, slots, like):
+    """The arrays the CPU writes ``slots`` into: the kernel context's (on the compiled run
+    path, the buffers a parameter takes turns between, so training allocates none)."""
+    if place.name != "cpu":
+        return None
+    return [ctx.out(slot, like.shape, like.dtype) for slot in slots]
 
 
-def _cuda_params(ctx):
-    """Param, Grad in Param's dtype, LearningRate: all device arrays; the learning rate
-    is read by the kernel on the device (no copy back to the host)."""
-    p, g = ctx.input("Param"), ctx.input("Grad")
-    if tuple(p.shape) != tuple(g.shape):
-        raise ValueError(f"Grad has shape {list(g.shape)}, Param {list(p.shape)}")
-    if g.dtype != p.dtype:
-        g = CC.astype(g, p.dtype)
-    return p, g, ctx.input("LearningRate")
+def update_kernels(kernel, arrays, cells, outputs, params_of, after=None):
+    """{"cpu": ..., "cuda": ...} running ``kernel`` (an @update function) on the ``arrays``
+    and ``cells`` slots and the scalars ``params_of(ctx)``, storing what it returns in the
+    ``outputs`` slots; ``after(ctx, place)`` writes what is not elementwise (beta powers)."""
+    def make(place):
+        def run(ctx):
+            state = read_state(ctx, arrays, cells)
+            values = place.update(kernel, *state, *params_of(ctx),
+                                  out=buffers(ctx, place, outputs, state[0]))
+            for slot, value in zip(outputs, values if len(outputs) > 1 else [values]):
+                ctx.set_output(slot, value)      # (of Param's shape: no view)
+            if after is not None:
+                after(ctx, place)
+        return run
+    return {"cpu": make(CPU), "cuda": make(CUDA)}
 
 
-_COMMON_IN = [Slot("Param", "the parameter"), Slot("Grad", "its gradient"),
-              Slot("LearningRate", "the learning rate (a 1-element tensor)"),
-              Slot("MasterParam", "fp32 copy for mixed precision (unused)", dispensable=True)]
-_MULTI_PRECISION = Attr("multi_precision", A.BOOLEAN, False, "kept for Paddle compatibility",
-                        extra=True)
+def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_of,
+                 extra_inputs=(), after=None, kernels=None):
+    """Declare an optimizer op: Param, Grad, LearningRate, MasterParam and ``state`` (slot
+    names: accumulators of Param's shape, then ``cells``: one-element tensors) in,
+    ``outputs`` ((slot, the input slot it updates) pairs) out; ``kernel`` reads Param,
+    Grad, the state arrays, LearningRate and the cells, and returns the values of the
+    outputs in order (ParamOut first)."""
+    state_slots = [Slot(name, doc) for name, doc in state + cells]
+    array_names = [name for name, _ in state]
+    cell_names = [name for name, _ in cells]
+
+    def infer(ctx):
+        check_state(ctx, like_param=array_names, one_element=cell_names)
+        for out_slot, in_slot in outputs:
+            if ctx.has_output(out_slot) and ctx.has_input(in_slot):
+                ctx.set_output(out_slot, ctx.shape(in_slot), ctx.dtype(in_slot))
+
+    out_slots = [Slot(out, f"the updated {src}") for out, src in outputs]
+    elementwise = [out for out, src in outputs if src in ("Param", *array_names)]
+    register(OpDef(
+        op_type, PARAM_IN + state_slots + list(extra_inputs), out_slots,
+        list(attrs) + [MULTI_PRECISION], comment=comment, infer_shape=infer,
+        kernels=kernels or update_kernels(
+            kernel, ["Param", "Grad", *array_names], ["LearningRate", *cell_names],
+            elementwise, params_of, after),
+        grad=NO_GRADIENT))
 
 
 # --- sgd ----------------------------------------------------------------------------------------
-def _sgd(ctx):
-    p, g, lr = _params(ctx)
-    out = ctx.out("ParamOut", p.shape, p.dtype) if isinstance(p, np.ndarray) else None
-    ctx.set_output("ParamOut", np.asarray(K.sgd(p, g, lr, out), dtype=p.dtype))
+@update(arrays=2, cells=1, min_parallel=MIN_PARALLEL_SGD)
+def sgd(param, grad, lr):
+    return param - lr * grad
 
 
-def _sgd_infer(ctx):
-    _check_state(ctx)
-    _same_as(ctx, [("ParamOut", "Param")])
-
-
-register(OpDef(
-    "sgd", _COMMON_IN, [Slot("ParamOut", "the updated parameter")], [_MULTI_PRECISION],
-    comment="ParamOut = Param - LearningRate * Grad.",
-    infer_shape=_sgd_infer,
-    kernels={"cpu": _sgd, "cuda": lambda ctx: ctx.set_output("ParamOut", CK.sgd(
-        *_cuda_params(ctx)))},
-    grad=NO_GRADIENT))
+optimizer_op("sgd", "ParamOut = Param - LearningRate * Grad.", sgd, [], [],
+             [("ParamOut", "Param")], [], lambda ctx: ())
 
 
 # --- momentum -----------------------------------------------------------------------------------
-def _momentum(ctx):
-    p, g, lr = _params(ctx)
-    if ctx.attr("rescale_grad") != 1.0:
-        g = g * p.dtype.type(ctx.attr("rescale_grad"))
-    if ctx.attr("regularization_method") == "l2_decay" and ctx.attr("regularization_coeff"):
-        g = g + p.dtype.type(ctx.attr("regularization_coeff")) * p
-    p_out, v_out = K.momentum(p, g, ctx.input("Velocity"), lr, p.dtype.type(ctx.attr("mu")),
-                              ctx.attr("use_nesterov"))
-    ctx.set_output("ParamOut", np.asarray(p_out, dtype=p.dtype))    # 0-d stays an array
-    ctx.set_output("VelocityOut", np.asarray(v_out, dtype=p.dtype))
+@update(arrays=3, cells=1, outputs=2, min_parallel=MIN_PARALLEL_MOMENTUM)
+def momentum(param, grad, velocity, lr, mu, nesterov, rescale, l2_coeff):
+    g = grad * rescale                      # rescale_grad, then Paddle's fused L2 decay
+    if l2_coeff != 0.0:                     # (0 * an infinite parameter would be NaN)
+        g += l2_coeff * param
+    v = mu * velocity + g
+    if nesterov:
+        return param - lr * (g + mu * v), v
+    return param - lr * v, v
 
 
-def _cuda_momentum(ctx):
-    p, g, lr = _cuda_params(ctx)
-    l2 = ctx.attr("regularization_coeff") \
-        if ctx.attr("regularization_method") == "l2_decay" else 0.0
-    p_out, v_out = CK.momentum(p, g, ctx.input("Velocity"), lr, ctx.attr("mu"),
-                               ctx.attr("use_nesterov"), ctx.attr("rescale_grad"), l2)
-    ctx.set_output("ParamOut", p_out)
-    ctx.set_output("VelocityOut", v_out)
-
-
-def _momentum_infer(ctx):
-    _check_state(ctx, like_param=["Velocity"])
-    _same_as(ctx, [("ParamOut", "Param"), ("VelocityOut", "Velocity")])
-
-
-register(OpDef(
-    "momentum", _COMMON_IN + [Slot("Velocity", "the running velocity")],
-    [Slot("ParamOut", "the updated parameter"), Slot("VelocityOut", "the updated velocity")],
+optimizer_op(
+    "momentum", "Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity.",
+    momentum, [("Velocity", "the running velocity")], [],
+    [("ParamOut", "Param"), ("VelocityOut", "Velocity")],
     [Attr("mu", A.FLOAT, 0.9, "the momentum"),
      Attr("use_nesterov", A.BOOLEAN, False, "Nesterov's look-ahead update"),
      Attr("regularization_method", A.STRING, "", "'' or 'l2_decay'"),
      Attr("regularization_coeff", A.FLOAT, 0.0, "the L2 decay coefficient"),
-     Attr("rescale_grad", A.FLOAT, 1.0, "Grad is multiplied by this first"),
-     _MULTI_PRECISION],
-    comment="Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity.",
-    infer_shape=_momentum_infer, kernels={"cpu": _momentum, "cuda": _cuda_momentum},
-    grad=NO_GRADIENT))
+     Attr("rescale_grad", A.FLOAT, 1.0, "Grad is multiplied by this first")],
+    lambda ctx: (ctx.attr("mu"), bool(ctx.attr("use_nesterov")), ctx.attr("rescale_grad"),
+                 ctx.attr("regularization_coeff")
+                 if ctx.attr("regularization_method") == "l2_decay" else 0.0))
 
 
-# --- adam ---------------------------------------------------------------------------------------
-def _adam(ctx):
-    p, g, lr = _params(ctx)
-    b1, b2 = p.dtype.type(ctx.attr("beta1")), p.dtype.type(ctx.attr("beta2"))
-    b1p, b2p = ctx.input("Beta1Pow"), ctx.input("Beta2Pow")
-    p_out, m1, m2 = K.adam(p, g, ctx.input("Moment1"), ctx.input("Moment2"), lr, b1, b2,
-                           p.dtype.type(ctx.attr("epsilon")), _scalar(b1p, p.dtype),
-                           _scalar(b2p, p.dtype))
-    # numba widens "1 - beta_pow" to float64: store results in the parameter's dtype
-    ctx.set_output("ParamOut", np.asarray(p_out, dtype=p.dtype))
-    ctx.set_output("Moment1Out", np.asarray(m1, dtype=p.dtype))
-    ctx.set_output("Moment2Out", np.asarray(m2, dtype=p.dtype))
-    ctx.set_output("Beta1PowOut", (b1p * b1).astype(b1p.dtype))
-    ctx.set_output("Beta2PowOut", (b2p * b2).astype(b2p.dtype))
+# --- adagrad ------------------------------------------------------------------------------------
+@update(arrays=3, cells=1, outputs=2, min_parallel=MIN_PARALLEL_ADAM)
+def adagrad(param, grad, moment, lr, epsilon):
+    m = moment + grad * grad
+    return param - lr * grad / (math.sqrt(m) + epsilon), m
 
 
-def _cuda_adam(ctx):
-    p, g, lr = _cuda_params(ctx)
-    outs = CK.adam(p, g, ctx.input("Moment1"), ctx.input("Moment2"), lr, ctx.attr("beta1"),
-                   ctx.attr("beta2"), ctx.attr("epsilon"), ctx.input("Beta1Pow"),
-                   ctx.input("Beta2Pow"))
-    for slot, value in zip(("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut",
-                            "Beta2PowOut"), outs):
-        ctx.set_output(slot, value)
+optimizer_op(
+    "adagrad", "Moment += Grad^2; Param -= LearningRate * Grad / (sqrt(Moment) + epsilon).",
+    adagrad, [("Moment", "the sum of squared gradients")], [],
+    [("ParamOut", "Param"), ("MomentOut", "Moment")],
+    [Attr("epsilon", A.FLOAT, 1e-6, "keeps the division finite")],
+    lambda ctx: (ctx.attr("epsilon"),))
 
 
-def _adam_infer(ctx):
-    _check_state(ctx, like_param=["Moment1", "Moment2"], one_element=["Beta1Pow", "Beta2Pow"])
-    _same_as(ctx, [("ParamOut", "Param"), ("Moment1Out", "Moment1"), ("Moment2Out", "Moment2"),
-                   ("Beta1PowOut", "Beta1Pow"), ("Beta2PowOut", "Beta2Pow")])
+# --- rmsprop ------------------------------------------------------------------------------------
+@update(arrays=5, cells=1, outputs=4, min_parallel=MIN_PARALLEL_ADAM)
+def rmsprop(param, grad, mean_square, moment, mean_grad, lr, epsilon, decay, mu, centered):
+    ms = decay * mean_square + (1 - decay) * grad * grad
+    mg = mean_grad
+    if centered:              # the variance about the running mean, not the raw second moment
+        mg = decay * mean_grad + (1 - decay) * grad
+        v = lr * grad / math.sqrt(ms - mg * mg + epsilon)
+    else:
+        v = lr * grad / math.sqrt(ms + epsilon)
+    mom = mu * moment + v
+    return param - mom, mom, ms, mg
 
 
-_OPTIONAL = ["Beta1Tensor", "Beta2Tensor", "EpsilonTensor", "Moment2Max", "SkipUpdate"]
-register(OpDef(
-    "adam", _COMMON_IN + [Slot("Moment1", "running mean of Grad"),
-                          Slot("Moment2", "running mean of Grad^2"),
-                          Slot("Beta1Pow", "beta1^t"), Slot("Beta2Pow", "beta2^t")]
-    + [Slot(n, "kept for Paddle compatibility (unused)", dispensable=True) for n in _OPTIONAL],
-    [Slot("ParamOut", "the updated parameter"), Slot("Moment1Out", "updated Moment1"),
-     Slot("Moment2Out", "updated Moment2"), Slot("Beta1PowOut", "Beta1Pow * beta1"),
-     Slot("Beta2PowOut", "Beta2Pow * beta2")],
-    [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment"),
-     Attr("beta2", A.FLOAT, 0.999, "decay of the second moment"),
-     Attr("epsilon", A.FLOAT, 1e-8, "keeps the division finite"),
-     Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
-     Attr("min_row_size_to_use_multithread", A.LONG, 1000, "kept for Paddle compatibility",
-          extra=True),
-     Attr("use_global_beta_pow", A.BOOLEAN, False, "kept for Paddle compatibility",
-          extra=True),
-     _MULTI_PRECISION],
-    comment="Adam: Param -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * Moment1 / "
-            "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)).",
-    infer_shape=_adam_infer, kernels={"cpu": _adam, "cuda": _cuda_adam}, grad=NO_GRADIENT))
+def _rmsprop_mean_grad(place):
+    """The centred form needs MeanGrad; the plain one passes MeanSquare in its place (the
+    function ignores it) and writes MeanGradOut only when MeanGrad was given."""
+    def run(ctx):
+        centered = bool(ctx.attr("centered"))
+        has_mean_grad = ctx.has_input("MeanGrad")
+        if centered and not has_mean_grad:
+            raise ValueError("centered=True needs the MeanGrad input")
+        mean_grad = "MeanGrad" if has_mean_grad else "MeanSquare"
+        state = read_state(ctx, ["Param", "Grad", "MeanSquare", "Moment", mean_grad],
+                           ["LearningRate"])
+        slots = ("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut")
+        values = place.update(rmsprop, *state, ctx.attr("epsilon"), ctx.attr("decay"),
+                              ctx.attr("momentum"), centered,
+                              out=buffers(ctx, place, slots, state[0]))
+        for slot, value in zip(slots, values):
+            if slot != "MeanGradOut" or (has_mean_grad and ctx.has_output(slot)):
+                ctx.set_output(slot, value)
+    return run
+
+
+optimizer_op(
+    "rmsprop", "MeanSquare = decay * MeanSquare + (1 - decay) * Grad^2; Moment = momentum * "
+    "Moment + LearningRate * Grad / sqrt(MeanSquare (- MeanGrad^2, centered) + epsilon); "
+    "Param -= Moment.",
+    rmsprop, [("MeanSquare", "running mean of Grad^2"), ("Moment", "the running step")], [],
+    [("ParamOut", "Param"), ("MomentOut", "Moment"), ("MeanSquareOut", "MeanSquare"),
+     ("MeanGradOut", "MeanGrad")],
+    [Attr("epsilon", A.FLOAT, 1e-10, "keeps the square root positive"),
+     Attr("decay", A.FLOAT, 0.9, "decay of the running means"),
+     Attr("momentum", A.FLOAT, 0.0, "the momentum of the step"),
+     Attr("centered", A.BOOLEAN, False, "divide by the variance, not the second moment")],
+    None, extra_inputs=[Slot("MeanGrad", "running mean of Grad (centered)", dispensable=True)],
+    kernels={"cpu": _rmsprop_mean_grad(CPU), "cuda": _rmsprop_mean_grad(CUDA)})

@@ -20,12 +20,14 @@ from ..kernels.cpu import scale as KS
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
 from ..kernels.cpu import reduce as KR
+from ..kernels.cuda import axis_maps as CA
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import index as CI
 from ..kernels.cuda import loss as CL
 from ..kernels.cuda import matmul as CM
 from ..kernels.cuda import reduce as CR
+from ..kernels.cuda import scan as CS
 from ..kernels.pointwise import KERNELS
 
 
@@ -165,6 +167,12 @@ class CPU:
         return kernel.cpu(*operands, out=out)
 
     @staticmethod
+    def update(kernel, *args, out=None):
+        """An @update kernel (kernels/update.py) of arrays, cells and scalars: new arrays,
+        or ``out`` (the kernel context's buffers) written whole."""
+        return kernel.cpu(*args, out=out)
+
+    @staticmethod
     def unary(name, x, scale, out):
         """The activation ``name`` (a @pointwise kernel: relu, tanh, ...) of x, or x
         times ``scale`` (``name`` "scale")."""
@@ -262,6 +270,65 @@ class CPU:
         return dx
 
     @staticmethod
+    def linear_index(index, dims):
+        """The row-major position in ``dims`` of each row of the (m, k) ``index``."""
+        strides, step = [], 1
+        for d in reversed(dims):
+            strides.insert(0, step)
+            step *= int(d)
+        return (index.astype(np.int64) * np.asarray(strides, np.int64)).sum(axis=1)
+
+    @staticmethod
+    def scatter_rows(x, ids, updates, overwrite: bool):
+        """x with row ids[i] set to updates[i] (overwrite: the last one wins, numpy's
+        rule for repeated indices) or to the sum of every updates[i] aimed at it."""
+        out = x.copy()
+        if overwrite:
+            out[ids] = updates
+        else:
+            out[ids] = 0
+            np.add.at(out, ids, updates)
+        return out
+
+    @staticmethod
+    def zero_rows(x, ids):
+        out = x.copy()
+        out[ids] = 0
+        return out
+
+    @staticmethod
+    def take_along_rows(rows, index, ignore=None):
+        """out[r, c] = rows[r, index[r, c]]; 0 where index is ``ignore``."""
+        index = index.astype(np.int64)
+        skip = index == ignore if ignore is not None else np.zeros(index.shape, bool)
+        out = np.take_along_axis(rows, np.where(skip, 0, index), axis=1)
+        out[skip] = 0
+        return out
+
+    @staticmethod
+    def put_along_rows(n: int, index, values, ignore=None):
+        """Zeros of (R, n) with values[r, c] added at [r, index[r, c]] (``ignore``
+        positions skipped)."""
+        out = np.zeros((values.shape[0], n), values.dtype)
+        row = np.broadcast_to(np.arange(values.shape[0])[:, None], index.shape)
+        keep = index != ignore if ignore is not None else np.ones(index.shape, bool)
+        np.add.at(out, (row[keep], index[keep].astype(np.int64)), values[keep])
+        return out
+
+    @staticmethod
+    def top_k_rows(rows, k: int, largest: bool):
+        """The k largest (or smallest) of each row, in order, and their positions: NaN
+        counts as the largest value (Paddle's order), ties go to the first position."""
+        if not largest:
+            order = np.argsort(rows, axis=1, kind="stable")        # NaN sorts last
+        elif rows.dtype.kind == "f":
+            order = np.lexsort((-rows, ~np.isnan(rows)), axis=1)   # NaN first, then down
+        else:
+            order = np.argsort(~rows, axis=1, kind="stable")       # ~ reverses, exactly
+        order = np.ascontiguousarray(order[:, :k])
+        return np.take_along_axis(rows, order, axis=1), order.astype(np.int64)
+
+    @staticmethod
     def one_hot(x, depth: int, dtype):
         out = np.zeros(x.shape + (depth,), dtype)
         np.put_along_axis(out, x[..., None].astype(np.int64), 1, axis=-1)
@@ -317,6 +384,58 @@ class CPU:
         return (dout_rows - np.exp(out_rows) * dout_rows.sum(axis=1, keepdims=True)
                 ).astype(out_rows.dtype)
 
+    # --- copies through per-axis index maps: slice, flip, pad (kernels/cuda/axis_maps.py)
+    @staticmethod
+    def gather_maps(x, maps, value=0):
+        """out[o0, o1, ...] = x[maps[0][o0], maps[1][o1], ...]; ``value`` where an entry
+        of a map is -1 (outside X: a pad)."""
+        shape = tuple(len(m) for m in maps)
+        if x.size == 0:                       # nothing to read: every position is outside
+            return np.full(shape, value, x.dtype)
+        if not maps:
+            return np.array(x, copy=True)
+        out = x[np.ix_(*[np.maximum(m, 0) for m in maps])]
+        outside = [m < 0 for m in maps]
+        if any(o.any() for o in outside):
+            mask = np.zeros(shape, bool)
+            for d, o in enumerate(outside):
+                mask |= o.reshape([-1 if i == d else 1 for i in range(len(maps))])
+            out[mask] = value
+        return out
+
+    @staticmethod
+    def scatter_maps(shape, maps, dout):
+        """Zeros of ``shape`` with each dOut element added where its maps point (a
+        position read twice, as a reflect pad reads it, gets both)."""
+        dx = np.zeros(shape, dout.dtype)
+        if dout.size == 0 or dx.size == 0:
+            return dx
+        if not maps:
+            return np.array(dout, copy=True).reshape(shape)
+        keep = [np.flatnonzero(m >= 0) for m in maps]
+        np.add.at(dx, np.ix_(*[m[k] for m, k in zip(maps, keep)]), dout[np.ix_(*keep)])
+        return dx
+
+    @staticmethod
+    def cumsum(x, axis: int, exclusive: bool, reverse: bool):
+        """Running sums along ``axis`` in x's dtype, in order (as the device's kernel)."""
+        if x.ndim == 0:
+            return np.zeros_like(x) if exclusive else np.array(x, copy=True)
+        a = np.flip(x, axis) if reverse else x
+        out = np.cumsum(a, axis=axis, dtype=x.dtype)
+        if exclusive:                         # shifted by one: each leaves itself out
+            shifted = np.zeros_like(out)
+            lead = (slice(None),) * axis
+            shifted[lead + (slice(1, None),)] = out[lead + (slice(None, -1),)]
+            out = shifted
+        return np.ascontiguousarray(np.flip(out, axis) if reverse else out)
+
+    @staticmethod
+    def arange(size: int, start, step, dtype):
+        """``size`` values start + i * step of ``dtype`` (start, step: int or float64)."""
+        wide = np.int64 if np.dtype(dtype).kind in "iu" else np.float64
+        return (start + np.arange(size, dtype=wide) * step).astype(dtype)
+
 
 class CUDA:
     name = "cuda"
@@ -330,6 +449,10 @@ class CUDA:
     @staticmethod
     def apply(kernel, *operands, out, out_dtype=None):
         return kernel.cuda(*operands, out_dtype=out_dtype)
+
+    @staticmethod
+    def update(kernel, *args, out=None):
+        return kernel.cuda(*args)           # (new device arrays: no host buffers here)
 
     @staticmethod
     def unary(name, x, scale, out):
@@ -399,6 +522,12 @@ class CUDA:
     scatter_add = staticmethod(CI.scatter_add)
     one_hot = staticmethod(CI.one_hot)
     arg_extreme = staticmethod(CI.arg_extreme)
+    linear_index = staticmethod(CI.linear_index)
+    scatter_rows = staticmethod(CI.scatter_rows)
+    zero_rows = staticmethod(CI.zero_rows)
+    take_along_rows = staticmethod(CI.take_along_rows)
+    put_along_rows = staticmethod(CI.put_along_rows)
+    top_k_rows = staticmethod(CI.top_k_rows)
     copy = staticmethod(CC.copy)
     full = staticmethod(CC.fill)
 
@@ -418,3 +547,8 @@ class CUDA:
     @staticmethod
     def log_softmax_grad_rows(out_rows, dout_rows):
         return CR.log_softmax_grad_rows(out_rows, dout_rows, *out_rows.shape)
+
+    gather_maps = staticmethod(CA.gather_maps)
+    scatter_maps = staticmethod(CA.scatter_maps)
+    cumsum = staticmethod(CS.cumsum)
+    arange = staticmethod(CS.arange)

@@ -1,6 +1,8 @@
 """Losses computed element by element: sigmoid_cross_entropy_with_logits, bce_loss,
-huber_loss (what ``F.smooth_l1_loss`` saves), and label_smooth, which softens the labels
-they read (Fluid's slots and attributes, as ``paddle.nn.functional`` saves them).
+huber_loss (what ``F.smooth_l1_loss`` saves), Fluid's older smooth_l1_loss (summed per
+row; Paddle 2.6 no longer registers it, programs saved by Fluid 1.x have it), and
+label_smooth, which softens the labels they read (Fluid's slots and attributes, as
+``paddle.nn.functional`` saves them).
 
 The math of each, forward and gradient, is scalar functions under ``@pointwise``
 (kernels/pointwise.py), so one op kernel serves both places through ``place.apply``.
@@ -230,6 +232,110 @@ register(OpDef(
     grad=Grad(reads=["Residual"], grads_of=["Out"], writes=["X", "Y"],
               kernel=_huber_grad(CPU), cuda_kernel=_huber_grad(CUDA),
               infer_shape=_huber_grad_infer)))
+
+
+# --- smooth_l1_loss (Fluid 1.x) ------------------------------------------------------------------
+@pointwise(FLOAT_2, params=1)
+def smooth_l1(d, sigma2):
+    a = abs(d)
+    return 0.5 * d * d * sigma2 if a < 1.0 / sigma2 else a - 0.5 / sigma2
+
+
+@pointwise(FLOAT_3, params=1)
+def smooth_l1_grad(d, dout, sigma2):
+    if abs(d) < 1.0 / sigma2:
+        return sigma2 * d * dout
+    return dout if d > 0 else (-dout if d < 0 else dout * 0)
+
+
+def _weights(ctx):
+    """(InsideWeight, OutsideWeight), or (None, None): Fluid uses them only together."""
+    inside, outside = ctx.input("InsideWeight"), ctx.input("OutsideWeight")
+    return (inside, outside) if inside is not None and outside is not None else (None, None)
+
+
+def _sigma2(ctx, dtype):
+    return dtype.type(ctx.attr("sigma") * ctx.attr("sigma"))
+
+
+def _smooth_l1(place):
+    """Diff = InsideWeight (X - Y); Out = per row (the first axis), the sum of
+    OutsideWeight * smooth_l1(Diff)."""
+    def run(ctx):
+        x, y = ctx.input("X"), ctx.input("Y")
+        inside, outside = _weights(ctx)
+        diff = place.apply(KERNELS["sub"], x, y, out=None, out_dtype=x.dtype)
+        if inside is not None:
+            diff = place.apply(KERNELS["mul"], diff, inside, out=None, out_dtype=x.dtype)
+        ctx.set_output("Diff", diff)
+        errors = place.apply(smooth_l1, diff, _sigma2(ctx, x.dtype), out=None,
+                             out_dtype=x.dtype)
+        if outside is not None:
+            errors = place.apply(KERNELS["mul"], errors, outside, out=None, out_dtype=x.dtype)
+        rows = int(x.shape[0])
+        ctx.set_output("Out", place.sum_axes(errors, list(range(1, x.ndim)), False)
+                       .reshape((rows, 1)))
+    return run
+
+
+def _smooth_l1_grad(place):
+    """dX = dOut (per row) * InsideWeight * OutsideWeight * smooth_l1'(Diff); dY = -dX."""
+    def run(ctx):
+        diff, dout = ctx.input("Diff"), ctx.input("Out@GRAD")
+        per_row = (int(diff.shape[0]),) + (1,) * (diff.ndim - 1)
+        dx = place.apply(smooth_l1_grad, diff, arrays.astype(dout, diff.dtype).reshape(per_row),
+                         _sigma2(ctx, diff.dtype), out=None, out_dtype=diff.dtype)
+        for weight in _weights(ctx):
+            if weight is not None:
+                dx = place.apply(KERNELS["mul"], dx, weight, out=None, out_dtype=diff.dtype)
+        if ctx.has_output("X@GRAD"):
+            ctx.set_output("X@GRAD", dx)
+        if ctx.has_output("Y@GRAD"):
+            ctx.set_output("Y@GRAD", place.apply(KERNELS["neg"], dx, out=None,
+                                                 out_dtype=diff.dtype))
+    return run
+
+
+def _smooth_l1_infer(ctx):
+    xs = ctx.require_rank("X", 2)
+    if ctx.has_input("InsideWeight") != ctx.has_input("OutsideWeight"):
+        ctx.fail("InsideWeight and OutsideWeight are given together or not at all",
+                 slot="InsideWeight" if ctx.has_input("OutsideWeight") else "OutsideWeight",
+                 expected="both or neither",
+                 given="only " + ("InsideWeight" if ctx.has_input("InsideWeight")
+                                  else "OutsideWeight"))
+    _like_x("Y", *[s for s in ("InsideWeight", "OutsideWeight") if ctx.has_input(s)])(ctx)
+    ctx.set_output("Diff", xs, ctx.dtype("X"))
+    ctx.set_output("Out", [xs[0], 1], ctx.dtype("X"))
+
+
+def _smooth_l1_grad_infer(ctx):
+    ds = ctx.require_rank("Diff", 2)
+    if ctx.has_value("Out@GRAD"):
+        ctx.require_gradient_fits("Out", want=[ds[0], 1])
+    for slot in ("InsideWeight", "OutsideWeight"):
+        if ctx.has_input(slot) and ctx.has_value(slot) and len(ctx.shape(slot)) != len(ds):
+            ctx.fail(f"{slot} must have Diff's shape", slot=slot, expected=str(ds),
+                     given=ctx.describe_input(slot))
+    for slot in ("X@GRAD", "Y@GRAD"):
+        if ctx.has_output(slot):
+            ctx.set_output(slot, ds, ctx.dtype("Diff"))
+
+
+register(OpDef(
+    "smooth_l1_loss",
+    [X, Y, Slot("InsideWeight", "scales X - Y (given with OutsideWeight)", dispensable=True),
+     Slot("OutsideWeight", "scales each element's loss", dispensable=True)],
+    [Slot("Diff", "InsideWeight * (X - Y), kept for the gradient", intermediate=True),
+     Slot("Out", "the loss of each row (the first axis), [N, 1]")],
+    [Attr("sigma", A.FLOAT, 1.0, "the loss is quadratic where |Diff| < 1 / sigma^2")],
+    comment="Out[i] = sum_j OutsideWeight * (0.5 (sigma d)^2 if |d| < 1/sigma^2 else "
+            "|d| - 0.5/sigma^2), d = InsideWeight (X - Y), over row i.",
+    infer_shape=_smooth_l1_infer,
+    kernels={"cpu": _smooth_l1(CPU), "cuda": _smooth_l1(CUDA)},
+    grad=Grad(reads=["InsideWeight", "OutsideWeight", "Diff"], grads_of=["Out"],
+              writes=["X", "Y"], kernel=_smooth_l1_grad(CPU),
+              cuda_kernel=_smooth_l1_grad(CUDA), infer_shape=_smooth_l1_grad_infer)))
 
 
 # --- label_smooth --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Tensors made of copies of others: stack, unstack, expand_v2, tile (Fluid's slots and
-attributes, as ``paddle.stack`` ... ``paddle.tile`` save them).
+"""Tensors made of copies of others: stack, unstack, expand_v2, expand_as_v2, tile (Fluid's
+slots and attributes, as ``paddle.stack`` ... ``paddle.tile`` save them).
 
 Each kernel is one function for both places over arrays.py (stack, split) and the places'
 ``broadcast_to`` / ``sum_axes``. Their gradients undo the copying: unstack and stack are
@@ -182,13 +182,17 @@ def _expand_infer(ctx):
     ctx.set_output("Out", expanded(ctx.shape("X"), ctx.attr("shape"), fail), ctx.dtype("X"))
 
 
+def _grown(place, x, shape):
+    """x broadcast to ``shape`` (checked by ``expanded``), its dims aligned at the end."""
+    lead = len(shape) - x.ndim
+    return place.broadcast_to(x.reshape((1,) * lead + tuple(x.shape)), tuple(shape))
+
+
 def _expand(place):
     def run(ctx):
         x = ctx.input("X")
         shape = expanded(list(x.shape), ctx.attr("shape"), _runtime_fail("expand_v2"))
-        lead = len(shape) - x.ndim
-        ctx.set_output("Out", place.broadcast_to(x.reshape((1,) * lead + tuple(x.shape)),
-                                                 tuple(shape)))
+        ctx.set_output("Out", _grown(place, x, shape))
     return run
 
 
@@ -215,6 +219,71 @@ register(OpDef(
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
     kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
     grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad)))
+
+
+# --- expand_as_v2 -------------------------------------------------------------------------------
+def _as_target(target, y_shape) -> list:
+    """Paddle's expand_as_v2 target: target_shape (Y's shape as declared when the op was
+    built), or Y's real shape where that has a -1 (a batch dim) or is empty."""
+    target = list(target or [])
+    if y_shape is not None and (not target or -1 in target):
+        return [int(d) for d in y_shape]
+    return target
+
+
+def _expand_as_infer(ctx):
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="X", expected=expected, given=given)
+    xs, attr = ctx.shape("X"), list(ctx.attr("target_shape") or [])
+    y = ctx.shape("Y") if ctx.has_input("Y") and ctx.has_value("Y") else None
+    if any(d < -1 for d in attr):
+        fail("target_shape holds a negative dim", expected="dims >= 1, or -1 for Y's",
+             given=f"target_shape={attr}")
+    if y is not None and attr and -1 not in attr and (
+            len(y) != len(attr) or any(a >= 0 and a != b for a, b in zip(y, attr))):
+        ctx.fail("Y's shape is not target_shape", slot="Y", expected=str(attr),
+                 given=ctx.describe_input("Y"))
+    target = _as_target(attr, y)
+    if not target and y is None:
+        fail("expand_as_v2 needs target_shape or Y", given="neither")
+    # a dim not known yet (a -1 of Y, or of target_shape without Y): checked at run time
+    lead = len(target) - len(xs)
+    probe = [d if d >= 0 else (xs[i - lead] if i >= lead and xs[i - lead] >= 1 else 1)
+             for i, d in enumerate(target)]
+    out = expanded(xs, probe, fail)
+    ctx.set_output("Out", [-1 if d < 0 else o for d, o in zip(target, out)], ctx.dtype("X"))
+
+
+def _expand_as(place):
+    def run(ctx):
+        x, fail = ctx.input("X"), _runtime_fail("expand_as_v2")
+        y = ctx.input("Y") if ctx.has_input("Y") else None
+        target = _as_target(ctx.attr("target_shape"), None if y is None else y.shape)
+        if any(d < 0 for d in target):
+            fail("target_shape has a -1 (a dim of Y's) and there is no Y",
+                 given=f"target_shape={target}")
+        ctx.set_output("Out", _grown(place, x, expanded(list(x.shape), target, fail)))
+    return run
+
+
+def _expand_as_grad(ctx):
+    """expand_v2's gradient, once dOut is checked to be a broadcast of X (target_shape may
+    leave its shape to Y, which the gradient op does not read)."""
+    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+    if expanded(list(x.shape), list(dout.shape), _runtime_fail("expand_as_v2_grad")) != \
+            [int(d) for d in dout.shape]:
+        _runtime_fail("expand_as_v2_grad")("Out@GRAD is not X broadcast",
+                                           given=f"shape {list(dout.shape)}")
+    _expand_grad(ctx)
+
+
+register(OpDef(
+    "expand_as_v2", [X, Slot("Y", "the tensor whose shape X takes", dispensable=True)],
+    [OUT], [Attr("target_shape", A.INTS, [], "the shape to broadcast to (-1: Y's dim)")],
+    comment="Out = X broadcast to target_shape (Y's shape).", infer_shape=_expand_as_infer,
+    kernels={"cpu": _expand_as(CPU), "cuda": _expand_as(CUDA)},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_as_grad,
+              cuda_kernel=_expand_as_grad)))
 
 
 # --- tile ---------------------------------------------------------------------------------------

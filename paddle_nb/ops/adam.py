@@ -1,0 +1,151 @@
+"""Adam's family as ops (Fluid's slots): adam, adamw (decoupled weight decay) and lamb
+(Adam's step scaled per parameter by the trust ratio ||Param|| / ||step||).
+
+All three keep two running moments and the powers beta1^t, beta2^t (one-element tensors
+the op advances: Beta1PowOut = Beta1Pow * beta1), and correct the moments' bias with them.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core import attrs as A
+from ..core.registry import Attr, Slot
+from ..kernels.update import update
+from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state
+from .places import CPU, CUDA
+
+_MOMENTS = [("Moment1", "running mean of Grad"), ("Moment2", "running mean of Grad^2")]
+_POWERS = [("Beta1Pow", "beta1^t"), ("Beta2Pow", "beta2^t")]
+_OUTPUTS = [("ParamOut", "Param"), ("Moment1Out", "Moment1"), ("Moment2Out", "Moment2"),
+            ("Beta1PowOut", "Beta1Pow"), ("Beta2PowOut", "Beta2Pow")]
+
+
+def _decay_rate(v):
+    # the bias correction divides by 1 - beta^t: a beta outside [0, 1) has no meaning
+    return None if isinstance(v, (int, float)) and 0 <= v < 1 else f"{v!r} is not in [0, 1)"
+
+
+_BETAS = [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment", check=_decay_rate),
+          Attr("beta2", A.FLOAT, 0.999, "decay of the second moment", check=_decay_rate)]
+_UNUSED = [Slot(n, "kept for Paddle compatibility (unused)", dispensable=True)
+           for n in ("SkipUpdate", "Beta1Tensor", "Beta2Tensor", "EpsilonTensor")]
+_KEPT = [Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
+         Attr("min_row_size_to_use_multithread", A.LONG, 1000,
+              "kept for Paddle compatibility", extra=True),
+         Attr("use_global_beta_pow", A.BOOLEAN, False, "kept for Paddle compatibility",
+              extra=True)]
+
+
+def _advance_powers(ctx, place):
+    """Beta1PowOut = Beta1Pow * beta1, Beta2PowOut = Beta2Pow * beta2 (on the place)."""
+    for k in ("1", "2"):
+        if ctx.has_output(f"Beta{k}PowOut"):
+            ctx.set_output(f"Beta{k}PowOut", place.scale(ctx.input(f"Beta{k}Pow"),
+                                                         ctx.attr(f"beta{k}")))
+
+
+# --- adam and adamw -----------------------------------------------------------------------------
+@update(arrays=4, cells=3, outputs=3, min_parallel=MIN_PARALLEL_ADAM)
+def adamw(param, grad, m1, m2, lr, beta1_pow, beta2_pow, beta1, beta2, epsilon, coeff):
+    # Paddle folds the bias correction into the step and epsilon: terms of the cells only,
+    # computed once per call (the loop loads the cells before it starts)
+    lr_t = lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow)
+    eps_t = epsilon * math.sqrt(1.0 - beta2_pow)
+    m1 = beta1 * m1 + (1.0 - beta1) * grad
+    m2 = beta2 * m2 + (1.0 - beta2) * grad * grad
+    decayed = param * (1.0 - lr * coeff)    # decoupled weight decay (Adam: coeff 0)
+    return decayed - lr_t * (m1 / (math.sqrt(m2) + eps_t)), m1, m2
+
+
+_EPSILON = Attr("epsilon", A.FLOAT, 1e-8, "keeps the division finite")
+optimizer_op(
+    "adam", "Adam: Param -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * Moment1 / "
+    "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)).",
+    adamw, _MOMENTS, _POWERS, _OUTPUTS, _BETAS + [_EPSILON] + _KEPT,
+    lambda ctx: (ctx.attr("beta1"), ctx.attr("beta2"), ctx.attr("epsilon"), 0.0),
+    extra_inputs=_UNUSED + [Slot("Moment2Max", "kept for Paddle compatibility (unused)",
+                                 dispensable=True)],
+    after=_advance_powers)
+
+
+def _adamw_params(ctx):
+    return (ctx.attr("beta1"), ctx.attr("beta2"), ctx.attr("epsilon"),
+            ctx.attr("coeff") if ctx.attr("with_decay") else 0.0)
+
+
+def _adamw(place):
+    """AdamW steps with the learning rate times lr_ratio (a per-parameter factor)."""
+    def run(ctx):
+        values = read_state(ctx, ["Param", "Grad", "Moment1", "Moment2"],
+                       ["LearningRate", "Beta1Pow", "Beta2Pow"])
+        values[4] = place.scale(values[4], ctx.attr("lr_ratio"))
+        slots = ("ParamOut", "Moment1Out", "Moment2Out")
+        for slot, value in zip(slots, place.update(adamw, *values, *_adamw_params(ctx),
+                                                   out=buffers(ctx, place, slots, values[0]))):
+            ctx.set_output(slot, value)
+        _advance_powers(ctx, place)
+    return run
+
+
+optimizer_op(
+    "adamw", "AdamW: Param *= 1 - lr * coeff (with_decay), then Adam's step; lr is "
+    "LearningRate * lr_ratio.",
+    adamw, _MOMENTS, _POWERS, _OUTPUTS,
+    _BETAS + [_EPSILON, Attr("lr_ratio", A.FLOAT, 1.0, "this parameter's learning-rate factor"),
+              Attr("coeff", A.FLOAT, 0.01, "the decoupled weight decay"),
+              Attr("with_decay", A.BOOLEAN, False, "apply the weight decay")] + _KEPT,
+    None, extra_inputs=_UNUSED, kernels={"cpu": _adamw(CPU), "cuda": _adamw(CUDA)})
+
+
+# --- lamb ---------------------------------------------------------------------------------------
+@update(arrays=4, cells=2, outputs=3, min_parallel=MIN_PARALLEL_ADAM)
+def lamb_moments(param, grad, m1, m2, beta1_pow, beta2_pow, beta1, beta2, epsilon,
+                 weight_decay):
+    """The moments and the step direction before the trust ratio (Adam's, plus decay)."""
+    m1 = beta1 * m1 + (1.0 - beta1) * grad
+    m2 = beta2 * m2 + (1.0 - beta2) * grad * grad
+    m1_hat = m1 / (1.0 - beta1_pow)
+    m2_hat = m2 / (1.0 - beta2_pow)
+    return m1, m2, m1_hat / (math.sqrt(m2_hat) + epsilon) + weight_decay * param
+
+
+@update(arrays=2, cells=3, min_parallel=MIN_PARALLEL_ADAM)
+def lamb_step(param, direction, lr, param_sq, direction_sq, adapt):
+    ratio = 1.0
+    if adapt and param_sq > 0.0 and direction_sq > 0.0:    # the trust ratio
+        ratio = math.sqrt(param_sq) / math.sqrt(direction_sq)
+    return param - lr * ratio * direction
+
+
+def _squared_norm(place, a):
+    squares = place.unary("square", a, 1.0, None)
+    return place.sum_axes(squares, list(range(a.ndim)), False).reshape((1,))
+
+
+def _lamb(place):
+    def run(ctx):
+        values = read_state(ctx, ["Param", "Grad", "Moment1", "Moment2"],
+                       ["LearningRate", "Beta1Pow", "Beta2Pow"])
+        param, lr = values[0], values[4]
+        decay = ctx.attr("weight_decay")
+        m1, m2, direction = place.update(lamb_moments, *values[:4], *values[5:],
+                                         ctx.attr("beta1"), ctx.attr("beta2"),
+                                         ctx.attr("epsilon"), decay)
+        # Paddle adapts a parameter's step only where it decays it, unless always_adapt
+        adapt = bool(ctx.attr("always_adapt")) or decay != 0.0
+        new = place.update(lamb_step, param, direction, lr, _squared_norm(place, param),
+                           _squared_norm(place, direction), adapt)
+        for slot, value in (("ParamOut", new), ("Moment1Out", m1), ("Moment2Out", m2)):
+            ctx.set_output(slot, value)
+        _advance_powers(ctx, place)
+    return run
+
+
+optimizer_op(
+    "lamb", "LAMB: Adam's step r (bias-corrected, plus weight_decay * Param) scaled by the "
+    "trust ratio ||Param|| / ||r||: Param -= lr * ratio * r.",
+    None, _MOMENTS, _POWERS, _OUTPUTS,
+    _BETAS + [Attr("epsilon", A.FLOAT, 1e-6, "keeps the division finite"),
+              Attr("weight_decay", A.FLOAT, 0.01, "decay added to the step"),
+              Attr("always_adapt", A.BOOLEAN, False, "use the trust ratio without decay too")],
+    None, extra_inputs=[_UNUSED[0]], kernels={"cpu": _lamb(CPU), "cuda": _lamb(CUDA)})

@@ -1,0 +1,65 @@
+"""cumsum: running sums along an axis (Fluid's slots and attributes, as ``paddle.cumsum``
+saves them), and its gradient.
+
+The gradient of a running sum is a running sum of dOut from the other end (each X
+element counts in every later output), so ``cumsum_grad`` is the same kernel with
+``reverse`` flipped, as Paddle's is. One function for both places over the places'
+``cumsum`` (numpy's sequential sum on the CPU; kernels/cuda/scan.py on the device).
+"""
+from __future__ import annotations
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, register
+from .common import OUT, X
+from .places import CPU, CUDA
+
+
+def _cumsum_infer(ctx):
+    ctx.require_dtype("X", "number")
+    xs = ctx.shape("X")
+    flatten = ctx.attr("flatten")
+    rank = 1 if flatten else max(len(xs), 1)     # a 0-d X sums along its one element
+    ctx.require_range("axis", ctx.attr("axis"), -rank, rank, slot="X")
+    if flatten:
+        size = 1
+        for d in xs:
+            size = -1 if d < 0 or size < 0 else size * d
+        xs = [size]
+    ctx.set_output("Out", xs, ctx.dtype("X"))
+
+
+def _along(ctx, value):
+    """``value`` (X, or dOut) as the kernel sums it, and the axis: flatten makes it 1-D."""
+    if ctx.attr("flatten"):
+        value = value.reshape((value.size,))
+    return value, ctx.attr("axis") % max(value.ndim, 1)
+
+
+def _cumsum(place):
+    def run(ctx):
+        x, axis = _along(ctx, ctx.input("X"))
+        ctx.set_output("Out", place.cumsum(x, axis, ctx.attr("exclusive"),
+                                           ctx.attr("reverse")))
+    return run
+
+
+def _cumsum_grad(place):
+    def run(ctx):
+        x = ctx.input("X")
+        dout, axis = _along(ctx, ctx.input("Out@GRAD"))
+        dx = place.cumsum(dout, axis, ctx.attr("exclusive"), not ctx.attr("reverse"))
+        ctx.set_output("X@GRAD", dx.reshape(tuple(int(d) for d in x.shape)))
+    return run
+
+
+register(OpDef(
+    "cumsum", [X], [OUT],
+    [Attr("axis", A.INT, -1, "the axis summed along"),
+     Attr("flatten", A.BOOLEAN, False, "sum X as one row (Out is 1-D)"),
+     Attr("exclusive", A.BOOLEAN, False, "each sum leaves its own element out"),
+     Attr("reverse", A.BOOLEAN, False, "sum from the end of the axis")],
+    comment="Out = the running sums of X along axis.", infer_shape=_cumsum_infer,
+    kernels={"cpu": _cumsum(CPU), "cuda": _cumsum(CUDA)},
+    grad=Grad(reads=["X"], writes=["X"], kernel=_cumsum_grad(CPU),
+              cuda_kernel=_cumsum_grad(CUDA))))

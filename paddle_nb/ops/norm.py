@@ -1,0 +1,133 @@
+"""p_norm: the vector p-norm of X along an axis (or of all of X), and its gradient
+(Fluid's slots and attributes, as ``paddle.norm`` / ``paddle.linalg.norm`` save them).
+
+Out = (sum |X|^p)^(1/p) for a general p (a sum of @pointwise terms, then a @pointwise
+root), max |X| for p = inf, min |X| for -inf, and the count of nonzeros for p = 0, each
+in X's dtype as Paddle computes it. The gradient is Paddle's formula, epsilon included:
+|X|^(p-1) sign(X) / (Out^(p-1) + epsilon) * dOut, so where it divides 0 by 0 (p < 1 at a
+zero of X) it gives NaN as Paddle does; for +-inf dOut goes to each element whose |X|
+is the result (ties too), and for p = 0 the gradient is 0.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
+from ..kernels.pointwise import KERNELS, pointwise
+from . import arrays
+from .common import OUT, X
+from .indices import _axis_in
+from .places import CPU, CUDA
+
+MAX_EPSILON = 1e-6
+FLOAT_5 = ["float32(float32, float32, float32, float32, float32)",
+           "float64(float64, float64, float64, float64, float64)"]
+
+
+@pointwise(FLOAT_2, params=1)
+def abs_pow(x, p):
+    return abs(x) ** p
+
+
+@pointwise(FLOAT_1)
+def nonzero(x):
+    return 1.0 if x != 0 else 0.0
+
+
+@pointwise(FLOAT_5, params=2)
+def p_norm_grad(x, norm, dout, p, eps):
+    sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+    return abs(x) ** (p - 1) / (norm ** (p - 1) + eps) * sign * dout
+
+
+@pointwise(FLOAT_3)
+def p_norm_extreme_grad(x, norm, dout):
+    # p = +-inf: dOut to each element whose |x| is the result
+    sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+    return (1.0 if abs(x) == norm else 0.0) * sign * dout
+
+
+def _small_epsilon(value):
+    """epsilon only keeps the gradient finite where the norm is 0 (Paddle's API always
+    passes 1e-12): a larger one would bias every gradient, so it is refused."""
+    if not 0 <= value <= MAX_EPSILON:
+        return f"expected 0 <= epsilon <= {MAX_EPSILON} (it only guards a zero norm)"
+    return None
+
+
+def _dims(ctx, rank: int) -> list[int]:
+    """The reduced axes: all with asvector (and for a 0-d X, none), else axis."""
+    if ctx.attr("asvector") or rank == 0:
+        return list(range(rank))
+    return [ctx.attr("axis") % rank]
+
+
+def _p_norm_infer(ctx):
+    ctx.require_dtype("X", "float")
+    xs = ctx.shape("X")
+    if not ctx.attr("asvector") and xs:
+        _axis_in(ctx, ctx.attr("axis"), len(xs))
+    dims = _dims(ctx, len(xs))
+    keep = ctx.attr("keepdim")
+    ctx.set_output("Out", [1 if i in dims else d for i, d in enumerate(xs)] if keep
+                   else [d for i, d in enumerate(xs) if i not in dims], ctx.dtype("X"))
+
+
+def _p_norm(place):
+    def run(ctx):
+        x, p = ctx.input("X"), ctx.attr("porder")
+        dims, keep = _dims(ctx, x.ndim), ctx.attr("keepdim")
+        t = x.dtype.type
+        if p == 0:
+            out = place.sum_axes(place.apply(nonzero, x, out=None, out_dtype=x.dtype), dims,
+                                 keep)
+        elif math.isinf(p):
+            empty = [d for d in dims if x.shape[d] == 0]
+            if empty:
+                raise ValueError(f"p_norm: X {list(x.shape)} has no elements along axis "
+                                 f"{empty}: the {'max' if p > 0 else 'min'} of nothing is "
+                                 "undefined")
+            magnitude = place.apply(KERNELS["abs"], x, out=None, out_dtype=x.dtype)
+            out = place.fold_axes(magnitude, dims, keep, "max" if p > 0 else "min")
+        else:
+            total = place.sum_axes(place.apply(abs_pow, x, t(p), out=None, out_dtype=x.dtype),
+                                   dims, keep)
+            out = place.apply(KERNELS["pow"], total, t(1.0 / p), out=None, out_dtype=x.dtype)
+        ctx.set_output("Out", out)
+    return run
+
+
+def _p_norm_grad_kernel(place):
+    def run(ctx):
+        x, out, dout = ctx.input("X"), ctx.input("Out"), ctx.input("Out@GRAD")
+        p, t = ctx.attr("porder"), x.dtype.type
+        dims = _dims(ctx, x.ndim)
+        kept = tuple(1 if i in dims else int(d) for i, d in enumerate(x.shape))
+        norm, dy = out.reshape(kept), arrays.astype(dout, x.dtype).reshape(kept)
+        if p == 0:
+            dx = place.full(tuple(x.shape), 0, x.dtype)
+        elif math.isinf(p):
+            dx = place.apply(p_norm_extreme_grad, x, norm, dy, out=None, out_dtype=x.dtype)
+        else:
+            dx = place.apply(p_norm_grad, x, norm, dy, t(p), t(ctx.attr("epsilon")), out=None,
+                             out_dtype=x.dtype)
+        ctx.set_output("X@GRAD", dx)
+    return run
+
+
+register(OpDef(
+    "p_norm", [X], [OUT],
+    [Attr("porder", A.FLOAT, 2.0, "p: 2, 1, inf, -inf, 0 (nonzeros) or any other"),
+     Attr("axis", A.INT, -1, "the axis reduced (unless asvector)"),
+     Attr("epsilon", A.FLOAT, 1e-12, "added to the gradient's denominator",
+          check=_small_epsilon),
+     Attr("keepdim", A.BOOLEAN, False, "keep reduced axes as size 1"),
+     Attr("asvector", A.BOOLEAN, False, "the norm of all of X as one vector")],
+    comment="Out = (sum |X|^p)^(1/p) along axis (max |X| for p = inf, min for -inf, the "
+            "count of nonzeros for 0).",
+    infer_shape=_p_norm_infer, kernels={"cpu": _p_norm(CPU), "cuda": _p_norm(CUDA)},
+    grad=Grad(reads=["X", "Out"], kernel=_p_norm_grad_kernel(CPU),
+              cuda_kernel=_p_norm_grad_kernel(CUDA))))

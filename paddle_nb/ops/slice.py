@@ -1,0 +1,270 @@
+"""Parts of a tensor: slice, strided_slice and flip (Fluid's slots and attributes, as
+``paddle.slice``, ``x[::2]`` and ``paddle.flip`` save them), and their gradients.
+
+Each is a copy through one index map per axis (the places' ``gather_maps``; on the
+device kernels/cuda/axis_maps.py): output position o along an axis reads X at
+``map[o]``. The attributes say what each map is, after Paddle's rules for negative and
+out-of-range bounds (``slice_range``, ``strided_range``); the gradient puts dOut back
+through the same maps into zeros (``scatter_maps``). flip's gradient is a flip, as in
+Paddle. Bounds may also come as tensors, read at run time (``StartsTensor``: one int per
+axis; ``StartsTensorList``: a 1-element tensor per axis), as Paddle saves ``x[:, t]``
+inside a loop (nn.RNN does): they replace the attribute, and shape inference leaves those
+axes' sizes unknown (``infer_flags`` -1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad, GradOp, grad_name
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from .common import OUT, X
+from .places import CPU, CUDA
+from .stack import _runtime_fail
+
+INPUT = Slot("Input", "the tensor to take a part of")
+BOUND_SLOTS = ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
+STRIDE_SLOTS = ("StridesTensor", "StridesTensorList")
+# attribute -> (its tensor slot, its list-of-tensors slot)
+TENSOR_BOUNDS = {"starts": ("StartsTensor", "StartsTensorList"),
+                 "ends": ("EndsTensor", "EndsTensorList"),
+                 "strides": ("StridesTensor", "StridesTensorList")}
+
+
+def slice_range(start: int, end: int, n: int, fail) -> range:
+    """Paddle's slice bounds on an axis of n: a negative bound counts from the end, both
+    are clamped into [0, n], and an end before the start is an error (as in Paddle)."""
+    s = min(max(start + n if start < 0 else start, 0), n)
+    e = min(max(end + n if end < 0 else end, 0), n)
+    if e < s:
+        fail("the end comes before the start", expected="end >= start (after negative "
+             "bounds count from the end)", given=f"start={start}, end={end} on a dim of {n}")
+    return range(s, e)
+
+
+def strided_range(start: int, end: int, stride: int, n: int, fail) -> range:
+    """Paddle's strided_slice bounds: negative bounds count from the end (clamped at 0),
+    except ``end = -1`` with a negative stride, which runs through index 0 (Python's
+    ``None``); a start past the end of the axis is clamped to it, as Python's slices."""
+    if stride == 0:
+        fail("a stride of 0 never moves", expected="stride != 0", given="stride=0")
+    s = max(start + n, 0) if start < 0 else start
+    e = max(end + n, 0) if end < 0 and not (end == -1 and stride < 0) else end
+    if (stride > 0 and s > e) or (stride < 0 and s < e):
+        fail("start and end are the wrong way round for the stride",
+             expected="start <= end for a positive stride, start >= end for a negative one",
+             given=f"start={start}, end={end}, stride={stride} on a dim of {n}")
+    if stride > 0:
+        return range(min(s, n), min(e, n), stride)
+    return range(min(s, n - 1), e, stride)
+
+
+# --- slice / strided_slice ----------------------------------------------------------------------
+def _ranges(shape, attrs: dict, strided: bool, fail) -> dict:
+    """{axis: its range} for the sliced axes of a tensor of ``shape`` (None for a dim not
+    known yet), after checking the attributes against each other and the rank."""
+    axes, starts, ends = attrs["axes"], attrs["starts"], attrs["ends"]
+    strides = attrs["strides"] if strided else [1] * len(axes)
+    rank = len(shape)
+    if rank == 0:
+        fail("a 0-d tensor has no axis to slice", expected="rank >= 1", given="shape []")
+    for name, values in (("starts", starts), ("ends", ends), ("strides", strides)):
+        if len(values) != len(axes):
+            fail(f"{name} needs one entry per axis", expected=f"{len(axes)} entries (axes="
+                 f"{list(axes)})", given=f"{name}={list(values)}")
+    flags = attrs["infer_flags"]
+    if flags and (len(flags) != len(axes) or any(f not in (1, -1) for f in flags)):
+        fail("infer_flags holds 1 per axis (-1 where a bound is a tensor)",
+             expected=f"[] or {len(axes)} entries of 1 or -1",
+             given=f"infer_flags={list(flags)}")
+    unknown = set(attrs.get("unknown", ()))
+    out = {}
+    for a, s, e, k in zip(axes, starts, ends, strides):
+        if not 0 <= a < rank:
+            fail(f"axis {a} is out of range (paddle.slice makes negative axes positive "
+                 "before it saves the op)", expected=f"axes in [0, {rank - 1}]",
+                 given=f"axes={list(axes)} for a rank-{rank} Input")
+        if a in out:
+            fail(f"axis {a} is listed twice", expected="each axis once",
+                 given=f"axes={list(axes)}")
+        n = shape[a]
+        out[a] = None if n < 0 or a in unknown else (
+            strided_range(s, e, k, n, fail) if strided else slice_range(s, e, n, fail))
+    return out
+
+
+def _decreased(full, decrease, fail) -> list:
+    """``full`` (the sliced dims) without the ``decrease_axis`` dims, each of which must be
+    1 (Paddle's rule); all of them gone: a 0-d tensor, as Paddle 2.5+."""
+    rank = len(full)
+    for a in decrease:
+        if not 0 <= a < rank:
+            fail(f"decrease_axis {a} is out of range", expected=f"axes in [0, {rank - 1}]",
+                 given=f"decrease_axis={list(decrease)}")
+        if full[a] >= 0 and full[a] != 1:
+            fail(f"decrease_axis {a} drops a dim of {full[a]}", expected="a dim of 1 there",
+                 given=f"decrease_axis={list(decrease)}, sliced dims {full}")
+    if len(set(decrease)) != len(decrease):
+        fail("decrease_axis lists an axis twice", given=f"decrease_axis={list(decrease)}")
+    return [d for i, d in enumerate(full) if i not in decrease]
+
+
+def _attrs(ctx, strided: bool) -> dict:
+    names = ["axes", "starts", "ends", "infer_flags", "decrease_axis"]
+    return {n: list(ctx.attr(n) or []) for n in names + (["strides"] if strided else [])}
+
+
+def _tensor_bound_attrs(ctx, strided: bool) -> list:
+    """The attributes (starts, ends, strides) that tensor inputs give instead."""
+    return [name for name, slots in TENSOR_BOUNDS.items()
+            if (strided or name != "strides") and any(ctx.has_input(s) for s in slots)]
+
+
+def _run_time_attrs(ctx, strided: bool, fail) -> dict:
+    """The attributes with the bounds the tensor inputs hold now."""
+    attrs = _attrs(ctx, strided)
+    for name in _tensor_bound_attrs(ctx, strided):
+        tensor, listed = TENSOR_BOUNDS[name]
+        if ctx.has_input(tensor):
+            values = arrays.host(ctx.input(tensor)).ravel()
+        else:
+            values = [arrays.host_scalar(v) for v in ctx.inputs(listed)]
+        if len(values) != len(attrs["axes"]) or \
+                not all(np.issubdtype(np.asarray(v).dtype, np.integer) for v in values):
+            fail(f"{tensor if ctx.has_input(tensor) else listed} must hold one int per axis",
+                 expected=f"{len(attrs['axes'])} ints", given=f"{list(values)}")
+        attrs[name] = [int(v) for v in values]
+    return attrs
+
+
+def _slice_infer(strided: bool):
+    def infer(ctx):
+        def fail(msg, expected=None, given=None):
+            ctx.fail(msg, slot="Input", expected=expected, given=given)
+        shape = ctx.shape("Input")
+        attrs = _attrs(ctx, strided)
+        if _tensor_bound_attrs(ctx, strided):     # sizes known at run time only
+            attrs["unknown"] = attrs["axes"]
+            for name in _tensor_bound_attrs(ctx, strided):
+                attrs[name] = attrs[name] or [0] * len(attrs["axes"])
+        full = list(shape)
+        for a, r in _ranges(shape, attrs, strided, fail).items():
+            full[a] = -1 if r is None else len(r)
+        ctx.set_output("Out", _decreased(full, attrs["decrease_axis"], fail),
+                       ctx.dtype("Input"))
+    return infer
+
+
+def _maps(ctx, shape, strided: bool, op_type: str) -> list:
+    """One int64 map per axis of Input: the sliced positions, or every position."""
+    fail = _runtime_fail(op_type)
+    ranges = _ranges(shape, _run_time_attrs(ctx, strided, fail), strided, fail)
+    maps = []
+    for a, n in enumerate(shape):
+        r = ranges.get(a, range(n))
+        maps.append(np.arange(r.start, r.stop, r.step, dtype=np.int64))
+    return maps
+
+
+def _slice(place, strided: bool, op_type: str):
+    def run(ctx):
+        x = ctx.input("Input")
+        shape = tuple(int(d) for d in x.shape)
+        maps = _maps(ctx, shape, strided, op_type)
+        out = place.gather_maps(x, maps)
+        keep = _decreased([len(m) for m in maps], ctx.attr("decrease_axis") or [],
+                          _runtime_fail(op_type))
+        ctx.set_output("Out", out.reshape(tuple(keep)))
+    return run
+
+
+def _slice_grad(place, strided: bool, op_type: str):
+    """dInput: zeros with dOut (its decreased dims put back) where the slice read."""
+    def run(ctx):
+        x, dout = ctx.input("Input"), ctx.input("Out@GRAD")
+        shape = tuple(int(d) for d in x.shape)
+        maps = _maps(ctx, shape, strided, op_type)
+        dout = dout.reshape(tuple(len(m) for m in maps))
+        ctx.set_output("Input@GRAD", place.scatter_maps(shape, maps, dout))
+    return run
+
+
+def _bounds(slots, what: str) -> list:
+    return [Slot(name, f"{what} as {'1-element tensors' if name.endswith('List') else 'a tensor'}"
+                 f" (read at run time, instead of the attribute)", dispensable=True,
+                 duplicable=name.endswith("List")) for name in slots]
+
+
+def _bound_attrs(strided: bool) -> list:
+    attrs = [Attr("axes", A.INTS, [], "the axes sliced (in [0, rank))"),
+             Attr("starts", A.INTS, [], "where each axis' part starts (negative: from "
+                                        "the end)"),
+             Attr("ends", A.INTS, [], "where each axis' part ends, exclusive (clamped to "
+                                      "the dim)")]
+    if strided:
+        attrs.append(Attr("strides", A.INTS, [], "the step along each axis (not 0; "
+                                                  "negative: backwards)"))
+    return attrs + [
+        Attr("infer_flags", A.INTS, [], "1 per axis (-1 marks a bound given as a tensor)"),
+        Attr("decrease_axis", A.INTS, [], "sliced axes of size 1 to drop from Out")]
+
+
+for _type, _strided in (("slice", False), ("strided_slice", True)):
+    _slots = BOUND_SLOTS + (STRIDE_SLOTS if _strided else ())
+    register(OpDef(
+        _type, [INPUT, *_bounds(_slots, "bounds")], [OUT], _bound_attrs(_strided),
+        comment="Out = Input[starts:ends" + (":strides" if _strided else "") +
+                "] along each of axes (numpy-style bounds), decrease_axis dropped.",
+        infer_shape=_slice_infer(_strided),
+        kernels={"cpu": _slice(CPU, _strided, _type), "cuda": _slice(CUDA, _strided, _type)},
+        grad=Grad(reads=["Input", *_slots], writes=["Input"],
+                  kernel=_slice_grad(CPU, _strided, _type),
+                  cuda_kernel=_slice_grad(CUDA, _strided, _type))))
+
+
+# --- flip ---------------------------------------------------------------------------------------
+def _flip_axes(axes, rank: int, fail) -> set:
+    seen = set()
+    for a in axes:
+        if not -rank <= a < rank:
+            fail(f"axis {a} is out of range", expected=f"axes in [{-rank}, {rank - 1}]",
+                 given=f"axis={list(axes)} for a rank-{rank} X")
+        if a % rank in seen:
+            fail(f"axis {a} is listed twice", expected="each axis once",
+                 given=f"axis={list(axes)}")
+        seen.add(a % rank)
+    return seen
+
+
+def _flip_infer(ctx):
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="X", expected=expected, given=given)
+    _flip_axes(ctx.attr("axis") or [], len(ctx.shape("X")), fail)
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
+
+
+def _flip(place):
+    def run(ctx):
+        x = ctx.input("X")
+        shape = tuple(int(d) for d in x.shape)
+        flipped = _flip_axes(ctx.attr("axis") or [], len(shape), _runtime_fail("flip"))
+        maps = [np.arange(n - 1, -1, -1, dtype=np.int64) if a in flipped else
+                np.arange(n, dtype=np.int64) for a, n in enumerate(shape)]
+        ctx.set_output("Out", place.gather_maps(x, maps))
+    return run
+
+
+def _flip_grad(op, no_grad):
+    """The gradient of a flip is the same flip of dOut (Paddle appends a ``flip`` op)."""
+    if op.input("X")[0] in no_grad:
+        return []
+    return [GradOp("flip", {"X": [grad_name(op.output("Out")[0])]},
+                   {"Out": [grad_name(op.input("X")[0])]},
+                   {"axis": list(op.attrs.get("axis") or [])})]
+
+
+register(OpDef(
+    "flip", [X], [OUT], [Attr("axis", A.INTS, [], "the axes to reverse")],
+    comment="Out = X reversed along each of axis.", infer_shape=_flip_infer,
+    kernels={"cpu": _flip(CPU), "cuda": _flip(CUDA)}, grad=_flip_grad))

@@ -1,0 +1,108 @@
+"""top_k_v2: the k largest (or smallest) values along an axis and where they are, and its
+gradient (Fluid's slots and attributes, as ``paddle.topk`` saves them).
+
+The axis is moved last (the places' ``rows``) so one primitive serves every axis:
+``top_k_rows`` on each (rows, n) matrix, and for the gradient ``put_along_rows``, which
+adds each dOut at the position Indices names (checked first, as every position read from
+a tensor: kernels/check.py). Order, as Paddle's CPU kernel: NaN counts as the largest
+value; equal values come in the order of their positions. The result is always sorted
+(``sorted=False`` lets Paddle return any order; sorted is one of them).
+"""
+from __future__ import annotations
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels import check
+from . import arrays
+from .common import OUT, X
+from .indices import _axis_in
+from .places import CPU, CUDA
+
+
+def _top_k_infer(ctx):
+    if dtypes.name(ctx.dtype("X")) not in ("int32", "int64", "float32", "float64"):
+        ctx.fail("top_k_v2 needs int32, int64, float32 or float64 elements (Paddle's CPU "
+                 "kernels)", slot="X", expected="one of those", given=ctx.describe_input("X"))
+    xs = ctx.require_rank("X", 1)
+    axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
+    out = list(xs)
+    if ctx.has_input("K"):
+        ctx.require_dtype("K", "int")
+        ctx.require_one_element("K")
+        out[axis] = -1                           # known when K is read, at run time
+    else:
+        k = ctx.attr("k")
+        if k < 1 or 0 <= xs[axis] < k:
+            ctx.fail("k must be between 1 and the size of the axis", slot="X",
+                     expected=f"1 <= k <= {xs[axis]} (X's axis {axis})", given=f"k={k}")
+        out[axis] = k
+    ctx.set_output("Out", out, ctx.dtype("X"))
+    ctx.set_output("Indices", out, dtypes.to_code("int64"))
+
+
+def _k(ctx, n: int) -> int:
+    """k: the K tensor's value when given (read on the host), else the attribute."""
+    k = int(arrays.host_scalar(ctx.input("K"))) if ctx.input("K") is not None \
+        else ctx.attr("k")
+    if not 1 <= k <= n:
+        raise ValueError(f"top_k_v2: k={k} is out of range: expected 1 <= k <= {n} (the "
+                         f"size of X's axis)")
+    return k
+
+
+def _top_k(place):
+    def run(ctx):
+        x = ctx.input("X")
+        axis = ctx.attr("axis") % x.ndim
+        n = int(x.shape[axis])
+        k = _k(ctx, n)
+        values, positions = place.top_k_rows(place.rows(x, axis), k, ctx.attr("largest"))
+        shape = tuple(k if i == axis else int(d) for i, d in enumerate(x.shape))
+        ctx.set_output("Out", place.unrows(values, shape, axis))
+        ctx.set_output("Indices", place.unrows(positions, shape, axis))
+    return run
+
+
+def _top_k_grad(place):
+    """dX: zeros with each dOut at the position Indices names along axis."""
+    def run(ctx):
+        x, indices, dout = ctx.input("X"), ctx.input("Indices"), ctx.input("Out@GRAD")
+        axis = ctx.attr("axis") % x.ndim
+        n = int(x.shape[axis])
+        check.indices(indices, n, slot="Indices", what="position",
+                      counted=f"X's axis {axis} has {n} entries")
+        dx = place.put_along_rows(n, place.rows(indices, axis),
+                                  place.rows(arrays.astype(dout, x.dtype), axis))
+        ctx.set_output("X@GRAD", place.unrows(dx, tuple(x.shape), axis))
+    return run
+
+
+def _top_k_grad_infer(ctx):
+    """dOut has Indices' shape (Out's); dX has X's."""
+    xs, ids = ctx.shape("X"), ctx.shape("Indices")
+    axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
+    if len(ids) != len(xs) or any(a >= 0 and b >= 0 and a != b
+                                  for i, (a, b) in enumerate(zip(ids, xs)) if i != axis):
+        ctx.fail("Indices must have X's shape but along axis", slot="Indices",
+                 expected=f"{xs} with k along axis {axis}", given=ctx.describe_input("Indices"))
+    if ctx.has_value("Out@GRAD"):
+        ctx.require_gradient_fits("Out", want=ids)
+    ctx.set_output("X@GRAD", xs, ctx.dtype("X"))
+
+
+register(OpDef(
+    "top_k_v2", [X, Slot("K", "k as a 1-element tensor (instead of the k attribute)",
+                         dispensable=True)],
+    [OUT, Slot("Indices", "where each value of Out is along axis (int64)")],
+    [Attr("k", A.INT, 1, "how many values to keep"),
+     Attr("axis", A.INT, -1, "the axis searched"),
+     Attr("largest", A.BOOLEAN, True, "the largest values (False: the smallest)"),
+     Attr("sorted", A.BOOLEAN, True, "sort the values (they always are here)")],
+    comment="Out, Indices = the k largest (or smallest) values of X along axis, in order, "
+            "and their positions.",
+    infer_shape=_top_k_infer, kernels={"cpu": _top_k(CPU), "cuda": _top_k(CUDA)},
+    grad=Grad(reads=["X", "Indices", "K"], grads_of=["Out"], writes=["X"],
+              kernel=_top_k_grad(CPU), cuda_kernel=_top_k_grad(CUDA),
+              infer_shape=_top_k_grad_infer)))

@@ -9,6 +9,7 @@ variable: every loss, every parameter after every step, and every accumulator at
 end match Paddle within 1e-5. The same recipes built with pd.optimizer build the same
 ops.
 """
+import json
 import os
 
 import numpy as np
@@ -143,23 +144,9 @@ def test_a_scheduler_sets_the_learning_rate_before_each_run(exe):
 
 
 # --- cross-entropy in every mode (make_ce_modes_fixture.py) ------------------------------------
-CE_MODES = {
-    "hard_mean": {},
-    "hard_mean_ignore": {"ignore_index": 1},
-    "hard_sum_ignore": {"reduction": "sum", "ignore_index": 1},
-    "hard_none": {"reduction": "none"},
-    "hard_axis0_none": {"reduction": "none", "axis": 0},
-    "weight_mean": {"weight": True},
-    "weight_mean_ignore": {"weight": True, "ignore_index": 1},
-    "weight_sum": {"weight": True, "reduction": "sum"},
-    "weight_none": {"weight": True, "reduction": "none"},
-    "soft_mean": {"soft_label": True},
-    "soft_weight_mean": {"soft_label": True, "weight": True},
-    "probs_mean": {"use_softmax": False},
-    "probs_none": {"use_softmax": False, "reduction": "none"},
-    "smooth_mean": {"label_smoothing": 0.1},
-    "smooth_weight_sum": {"label_smoothing": 0.2, "weight": True, "reduction": "sum"},
-}
+# the modes make_ce_modes_fixture.py built, as F.cross_entropy keywords ("weight": class
+# weights fed as <mode>_w; "use_softmax": False means the input is softmax(x))
+CE_MODES = json.load(open(os.path.join(FIXTURES, "ce_modes.json")))
 
 
 def test_cross_entropy_in_every_mode_matches_paddle_forward_and_gradient(exe):

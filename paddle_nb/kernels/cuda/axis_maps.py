@@ -21,43 +21,36 @@ from .copy import fill
 from .device import c_strides, empty, flat, int_array, launch_1d
 
 
+@cuda.jit(device=True)
+def _mapped_offset(i, maps, starts, shape, strides):
+    """The flat offset the maps send element i of a tensor of ``shape`` to (in a tensor of
+    ``strides``), or -1 where any axis' map says "outside"."""
+    rem = i
+    offset = 0
+    for d in range(shape.size - 1, -1, -1):       # unravel, last dim fastest
+        extent = shape[d]
+        src = maps[starts[d] + rem % extent]
+        rem //= extent
+        if src < 0:
+            return -1
+        offset += src * strides[d]
+    return offset
+
+
 @cuda.jit(cache=True)
 def _gather(x, x_strides, maps, starts, out_shape, value, out):
     """out[i] = x at the mapped position of i's multi-index, or value where a map is -1."""
-    rank = out_shape.size
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        rem = i
-        offset = 0
-        inside = True
-        for d in range(rank - 1, -1, -1):       # unravel, last dim fastest
-            extent = out_shape[d]
-            src = maps[starts[d] + rem % extent]
-            rem //= extent
-            if src < 0:
-                inside = False
-            offset += src * x_strides[d]
-        if inside:
-            out[i] = x[offset]
-        else:
-            out[i] = value
+        offset = _mapped_offset(i, maps, starts, out_shape, x_strides)
+        out[i] = x[offset] if offset >= 0 else value
 
 
 @cuda.jit(cache=True)
 def _scatter_add(dout, maps, starts, dout_shape, dx_strides, dx):
     """dx at the mapped position of i's multi-index += dout[i] (unmapped i: dropped)."""
-    rank = dout_shape.size
     for i in range(cuda.grid(1), dout.size, cuda.gridsize(1)):
-        rem = i
-        offset = 0
-        inside = True
-        for d in range(rank - 1, -1, -1):
-            extent = dout_shape[d]
-            src = maps[starts[d] + rem % extent]
-            rem //= extent
-            if src < 0:
-                inside = False
-            offset += src * dx_strides[d]
-        if inside:
+        offset = _mapped_offset(i, maps, starts, dout_shape, dx_strides)
+        if offset >= 0:
             cuda.atomic.add(dx, offset, dout[i])
 
 

@@ -110,15 +110,16 @@ class Update:
     def cpu(self, *args, out=None):
         """The new arrays (a tuple, or one array for one output), in the first's dtype;
         into ``out`` (contiguous arrays of the first's shape and dtype) when given."""
+        # (an optimizer calls this once per parameter per step: kept to a few lines)
         arrays, cells, params = self._split(args)
-        first = np.asarray(arrays[0])
-        outs = list(out) if out is not None else \
-            [np.empty(first.shape, first.dtype) for _ in range(self.outputs)]
-        run = self.parallel if (self.parallel is not None and first.size >= self.min_parallel
-                                and parallel_ok()) else self.serial
-        run(*[np.asarray(a).reshape(-1) for a in arrays + cells], *params,
-            *[o.reshape(-1) for o in outs])
-        return outs[0] if self.outputs == 1 else tuple(outs)
+        first = arrays[0]
+        if out is None:
+            out = [np.empty(first.shape, first.dtype) for _ in range(self.outputs)]
+        run = self.serial
+        if self.parallel is not None and first.size >= self.min_parallel and parallel_ok():
+            run = self.parallel
+        run(*[a.reshape(-1) for a in arrays + cells], *params, *[o.reshape(-1) for o in out])
+        return out[0] if self.outputs == 1 else tuple(out)
 
     def cuda_loops(self) -> dict:
         """{"cuda": the grid-stride kernel}, compiled on first CUDA use (the same interface

@@ -17,13 +17,14 @@ except ImportError:
     pass
 
 from . import timing  # noqa: E402  (fixes thread counts before numpy and numba load)
-from . import (cold_start, cuda, debugger_step, doc, elementwise,  # noqa: E402
-               executor_overhead, ifelse, matmul, mlp, rnn, softmax)
+from . import (batch_norm, cold_start, conv, cuda, debugger_step, doc,  # noqa: E402
+               elementwise, executor_overhead, ifelse, lenet, matmul, mlp, rnn, softmax)
 from .common import row  # noqa: E402
 
 CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
-         "rnn": rnn, "ifelse": ifelse, "overhead": executor_overhead,
-         "cold_start": cold_start, "debugger": debugger_step, "cuda": cuda}
+         "rnn": rnn, "conv": conv, "batch_norm": batch_norm, "lenet": lenet, "ifelse": ifelse,
+         "overhead": executor_overhead, "cold_start": cold_start, "debugger": debugger_step,
+         "cuda": cuda}
 
 BUSY = 0.2     # cores other processes used during a case above which its rows are flagged
 

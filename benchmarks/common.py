@@ -114,7 +114,8 @@ def torch_sgd(t, params: dict, loss, lr: float):
 
 def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step,
                         torch_step, torch_inputs, quick: bool):
-    """Seconds per training step of the program, of ``numpy_step(params)`` and (when
+    """Seconds per training step of the program, of ``numpy_step(params)`` (None: no numpy
+    contender) and (when
     PyTorch is installed) of ``torch_step(t, params, *torch_inputs(t))``, all three from
     the same initial parameters (the startup program's), timed in turns."""
     from .timing import compare   # noqa: PLC0415
@@ -126,6 +127,6 @@ def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step
         tp = {k: t.tensor(v, requires_grad=True) for k, v in start.items()}
         inputs = torch_inputs(t)
         torch_fn = lambda: torch_step(t, tp, *inputs)   # noqa: E731
-    times = compare({"paddle_nb": go, "numpy": lambda: numpy_step(p), "torch": torch_fn},
-                    quick)
+    numpy_fn = (lambda: numpy_step(p)) if numpy_step is not None else None   # noqa: E731
+    times = compare({"paddle_nb": go, "numpy": numpy_fn, "torch": torch_fn}, quick)
     return times["paddle_nb"], times["numpy"], times["torch"]

@@ -840,10 +840,376 @@ def _cross_entropy2(op, env):
                else {})}
 
 
+
+# --- the activations CNNs use (Paddle 2.6.2's formulas; attributes rounded to X's dtype,
+# as Paddle's functors take them in T; computed in float64) ------------------------------
+def _act(fn, *names):
+    """A reference of an activation with attribute parameters ``names``."""
+    def run(op, env):
+        x = _x(op, env)
+        params = [float(x.dtype.type(op.attrs[n])) for n in names]
+        with np.errstate(all="ignore"):
+            return _out(op, "Out", np.asarray(fn(_wide(x), *params)).astype(x.dtype))
+    return run
+
+
+def _softplus(x, beta, threshold):
+    z = beta * x
+    return np.where(z > threshold, x, np.logaddexp(0, z) / beta)
+
+
+def _prelu(op, env):
+    x, alpha = _x(op, env), _x(op, env, "Alpha")
+    mode, layout = op.attrs.get("mode", "all"), op.attrs.get("data_format", "NCHW")
+    if mode == "all":
+        if alpha.size != 1:
+            raise ValueError("mode all takes one slope")
+        a = alpha.reshape(())
+    elif mode == "channel":
+        axis = 1 if layout == "NCHW" else x.ndim - 1
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        a = alpha.reshape(shape)            # raises unless Alpha has C entries
+    else:
+        a = alpha.reshape((1,) + x.shape[1:])
+    return _out(op, "Out", np.where(x > 0, x, a * x).astype(x.dtype))
+
+
+# --- convolution: windows of the padded input, summed with einsum, group by group ---------
+def _conv_pads(a, in_hw, k_hw):
+    """[top, bottom, left, right] and dilations after padding_algorithm (Paddle's rule)."""
+    p, d = list(a.get("paddings", [0, 0])), list(a.get("dilations", [1, 1]))
+    if len(p) == 2:
+        p = [p[0], p[0], p[1], p[1]]
+    algorithm = a.get("padding_algorithm", "EXPLICIT")
+    if algorithm == "VALID":
+        p = [0, 0, 0, 0]
+    elif algorithm == "SAME":
+        for axis in range(2):
+            s, n = a.get("strides", [1, 1])[axis], in_hw[axis]
+            total = max((int(np.ceil(n / s)) - 1) * s + k_hw[axis] - n, 0)
+            p[2 * axis], p[2 * axis + 1], d[axis] = total // 2, total - total // 2, 1
+    return p, d
+
+
+def _conv2d(op, env):
+    x, w, a = _x(op, env, "Input"), _x(op, env, "Filter"), op.attrs
+    last = a.get("data_format", "NCHW") == "NHWC"
+    if last:
+        x = x.transpose(0, 3, 1, 2)
+    g, s = a.get("groups", 1), a.get("strides", [1, 1])
+    assert x.ndim == w.ndim == 4 and x.shape[1] == w.shape[1] * g and w.shape[0] % g == 0
+    kh, kw = w.shape[2:]
+    p, d = _conv_pads(a, x.shape[2:], (kh, kw))
+    # Paddle's sizes: C++ division (toward zero), so a window overhanging the padded input
+    # by less than a stride still counts, over zeros (padded on here)
+    spans = [x.shape[2] + p[0] + p[1] - d[0] * (kh - 1) - 1,
+             x.shape[3] + p[2] + p[3] - d[1] * (kw - 1) - 1]
+    oh, ow = (int(span / step) + 1 for span, step in zip(spans, s))
+    assert oh > 0 and ow > 0
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[1] + max(0, -spans[0])),
+                    (p[2], p[3] + max(0, -spans[1]))))
+    # windows[n, c, i, j, ki, kj] = xp[n, c, i*s0 + ki*d0, j*s1 + kj*d1]
+    windows = np.empty(x.shape[:2] + (oh, ow, kh, kw), x.dtype)
+    for ki in range(kh):
+        for kj in range(kw):
+            windows[..., ki, kj] = xp[:, :, ki * d[0]:ki * d[0] + (oh - 1) * s[0] + 1:s[0],
+                                      kj * d[1]:kj * d[1] + (ow - 1) * s[1] + 1:s[1]]
+    cg, og = x.shape[1] // g, w.shape[0] // g
+    out = np.concatenate([np.einsum("ncijab,ocab->noij", _wide(windows[:, k * cg:(k + 1) * cg]),
+                                    _wide(w[k * og:(k + 1) * og])) for k in range(g)], axis=1)
+    out = out.astype(x.dtype)
+    return _out(op, "Output", out.transpose(0, 2, 3, 1) if last else out)
+
+
+def _conv2d_transpose(op, env):
+    """Each input element scatters Input * Filter[c] into the window it would come from."""
+    x, w, a = _x(op, env, "Input"), _x(op, env, "Filter"), op.attrs
+    last = a.get("data_format", "NCHW") == "NHWC"
+    if last:
+        x = x.transpose(0, 3, 1, 2)
+    g, s = a.get("groups", 1), a.get("strides", [1, 1])
+    assert x.ndim == w.ndim == 4 and x.shape[1] == w.shape[0] and x.shape[1] % g == 0
+    n, c, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    p, d = _conv_pads(a, (h, wd), (kh, kw))
+    size = [(h - 1) * s[0] - p[0] - p[1] + d[0] * (kh - 1) + 1,
+            (wd - 1) * s[1] - p[2] - p[3] + d[1] * (kw - 1) + 1]
+    if a.get("output_size"):
+        size = list(a["output_size"])
+    elif a.get("output_padding"):
+        size = [size[0] + a["output_padding"][0], size[1] + a["output_padding"][1]]
+    assert min(size) > 0
+    cg, og = c // g, w.shape[1]
+    full = np.zeros((n, og * g, p[0] + size[0] + d[0] * kh + s[0] * h,
+                     p[2] + size[1] + d[1] * kw + s[1] * wd))
+    for k in range(g):
+        xg, wg = _wide(x[:, k * cg:(k + 1) * cg]), _wide(w[k * cg:(k + 1) * cg])
+        for ki in range(kh):
+            for kj in range(kw):
+                full[:, k * og:(k + 1) * og, ki * d[0]:ki * d[0] + h * s[0]:s[0],
+                     kj * d[1]:kj * d[1] + wd * s[1]:s[1]] += \
+                    np.einsum("nchw,co->nohw", xg, wg[:, :, ki, kj])
+    out = full[:, :, p[0]:p[0] + size[0], p[2]:p[2] + size[1]].astype(x.dtype)
+    return _out(op, "Output", out.transpose(0, 2, 3, 1) if last else out)
+
+
+
+# --- pooling: each window by slicing, Paddle 2.6.2's window rules ---------------------------
+def _pool_windows(n, k, s, before, after, ceil, adaptive, out_n):
+    """[(start, end)] of each output position along an axis of n (clipped to the input)."""
+    if adaptive:
+        return [(i * n // out_n, -(-(i + 1) * n // out_n)) for i in range(out_n)]
+    count = (n + before + after - k + (s - 1 if ceil else 0)) // s + 1
+    spans = [(max(i * s - before, 0), min(i * s - before + k, n)) for i in range(count)]
+    if count <= 0 or any(e <= b for b, e in spans):
+        raise ValueError("a window holds no element of X")
+    return spans
+
+
+def _pool(op, env, with_index):
+    x, a = _x(op, env), op.attrs
+    nhwc = not with_index and a.get("data_format", "NCHW") == "NHWC"
+    if x.ndim != 4 or x.dtype not in (np.float32, np.float64):
+        raise ValueError("pooling takes 4-D float32/float64")
+    if nhwc:
+        x = x.transpose(0, 3, 1, 2)
+    hw = x.shape[2:]
+    k, s, p = list(a.get("ksize")), list(a.get("strides")), list(a.get("paddings"))
+    adaptive, ceil = a.get("adaptive"), not with_index and a.get("ceil_mode")
+    algorithm = "EXPLICIT" if with_index else a.get("padding_algorithm", "EXPLICIT")
+    if a.get("global_pooling"):
+        k, s, p, adaptive, ceil = list(hw), [1, 1], [0, 0], False, False
+        algorithm = "EXPLICIT"
+    if algorithm == "VALID":
+        p = [0, 0]
+    elif algorithm == "SAME":
+        p = []
+        for n, kk, ss in zip(hw, k, s):
+            total = max((-(-n // ss) - 1) * ss + kk - n, 0)
+            p += [total // 2, total - total // 2]
+    if len(p) == 2:
+        p = [p[0], p[0], p[1], p[1]]
+    rows = _pool_windows(hw[0], k[0], s[0], p[0], p[1], ceil, adaptive, k[0])
+    cols = _pool_windows(hw[1], k[1], s[1], p[2], p[3], ceil, adaptive, k[1])
+    is_max = with_index or a.get("pooling_type", "max") == "max"
+    exclusive = adaptive or a.get("exclusive", True)
+    out = np.empty(x.shape[:2] + (len(rows), len(cols)), x.dtype)
+    mask = np.empty(out.shape, np.int32)
+    for i, (h0, h1) in enumerate(rows):
+        for j, (w0, w1) in enumerate(cols):
+            window = _wide(x[:, :, h0:h1, w0:w1])
+            if is_max:
+                out[:, :, i, j] = window.max(axis=(2, 3))       # NaN wins, as numpy's max
+                at = window.reshape(window.shape[:2] + ((h1 - h0) * (w1 - w0),)).argmax(2)
+                mask[:, :, i, j] = (h0 + at // (w1 - w0)) * hw[1] + w0 + at % (w1 - w0)
+            else:   # not exclusive: the window as it lies in the padded input (Paddle)
+                padded = [min(o * ss - pb + kk, n + pe) - (o * ss - pb) for o, ss, pb, pe, kk, n
+                          in ((i, s[0], p[0], p[1], k[0], hw[0]),
+                              (j, s[1], p[2], p[3], k[1], hw[1]))]
+                size = (h1 - h0) * (w1 - w0) if exclusive else padded[0] * padded[1]
+                out[:, :, i, j] = window.sum(axis=(2, 3)) / size
+    if nhwc:
+        out = out.transpose(0, 2, 3, 1)
+    if with_index:
+        return {**_out(op, "Out", out), **_out(op, "Mask", mask)}
+    return _out(op, "Out", out)
+
+
+# --- normalization and dropout ---------------------------------------------------------
+def _channel_axis(op, x):
+    return x.ndim - 1 if op.attrs.get("data_layout") == "NHWC" and x.ndim > 2 else 1
+
+
+def _scale_bias(op, env, channels):
+    scale = _wide(_x(op, env, "Scale")) if op.input("Scale") else np.ones(channels)
+    bias = _wide(_x(op, env, "Bias")) if op.input("Bias") else np.zeros(channels)
+    return scale, bias
+
+
+def _batch_norm(op, env):
+    """Training: the batch's mean and biased variance over every axis but the channel's;
+    the running statistics move towards them by (1 - momentum). Test mode (is_test without
+    trainable_statistics) or use_global_stats: Mean and Variance, unchanged."""
+    x, a = _x(op, env), op.attrs
+    axis = _channel_axis(op, x)
+    c = x.shape[axis]
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    along = [c if i == axis else 1 for i in range(x.ndim)]
+    mean_in, var_in = _x(op, env, "Mean"), _x(op, env, "Variance")
+    scale, bias = _scale_bias(op, env, c)
+    eps = a["epsilon"]
+    if (a["is_test"] and not a["trainable_statistics"]) or a["use_global_stats"]:
+        mean, var = _wide(mean_in), _wide(var_in)
+        mean_out, var_out, saved_mean, saved_var = mean, var, np.zeros(c), np.zeros(c)
+    else:
+        m = float(_x(op, env, "MomentumTensor").reshape(-1)[0]) if op.input("MomentumTensor") \
+            else a["momentum"]
+        w = _wide(x)
+        mean = w.mean(axis=axes)
+        var = ((w - mean.reshape(along)) ** 2).mean(axis=axes)
+        mean_out = m * _wide(mean_in).reshape(c) + (1 - m) * mean
+        var_out = m * _wide(var_in).reshape(c) + (1 - m) * var
+        saved_mean, saved_var = mean, 1 / np.sqrt(var + eps)
+    y = (_wide(x) - mean.reshape(along)) / np.sqrt(var.reshape(along) + eps) \
+        * scale.reshape(along) + bias.reshape(along)
+    return {**_out(op, "Y", y.astype(x.dtype)),
+            **_out(op, "MeanOut", mean_out.reshape(c).astype(mean_in.dtype)),
+            **_out(op, "VarianceOut", var_out.reshape(c).astype(var_in.dtype)),
+            **_out(op, "SavedMean", saved_mean.reshape(c).astype(mean_in.dtype)),
+            **_out(op, "SavedVariance", saved_var.reshape(c).astype(var_in.dtype))}
+
+
+def _instance_norm(op, env):
+    """Each sample's channel over its own H*W values; SavedVariance is 1/sqrt(var + eps)."""
+    x = _x(op, env)
+    n, c = x.shape[:2]
+    w = _wide(x).reshape(n, c, -1)
+    mean = w.mean(axis=2, keepdims=True)
+    var = ((w - mean) ** 2).mean(axis=2, keepdims=True)
+    inv = 1 / np.sqrt(var + op.attrs["epsilon"])
+    scale, bias = _scale_bias(op, env, c)
+    y = (w - mean) * inv * scale.reshape(1, c, 1) + bias.reshape(1, c, 1)
+    return {**_out(op, "Y", y.reshape(x.shape).astype(x.dtype)),
+            **_out(op, "SavedMean", mean.reshape(-1).astype(x.dtype)),
+            **_out(op, "SavedVariance", inv.reshape(-1).astype(x.dtype))}
+
+
+def _group_norm(op, env):
+    """Each sample's group of C / groups channels together; Mean and Variance [N, groups]
+    (the biased variance itself)."""
+    x, groups = _x(op, env), op.attrs["groups"]
+    nchw = np.moveaxis(x, -1, 1) if op.attrs.get("data_layout") == "NHWC" else x
+    n, c = nchw.shape[:2]
+    if groups < 1 or c % groups:
+        raise ValueError(f"groups={groups} does not divide C={c}")
+    w = _wide(nchw).reshape(n, groups, -1)
+    mean = w.mean(axis=2, keepdims=True)
+    var = ((w - mean) ** 2).mean(axis=2, keepdims=True)
+    scale, bias = _scale_bias(op, env, c)
+    along = (1, c) + (1,) * (nchw.ndim - 2)
+    y = ((w - mean) / np.sqrt(var + op.attrs["epsilon"])).reshape(nchw.shape) \
+        * scale.reshape(along) + bias.reshape(along)
+    if nchw is not x:
+        y = np.moveaxis(y, 1, -1)
+    return {**_out(op, "Y", y.astype(x.dtype)),
+            **_out(op, "Mean", mean.reshape(n, groups).astype(x.dtype)),
+            **_out(op, "Variance", var.reshape(n, groups).astype(x.dtype))}
+
+
+def _dropout(op, env):
+    """Deterministic where dropout is: test mode (X * (1 - p), or X for upscale_in_train),
+    and training with p = 0 (everything kept) or p = 1 (everything dropped). Other
+    training runs draw a random mask: only the shapes are known."""
+    x, a = _x(op, env), op.attrs
+    p, upscale = a["dropout_prob"], a["dropout_implementation"] == "upscale_in_train"
+    if not 0 <= p <= 1 or a["dropout_implementation"] not in ("upscale_in_train",
+                                                              "downgrade_in_infer"):
+        raise ValueError(f"dropout_prob={p}, {a['dropout_implementation']!r}")
+    ones = np.ones(x.shape, np.uint8)
+    if a["is_test"]:
+        out = x.copy() if upscale else x * x.dtype.type(1 - p)
+    elif p == 0:
+        out = x.copy()
+    elif p == 1:
+        out, ones = np.zeros_like(x), np.zeros(x.shape, np.uint8)
+    else:
+        return {**_out(op, "Out", NotComputed(x.shape, x.dtype)),
+                **_out(op, "Mask", NotComputed(x.shape, np.uint8))}
+    return {**_out(op, "Out", out), **_out(op, "Mask", ones)}
+
+
+
+# --- interpolation: Paddle 2.6.2's source positions, with its float32 ratio ----------------
+def _interp_size(op, env, hw):
+    """(out_h, out_w, scale or None) in Paddle's order of precedence."""
+    a = op.attrs
+    size, scale = [a.get("out_h", -1), a.get("out_w", -1)], None
+    if op.input("SizeTensor"):
+        return [int(np.ravel(v)[0]) for v in _xs(op, env, "SizeTensor")], None
+    given = list(np.ravel(_x(op, env, "Scale"))) if op.input("Scale") else a.get("scale")
+    if given:
+        if len(given) > 2 or not all(0 < s < np.inf for s in given):
+            raise ValueError("bad scale")
+        scale = [float(given[0]), float(given[-1])]
+        size = [int(n * s) for n, s in zip(hw, scale)]
+    if op.input("OutSize"):
+        size = [int(v) for v in np.ravel(_x(op, env, "OutSize"))]
+    if len(size) != 2 or min(size) < 1:
+        raise ValueError("bad output size")
+    return size, scale
+
+
+def _interp_axis(n, out, scale, corners, nearest, half):
+    """(first source index, second, weight of the second) for each output position."""
+    if out == 1:
+        r = np.float32(0)
+    elif corners:
+        r = np.float32((n - 1) / (out - 1))
+    else:
+        r = np.float32(1 / scale) if scale else np.float32(n) / np.float32(out)
+    k = np.arange(out)
+    if nearest:
+        pos = r * k.astype(np.float32)
+        i = np.minimum((pos + 0.5 if corners else pos).astype(np.int64), n - 1)
+        return i, i, np.zeros(out)
+    if half:
+        src = float(r) * (k + 0.5) - 0.5
+        i = np.clip(np.trunc(src), 0, None).astype(np.int64)
+        w = np.clip(src.astype(np.float32), 0, None) - i
+    else:
+        pos = r * k.astype(np.float32)
+        i = pos.astype(np.int64)
+        w = pos - i
+    i = np.minimum(i, n - 1)
+    return i, np.minimum(i + 1, n - 1), w.astype(np.float32).astype(np.float64)
+
+
+def _interp(nearest):
+    def run(op, env):
+        x, a = _x(op, env), op.attrs
+        method = "nearest" if nearest else "bilinear"
+        nhwc = a.get("data_layout", "NCHW") == "NHWC"
+        if x.ndim != 4 or x.dtype not in (np.float32, np.float64) or \
+                a.get("interp_method") != method or a.get("align_mode") not in (0, 1) or \
+                a.get("data_layout") not in ("NCHW", "NHWC"):
+            raise ValueError("not an interpolation this op does")
+        if nhwc:
+            x = x.transpose(0, 3, 1, 2)
+        (oh, ow), scale = _interp_size(op, env, x.shape[2:])
+        corners = a.get("align_corners")
+        half = a.get("align_mode") == 0 and not corners
+        y0, y1, wy = _interp_axis(x.shape[2], oh, scale and scale[0], corners, nearest, half)
+        x0, x1, wx = _interp_axis(x.shape[3], ow, scale and scale[1], corners, nearest, half)
+        w = _wide(x)
+        if nearest:
+            out = w[:, :, y0][:, :, :, x0]
+        else:
+            wy, wx = wy[:, None], wx[None, :]
+            out = (w[:, :, y0][:, :, :, x0] * (1 - wy) * (1 - wx)
+                   + w[:, :, y1][:, :, :, x0] * wy * (1 - wx)
+                   + w[:, :, y0][:, :, :, x1] * (1 - wy) * wx
+                   + w[:, :, y1][:, :, :, x1] * wy * wx)
+        out = out.astype(x.dtype)
+        return _out(op, "Out", out.transpose(0, 2, 3, 1) if nhwc else out)
+    return run
+
 REFERENCES = {
     "relu": _relu, "square": _square,
     "sigmoid": _in_wide(_sigmoid), "tanh": _in_wide(np.tanh), "exp": _in_wide(np.exp),
     "log": _in_wide(np.log), "gelu": _gelu,
+    "relu6": _act(lambda x, t: np.minimum(np.maximum(x, 0), t), "threshold"),
+    "leaky_relu": _act(lambda x, a: np.where(x > 0, x, a * x), "alpha"),
+    "hard_swish": _act(lambda x, t, s, o: x * np.minimum(np.maximum(x + o, 0), t) / s,
+                       "threshold", "scale", "offset"),
+    "hard_sigmoid": _act(lambda x, s, o: np.clip(s * x + o, 0, 1), "slope", "offset"),
+    "swish": _act(lambda x, b: x * scipy.special.expit(b * x), "beta"),
+    "silu": _act(lambda x: x * scipy.special.expit(x)),
+    "elu": _act(lambda x, a: np.where(x > 0, x, a * np.expm1(np.minimum(x, 0))), "alpha"),
+    "softplus": _act(_softplus, "beta", "threshold"), "prelu": _prelu,
+    "pool2d": lambda op, env: _pool(op, env, False),
+    "max_pool2d_with_index": lambda op, env: _pool(op, env, True),
+    "nearest_interp_v2": _interp(True), "bilinear_interp_v2": _interp(False),
     "abs": lambda op, env: _out(op, "Out", np.abs(_x(op, env))),
     "sign": lambda op, env: _out(op, "Out", np.sign(_x(op, env))),
     "sqrt": _in_wide(np.sqrt), "rsqrt": _in_wide(lambda w: 1 / np.sqrt(w)),
@@ -900,6 +1266,10 @@ REFERENCES = {
     "smooth_l1_loss": _smooth_l1, "cross_entropy2": _cross_entropy2,
     "sgd": _sgd, "momentum": _momentum, "adam": _adam, "adamw": _adamw, "adagrad": _adagrad,
     "rmsprop": _rmsprop, "lamb": _lamb, "clip_by_norm": _clip_by_norm,
+    "conv2d": _conv2d, "depthwise_conv2d": _conv2d, "conv2d_transpose": _conv2d_transpose,
+    "depthwise_conv2d_transpose": _conv2d_transpose,
+    "batch_norm": _batch_norm, "instance_norm": _instance_norm, "group_norm": _group_norm,
+    "dropout": _dropout,
 }
 
 

@@ -68,7 +68,8 @@ EXACT_OPS = {
 DISCRETE_OPS = {"greater_than", "less_than", "equal", "not_equal", "split_lod_tensor",
                 "merge_lod_tensor"}
 # Ops whose rounding error scales with the product of their inputs' magnitudes.
-PRODUCT_OPS = {"matmul", "matmul_v2", "mul"}
+PRODUCT_OPS = {"matmul", "matmul_v2", "mul", "conv2d", "depthwise_conv2d", "conv2d_transpose",
+               "depthwise_conv2d_transpose"}
 
 # Library bugs the random programs must steer clear of until they are fixed (each with a
 # minimal reproduction at the end of this file), so that they keep hunting for others.
@@ -1110,6 +1111,145 @@ def b_clip_by_norm(B, type_):
     return True
 
 
+def b_conv(B, type_):
+    """conv2d, conv2d_transpose and their depthwise twins on a 4-D float tensor of the
+    program (or a fresh one) and a fresh filter: either layout, groups dividing the
+    channels, windows that fit the input, an output_padding the strides reach."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    last = B.draw(st.booleans())
+    names = B.tensors(FLOAT_TYPES, min_rank=4, max_rank=4,
+                      pred=lambda n, i: B.mag(n) <= 100 and min(i.shape) > 0)
+    if names and B.draw(st.booleans()):
+        x = B.pick(names)
+    else:
+        dims = [B.draw(st.integers(1, 2)), B.draw(st.integers(1, 4)),
+                B.draw(st.integers(1, 5)), B.draw(st.integers(1, 5))]
+        x = B.add_feed(rng.uniform(-1, 1, dims).astype(B.pick(FLOAT_TYPES)))
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    c, hw = (shape[3], shape[1:3]) if last else (shape[1], shape[2:])
+    groups = c if type_.startswith("depthwise") else B.pick(divisors(c))
+    k = [B.draw(st.integers(1, min(3, n))) for n in hw]
+    d = [B.pick([1, 2]) if 2 * (kk - 1) + 1 <= n else 1 for kk, n in zip(k, hw)]
+    s = [B.pick([1, 2]) for _ in hw]
+    # (a transposed conv's paddings stay within the window's reach: its output is not empty)
+    top = [1 if not type_.endswith("transpose") else min(1, dd * (kk - 1) // 2)
+           for dd, kk in zip(d, k)]
+    pads = B.pick([[B.draw(st.integers(0, t)) for t in top],
+                   [B.draw(st.integers(0, t)) for t in top for _ in range(2)]])
+    attrs = {"strides": s, "paddings": pads, "dilations": d, "groups": groups,
+             "padding_algorithm": B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]),
+             "data_format": "NHWC" if last else "NCHW"}
+    if type_.endswith("transpose"):
+        w = rng.uniform(-1, 1, [c, 1 if groups == c else B.draw(st.integers(1, 2))] + k)
+        if B.draw(st.booleans()):
+            attrs["output_padding"] = [B.draw(st.integers(0, max(a, b) - 1))
+                                       for a, b in zip(s, d)]
+    else:
+        w = rng.uniform(-1, 1, [groups * B.draw(st.integers(1, 2)), c // groups] + k)
+    f = B.add_feed(w.astype(dtype))
+    B.append(type_, {"Input": [x], "Filter": [f]}, {"Output": 1}, attrs)
+    return True
+
+
+def b_norm(B, type_):
+    """batch_norm (training or with the given statistics, either layout), instance_norm
+    and group_norm on a fresh float tensor of rank 2 to 4 (values spread over [-1, 1), so
+    no group is nearly constant: normalizing one would magnify rounding), per-channel
+    Scale, Bias and, for batch_norm, running statistics (a positive Variance)."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    dtype = B.pick(FLOAT_TYPES)
+    rank = B.draw(st.integers(2 if type_ != "instance_norm" else 3, 4))
+    dims = [B.draw(st.integers(2, 3)) for _ in range(rank)]
+    last = type_ != "instance_norm" and rank > 2 and B.draw(st.booleans())
+    c = dims[-1] if last else dims[1]
+    x = B.add_feed(rng.uniform(-1, 1, dims).astype(dtype))
+    vec = lambda low, high: B.add_feed(rng.uniform(low, high, c).astype(dtype))  # noqa: E731
+    ins = {"X": [x], "Scale": [vec(0.5, 1.5)], "Bias": [vec(-1, 1)]}
+    attrs = {"epsilon": B.pick([1e-5, 1e-3])}
+    if type_ == "batch_norm":
+        ins.update(Mean=[vec(-1, 1)], Variance=[vec(0.5, 2)])
+        attrs.update(momentum=B.pick([0.9, 0.5]), is_test=B.draw(st.booleans()),
+                     use_global_stats=B.draw(st.booleans()),
+                     data_layout="NHWC" if last else "NCHW")
+        outs = {"Y": 1, "MeanOut": 1, "VarianceOut": 1, "SavedMean": 1, "SavedVariance": 1}
+    elif type_ == "group_norm":
+        attrs.update(groups=B.pick(divisors(c)), data_layout="NHWC" if last else "NCHW")
+        outs = {"Y": 1, "Mean": 1, "Variance": 1}
+    else:
+        outs = {"Y": 1, "SavedMean": 1, "SavedVariance": 1}
+    B.append(type_, ins, outs, attrs)
+    return True
+
+
+def b_dropout(B, type_):
+    """dropout of a float tensor: in test mode, or training with p = 0 or 1 (all kept, all
+    dropped: the reference knows those), or a seeded random mask (shapes only)."""
+    names = B.tensors(FLOAT_TYPES)
+    if not names:
+        return False
+    attrs = {"dropout_prob": B.pick([0.0, 0.3, 1.0]), "is_test": B.draw(st.booleans()),
+             "dropout_implementation": B.pick(["downgrade_in_infer", "upscale_in_train"]),
+             "fix_seed": True, "seed": B.draw(st.integers(1, 1000))}
+    B.append(type_, {"X": [B.pick(names)]}, {"Out": 1, "Mask": 1}, attrs)
+    return True
+
+
+def b_pool(B, type_):
+    """pool2d (max or avg, either layout, paddings below the window, ceil_mode where the
+    last window still holds an element, SAME/VALID, global, adaptive),
+    max_pool2d_with_index (its Mask moves on a near-tie: discrete), the interpolations
+    (a size or a scale, align_corners, align_mode) and prelu (each mode), on a 4-D float
+    tensor of the program or a fresh one."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    names = B.tensors(FLOAT_TYPES, min_rank=4, max_rank=4, pred=lambda n, i: min(i.shape) > 0)
+    if names and B.draw(st.booleans()):
+        x = B.pick(names)
+    else:
+        dims = [B.draw(st.integers(1, 2)), B.draw(st.integers(1, 3)),
+                B.draw(st.integers(1, 5)), B.draw(st.integers(1, 5))]
+        x = B.add_feed(rng.uniform(-1, 1, dims).astype(B.pick(FLOAT_TYPES)))
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    last = type_ != "max_pool2d_with_index" and B.draw(st.booleans())
+    hw = shape[1:3] if last else shape[2:]
+    if type_ == "prelu":
+        mode = B.pick(["all", "channel", "element"])
+        alpha = {"all": [1], "channel": [shape[3] if last else shape[1]],
+                 "element": list(shape[1:])}[mode]
+        a = B.add_feed(rng.uniform(-1, 1, alpha).astype(dtype))
+        B.append(type_, {"X": [x], "Alpha": [a]}, {"Out": 1},
+                 {"mode": mode, "data_format": "NHWC" if last else "NCHW"})
+        return True
+    if type_.endswith("interp_v2"):
+        method = type_.split("_")[0]
+        attrs = {"interp_method": method, "align_corners": B.draw(st.booleans()),
+                 "align_mode": B.pick([0, 1]), "data_layout": "NHWC" if last else "NCHW"}
+        if B.draw(st.booleans()):
+            attrs.update(out_h=B.draw(st.integers(1, 6)), out_w=B.draw(st.integers(1, 6)))
+        else:
+            attrs["scale"] = [B.pick([1.0, 1.5, 2.0]), B.pick([1.0, 1.5, 2.0])]
+        B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
+        return True
+    k = [B.draw(st.integers(1, min(3, n))) for n in hw]
+    s = [B.pick([1, 2]) for _ in hw]
+    p = [B.draw(st.integers(0, kk - 1)) for kk in k]
+    attrs = {"ksize": k, "strides": s, "paddings": p,
+             "global_pooling": B.draw(st.integers(0, 5)) == 0,
+             "adaptive": B.draw(st.integers(0, 3)) == 0}
+    if attrs["adaptive"]:
+        attrs["ksize"] = [B.draw(st.integers(1, n + 1)) for n in hw]
+    if type_ == "pool2d":
+        ceil = B.draw(st.booleans()) and all(
+            ((n - kk + 2 * pp + ss - 1) // ss) * ss - pp < n
+            for n, kk, ss, pp in zip(hw, k, s, p))
+        attrs.update(pooling_type=B.pick(["max", "avg"]), ceil_mode=ceil,
+                     exclusive=B.draw(st.booleans()), data_format="NHWC" if last else "NCHW",
+                     padding_algorithm=B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]))
+        B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
+    else:
+        B.append(type_, {"X": [x]}, {"Out": 1, "Mask": 1}, attrs, discrete=True)
+    return True
+
+
 # (op type, builder): every op type is equally likely. The simplest come first, as
 # hypothesis shrinks toward the start of the list.
 OP_CHOICES = (
@@ -1147,6 +1287,12 @@ OP_CHOICES = (
     + [(t, b_optimizer) for t in ("sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop",
                                   "lamb")]
     + [("clip_by_norm", b_clip_by_norm)]
+    + [(t, b_conv) for t in ("conv2d", "depthwise_conv2d", "conv2d_transpose",
+                             "depthwise_conv2d_transpose")]
+    + [(t, b_norm) for t in ("batch_norm", "instance_norm", "group_norm")]
+    + [("dropout", b_dropout)]
+    + [(t, b_pool) for t in ("pool2d", "max_pool2d_with_index", "nearest_interp_v2",
+                             "bilinear_interp_v2", "prelu")]
     + [(t, b_random) for t in ("uniform_random", "gaussian_random")]
 )
 

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:            # `benchmarks` is a folder of the repo, not installed
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import (cuda, elementwise, executor_overhead, ifelse, matmul,  # noqa: E402
-                        mlp, rnn, softmax)
+from benchmarks import (batch_norm, conv, cuda, elementwise,  # noqa: E402
+                        executor_overhead, ifelse, matmul, mlp, rnn, softmax)
 from benchmarks.common import params_of, runner  # noqa: E402
 
 ROW_KEYS = {"case", "paddle_nb_s", "numpy_s", "torch_s", "vs_numpy", "vs_torch",
@@ -39,6 +39,31 @@ def test_softmax_program_kernel_and_numpy_agree():
     want = softmax.numpy_softmax(feed["x"])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(softmax.K.row_softmax(feed["x"]), want, rtol=1e-5, atol=1e-7)
+
+
+
+def test_batch_norm_program_kernels_and_numpy_agree():
+    """Y, dX, dScale, dBias of the benchmark's program, of the kernels alone and of its
+    hand-written numpy (training mode), on a small batch."""
+    main, feed, fetch, stats = batch_norm.build((4, 3, 5, 5))
+    go = runner(main, None, feed, fetch)
+    for name, value in stats.items():
+        go.scope.var(name).set(value)
+    args = [feed[n] for n in ("x", "scale", "bias", "dy")]
+    want = batch_norm.numpy_batch_norm(*args)
+    for got, alone, w in zip(go(), batch_norm.kernels_alone(*args), want):
+        np.testing.assert_allclose(got, w, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(alone, w, rtol=1e-4, atol=1e-5)
+
+def test_conv_program_and_numpy_agree():
+    """Output, dX and dFilter of the benchmark's program and of its numpy (small sizes)."""
+    for backward in (False, True):
+        main, feed, fetch = conv.build(backward, n=2, c=3, hw=5, cout=4)
+        got = runner(main, None, feed, fetch)()
+        want = (conv.numpy_conv_backward if backward else conv.numpy_conv)(feed["x"],
+                                                                           feed["w"])
+        for g, w in zip(got, want if backward else want[:1]):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
 def test_matmul_program_and_numpy_agree():

@@ -107,6 +107,18 @@ L._softmax_xent_grad_parallel(prob, lab, x[:4], -100)
 L._xent_grad_parallel(prob, lab, x[:4], -100)
 b = x.reshape(10, 2, 2)
 M._batched_matmul_serial(b, b), M._batched_matmul_parallel(b, b)
+from paddle_nb.kernels.cpu import norm as N, random as RND
+v, g, s2 = x.reshape(2, 2, 2, 5), np.zeros(2), np.ones((2, 2))
+for moments, normalize, grad in ((N._moments_serial, N._normalize_serial, N._grad_serial),
+                                 (N._moments_parallel, N._normalize_parallel,
+                                  N._grad_parallel)):
+    moments(v, g.copy(), g.copy())
+    normalize(v, g, g + 1, s2, s2, np.empty_like(v))
+    grad(v, v, g, g + 1, s2, True, np.empty_like(v), s2.copy(), s2.copy())
+RND.dropout_mask(10, 1, 0.5)
+from paddle_nb.kernels.cpu import conv as CV
+for col2im in (CV._col2im_serial, CV._col2im_parallel):   # 2x2 taps over a 3x3 image
+    col2im(x[:16].reshape(4, 4), np.empty((1, 1, 3, 3), f), 2, 2, 1, 1, 0, 0, 1, 1, 2, 2)
 for kernel in UPDATES.values():        # the @update ones: the optimizers' prange twins
     arrays, cells, params, outputs = kernel.shape
     if kernel.parallel is not None:

@@ -104,6 +104,24 @@ EXPECTED = {
         "paddle_debugger_steps": lambda v: v == 7,                 # the fed feed op is skipped
         "paddle_prob_max_abs_diff": lambda v: v < 1e-5,            # vs PaddlePaddle's output
     },
+    "08_convolution.ipynb": {
+        "conv_op_types": lambda v: v == ["conv2d", "elementwise_add", "relu"],
+        "im2col_shape": lambda v: v == [9, 144],                    # C*kh*kw, N*oh*ow
+        "im2col_matches_conv": lambda v: v < 1e-5,                  # one product = the op
+        "conv_output_preview": lambda v: v == "images",             # a heatmap per channel
+        "conv_output_channels_shown": lambda v: v == 4,
+        "bn_moving_mean_moved": lambda v: v is True,                # 0.1 * the batch mean
+        "bn_is_test_after_clone": lambda v: v is True,
+        "bn_same_answer_alone": lambda v: v is True,
+        "bn_test_leaves_stats": lambda v: v is True,
+        "dropout_fraction_kept": lambda v: 0.4 < v < 0.6,
+        "lenet_test_accuracy": lambda v: v >= 0.98,                 # prose: at least 98%
+        "lenet_seconds": lambda v: v < 60,                          # prose: under a minute
+        "paddle_cnn_prob_max_abs_diff": lambda v: v < 1e-5,         # vs PaddlePaddle's output
+        "paddle_cnn_op_types": lambda v: v[0] == "feed" and v[-1] == "fetch"
+        and "batch_norm" in v and v.count("conv2d") == 2,
+        "paddle_cnn_steps": lambda v: v == 15,                     # the fed feed op is skipped
+    },
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 
@@ -181,8 +199,8 @@ def _load(name):
     return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
 
 
-def test_the_course_is_seven_numbered_notebooks():
-    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 8)], NOTEBOOKS
+def test_the_course_is_eight_numbered_notebooks():
+    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 9)], NOTEBOOKS
     assert set(EXPECTED) == set(NOTEBOOKS)
 
 

@@ -42,6 +42,21 @@ def ints(seed, *shape, low=-5, high=6, dtype=np.int32):
     return np.random.default_rng(seed).integers(low, high, shape).astype(dtype)
 
 
+def off_kinks(seed, *shape, low=-2.0, high=2.0, kinks=()):
+    """Floats in [low, high] at least 0.1 from each of ``kinks`` (for gradient rows)."""
+    x = floats(seed, *shape, low=low, high=high)
+    for k in kinks:
+        x = np.where(np.abs(x - k) < 0.1, k + np.where(x < k, -0.1, 0.1), x)
+    return x.astype(np.float32)
+
+
+def distinct(seed, *shape):
+    """Floats in [-0.5, 0.5) with no two equal (max pooling without ties)."""
+    n = int(np.prod(shape))
+    return (np.random.default_rng(seed).permutation(n).reshape(shape) / n - 0.5) \
+        .astype(np.float32)
+
+
 def small_int_floats(seed, *shape):
     """Floats like -1.0, 0.0, 2.0: comparisons between two of them are often equal."""
     return ints(seed, *shape, low=-2, high=3).astype(np.float32)
@@ -119,6 +134,27 @@ def gaussian_statistics(out):
     assert abs(v.mean() - 1.0) < 0.1            # the attrs of the gaussian_random row
     assert abs(v.std() - 2.0) < 0.1
     assert 0.60 < np.mean(np.abs(v - 1.0) < 2.0) < 0.76   # about 68% within one std
+
+
+def bn_inputs(seed, *shape, c=None):
+    """batch_norm's inputs: X, and per channel (dim 1, or ``c``) Scale, Bias, Mean and a
+    positive Variance."""
+    c = shape[1] if c is None else c
+    return {"X": floats(seed, *shape, low=-1.0, high=2.0), "Scale": floats(seed + 1, c),
+            "Bias": floats(seed + 2, c), "Mean": floats(seed + 3, c),
+            "Variance": floats(seed + 4, c, low=0.5, high=2.0)}
+
+
+def dropout_statistics(p):
+    """A random mask: about p of it dropped, Out = X / (1 - p) where kept, 0 elsewhere."""
+    def check(out):
+        mask = out["Mask"][0]
+        assert mask.dtype == np.uint8 and set(np.unique(mask)) <= {0, 1}
+        assert abs((mask == 0).mean() - p) < 0.15
+        x = floats(184, 8, 16, low=0.5, high=1.5)           # the row's X
+        np.testing.assert_allclose(out["Out"][0], np.where(mask == 1, x / (1 - p), 0),
+                                   rtol=1e-6)
+    return check
 
 
 # --- the table ---------------------------------------------------------------------------
@@ -256,6 +292,90 @@ CASES = [
     Case("float32", "square", {"X": floats(1, 3, 4)}, {}),
     *[Case(f"approximate_{a}", "gelu", {"X": floats(1, 3, 4, low=-4, high=4)},
            {"approximate": a}, grad=True) for a in (False, True)],
+    # the activations CNNs use (ops/cnn_activations.py); inputs 0.1 or more from each kink
+    Case("float32", "relu6", {"X": off_kinks(151, 3, 4, low=-3, high=9, kinks=(0, 6))}, {},
+         grad=True),
+    Case("threshold", "relu6", {"X": off_kinks(152, 3, 4, low=-2, high=3, kinks=(0, 1.5))},
+         {"threshold": 1.5}, grad=True),
+    Case("alpha", "leaky_relu", {"X": off_kinks(153, 3, 4, kinks=(0,))}, {"alpha": 0.1},
+         grad=True),
+    Case("paddle_defaults", "hard_swish",
+         {"X": off_kinks(154, 3, 4, low=-5, high=5, kinks=(-3, 3))},
+         {"threshold": 6.0, "scale": 6.0, "offset": 3.0}, grad=True),
+    Case("slope", "hard_sigmoid", {"X": off_kinks(155, 3, 4, low=-5, high=5,
+                                                  kinks=(-3, 3))},
+         {"slope": 1 / 6, "offset": 0.5}, grad=True),
+    Case("beta", "swish", {"X": floats(156, 3, 4, low=-5, high=5)}, {"beta": 1.5}, grad=True),
+    Case("float32", "silu", {"X": floats(157, 3, 4, low=-5, high=5)}, {}, grad=True),
+    Case("alpha", "elu", {"X": off_kinks(158, 3, 4, low=-4, high=3, kinks=(0,))},
+         {"alpha": 0.5}, grad=True),
+    Case("threshold", "softplus", {"X": off_kinks(159, 3, 4, low=-8, high=8, kinks=(5,))},
+         {"beta": 2.0, "threshold": 10.0}, grad=True),
+    *[Case(f"{mode}_{layout}", "prelu",
+           {"X": off_kinks(160, 2, 3, 2, 2, kinks=(0,)), "Alpha": alpha},
+           {"mode": mode, "data_format": layout}, grad=True)
+      for mode, layout, alpha in (("all", "NCHW", floats(161, 1, low=0.1, high=0.5)),
+                                  ("channel", "NCHW", floats(162, 3)),
+                                  ("channel", "NHWC", floats(163, 2)),
+                                  ("element", "NCHW", floats(164, 1, 3, 2, 2)))],
+    # pooling (ops/pool.py): inputs without ties, so each max (and its gradient) is unique
+    Case("max_2x2", "pool2d", {"X": distinct(171, 2, 2, 4, 4)},
+         {"ksize": [2, 2], "strides": [2, 2], "pooling_type": "max"}, grad=True),
+    Case("avg_ceil_padded_inclusive", "pool2d", {"X": floats(172, 1, 2, 5, 5)},
+         {"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1], "pooling_type": "avg",
+          "ceil_mode": True, "exclusive": False}, grad=True),
+    Case("avg_ceil_past_the_padding", "pool2d", {"X": floats(170, 1, 2, 6, 6)},  # 4x4 out
+         {"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1],
+          "ceil_mode": True, "exclusive": False}, grad=True),
+    Case("avg_asymmetric_exclusive", "pool2d", {"X": floats(173, 1, 2, 4, 5)},
+         {"ksize": [2, 3], "strides": [1, 2], "paddings": [1, 0, 0, 2],
+          "pooling_type": "avg"}, grad=True),
+    Case("max_same_ceil", "pool2d", {"X": distinct(174, 1, 2, 5, 5)},
+         {"ksize": [3, 3], "strides": [2, 2], "padding_algorithm": "SAME",
+          "pooling_type": "max"}, grad=True),
+    Case("avg_valid", "pool2d", {"X": floats(175, 1, 1, 5, 4)},
+         {"ksize": [2, 2], "strides": [2, 1], "paddings": [1, 1],
+          "padding_algorithm": "VALID", "pooling_type": "avg"}, grad=True),
+    Case("global_avg", "pool2d", {"X": floats(176, 2, 3, 3, 2)},
+         {"ksize": [1, 1], "global_pooling": True, "pooling_type": "avg"}, grad=True),
+    Case("adaptive_max", "pool2d", {"X": distinct(177, 1, 2, 5, 7)},
+         {"ksize": [2, 3], "adaptive": True, "pooling_type": "max"}, grad=True),
+    Case("adaptive_avg", "pool2d", {"X": floats(178, 1, 2, 5, 7)},
+         {"ksize": [3, 4], "adaptive": True, "pooling_type": "avg"}, grad=True),
+    Case("max_nhwc", "pool2d", {"X": distinct(179, 1, 4, 5, 3)},
+         {"ksize": [2, 2], "strides": [2, 2], "paddings": [0, 1], "pooling_type": "max",
+          "data_format": "NHWC"}, grad=True),
+    Case("with_padding", "max_pool2d_with_index", {"X": distinct(180, 1, 2, 5, 5)},
+         {"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]}, grad=True),
+    Case("2x2", "max_pool2d_with_index", {"X": distinct(181, 2, 1, 4, 4)},
+         {"ksize": [2, 2], "strides": [2, 2], "paddings": [0, 0]}, grad=True),
+    Case("adaptive", "max_pool2d_with_index", {"X": distinct(182, 1, 2, 5, 7)},
+         {"ksize": [2, 3], "adaptive": True}, grad=True),
+    Case("global", "max_pool2d_with_index", {"X": distinct(183, 1, 2, 3, 4)},
+         {"ksize": [1, 1], "global_pooling": True}, grad=True),
+    # interpolation (ops/interp.py): sizes from attributes, scale, and run-time tensors
+    Case("scale2", "nearest_interp_v2", {"X": floats(191, 1, 2, 3, 2)},
+         {"scale": [2.0, 2.0], "interp_method": "nearest", "align_corners": False,
+          "align_mode": 0}, grad=True),
+    Case("corners_nhwc", "nearest_interp_v2", {"X": floats(192, 1, 3, 4, 2)},
+         {"out_h": 5, "out_w": 3, "interp_method": "nearest", "align_corners": True,
+          "data_layout": "NHWC"}, grad=True),
+    Case("out_size", "nearest_interp_v2",
+         {"X": floats(193, 1, 1, 4, 5), "OutSize": np.int32([3, 7])},
+         {"interp_method": "nearest", "align_corners": False}, grad=True),
+    Case("half_pixel", "bilinear_interp_v2", {"X": floats(194, 1, 2, 3, 4)},
+         {"out_h": 5, "out_w": 7, "interp_method": "bilinear", "align_corners": False,
+          "align_mode": 0}, grad=True),
+    Case("corners", "bilinear_interp_v2", {"X": floats(195, 2, 1, 3, 3)},
+         {"out_h": 4, "out_w": 5, "interp_method": "bilinear", "align_corners": True},
+         grad=True),
+    Case("scale_tensor", "bilinear_interp_v2",
+         {"X": floats(196, 1, 1, 4, 4), "Scale": np.float32([1.5, 0.75])},
+         {"interp_method": "bilinear", "align_corners": False, "align_mode": 0}, grad=True),
+    Case("size_tensor_nhwc", "bilinear_interp_v2",
+         {"X": floats(197, 1, 3, 3, 2), "SizeTensor": [np.int32([2]), np.int32([5])]},
+         {"interp_method": "bilinear", "align_corners": False, "align_mode": 1,
+          "data_layout": "NHWC"}, grad=True),
     # elementwise math of one tensor (ops/unary_math.py); inputs away from kinks and poles
     Case("float32", "abs", {"X": floats(21, 3, 4, low=0.2, high=2)
                             * np.where(bools(26, 3, 4), 1, -1).astype(np.float32)}, {},
@@ -509,6 +629,41 @@ CASES = [
          {"axis": 0, "keepdims": True, "dtype": INT32}),
     Case("flatten", "arg_max", {"X": floats(96, 2, 3)}, {"flatten": True}),
     Case("axis-1", "arg_min", {"X": floats(97, 2, 3, 4)}, {"axis": -1}),
+    # conv2d, depthwise_conv2d (ops/conv.py) and conv2d_transpose (ops/conv_transpose.py).
+    # The fuzzer starts from an op's first row: this one's sums are short (4 terms), as a
+    # float32 sum where 1e30 * 1e30 overflows beside an infinity is inf or NaN depending on
+    # the BLAS's order and FMAs (Paddle's too), which no reference can pin down
+    Case("one_channel", "conv2d", {"Input": floats(139, 2, 1, 4, 4),
+                                   "Filter": floats(138, 2, 1, 2, 2)},
+         {"paddings": [1, 0]}, grad=True),
+    Case("pad1", "conv2d", {"Input": floats(140, 2, 3, 6, 6), "Filter": floats(141, 4, 3, 3, 3)},
+         {"paddings": [1, 1]}, grad=True),
+    Case("asymmetric_stride_dilation", "conv2d",
+         {"Input": floats(142, 1, 2, 7, 6), "Filter": floats(143, 2, 2, 3, 2)},
+         {"strides": [2, 1], "paddings": [1, 0, 2, 1], "dilations": [2, 1]}, grad=True),
+    Case("groups2_nhwc_same", "conv2d",
+         {"Input": floats(144, 1, 5, 5, 4), "Filter": floats(145, 4, 2, 3, 3)},
+         {"groups": 2, "strides": [2, 2], "padding_algorithm": "SAME", "dilations": [2, 2],
+          "data_format": "NHWC"}, grad=True),
+    Case("window_overhangs_by_less_than_a_stride", "conv2d",
+         {"Input": floats(137, 1, 2, 2, 4), "Filter": floats(136, 2, 2, 3, 3)},
+         {"strides": [2, 3]}, grad=True),
+    Case("valid_float64", "conv2d", {"Input": floats(146, 1, 2, 5, 5, dtype=np.float64),
+                                     "Filter": floats(147, 3, 2, 2, 2, dtype=np.float64)},
+         {"paddings": [3, 3], "padding_algorithm": "VALID"}, grad=True),
+    Case("multiplier2", "depthwise_conv2d",
+         {"Input": floats(148, 2, 3, 5, 5), "Filter": floats(149, 6, 1, 3, 3)},
+         {"groups": 3, "paddings": [1, 1]}, grad=True),
+    Case("stride2_output_padding", "conv2d_transpose",
+         {"Input": floats(150, 2, 3, 3, 3), "Filter": floats(151, 3, 2, 3, 3)},
+         {"strides": [2, 2], "paddings": [1, 1], "output_padding": [1, 1]}, grad=True),
+    Case("groups_c_in", "depthwise_conv2d_transpose",
+         {"Input": floats(154, 2, 3, 3, 3), "Filter": floats(155, 3, 1, 3, 3)},
+         {"groups": 3, "strides": [2, 2], "paddings": [1, 1]}, grad=True),
+    Case("groups_nhwc_output_size", "conv2d_transpose",
+         {"Input": floats(152, 1, 3, 4, 4), "Filter": floats(153, 4, 1, 3, 2)},
+         {"groups": 2, "strides": [2, 1], "paddings": [0, 1, 1, 0], "dilations": [1, 2],
+          "output_size": [7, 5], "data_format": "NHWC"}, grad=True),
     # gather_nd, scatter, index_select (ops/scatter.py) and top_k_v2 (ops/top_k.py)
     Case("rows", "gather_nd", {"X": floats(121, 3, 4), "Index": np.int64([[2], [0], [2]])},
          {}, grad=True),
@@ -710,6 +865,50 @@ CASES = [
     Case("batch_from_dim1", "fill_constant_batch_size_like", {"Input": floats(1, 4, 3, 2)},
          {"shape": [-1, 5], "value": 0.5, "input_dim_idx": 1, "output_dim_idx": 0,
           "dtype": FP32}),
+
+    # batch_norm, instance_norm, group_norm (ops/batch_norm.py, ops/group_norm.py): the
+    # gradient rows keep MeanOut independent of X (momentum 1, or the given statistics),
+    # as Paddle's gradient ignores MeanOut's dependence on the batch
+    Case("train_nchw", "batch_norm", bn_inputs(150, 2, 3, 2, 2), {"momentum": 0.9}),
+    Case("global_stats", "batch_norm", bn_inputs(151, 2, 3, 2, 2),
+         {"is_test": True, "use_global_stats": True, "momentum": 1.0, "epsilon": 1e-4},
+         grad=True),
+    Case("train_momentum1", "batch_norm", bn_inputs(152, 2, 3, 2, 2), {"momentum": 1.0},
+         grad=True),
+    Case("train_nhwc", "batch_norm", bn_inputs(153, 2, 2, 2, 3, c=3),
+         {"momentum": 1.0, "data_layout": "NHWC"}, grad=True),
+    Case("train_2d", "batch_norm", bn_inputs(154, 5, 3), {"momentum": 0.8, "epsilon": 1e-3}),
+    Case("test_mode", "batch_norm", bn_inputs(155, 2, 3, 2), {"is_test": True}),
+    Case("momentum_tensor_no_scale", "batch_norm",
+         {k: v for k, v in bn_inputs(156, 3, 2, 2).items() if k not in ("Scale", "Bias")}
+         | {"MomentumTensor": np.float32([0.7])}, {}),
+    Case("nchw", "instance_norm", {"X": floats(160, 2, 3, 2, 2), "Scale": floats(161, 3),
+                                   "Bias": floats(162, 3)}, {"epsilon": 1e-4}, grad=True),
+    Case("3d_no_scale", "instance_norm", {"X": floats(163, 2, 2, 3)}, {}, grad=True),
+    Case("groups2", "group_norm", {"X": floats(170, 2, 4, 2, 2), "Scale": floats(171, 4),
+                                   "Bias": floats(172, 4)}, {"groups": 2, "epsilon": 1e-4},
+         grad=True),
+    Case("nhwc_groups3", "group_norm", {"X": floats(173, 2, 2, 2, 3), "Scale": floats(174, 3),
+                                        "Bias": floats(175, 3)},
+         {"groups": 3, "data_layout": "NHWC"}, grad=True),
+    Case("2d_no_scale", "group_norm", {"X": floats(176, 3, 4)}, {"groups": 2}, grad=True),
+    # dropout (ops/dropout.py): what is deterministic; training's random masks are
+    # checked by tests/test_dropout.py
+    Case("p0_test_downgrade", "dropout", {"X": floats(180, 3, 4)},
+         {"dropout_prob": 0.0, "is_test": True}, grad=True),
+    Case("test_downgrade", "dropout", {"X": floats(181, 3, 4)},
+         {"dropout_prob": 0.3, "is_test": True}, grad=True),
+    Case("test_upscale", "dropout", {"X": floats(182, 2, 3)},
+         {"dropout_prob": 0.3, "is_test": True, "dropout_implementation": "upscale_in_train"},
+         grad=True),
+    Case("train_p0", "dropout", {"X": floats(183, 2, 3)},
+         {"dropout_prob": 0.0, "dropout_implementation": "upscale_in_train"}, grad=True),
+    Case("train_p1", "dropout", {"X": SPECIALS.astype(np.float32)},
+         {"dropout_prob": 1.0, "dropout_implementation": "upscale_in_train"}),
+    Case("train_fix_seed", "dropout", {"X": floats(184, 8, 16, low=0.5, high=1.5)},
+         {"dropout_prob": 0.25, "fix_seed": True, "seed": 7,
+          "dropout_implementation": "upscale_in_train"},
+         compare_values=False, check=dropout_statistics(0.25)),
 
     # feed and fetch (run by run_feed_case / run_fetch_case below)
     Case("col0", "feed", {"X": [floats(1, 2, 3)]}, {"col": 0},

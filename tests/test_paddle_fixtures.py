@@ -125,12 +125,13 @@ def test_paddle_training_program_runs_three_steps_like_paddle(exe, program, step
 
 # Values Paddle 2.6.2 saved that are wrong, each checked on its own below against the
 # analytic value (and by central differences in the op's gradient row).
-PADDLE_WRONG = {"gather_cols_x@GRAD"}
+PADDLE_WRONG = {"gather_cols_x@GRAD", "gn_plain_float32_x@GRAD", "gn_plain_float64_x@GRAD"}
 
 
 @pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce", "gather",
                                   "pointwise_loss",
-                                  "stack", "slice", "scatter"])
+                                  "stack", "slice", "scatter", "conv", "pool", "cnn_act",
+                                  "dropout"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).
@@ -165,3 +166,90 @@ def test_paddles_gather_gradient_along_axis_1_is_wrong_and_ours_is_not(exe):
     feed = {k: saved[k] for k in saved.files if k not in written}
     got, = exe.run(program, feed=feed, fetch_list=["gather_cols_x@GRAD"], scope=pd.Scope())
     np.testing.assert_allclose(got, analytic, rtol=1e-6)
+
+
+# --- normalization and dropout (make_norm_fixture.py, make_dropout_fixture.py) ---------------
+def _run_norm_fixture(exe, fetch=None):
+    """The norm fixture's program, batch_norm's running statistics set in the scope to
+    the values they held before Paddle's run (``init__<name>``): batch_norm updates them
+    in place (MeanOut is Mean's variable), so a feed cannot give them."""
+    program = _load("norm_ops.pdesc")
+    saved = np.load(os.path.join(FIXTURES, "norm_io.npz"))
+    written = {name for op in program.global_block().ops
+               for names in op.outputs.values() for name in names}
+    scope = pd.Scope()
+    kept = {}
+    for key in saved.files:
+        if key.startswith("init__"):
+            kept[key[6:]] = saved[key].copy()
+            scope.var(key[6:]).set(kept[key[6:]])
+    feed = {k: saved[k] for k in saved.files if k not in written and k not in kept
+            and not k.startswith("init__")}
+    fetch = fetch or [k for k in saved.files if k in written]
+    return saved, fetch, exe.run(program, feed=feed, fetch_list=fetch, scope=scope), kept
+
+
+def test_norm_fixture_matches_paddle_running_statistics_included(exe):
+    """batch_norm (training NCHW, 2-D, NHWC; test mode), instance_norm and group_norm,
+    forward and Paddle's backward; MeanOut and VarianceOut are the running statistics
+    Paddle left (momentum 0.8, the biased batch variance), SavedVariance 1/sqrt(var + eps).
+    The arrays the scope held before the run are not changed: new ones replace them."""
+    saved, fetch, got, kept = _run_norm_fixture(exe)
+    assert {"batch_norm_grad", "instance_norm_grad", "group_norm_grad"} <= {
+        op.type for op in _load("norm_ops.pdesc").global_block().ops}
+    for name, value in zip(fetch, got):
+        if name not in PADDLE_WRONG:
+            np.testing.assert_allclose(value, saved[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    for name, before in kept.items():
+        np.testing.assert_array_equal(before, saved[f"init__{name}"], err_msg=name)
+        if "test" not in name:
+            assert not np.allclose(saved[name], before), name      # it did move
+
+
+def test_paddles_group_norm_gradient_without_scale_is_wrong_and_ours_is_not(exe):
+    """Paddle 2.6.2's group_norm_grad without Scale and Bias gives a wrong X@GRAD (off by
+    up to 0.5 here); central differences of sum(Y * W) agree with ours."""
+    saved, fetch, got, _ = _run_norm_fixture(exe, ["gn_plain_float64_x@GRAD"])
+    x, w = saved["gn_plain_float64_x"], saved["gn_plain_float64_w0"]
+
+    def loss(a):
+        g = a.reshape(a.shape[0], 2, -1)
+        y = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-4)
+        return float((y.reshape(a.shape) * w).sum())
+    numeric = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[idx] = 1e-6
+        numeric[idx] = (loss(x + step) - loss(x - step)) / 2e-6
+    assert not np.allclose(saved["gn_plain_float64_x@GRAD"], numeric, atol=1e-3)
+    np.testing.assert_allclose(got[0], numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_training_fixture_matches_paddles_mask_structurally(exe):
+    """Paddle's random mask cannot be drawn again: Out is X * Mask (/ (1 - p) for
+    upscale_in_train) for Paddle's own Mask, and our dropout_grad fed Paddle's Mask and
+    dOut (= W) gives Paddle's X@GRAD."""
+    program = _load("dropout_train_ops.pdesc")
+    saved = np.load(os.path.join(FIXTURES, "dropout_train_io.npz"))
+    ops = program.global_block().ops
+    drops, grads = ([op for op in ops if op.type == t] for t in ("dropout", "dropout_grad"))
+    assert len(drops) == len(grads) == 4
+    for op in drops:
+        gop = next(g for g in grads if g.input("Mask") == op.output("Mask"))
+        x, mask = saved[op.input("X")[0]], saved[op.output("Mask")[0]]
+        p = op.attr("dropout_prob")
+        upscale = op.attr("dropout_implementation") == "upscale_in_train"
+        factor = x.dtype.type(1 / (1 - np.float32(p))) if upscale else 1
+        assert mask.dtype == np.uint8 and 0 < (mask == 0).mean() < 1
+        np.testing.assert_allclose(saved[op.output("Out")[0]], x * mask * factor, rtol=1e-6)
+        alone = pd.Program()
+        blk = alone.global_block()
+        w = saved[op.input("X")[0].replace("_x", "_w")]
+        m = blk.create_var("mask", list(mask.shape), "uint8")
+        d = blk.create_var("dout", list(w.shape), w.dtype.name)
+        dx = blk.create_var("dx")
+        blk.append_op("dropout_grad", {"Mask": [m], "Out@GRAD": [d]}, {"X@GRAD": [dx]},
+                      dict(gop.attrs))
+        got, = exe.run(alone, feed={"mask": mask, "dout": w}, fetch_list=["dx"],
+                       scope=pd.Scope())
+        np.testing.assert_allclose(got, saved[gop.output("X@GRAD")[0]], rtol=1e-6)

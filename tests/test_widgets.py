@@ -236,6 +236,21 @@ def test_scope_model_stats_previews_and_kinds():
     assert steps["kind"] == "scopes" and steps["preview"]["names"] == ["a", "b"]
 
 
+def test_a_batch_of_images_previews_as_one_heatmap_per_channel():
+    """A convolution's [N, C, H, W] feature maps: the first image's channels (at most
+    eight), each shrunk like a heatmap; the page draws them side by side."""
+    s = pd.Scope()
+    maps = np.arange(2 * 10 * 6 * 40, dtype=np.float32).reshape(2, 10, 6, 40)
+    s.var("features").set(maps)
+    s.var("thin").set(np.ones((2, 3, 2, 2), np.float32))          # too small: a heatmap
+    root = scope_model(s, max_preview=16)["root"]
+    p = find_var(root, "features")["preview"]
+    assert (p["type"], p["channels"], p["rows"], p["cols"]) == ("images", 10, 6, 40)
+    assert len(p["maps"]) == 8 and len(p["maps"][0]) == 6 and len(p["maps"][0][0]) == 16
+    assert p["maps"][1][0][0] == pytest.approx(maps[0, 1, 0, :2].mean())     # block means
+    assert find_var(root, "thin")["preview"]["type"] == "heatmap"
+
+
 def test_scope_model_flags_changed_names_where_they_resolve_from_the_current_scope():
     s = pd.Scope()
     s.var("x").set(np.ones(3))

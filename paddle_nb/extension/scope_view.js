@@ -42,9 +42,9 @@ function mix(a, b, t) {
   return `rgb(${c[0]},${c[1]},${c[2]})`;
 }
 
-function heatmap(p) {
+function heatmap(p, size = 128) {
   const rows = p.data.length, cols = rows ? p.data[0].length : 0;
-  const cell = Math.max(3, Math.min(12, Math.floor(128 / Math.max(rows, cols, 1))));
+  const cell = Math.max(2, Math.min(12, Math.floor(size / Math.max(rows, cols, 1))));
   const colour = colourScale(p.data.flat());
   const svg = s("svg", { class: "pd-heatmap", width: cols * cell, height: rows * cell,
                          "data-rows": p.rows, "data-cols": p.cols });
@@ -57,6 +57,19 @@ function heatmap(p) {
   svg.append(s("title", {}, document.createTextNode(
     `${p.rows}×${p.cols}` + (shrunk ? ` shown as ${rows}×${cols} block means` : ""))));
   return svg;
+}
+
+// An [N, C, H, W] tensor: the first image's channels side by side, each its own heatmap
+// (each channel has its own colour scale: a feature map is read by its pattern).
+function images(p) {
+  const box = h("span", { class: "pd-images", "data-channels": p.channels });
+  p.maps.forEach((data, k) => {
+    const map = heatmap({ data, rows: p.rows, cols: p.cols }, 48);
+    map.append(s("title", {}, document.createTextNode(`channel ${k} (${p.rows}×${p.cols})`)));
+    box.append(map);
+  });
+  if (p.channels > p.maps.length) box.append(h("span", { class: "pd-vtext" }, `+${p.channels - p.maps.length}`));
+  return box;
 }
 
 function sparkline(p) {
@@ -88,6 +101,7 @@ function previewEl(v) {
   const p = v.preview || { type: "empty" };
   switch (p.type) {
     case "heatmap": return heatmap(p);
+    case "images": return images(p);
     case "sparkline": return sparkline(p);
     case "scalar": return h("span", { class: "pd-vtext" }, fmt(p.value));
     case "array": return h("span", { class: "pd-vtext" }, `${p.length} tensors: ` +

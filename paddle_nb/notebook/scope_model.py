@@ -4,7 +4,8 @@ For each scope (the one given and every kid below it, recursively) the model lis
 variables; for each variable what a student wants at a glance: the kind of value, shape and
 dtype, a few statistics (min, max, mean and how many NaNs, since a NaN is the first thing to
 look for when training goes wrong) and a *small* preview the page draws itself: a heatmap
-grid for a matrix, a sparkline for a vector, the number for a scalar. Big tensors are
+grid for a matrix, one small heatmap per channel for a batch of images [N, C, H, W], a
+sparkline for a vector, the number for a scalar. Big tensors are
 shrunk by averaging blocks of values, so the page never receives more than a few hundred
 numbers per variable however large the tensor is.
 
@@ -81,9 +82,24 @@ def _shrink(a: np.ndarray, axis: int, most: int) -> np.ndarray:
     return sums / counts.reshape(shape)
 
 
+MAX_CHANNELS = 8     # feature maps drawn per image tensor
+MIN_IMAGE = 4        # an [N, C, H, W] tensor with H and W at least this is drawn as images
+
+
+def _images(f: np.ndarray, max_preview: int) -> dict:
+    """The first sample's channels of an [N, C, H, W] tensor, each a small heatmap: what a
+    convolution's input and output feature maps look like."""
+    first = f[0]
+    maps = [_shrink(_shrink(c, 0, max_preview), 1, max_preview) for c in first[:MAX_CHANNELS]]
+    return {"type": "images", "channels": int(f.shape[1]), "rows": int(f.shape[2]),
+            "cols": int(f.shape[3]),
+            "maps": [[[_short(x) for x in row] for row in m] for m in maps]}
+
+
 def preview(a: np.ndarray, max_preview: int = 16, max_points: int = 64) -> dict:
     """What the page draws for a tensor: ``scalar`` (one value), ``sparkline`` (a vector,
-    singleton dimensions ignored), or ``heatmap`` (anything with two or more real
+    singleton dimensions ignored), ``images`` (an [N, C, H, W] batch of images: the first
+    one's channels, each a heatmap) or ``heatmap`` (anything else with two or more real
     dimensions, folded to [rows, last dim])."""
     if not _is_numeric(a):
         return {"type": "text", "text": np.array2string(a.ravel()[:SMALL], threshold=SMALL)}
@@ -96,6 +112,8 @@ def preview(a: np.ndarray, max_preview: int = 16, max_points: int = 64) -> dict:
     if len(real) == 1:
         v = _shrink(f.ravel(), 0, max_points)
         return {"type": "sparkline", "data": [_short(x) for x in v], "length": int(a.size)}
+    if a.ndim == 4 and a.shape[2] >= MIN_IMAGE and a.shape[3] >= MIN_IMAGE:
+        return _images(f, max_preview)
     m = f.reshape(-1, a.shape[-1]) if a.shape[-1] != 1 else f.reshape(-1, real[-1])
     rows, cols = m.shape
     m = _shrink(_shrink(m, 0, max_preview), 1, max_preview)

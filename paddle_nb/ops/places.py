@@ -16,16 +16,20 @@ import numpy as np
 
 from ..core.validate import check_tensor_size
 from ..kernels import check
+from ..kernels.cpu import conv as KV
 from ..kernels.cpu import scale as KS
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
+from ..kernels.cpu import norm as KN
 from ..kernels.cpu import reduce as KR
 from ..kernels.cuda import axis_maps as CA
+from ..kernels.cuda import conv as CV
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import index as CI
 from ..kernels.cuda import loss as CL
 from ..kernels.cuda import matmul as CM
+from ..kernels.cuda import norm as CN
 from ..kernels.cuda import reduce as CR
 from ..kernels.cuda import scan as CS
 from ..kernels.pointwise import KERNELS
@@ -201,6 +205,29 @@ class CPU:
         out = matmul_nd(x, y, tx, ty)
         return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
 
+    # --- convolution's index maps (kernels/cpu/conv.py); geometry: (kh, kw, sh, sw, pt,
+    # pl, dh, dw, oh, ow) -------------------------------------------------------------------
+    @staticmethod
+    def im2col(x, geometry, out=None):
+        """cols [C*kh*kw, N*oh*ow] of x [N, C, H, W], into ``out(shape, dtype)``'s array."""
+        kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
+        shape = (int(x.shape[1]) * kh * kw, int(x.shape[0]) * oh * ow)
+        check_tensor_size(shape, x.dtype, "im2col")
+        cols = out(shape, x.dtype) if out is not None else np.empty(shape, x.dtype)
+        return KV.im2col(np.ascontiguousarray(x), cols, *geometry)
+
+    @staticmethod
+    def images_per_im2col(bytes_per_image: int) -> int:
+        """How many images one im2col takes at once: its cols stay in the cache."""
+        return max(1, KV.COLS_BATCH_BYTES // max(bytes_per_image, 1))
+
+    @staticmethod
+    def col2im(cols, shape, geometry, out=None):
+        """[N, C, H, W] (``shape``): at each position, the sum of the cols entries im2col
+        reads from it."""
+        dx = out(tuple(shape), cols.dtype) if out is not None else np.empty(shape, cols.dtype)
+        return KV.col2im(np.ascontiguousarray(cols), dx, *geometry)
+
     # --- rows: a class axis moved last, as a (rows, classes) matrix (the losses) ---------
     @staticmethod
     def rows(a, axis: int):
@@ -362,6 +389,10 @@ class CPU:
         return np.array(a, copy=True)
 
     full = staticmethod(np.full)     # a new array (shape, value, dtype) on this place
+    # normalization over the groups of a (P, G, K, S) view (kernels/cpu/norm.py)
+    norm_moments = staticmethod(KN.moments)
+    normalize = staticmethod(KN.normalize)
+    normalize_grad = staticmethod(KN.normalize_grad)
 
     @staticmethod
     def softmax_grad_rows(out_rows, dout_rows):
@@ -467,6 +498,21 @@ class CUDA:
         return KERNELS[name + "_grad"].cuda(value, dout, out_dtype=dout.dtype)
 
     @staticmethod
+    def im2col(x, geometry, out=None):
+        kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
+        check_tensor_size((int(x.shape[1]) * kh * kw, int(x.shape[0]) * oh * ow), x.dtype,
+                          "im2col")
+        return CV.im2col(x, *geometry)
+
+    @staticmethod
+    def col2im(cols, shape, geometry, out=None):
+        return CV.col2im(cols, shape, *geometry)
+
+    @staticmethod
+    def images_per_im2col(bytes_per_image: int) -> int:
+        return 2**62          # all at once: one launch, the device has the memory
+
+    @staticmethod
     def product(a, b, ta=False, tb=False, out=None):
         rows, cols = a.shape[1 if ta else 0], b.shape[0 if tb else 1]
         if rows * cols > a.size + b.size:                  # an outer product grows
@@ -552,3 +598,7 @@ class CUDA:
     scatter_maps = staticmethod(CA.scatter_maps)
     cumsum = staticmethod(CS.cumsum)
     arange = staticmethod(CS.arange)
+    norm_moments = staticmethod(CN.moments)
+    normalize = staticmethod(CN.normalize)
+    normalize_grad = staticmethod(CN.normalize_grad)
+

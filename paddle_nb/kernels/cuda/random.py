@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..cpu.random import counter_uniform
 from .device import empty, flat, launch_1d
 
 _MASK = np.uint64(0xFFFFFFFF)
@@ -85,3 +86,19 @@ def gaussian(shape, mean: float, std: float, seed: int, dtype=np.float32):
         blocks, threads = launch_1d(out.size)
         _gaussian[blocks, threads](np.uint64(seed), float(mean), float(std), flat(out))
     return out
+
+
+@cuda.jit(cache=True)
+def _dropout_mask(seed, p, mask):
+    for i in range(cuda.grid(1), mask.size, cuda.gridsize(1)):
+        mask[i] = 0 if counter_uniform(seed, np.uint64(i)) < p else 1
+
+
+def dropout_mask(shape, seed: int, p: float):
+    """uint8 of ``shape``: 0 where dropped, 1 where kept; the CPU's mask for the same seed
+    (both draw kernels/cpu/random.py's counter_uniform)."""
+    mask = empty(shape, np.uint8)
+    if mask.size:
+        blocks, threads = launch_1d(mask.size)
+        _dropout_mask[blocks, threads](np.uint64(seed), float(p), flat(mask))
+    return mask

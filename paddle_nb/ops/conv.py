@@ -1,0 +1,328 @@
+"""Convolution: conv2d and depthwise_conv2d (Fluid's slots and attributes, as
+``paddle.nn.functional.conv2d`` and ``paddle.static.nn.conv2d`` save them; Paddle names
+the op depthwise_conv2d when groups equals the input's channels, its CPU kernel is
+conv2d's), and their gradients. conv2d_transpose, the same math run backwards, is in
+conv_transpose.py.
+
+The math is written once, over the places' primitives (ops/places.py):
+
+- ``im2col`` copies, for each filter tap, the input element it sees at each output
+  position into one row of ``cols`` [C*kh*kw, N*oh*ow] (0 in the padding);
+- the output is then one product per group: Filter [G, Cout/G, C/G*kh*kw] @ cols [G,
+  C/G*kh*kw, N*oh*ow] (a group's channels are a block of cols' rows), which comes out
+  channels first, [Cout, N, oh, ow], and one transpose puts it in NCHW or NHWC;
+- the gradient w.r.t. Filter is dOut (channels first) @ cols^T, and w.r.t. Input
+  Filter^T @ dOut followed by ``col2im``, which adds each entry back where im2col read it.
+
+cols is the one large intermediate (kh*kw times the input), so the images go through a
+batch at a time (``batches``: on the CPU at most about 32 MB of cols each, the size of
+the cache here; the device takes them all). It comes from the kernel
+context's ``ctx.out`` under its own key: on the compiled run path that is one of two
+buffers the op keeps from earlier runs, handed back only when nobody holds it any more
+(core/fast_path.py), so a training loop reuses it; the interpreter, which a debugger may
+stop anywhere, gets a new array each run, and so do two threads running one op at once.
+A module-level cache would do none of that and would live as long as the process.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from .places import CPU, CUDA
+
+INPUT = Slot("Input", "the images: [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
+OUTPUT = Slot("Output", "the result, in Input's layout")
+LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
+ALGORITHMS = ("EXPLICIT", "SAME", "VALID")
+
+
+def _int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _ints(name: str, lengths: tuple, low: int):
+    def check(value):
+        if not isinstance(value, (list, tuple)) or len(value) not in lengths or \
+                not all(_int(v) and v >= low for v in value):
+            return (f"{name} must be {' or '.join(map(str, lengths))} integers >= {low}, "
+                    f"got {value!r}")
+        return None
+    return check
+
+
+def _one_of(name: str, choices: tuple):
+    def check(value):
+        return None if value in choices else f"{name} must be one of {choices}, got {value!r}"
+    return check
+
+
+STRIDES = Attr("strides", A.INTS, [1, 1], "the window's step (rows, columns)",
+               check=_ints("strides", (2,), 1))
+PADDINGS = Attr("paddings", A.INTS, [0, 0], "zeros around the input: [rows, columns] on "
+                "both sides, or [top, bottom, left, right]", check=_ints("paddings", (2, 4), 0))
+ALGORITHM = Attr("padding_algorithm", A.STRING, "EXPLICIT", "EXPLICIT: paddings; SAME: "
+                 "padding split around so that out = ceil(in / stride) (dilations taken as "
+                 "1); VALID: no padding", check=_one_of("padding_algorithm", ALGORITHMS))
+DILATIONS = Attr("dilations", A.INTS, [1, 1], "the spacing of the filter's taps",
+                 check=_ints("dilations", (2,), 1))
+GROUPS = Attr("groups", A.INT, 1, "channels split into this many groups, each convolved "
+              "with its own filters", check=lambda v: None if _int(v) and v >= 1 else
+              f"groups must be >= 1, got {v!r}")
+LAYOUT = Attr("data_format", A.STRING, "NCHW", "NCHW or NHWC (AnyLayout: NCHW)",
+              check=_one_of("data_format", LAYOUTS))
+CONV_ATTRS = [STRIDES, PADDINGS, ALGORITHM, DILATIONS, GROUPS, LAYOUT]
+
+
+# --- geometry -------------------------------------------------------------------------------
+def channel_last(ctx) -> bool:
+    return ctx.attr("data_format") == "NHWC"
+
+
+def split_dims(shape, last: bool):
+    """(N, C, [H, W]) of a 4-D shape in either layout."""
+    return (shape[0], shape[3], list(shape[1:3])) if last else (shape[0], shape[1],
+                                                                list(shape[2:]))
+
+
+def pads_and_dilations(ctx, in_hw, k_hw):
+    """([top, bottom, left, right], dilations) after padding_algorithm, as Paddle's
+    UpdatePaddingAndDilation: SAME pads so that out = ceil(in / stride), the odd one at
+    the bottom/right, with dilations 1 (``in_hw``: the input's spatial dims, -1 unknown)."""
+    p, d = list(ctx.attr("paddings")), list(ctx.attr("dilations"))
+    if len(p) == 2:
+        p = [p[0], p[0], p[1], p[1]]
+    algorithm = ctx.attr("padding_algorithm")
+    if algorithm == "VALID":
+        p = [0, 0, 0, 0]
+    elif algorithm == "SAME":
+        for a, s in enumerate(ctx.attr("strides")):
+            n, out = in_hw[a], -(-in_hw[a] // s)
+            total = max((out - 1) * s + k_hw[a] - n, 0) if n >= 0 else 0
+            p[2 * a], p[2 * a + 1], d[a] = total // 2, total - total // 2, 1
+    return p, d
+
+
+def check_attrs(ctx) -> None:
+    """What the attributes' own checks say, for a program whose attributes were never
+    checked (the fuzzer's, a loaded one's), before any arithmetic on them."""
+    for spec in CONV_ATTRS:
+        problem = spec.check(ctx.attr(spec.name))
+        if problem:
+            ctx.fail(problem, expected=problem.split(",")[0], given=f"{spec.name}="
+                     f"{ctx.attr(spec.name)!r}")
+
+
+def check_float(ctx, slot: str) -> None:
+    name = dtypes.name(ctx.dtype(slot))
+    if name not in ("float32", "float64"):
+        ctx.fail("convolution needs float32 or float64 elements", slot=slot,
+                 expected="float32 or float64", given=ctx.describe_input(slot))
+
+
+def check_rank4(ctx, slot: str, what: str) -> list[int]:
+    shape = ctx.shape(slot)
+    if len(shape) != 4:
+        ctx.fail(f"{slot} must be 4-D: {what}", slot=slot, expected="rank 4",
+                 given=ctx.describe_input(slot))
+    return shape
+
+
+def window_count(n: int, k: int, s: int, p0: int, p1: int, d: int) -> int:
+    """Window positions along an axis of n (padded by p0, p1), as Paddle's ConvOutputSize
+    counts them: its C++ division truncates toward zero, so a window that overhangs the
+    padded input by less than a stride still gives one position, over zeros (Paddle 2.6.2:
+    a 2x2 input, a 3x3 filter and stride 2 give a 1x1 output)."""
+    span = n + p0 + p1 - (d * (k - 1) + 1)
+    return (span // s if span >= 0 else -(-span // s)) + 1
+
+
+def conv_size(ctx, n: int, k: int, s: int, p0: int, p1: int, d: int, axis: str) -> int:
+    """The number of window positions along an axis of ``n`` (-1 when unknown)."""
+    if n < 0:
+        return -1
+    out = window_count(n, k, s, p0, p1, d)
+    if out <= 0:
+        extent = d * (k - 1) + 1
+        ctx.fail(f"the filter's window along {axis} is larger than the padded input",
+                 slot="Filter", expected=f"dilation*(k-1)+1 = {extent} <= input + paddings "
+                 f"= {n} + {p0} + {p1} (or within a stride of it)",
+                 given=ctx.describe_input("Filter"))
+    return out
+
+
+# --- conv2d and depthwise_conv2d -------------------------------------------------------------
+def _conv_infer(ctx):
+    check_attrs(ctx)
+    check_float(ctx, "Input")
+    ctx.require_same_dtype("Filter", "Input")
+    last = channel_last(ctx)
+    n, c, hw = split_dims(check_rank4(ctx, "Input", "[N, C, H, W] or [N, H, W, C]"), last)
+    cout, cg, kh, kw = check_rank4(ctx, "Filter", "[C_out, C_in / groups, kh, kw]")
+    groups = ctx.attr("groups")
+    if min(kh, kw) == 0 or (cout >= 0 and cout % groups):
+        ctx.fail("Filter must have a window of at least 1x1 and a multiple of groups "
+                 "output channels", slot="Filter", expected=f"[k * {groups}, ?, >= 1, >= 1]",
+                 given=ctx.describe_input("Filter"))
+    if c >= 0 and cg >= 0 and c != cg * groups:
+        ctx.fail("Input's channels must be Filter's dim 1 times groups", slot="Input",
+                 expected=f"{cg} * {groups} = {cg * groups} channels",
+                 given=ctx.describe_input("Input"))
+    p, d = pads_and_dilations(ctx, hw, (kh, kw))
+    s = ctx.attr("strides")
+    out = [-1 if kh < 0 else conv_size(ctx, hw[0], kh, s[0], p[0], p[1], d[0], "H"),
+           -1 if kw < 0 else conv_size(ctx, hw[1], kw, s[1], p[2], p[3], d[1], "W")]
+    ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
+                   ctx.dtype("Input"))
+
+
+def geometry(ctx, x_hw, k_hw, out_hw) -> tuple:
+    """The im2col geometry (kh, kw, sh, sw, pt, pl, dh, dw, oh, ow) of a convolution of
+    an input of spatial dims ``x_hw`` to ``out_hw``."""
+    p, d = pads_and_dilations(ctx, x_hw, k_hw)
+    s = ctx.attr("strides")
+    return (int(k_hw[0]), int(k_hw[1]), int(s[0]), int(s[1]), p[0], p[2], d[0], d[1],
+            int(out_hw[0]), int(out_hw[1]))
+
+
+def workspace(ctx):
+    """Where cols goes: a buffer the op keeps between runs (module docstring)."""
+    return lambda shape, dtype: ctx.out("im2col workspace", tuple(shape), dtype)
+
+
+def nchw(a, last: bool):
+    return arrays.transpose(a, (0, 3, 1, 2)) if last else a
+
+
+def grouped(a, groups: int, last: bool):
+    """A 4-D tensor as [G, C/G, N*H*W]: its channels first, in groups (one copy)."""
+    n, c, hw = split_dims(tuple(int(d) for d in a.shape), last)
+    rows = arrays.transpose(a, (3, 0, 1, 2) if last else (1, 0, 2, 3))
+    return rows.reshape((groups, c // groups, n * hw[0] * hw[1]))
+
+
+def ungrouped(rows, n: int, hw, last: bool):
+    """[G, C/G, N*H*W] back to [N, C, H, W] (NHWC: [N, H, W, C]): one copy."""
+    c = int(rows.shape[0]) * int(rows.shape[1])
+    a = rows.reshape((c, n, int(hw[0]), int(hw[1])))
+    return arrays.transpose(a, (1, 2, 3, 0) if last else (1, 0, 2, 3))
+
+
+def filter_rows(w, groups: int):
+    """Filter [A, B, kh, kw] as [G, A/G, B*kh*kw]."""
+    a = int(w.shape[0])
+    return w.reshape((groups, a // groups, int(w.size) // a if a else 0))
+
+
+def per_group(place, a, b, ta: bool = False, tb: bool = False):
+    """op(a[g]) @ op(b[g]) for each group g of [G, ., .] operands, as [G, ., .]: one 2-D
+    product each (``place.product``: a transpose is a view BLAS reads as it is, where a
+    batched matmul would first copy the transposed cols, 29 MB in the benchmark)."""
+    parts = [place.product(a[g], b[g], ta, tb) for g in range(int(a.shape[0]))]
+    if len(parts) == 1:
+        return parts[0].reshape((1,) + tuple(int(d) for d in parts[0].shape))
+    return arrays.stack(parts, 0)
+
+
+def batches(place, x, geom, channels=None) -> list:
+    """[(n0, n1), ...]: the images of x taken a batch at a time, so that one batch's cols
+    (``channels``, default x's dim 1, times kh*kw rows) fits the place's cache (the CPU's;
+    the device takes them all at once)."""
+    n = int(x.shape[0])
+    channels = int(x.shape[1]) if channels is None else channels
+    per_image = channels * geom[0] * geom[1] * geom[8] * geom[9] * x.dtype.itemsize
+    step = place.images_per_im2col(per_image)
+    return [(n0, min(n, n0 + step)) for n0 in range(0, n, step)] or [(0, 0)]
+
+
+def cols_of(place, ctx, x, geom, groups: int):
+    """im2col of x [N, C, H, W] as [G, C/G*kh*kw, N*oh*ow], in the op's workspace."""
+    cols = place.im2col(x, geom, workspace(ctx))
+    return cols.reshape((groups, int(cols.shape[0]) // groups, int(cols.shape[1])))
+
+
+def joined(parts):
+    return parts[0] if len(parts) == 1 else arrays.concat(parts, 0)
+
+
+def conv_of(place, ctx, x, w, geom, last: bool):
+    """The convolution of x (in its layout) with w [Cout, C/G, kh, kw], batch by batch."""
+    groups, x = ctx.attr("groups"), nchw(x, last)
+    w_rows = filter_rows(w, groups)
+    return joined([ungrouped(per_group(place, w_rows, cols_of(place, ctx, x[n0:n1], geom,
+                                                                  groups)),
+                             n1 - n0, geom[8:], last) for n0, n1 in batches(place, x, geom)])
+
+
+def conv_grads(place, ctx, x, w, dy, geom, last: bool, want_dx: bool, want_dw: bool):
+    """(dX, dFilter) of the convolution of x with w (either None when not wanted):
+    dFilter = sum over batches of dOut @ cols^T, dX = col2im(Filter^T @ dOut)."""
+    groups, x = ctx.attr("groups"), nchw(x, last)
+    w_rows = filter_rows(w, groups)
+    dx_parts, dw = [], None
+    for n0, n1 in batches(place, x, geom):
+        dy_rows = grouped(dy[n0:n1], groups, last)
+        if want_dw:
+            part = per_group(place, dy_rows, cols_of(place, ctx, x[n0:n1], geom, groups),
+                             tb=True)
+            dw = part if dw is None else arrays.add(dw, part)
+        if want_dx:
+            dcols = per_group(place, w_rows, dy_rows, ta=True)
+            dcols = dcols.reshape((int(dcols.shape[0]) * int(dcols.shape[1]),
+                                   int(dcols.shape[2])))
+            dx_parts.append(place.col2im(dcols, (n1 - n0,) + tuple(int(d) for d in
+                                                                  x.shape[1:]), geom))
+    dx = joined(dx_parts) if want_dx else None
+    if dx is not None and last:
+        dx = arrays.transpose(dx, (0, 2, 3, 1))
+    return dx, (dw.reshape(tuple(int(d) for d in w.shape)) if want_dw else None)
+
+
+def _conv(place):
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("Filter")
+        last = channel_last(ctx)
+        _, _, x_hw = split_dims(tuple(int(d) for d in x.shape), last)
+        geom = geometry(ctx, x_hw, w.shape[2:], _out_hw(ctx, x_hw, w))
+        ctx.set_output("Output", conv_of(place, ctx, x, w, geom, last))
+    return run
+
+
+def _out_hw(ctx, x_hw, w):
+    p, d = pads_and_dilations(ctx, x_hw, w.shape[2:])
+    s = ctx.attr("strides")
+    return [window_count(x_hw[a], int(w.shape[2 + a]), s[a], p[2 * a], p[2 * a + 1], d[a])
+            for a in range(2)]
+
+
+def _conv_grad(place):
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("Filter")
+        dy = arrays.astype(ctx.input("Output@GRAD"), x.dtype)
+        last = channel_last(ctx)
+        _, _, x_hw = split_dims(tuple(int(d) for d in x.shape), last)
+        geom = geometry(ctx, x_hw, w.shape[2:], _out_hw(ctx, x_hw, w))
+        dx, dw = conv_grads(place, ctx, x, w, dy, geom, last, ctx.has_output("Input@GRAD"),
+                            ctx.has_output("Filter@GRAD"))
+        if dx is not None:
+            ctx.set_output("Input@GRAD", dx)
+        if dw is not None:
+            ctx.set_output("Filter@GRAD", dw)
+    return run
+
+
+for _type, _what in (("conv2d", "a 2-D convolution (cross-correlation, as Paddle's)"),
+                     ("depthwise_conv2d", "conv2d with one group per input channel (what "
+                      "Paddle saves when groups == C_in)")):
+    register(OpDef(
+        _type, [INPUT, Slot("Filter", "the filters: [C_out, C_in / groups, kh, kw]")],
+        [OUTPUT], CONV_ATTRS,
+        comment=f"Output = {_what} of Input with Filter: Output[n, o, i, j] = sum over "
+                "the group's channels c and taps (ki, kj) of Filter[o, c, ki, kj] * "
+                "Input[n, c, i*sh - pad_top + ki*dh, j*sw - pad_left + kj*dw].",
+        infer_shape=_conv_infer, kernels={"cpu": _conv(CPU), "cuda": _conv(CUDA)},
+        grad=Grad(reads=["Input", "Filter"], kernel=_conv_grad(CPU),
+                  cuda_kernel=_conv_grad(CUDA))))

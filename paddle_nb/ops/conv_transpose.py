@@ -1,0 +1,165 @@
+"""conv2d_transpose and depthwise_conv2d_transpose (Fluid's slots and attributes, as
+``paddle.nn.functional.conv2d_transpose`` saves them: the second when groups == C_in,
+C_out == C_in) and their gradients.
+
+A transposed convolution is conv2d's input gradient (conv.py): Input plays the role of
+a conv2d's dOut and Filter [C_in, C_out/G, kh, kw] that of its filter (conv2d's layout
+read the other way: C_in is the convolution's output channels). So the forward is
+Filter^T @ Input per group and then ``col2im`` into the output, and the gradient is a
+forward conv2d of dOut: dInput = Filter @ im2col(dOut), dFilter = Input @ im2col(dOut)^T.
+The output's size is (in - 1) * stride - pads + dilation * (k - 1) + 1, plus
+output_padding, or output_size when given (within a stride of that; the extra rows and
+columns are ones no window reaches: col2im leaves them 0).
+"""
+from __future__ import annotations
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from .conv import (CONV_ATTRS, INPUT, OUTPUT, batches, channel_last, check_attrs,
+                   check_float, check_rank4, cols_of, filter_rows, geometry, grouped, joined,
+                   nchw, pads_and_dilations, per_group, split_dims, ungrouped)
+from .places import CPU, CUDA
+
+
+def _sizes(ctx, value, name: str) -> list:
+    if len(value) not in (0, 2):
+        ctx.fail(f"{name} must be empty or 2 integers", expected=f"{name} = [] or [h, w]",
+                 given=f"{name}={list(value)!r}")
+    return list(value)
+
+
+def output_hw(ctx, in_hw, k_hw) -> list[int]:
+    """The output's spatial dims (Paddle's ConvTransposeInferMeta; -1 when unknown)."""
+    p, d = pads_and_dilations(ctx, in_hw, k_hw)
+    s = ctx.attr("strides")
+    size = _sizes(ctx, ctx.attr("output_size"), "output_size")
+    extra = _sizes(ctx, ctx.attr("output_padding"), "output_padding")
+    out = []
+    for a, axis in enumerate("HW"):
+        if in_hw[a] < 0 or k_hw[a] < 0:
+            out.append(-1)
+            continue
+        least = (in_hw[a] - 1) * s[a] - p[2 * a] - p[2 * a + 1] + d[a] * (k_hw[a] - 1) + 1
+        if least <= 0:
+            ctx.fail(f"the output along {axis} would be empty: the paddings take away more "
+                     "than the input and window give", expected="(in - 1) * stride - pads "
+                     "+ dilation * (k - 1) + 1 > 0", given=f"{least} (paddings={p})")
+        if size:
+            if not least <= size[a] < least + s[a]:
+                ctx.fail(f"output_size along {axis} must be one that these strides reach",
+                         expected=f"{least} <= output_size < {least + s[a]}",
+                         given=f"output_size={size}")
+            out.append(size[a])
+        elif extra:
+            if not 0 <= extra[a] < max(s[a], d[a]):
+                ctx.fail("output_padding must be below the stride (or the dilation)",
+                         expected=f"0 <= output_padding < {max(s[a], d[a])}",
+                         given=f"output_padding={extra}")
+            out.append(least + extra[a])
+        else:
+            out.append(least)
+    return out
+
+
+def _infer(ctx):
+    check_attrs(ctx)
+    check_float(ctx, "Input")
+    ctx.require_same_dtype("Filter", "Input")
+    if ctx.has_input("Bias"):
+        ctx.fail("Paddle's conv2d_transpose ignores Bias (its kernel has none): add the bias "
+                 "with elementwise_add", slot="Bias", expected="no Bias",
+                 given=ctx.describe_input("Bias"))
+    last = channel_last(ctx)
+    n, c, hw = split_dims(check_rank4(ctx, "Input", "[N, C, H, W] or [N, H, W, C]"), last)
+    cin, cout_g, kh, kw = check_rank4(ctx, "Filter", "[C_in, C_out / groups, kh, kw]")
+    groups = ctx.attr("groups")
+    if min(kh, kw) == 0:
+        ctx.fail("Filter must have a window of at least 1x1", slot="Filter",
+                 expected="[C_in, ?, >= 1, >= 1]", given=ctx.describe_input("Filter"))
+    if c >= 0 and cin >= 0 and c != cin:
+        ctx.fail("Input's channels must be Filter's dim 0", slot="Input",
+                 expected=f"{cin} channels", given=ctx.describe_input("Input"))
+    if c >= 0 and c % groups:
+        ctx.fail("Input's channels must be a multiple of groups", slot="Input",
+                 expected=f"a multiple of {groups} channels", given=ctx.describe_input("Input"))
+    out = output_hw(ctx, hw, (kh, kw))
+    cout = cout_g * groups if cout_g >= 0 else -1
+    ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
+                   ctx.dtype("Input"))
+
+
+def _shapes(ctx, x, w):
+    """(N, Input's [H, W], the output's [H, W], the geometry of the conv2d it inverts)."""
+    last = channel_last(ctx)
+    n, _, in_hw = split_dims(tuple(int(d) for d in x.shape), last)
+    k_hw = tuple(int(d) for d in w.shape[2:])
+    out_hw = output_hw(ctx, in_hw, k_hw)
+    # the conv2d this inverts reads the output (its input) and gives Input's spatial dims
+    return n, in_hw, out_hw, geometry(ctx, in_hw, k_hw, in_hw)
+
+
+def _conv_transpose(place):
+    """Per batch of images: cols = Filter^T @ Input, then col2im into the output."""
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("Filter")
+        last, groups = channel_last(ctx), ctx.attr("groups")
+        _, _, out_hw, geom = _shapes(ctx, x, w)
+        w_rows, cout = filter_rows(w, groups), int(w.shape[1]) * groups
+        parts = []
+        for n0, n1 in batches(place, x, geom, channels=cout):
+            cols = per_group(place, w_rows, grouped(x[n0:n1], groups, last), ta=True)
+            cols = cols.reshape((int(cols.shape[0]) * int(cols.shape[1]),
+                                 int(cols.shape[2])))
+            parts.append(place.col2im(cols, (n1 - n0, cout) + tuple(out_hw), geom))
+        y = joined(parts)
+        ctx.set_output("Output", arrays.transpose(y, (0, 2, 3, 1)) if last else y)
+    return run
+
+
+def _conv_transpose_grad(place):
+    """A conv2d of dOut, per batch: dInput = Filter @ cols, dFilter = sum of Input @
+    cols^T (cols: im2col of dOut)."""
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("Filter")
+        dy = nchw(arrays.astype(ctx.input("Output@GRAD"), x.dtype), channel_last(ctx))
+        last, groups = channel_last(ctx), ctx.attr("groups")
+        _, in_hw, _, geom = _shapes(ctx, x, w)
+        w_rows, dx_parts, dw = filter_rows(w, groups), [], None
+        for n0, n1 in batches(place, dy, geom):
+            cols = cols_of(place, ctx, dy[n0:n1], geom, groups)
+            if ctx.has_output("Input@GRAD"):
+                dx_parts.append(ungrouped(per_group(place, w_rows, cols), n1 - n0, in_hw,
+                                          last))
+            if ctx.has_output("Filter@GRAD"):
+                part = per_group(place, grouped(x[n0:n1], groups, last), cols, tb=True)
+                dw = part if dw is None else arrays.add(dw, part)
+        if dx_parts:
+            ctx.set_output("Input@GRAD", joined(dx_parts))
+        if dw is not None:
+            ctx.set_output("Filter@GRAD", dw.reshape(tuple(int(d) for d in w.shape)))
+    return run
+
+
+for _type, _what in (("conv2d_transpose", "the transposed convolution"),
+                     ("depthwise_conv2d_transpose", "conv2d_transpose with one group per "
+                      "input channel (what Paddle saves when groups == C_in)")):
+    register(OpDef(
+        _type,
+        [INPUT, Slot("Filter", "the filters: [C_in, C_out / groups, kh, kw]"),
+         Slot("Bias", "kept for Paddle's programs, always empty (its kernel has no bias)",
+              dispensable=True)],
+        [OUTPUT],
+        CONV_ATTRS[:2] + [
+            Attr("output_padding", A.INTS, [], "extra rows/columns at the bottom/right "
+                 "(each below the stride)"),
+            Attr("output_size", A.INTS, [], "the output's [H, W], within a stride of the "
+                 "smallest (empty: the smallest plus output_padding)")] + CONV_ATTRS[2:],
+        comment=f"Output = {_what} of Input with Filter (conv2d's gradient w.r.t. its "
+                "input): each Input element adds Input * Filter[c] into the window it "
+                "would have been computed from.",
+        infer_shape=_infer,
+        kernels={"cpu": _conv_transpose(CPU), "cuda": _conv_transpose(CUDA)},
+        grad=Grad(reads=["Input", "Filter", "Bias"], writes=["Input", "Filter"],
+                  kernel=_conv_transpose_grad(CPU), cuda_kernel=_conv_transpose_grad(CUDA))))

@@ -1,0 +1,155 @@
+"""dropout and its gradient (Fluid's slots and attributes, as Paddle 2.6.2 saves them).
+
+Training: each element is dropped (Mask 0, Out 0) with probability p = dropout_prob and
+kept (Mask 1) otherwise; a kept element is X ("downgrade_in_infer") or X / (1 - p)
+("upscale_in_train", so the expected value is X; p = 1 drops everything). Test mode
+(``is_test``): nothing is dropped; Out = X * (1 - p) for downgrade_in_infer (the
+expected value of training's Out), X for upscale_in_train; Mask is all ones there (Paddle
+leaves it unwritten). Mask is uint8, as Paddle saves it. dX = dOut * Mask times the same
+factor (dOut, or dOut * (1 - p), in test mode).
+
+The mask is a counter-based hash of (seed, element index) (kernels/cpu/random.py), the
+same function on both places, so one seed gives one mask on the CPU and on CUDA. The seed
+is the Seed input's value when given, else the ``seed`` attribute with ``fix_seed``, else a
+new one every run (so each step drops other elements).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.framework_pb2 import VarType
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import random as rk
+from ..kernels.cuda import random as crk
+from ..kernels.pointwise import pointwise
+from . import arrays
+from .batch_norm import require_float
+from .places import CPU, CUDA
+
+IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
+MASKED = ["float32(float32, uint8, float32, float32)",
+          "float64(float64, uint8, float64, float64)"]
+
+
+@pointwise(MASKED, params=2)
+def dropout_kept(x, mask, mul, div):
+    # a dropped element is 0, even where X is NaN or inf (as Paddle writes it)
+    return x * mul / div if mask != 0 else 0.0
+
+
+@pointwise(MASKED, params=2)
+def dropout_masked_grad(dout, mask, mul, div):
+    return dout * mask * mul / div
+
+
+def _prob_check(value):
+    if not isinstance(value, (int, float)):
+        return None                          # (the attribute's type check says what is wrong)
+    if not 0.0 <= value <= 1.0:           # (NaN fails too)
+        return "expected 0 <= dropout_prob <= 1"
+    return None
+
+
+def _implementation_check(value):
+    if value not in IMPLEMENTATIONS:
+        return f"expected one of {', '.join(IMPLEMENTATIONS)}"
+    return None
+
+
+def _factors(ctx, t) -> tuple:
+    """(mul, div) in X's type t: a kept element (and its gradient) is X * mul / div, as
+    Paddle computes it: X / (1 - p) (upscale_in_train), X * (1 - p) (downgrade_in_infer at
+    test time), with 1 - p rounded to float32 first (Paddle's ``1.0f - dropout_prob``)."""
+    keep = t(np.float32(1.0) - np.float32(ctx.attr("dropout_prob")))
+    upscale = ctx.attr("dropout_implementation") == "upscale_in_train"
+    if ctx.attr("is_test"):
+        return (t(1), t(1)) if upscale else (keep, t(1))
+    if upscale and keep > 0:
+        return t(1), keep
+    return t(1), t(1)   # (p = 1: Mask is all zeros, so Out and dX are 0 * X and 0 * dOut)
+
+
+def _seed(ctx) -> int:
+    if ctx.has_input("Seed"):
+        return int(arrays.host_scalar(ctx.input("Seed")))
+    if ctx.attr("fix_seed"):
+        return int(ctx.attr("seed"))
+    return int(np.random.randint(1, 2**31 - 1))      # a new mask every run
+
+
+def _dropout(place):
+    def run(ctx):
+        x = ctx.input("X")
+        shape = tuple(int(d) for d in x.shape)
+        t = x.dtype.type
+        if ctx.attr("is_test"):
+            mask = arrays.full(shape, 1, np.uint8, like=x)
+        elif place.name == "cpu":
+            mask = rk.dropout_mask(int(np.prod(shape)), _seed(ctx) & (2**64 - 1),
+                                   float(ctx.attr("dropout_prob"))).reshape(shape)
+        else:
+            mask = crk.dropout_mask(shape, _seed(ctx) & (2**64 - 1),
+                                    float(ctx.attr("dropout_prob")))
+        ctx.set_output("Out", place.apply(dropout_kept, x, mask, *_factors(ctx, t), out=None,
+                                          out_dtype=x.dtype))
+        ctx.set_output("Mask", mask)
+    return run
+
+
+def _dropout_grad(place):
+    def run(ctx):
+        mask, dout = ctx.input("Mask"), ctx.input("Out@GRAD")
+        t = dout.dtype.type
+        if ctx.attr("is_test"):                 # Mask is not read in test mode (Paddle's)
+            mask = arrays.full(tuple(int(d) for d in dout.shape), 1, np.uint8, like=dout)
+        ctx.set_output("X@GRAD", place.apply(dropout_masked_grad, dout, mask, *_factors(ctx, t),
+                                             out=None, out_dtype=dout.dtype))
+    return run
+
+
+def _dropout_infer(ctx):
+    require_float(ctx, "X")
+    if ctx.has_input("Seed"):
+        ctx.require_dtype("Seed", "int")
+        ctx.require_one_element("Seed")
+    ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
+    if ctx.has_output("Mask"):
+        ctx.set_output("Mask", ctx.shape("X"), "uint8")
+
+
+def _dropout_grad_infer(ctx):
+    """Out@GRAD is a float tensor of Mask's shape (the forward Out's)."""
+    require_float(ctx, "Out@GRAD")
+    if ctx.dtype("Mask") != VarType.UINT8:
+        ctx.fail("Mask must be the uint8 mask dropout wrote", slot="Mask",
+                 expected="uint8 elements", given=dtypes.name(ctx.dtype("Mask")))
+    ctx.require_gradient_fits("Out", want=ctx.shape("Mask"))
+    ctx.set_output("X@GRAD", ctx.shape("Mask"), ctx.dtype("Out@GRAD"))
+
+
+register(OpDef(
+    "dropout",
+    [Slot("X", "the input"),
+     Slot("Seed", "the seed as a 1-element int tensor (wins over the attributes)",
+          dispensable=True)],
+    [Slot("Out", "X with the dropped elements zeroed (and the kept ones scaled)"),
+     Slot("Mask", "uint8: 1 where the element was kept, 0 where dropped",
+          intermediate=True)],
+    [Attr("dropout_prob", A.FLOAT, 0.5, "the probability of dropping an element",
+          check=_prob_check),
+     Attr("is_test", A.BOOLEAN, False, "inference: drop nothing"),
+     Attr("dropout_implementation", A.STRING, "downgrade_in_infer",
+          "downgrade_in_infer (scale by 1 - p at test time) or upscale_in_train (divide "
+          "kept elements by 1 - p when training)", check=_implementation_check),
+     Attr("fix_seed", A.BOOLEAN, False, "use the seed attribute (the same mask every run)",
+          extra=True),
+     Attr("seed", A.INT, 0, "the seed used with fix_seed", extra=True)],
+    comment="Out = X * Mask (/ (1 - p) for upscale_in_train), each element dropped with "
+            "probability dropout_prob when training; X * (1 - p) or X in test mode.",
+    infer_shape=_dropout_infer,
+    kernels={"cpu": _dropout(CPU), "cuda": _dropout(CUDA)},
+    grad=Grad(reads=["Mask"], grads_of=["Out"], writes=["X"], kernel=_dropout_grad(CPU),
+              cuda_kernel=_dropout_grad(CUDA), infer_shape=_dropout_grad_infer)))

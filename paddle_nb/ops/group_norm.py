@@ -1,0 +1,231 @@
+"""instance_norm and group_norm and their gradients (Fluid's slots and attributes, as Paddle
+2.6.2 saves them): batch_norm's normalization (ops/batch_norm.py, kernels/*/norm.py) over
+other groups of X, always with the batch's own statistics.
+
+- instance_norm: each sample's channel alone, over its H*W values (the view
+  (1, N*C, 1, H*W)); SavedMean and SavedVariance ([N*C]) are the mean and
+  1 / sqrt(var + epsilon), as batch_norm saves them.
+- group_norm: each sample's group of C / groups channels together (the view
+  (1, N*groups, C/groups, H*W), each channel keeping its own scale and bias); Mean and
+  Variance ([N, groups]) are the mean and the (biased) variance itself, as Paddle saves
+  them. NHWC is moved to NCHW first (a copy) so that one view serves both layouts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.infer_shape import numel
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from .batch_norm import (affine, channels_last, contiguous, epsilon_check, inv_std,
+                         layout_check, normalize, normalize_grad, require_float, require_input,
+                         require_vector, set_affine_grads, to_place)
+from .places import CPU, CUDA
+
+IN_SLOTS = [Slot("X", "the input, [N, C, ...]"),
+            Slot("Scale", "the per-channel scale (gamma)", dispensable=True),
+            Slot("Bias", "the per-channel bias (beta)", dispensable=True)]
+
+
+def _shape(x) -> tuple:
+    return tuple(int(d) for d in x.shape)
+
+
+def _grad_shapes(ctx, xs, c):
+    require_float(ctx, "Y@GRAD")
+    ctx.require_gradient_fits("Y", want=xs)
+    ctx.set_output("X@GRAD", xs, ctx.dtype("X"))
+    for slot in ("Scale", "Bias"):
+        if ctx.has_output(slot + "@GRAD"):
+            ctx.set_output(slot + "@GRAD", [c], ctx.dtype(slot) if ctx.has_input(slot)
+                           else ctx.dtype("X"))
+
+
+# --- instance_norm --------------------------------------------------------------------------
+def _instance_view(x):
+    n, c = _shape(x)[:2]
+    return n, c, (1, n * c, 1, numel(_shape(x)[2:]))
+
+
+def _instance_norm_infer(ctx):
+    xs = require_input(ctx)
+    for slot in ("Scale", "Bias"):
+        require_vector(ctx, slot, xs[1], "channel")
+    ctx.set_output("Y", xs, ctx.dtype("X"))
+    nc = xs[0] * xs[1] if xs[0] >= 0 and xs[1] >= 0 else -1
+    for slot in ("SavedMean", "SavedVariance"):
+        if ctx.has_output(slot):
+            ctx.set_output(slot, [nc], ctx.dtype("X"))
+
+
+def _instance_norm(place):
+    def run(ctx):
+        x = contiguous(place, ctx.input("X"))
+        n, c, view = _instance_view(x)
+        x4 = x.reshape(view)
+        scale, bias = affine(ctx, c)
+        mean, var = (arrays.host(v) for v in place.norm_moments(x4))
+        inv = inv_std(var, float(ctx.attr("epsilon")))
+        y = normalize(place, ctx, x4, mean, inv, np.tile(scale, n).reshape(-1, 1),
+                      np.tile(bias, n).reshape(-1, 1), _shape(x))
+        ctx.set_output("Y", y)
+        ctx.set_output("SavedMean", to_place(ctx, mean.astype(x.dtype)))
+        ctx.set_output("SavedVariance", to_place(ctx, inv.astype(x.dtype)))
+    return run
+
+
+def _instance_norm_grad(place):
+    def run(ctx):
+        x = contiguous(place, ctx.input("X"))
+        n, c, view = _instance_view(x)
+        scale, _ = affine(ctx, c)
+        mean = arrays.host(ctx.input("SavedMean")).astype(np.float64).reshape(-1)
+        inv = arrays.host(ctx.input("SavedVariance")).astype(np.float64).reshape(-1)
+        if mean.size != n * c or inv.size != n * c:
+            raise ValueError(f"instance_norm_grad: the saved statistics hold {mean.size} and "
+                             f"{inv.size} values for the {n * c} instances of X")
+        dy = contiguous(place, ctx.input("Y@GRAD"))
+        dx, dscale, dbias = normalize_grad(place, ctx, x.reshape(view), dy.reshape(view), mean,
+                                           inv, np.tile(scale, n).reshape(-1, 1), True, _shape(x))
+        ctx.set_output("X@GRAD", dx)
+        set_affine_grads(ctx, dscale.reshape(n, c).sum(0), dbias.reshape(n, c).sum(0))
+    return run
+
+
+def _instance_norm_grad_infer(ctx):
+    xs = require_input(ctx)
+    require_vector(ctx, "Scale", xs[1], "channel")
+    _grad_shapes(ctx, xs, xs[1])
+
+
+register(OpDef(
+    "instance_norm", IN_SLOTS,
+    [Slot("Y", "the normalized X"),
+     Slot("SavedMean", "each instance's mean, [N*C]", intermediate=True),
+     Slot("SavedVariance", "each instance's 1 / sqrt(var + epsilon), [N*C]",
+          intermediate=True)],
+    [Attr("epsilon", A.FLOAT, 1e-5, "added to the variance", check=epsilon_check)],
+    comment="Y = (X - mean) / sqrt(var + epsilon) * Scale + Bias, with the mean and "
+            "variance of each sample's channel over its H*W values.",
+    infer_shape=_instance_norm_infer,
+    kernels={"cpu": _instance_norm(CPU), "cuda": _instance_norm(CUDA)},
+    grad=Grad(reads=["X", "Scale", "SavedMean", "SavedVariance"], grads_of=["Y"],
+              writes=["X", "Scale", "Bias"], kernel=_instance_norm_grad(CPU),
+              cuda_kernel=_instance_norm_grad(CUDA), infer_shape=_instance_norm_grad_infer)))
+
+
+# --- group_norm --------------------------------------------------------------------------------
+def _channels(ctx, xs) -> int:
+    return xs[-1] if channels_last(ctx) else xs[1]
+
+
+def _group_epsilon(value):
+    if not isinstance(value, (int, float)):
+        return None                          # (the attribute's type check says what is wrong)
+    if not 0.0 <= value <= 1.0:              # (NaN fails too)
+        return "expected 0 <= epsilon <= 1, as Paddle checks"
+    return None
+
+
+def _check_groups(ctx, xs) -> int:
+    c, groups = _channels(ctx, xs), ctx.attr("groups")
+    if not isinstance(groups, int) or groups < 1 or (c >= 0 and (groups > c or c % groups)):
+        ctx.fail(f"groups={groups!r} must divide the {c} channels of X", slot="X",
+                 expected="1 <= groups <= C, C % groups == 0",
+                 given=f"X {xs}, groups={groups!r}")
+    for slot in ("Scale", "Bias"):
+        require_vector(ctx, slot, c, "channel")
+    return groups
+
+
+def _group_norm_infer(ctx):
+    xs = require_input(ctx)
+    groups = _check_groups(ctx, xs)
+    ctx.set_output("Y", xs, ctx.dtype("X"))
+    for slot in ("Mean", "Variance"):
+        if ctx.has_output(slot):
+            ctx.set_output(slot, [xs[0], groups], ctx.dtype("X"))
+
+
+def _to_nchw(ctx, x):
+    """X with its channels at axis 1 (NHWC moved, a copy), and the permutation back."""
+    if not channels_last(ctx) or x.ndim == 2:
+        return x, None
+    perm = [0, x.ndim - 1] + list(range(1, x.ndim - 1))
+    back = [0] + list(range(2, x.ndim)) + [1]
+    return arrays.transpose(x, perm), back
+
+
+def _group_view(x, groups):
+    n, c = _shape(x)[:2]
+    return n, c, (1, n * groups, c // groups, numel(_shape(x)[2:]))
+
+
+def _group_affine(ctx, c, n, groups):
+    scale, bias = affine(ctx, c)
+    return (np.tile(scale.reshape(groups, c // groups), (n, 1)),
+            np.tile(bias.reshape(groups, c // groups), (n, 1)))
+
+
+def _group_norm(place):
+    def run(ctx):
+        x, back = _to_nchw(ctx, ctx.input("X"))
+        x = contiguous(place, x)
+        groups = ctx.attr("groups")
+        n, c, view = _group_view(x, groups)
+        x4 = x.reshape(view)
+        mean, var = (arrays.host(v) for v in place.norm_moments(x4))
+        scale2, bias2 = _group_affine(ctx, c, n, groups)
+        y = normalize(place, ctx, x4, mean, inv_std(var, float(ctx.attr("epsilon"))), scale2,
+                      bias2, _shape(x))
+        ctx.set_output("Y", y if back is None else arrays.transpose(y, back))
+        ctx.set_output("Mean", to_place(ctx, mean.reshape(n, groups).astype(x.dtype)))
+        ctx.set_output("Variance", to_place(ctx, var.reshape(n, groups).astype(x.dtype)))
+    return run
+
+
+def _group_norm_grad(place):
+    def run(ctx):
+        x, back = _to_nchw(ctx, ctx.input("X"))
+        dy, _ = _to_nchw(ctx, ctx.input("Y@GRAD"))
+        x, dy = contiguous(place, x), contiguous(place, dy)
+        groups = ctx.attr("groups")
+        n, c, view = _group_view(x, groups)
+        mean = arrays.host(ctx.input("Mean")).astype(np.float64).reshape(-1)
+        var = arrays.host(ctx.input("Variance")).astype(np.float64).reshape(-1)
+        if mean.size != n * groups or var.size != n * groups:
+            raise ValueError(f"group_norm_grad: Mean and Variance hold {mean.size} and "
+                             f"{var.size} values for the {n * groups} groups of X")
+        scale2, _ = _group_affine(ctx, c, n, groups)
+        dx, dscale, dbias = normalize_grad(place, ctx, x.reshape(view), dy.reshape(view), mean,
+                                           inv_std(var, float(ctx.attr("epsilon"))), scale2,
+                                           True, _shape(x))
+        ctx.set_output("X@GRAD", dx if back is None else arrays.transpose(dx, back))
+        set_affine_grads(ctx, dscale.reshape(n, c).sum(0), dbias.reshape(n, c).sum(0))
+    return run
+
+
+def _group_norm_grad_infer(ctx):
+    xs = require_input(ctx)
+    _check_groups(ctx, xs)
+    _grad_shapes(ctx, xs, _channels(ctx, xs))
+
+
+register(OpDef(
+    "group_norm", IN_SLOTS,
+    [Slot("Y", "the normalized X"),
+     Slot("Mean", "each sample's group mean, [N, groups]", intermediate=True),
+     Slot("Variance", "each sample's group variance, [N, groups]", intermediate=True)],
+    [Attr("epsilon", A.FLOAT, 1e-5, "added to the variance", check=_group_epsilon),
+     Attr("groups", A.INT, 1, "how many groups the channels are split into"),
+     Attr("data_layout", A.STRING, "NCHW", "NCHW or NHWC: where the channel axis is",
+          check=layout_check)],
+    comment="Y = (X - mean) / sqrt(var + epsilon) * Scale + Bias, with the mean and "
+            "variance of each sample's group of C / groups channels.",
+    infer_shape=_group_norm_infer,
+    kernels={"cpu": _group_norm(CPU), "cuda": _group_norm(CUDA)},
+    grad=Grad(reads=["X", "Scale", "Bias", "Y", "Mean", "Variance"], grads_of=["Y"],
+              writes=["X", "Scale", "Bias"], kernel=_group_norm_grad(CPU),
+              cuda_kernel=_group_norm_grad(CUDA), infer_shape=_group_norm_grad_infer)))

@@ -55,9 +55,10 @@ def _activate(x, act, builder: str):
     return activate(x, act, builder)
 
 
-def _param(attr, shape, dtype, name, initializer, trainable=True):
+def _param(builder, argument, attr, shape, dtype, name, initializer, trainable=True):
+    """The parameter ``attr`` describes (None for False), named ``name`` by default."""
     from .layers import create_parameter   # noqa: PLC0415 (layers re-exports this module)
-    attr = ParamAttr.of(attr, "conv2d", "param_attr")
+    attr = ParamAttr.of(attr, builder, argument)
     if attr is None:
         return None
     return create_parameter(shape, dtype, name=attr.name or name,
@@ -86,15 +87,16 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1,  # 
     check.boolean(b, "use_cudnn", use_cudnn)
     layer = check.text(b, "name", name, optional=True) or unique_name.generate("conv2d")
     std = math.sqrt(2.0 / (kh * kw * channels))
-    w = _param(param_attr, [num_filters, channels // groups, kh, kw], input.dtype,
-               f"{layer}.w_0", Normal(0.0, std))
+    w = _param(b, "param_attr", param_attr, [num_filters, channels // groups, kh, kw],
+               input.dtype, f"{layer}.w_0", Normal(0.0, std))
     depthwise = groups == channels and num_filters % channels == 0 and channels > 1
     out = getattr(op, "depthwise_conv2d" if depthwise else "conv2d")(
         Input=input, Filter=w, strides=_pair(b, "stride", stride, 1), paddings=paddings,
         padding_algorithm=algorithm, dilations=_pair(b, "dilation", dilation, 1),
         groups=groups, data_format=data_format)
     if bias_attr is not False:
-        bias = _param(bias_attr, [num_filters], input.dtype, f"{layer}.b_0", Constant(0.0))
+        bias = _param(b, "bias_attr", bias_attr, [num_filters], input.dtype, f"{layer}.b_0",
+                      Constant(0.0))
         out = op.elementwise_add(X=out, Y=bias, axis=1 if data_format == "NCHW" else 3)
     return _activate(out, act, b)
 
@@ -136,12 +138,13 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5,  # no
         raise check.refuse(b, "input", "a 2-d [N, C] or 4-d tensor", input)
     c = input.shape[1] if data_layout == "NCHW" or len(input.shape) == 2 else input.shape[3]
     layer = check.text(b, "name", name, optional=True) or unique_name.generate("batch_norm")
-    scale = _param(param_attr, [c], input.dtype, f"{layer}.w_0", Constant(1.0))
-    bias = _param(bias_attr, [c], input.dtype, f"{layer}.b_0", Constant(0.0))
-    mean = _param(ParamAttr(moving_mean_name), [c], input.dtype, f"{layer}.w_1",
-                  Constant(0.0), trainable=False)
-    variance = _param(ParamAttr(moving_variance_name), [c], input.dtype, f"{layer}.w_2",
-                      Constant(1.0), trainable=False)
+    scale = _param(b, "param_attr", param_attr, [c], input.dtype, f"{layer}.w_0",
+                   Constant(1.0))
+    bias = _param(b, "bias_attr", bias_attr, [c], input.dtype, f"{layer}.b_0", Constant(0.0))
+    mean = _param(b, "moving_mean_name", ParamAttr(moving_mean_name), [c], input.dtype,
+                  f"{layer}.w_1", Constant(0.0), trainable=False)
+    variance = _param(b, "moving_variance_name", ParamAttr(moving_variance_name), [c],
+                      input.dtype, f"{layer}.w_2", Constant(1.0), trainable=False)
     out = op.batch_norm(
         X=input, Scale=scale, Bias=bias, Mean=mean, Variance=variance,
         outputs={"MeanOut": [mean], "VarianceOut": [variance]},

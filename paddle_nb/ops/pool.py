@@ -178,7 +178,7 @@ def _pool(kind: str, op_type: str, with_index: bool):
     def run(ctx):
         planes, g, out_hw, back = _planes(ctx, op_type, with_index)
         is_max = with_index or ctx.attr("pooling_type") == "max"
-        out, mask = KERNELS[kind].pool(planes, g, is_max, out_hw)
+        out, mask = KERNELS[kind].pool(planes, g, is_max, out_hw, with_index)
         ctx.set_output("Out", back(out, out_hw))
         if with_index:
             ctx.set_output("Mask", back(mask, out_hw))

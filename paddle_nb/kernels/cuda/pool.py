@@ -79,8 +79,9 @@ def _pool(x, h, w, oh, ow, g, is_max, out, mask):
             out[i] = acc / _divisor(g, i, h, w, oh, ow, h0, h1, w0, w1)
 
 
-def pool(x, g, is_max: bool, out_hw):
-    """(Out, Mask) of device planes ``x`` (P, H, W), as kernels/cpu/pool.py's ``pool``."""
+def pool(x, g, is_max: bool, out_hw, with_mask: bool = False):
+    """(Out, Mask) of device planes ``x`` (P, H, W), as kernels/cpu/pool.py's ``pool``
+    (a max's Mask is written whether wanted or not: one store per thread here)."""
     planes, h, w = (int(d) for d in x.shape)
     oh, ow = (int(d) for d in out_hw)
     out = empty((planes, oh, ow), x.dtype)

@@ -1248,6 +1248,7 @@ REFERENCES = {
     "equal": _binary(np.equal), "not_equal": _binary(np.not_equal),
     "logical_and": _logical(np.logical_and), "logical_or": _logical(np.logical_or),
     "matmul_v2": _matmul("trans_x", "trans_y"), "matmul": _matmul("transpose_X", "transpose_Y"),
+    "bmm": _matmul("trans_x", "trans_y"),       # no transposes: its attrs are absent
     "mul": _mul,
     "fill_constant": _fill_constant, "fill_any_like": _fill_any_like,
     "fill_zeros_like": lambda op, env: _out(op, "Out", np.zeros_like(_x(op, env))),

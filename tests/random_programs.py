@@ -68,8 +68,8 @@ EXACT_OPS = {
 DISCRETE_OPS = {"greater_than", "less_than", "equal", "not_equal", "split_lod_tensor",
                 "merge_lod_tensor"}
 # Ops whose rounding error scales with the product of their inputs' magnitudes.
-PRODUCT_OPS = {"matmul", "matmul_v2", "mul", "conv2d", "depthwise_conv2d", "conv2d_transpose",
-               "depthwise_conv2d_transpose"}
+PRODUCT_OPS = {"matmul", "matmul_v2", "bmm", "mul", "conv2d", "depthwise_conv2d",
+               "conv2d_transpose", "depthwise_conv2d_transpose"}
 
 # Library bugs the random programs must steer clear of until they are fixed (each with a
 # minimal reproduction at the end of this file), so that they keep hunting for others.
@@ -808,6 +808,22 @@ def b_matmul(B, type_):
     return True
 
 
+def b_bmm(B, type_):
+    """bmm of two 3-D tensors with the same batch and matching inner dims."""
+    names = B.tensors(FLOAT_TYPES, min_rank=3)
+    combos = [(x, y) for x in names for y in names
+              if len(B.info[x].shape) == 3 == len(B.info[y].shape)
+              and B.info[x].dtype == B.info[y].dtype
+              and B.info[x].shape[0] == B.info[y].shape[0]
+              and B.info[x].shape[2] == B.info[y].shape[1]
+              and B.info[x].shape[2] * B.mag(x) * B.mag(y) * 2 <= MAX_MAG]
+    if not combos:
+        return False
+    x, y = B.pick(combos)
+    B.append(type_, {"X": [x], "Y": [y]}, {"Out": 1})
+    return True
+
+
 def b_mul(B, type_):
     names = B.tensors(FLOAT_TYPES, min_rank=1)
     combos = []
@@ -1272,7 +1288,7 @@ OP_CHOICES = (
                                        "huber_loss", "label_smooth")]
     + [("softmax", b_softmax), ("reshape2", b_reshape), ("transpose2", b_transpose),
        ("concat", b_concat), ("split", b_split), ("sum", b_sum),
-       ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul)]
+       ("matmul_v2", b_matmul), ("matmul", b_matmul), ("mul", b_mul), ("bmm", b_bmm)]
     + [(t, b_logical) for t in ("logical_and", "logical_or", "logical_not")]
     + [("select_input", b_select), ("select_output", b_select)]
     + [(t, b_fill) for t in ("fill_zeros_like", "fill_any_like", "fill_constant",

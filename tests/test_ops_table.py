@@ -469,6 +469,8 @@ CASES = [
     Case("matrix_times_vector", "matmul_v2", {"X": floats(1, 3, 4), "Y": floats(2, 4)}, {}),
     Case("batch_times_vector", "matmul_v2", {"X": floats(1, 2, 3, 4), "Y": floats(2, 4)}, {}),
     Case("vector_dot_vector", "matmul_v2", {"X": floats(1, 4), "Y": floats(2, 4)}, {}),
+    Case("stack", "bmm", {"X": floats(1, 2, 3, 4), "Y": floats(2, 2, 4, 5)}, {}, grad=True),
+    Case("one_matrix", "bmm", {"X": floats(3, 1, 1, 4), "Y": floats(4, 1, 4, 2)}, {}, grad=True),
     Case("2d", "matmul", {"X": floats(1, 3, 4), "Y": floats(2, 4, 5)}, {}),
     Case("transpose_X", "matmul", {"X": floats(1, 4, 3), "Y": floats(2, 4, 5)},
          {"transpose_X": True}),

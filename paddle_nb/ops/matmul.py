@@ -1,5 +1,6 @@
 """Matrix products: ``mul`` (Fluid's fc core, flattening by ``x_num_col_dims``), ``matmul``
-and ``matmul_v2`` (numpy's matmul rules, batch dims broadcast, optional transposes)."""
+and ``matmul_v2`` (numpy's matmul rules, batch dims broadcast, optional transposes), and
+``bmm`` (``paddle.bmm``: two 3-D stacks of matrices, the same batch, no broadcasting)."""
 from __future__ import annotations
 
 import numpy as np
@@ -237,3 +238,43 @@ register(OpDef(
     grad=Grad(reads=["X", "Y"],
               kernel=_matmul_grad_kernel(CPU, "transpose_X", "transpose_Y", "alpha"),
               cuda_kernel=_matmul_grad_kernel(CUDA, "transpose_X", "transpose_Y", "alpha"))))
+
+
+# --- bmm: matmul_v2 of two 3-D stacks, with its own stricter shape rule ---------------------
+def _bmm_infer(ctx):
+    _check_operands(ctx)
+    xs, ys = ctx.shape("X"), ctx.shape("Y")
+    for slot, shape in (("X", xs), ("Y", ys)):
+        if len(shape) != 3:
+            ctx.fail("bmm multiplies 3-D stacks of matrices", slot=slot,
+                     expected="[batch, rows, columns]", given=ctx.describe_input(slot))
+    if not dims_compatible(xs[0], ys[0]):
+        ctx.fail("X and Y must hold the same number of matrices (bmm does not broadcast)",
+                 slot="Y", expected=f"Y[0] == X[0] = {xs[0]}",
+                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    if not dims_compatible(xs[2], ys[1]):
+        ctx.fail("X's columns must equal Y's rows", slot="Y", expected=f"Y[1] == X[2] = "
+                 f"{xs[2]}", given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
+    ctx.set_output("Out", [xs[0] if xs[0] >= 0 else ys[0], xs[1], ys[2]], ctx.dtype("X"))
+
+
+def _bmm(place):
+    def run(ctx):
+        ctx.set_output("Out", place.matmul(ctx.input("X"), ctx.input("Y"), False, False))
+    return run
+
+
+def _bmm_grad(place):
+    def run(ctx):
+        dx, dy = matmul_nd_grad(place, ctx.input("X"), ctx.input("Y"), ctx.input("Out@GRAD"),
+                                False, False)
+        ctx.set_output("X@GRAD", dx)
+        ctx.set_output("Y@GRAD", dy)
+    return run
+
+
+register(OpDef(
+    "bmm", [X, Y], [OUT], [],
+    comment="Out[b] = X[b] @ Y[b] for each b: X [B, M, K], Y [B, K, N], Out [B, M, N].",
+    infer_shape=_bmm_infer, kernels={"cpu": _bmm(CPU), "cuda": _bmm(CUDA)},
+    grad=Grad(reads=["X", "Y"], kernel=_bmm_grad(CPU), cuda_kernel=_bmm_grad(CUDA))))

@@ -22,6 +22,11 @@ buffers the op keeps from earlier runs, handed back only when nobody holds it an
 (core/fast_path.py), so a training loop reuses it; the interpreter, which a debugger may
 stop anywhere, gets a new array each run, and so do two threads running one op at once.
 A module-level cache would do none of that and would live as long as the process.
+
+A place may have a faster way for some geometries: the CPU convolves with stride 1 (and
+a window of more than one tap) by direct loops over the padded input
+(kernels/cpu/direct_conv.py), with no columns at all; ``place.conv_direct`` and
+``conv_direct_grads`` answer None where they do not apply, and then the path above runs.
 """
 from __future__ import annotations
 
@@ -248,9 +253,18 @@ def joined(parts):
     return parts[0] if len(parts) == 1 else arrays.concat(parts, 0)
 
 
+def buffers(ctx):
+    """Where the direct loops' padded copies go: buffers kept between runs, one per key."""
+    return lambda key, shape, dtype: ctx.out(key, tuple(shape), dtype)
+
+
 def conv_of(place, ctx, x, w, geom, last: bool):
-    """The convolution of x (in its layout) with w [Cout, C/G, kh, kw], batch by batch."""
+    """The convolution of x (in its layout) with w [Cout, C/G, kh, kw]: the place's direct
+    loops where it has them for this geometry, else im2col batch by batch."""
     groups, x = ctx.attr("groups"), nchw(x, last)
+    direct = place.conv_direct(x, w, geom, groups, buffers(ctx))
+    if direct is not None:
+        return arrays.transpose(direct, (0, 2, 3, 1)) if last else direct
     w_rows = filter_rows(w, groups)
     return joined([ungrouped(per_group(place, w_rows, cols_of(place, ctx, x[n0:n1], geom,
                                                                   groups)),
@@ -261,6 +275,11 @@ def conv_grads(place, ctx, x, w, dy, geom, last: bool, want_dx: bool, want_dw: b
     """(dX, dFilter) of the convolution of x with w (either None when not wanted):
     dFilter = sum over batches of dOut @ cols^T, dX = col2im(Filter^T @ dOut)."""
     groups, x = ctx.attr("groups"), nchw(x, last)
+    direct = place.conv_direct_grads(x, w, nchw(dy, last), geom, groups, want_dx, want_dw,
+                                     buffers(ctx))
+    if direct is not None:
+        dx, dw = direct
+        return (arrays.transpose(dx, (0, 2, 3, 1)) if dx is not None and last else dx), dw
     w_rows = filter_rows(w, groups)
     dx_parts, dw = [], None
     for n0, n1 in batches(place, x, geom):

@@ -17,6 +17,7 @@ import numpy as np
 from ..core.validate import check_tensor_size
 from ..kernels import check
 from ..kernels.cpu import conv as KV
+from ..kernels.cpu import direct_conv as KD
 from ..kernels.cpu import scale as KS
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import matmul as K
@@ -227,6 +228,24 @@ class CPU:
         reads from it."""
         dx = out(tuple(shape), cols.dtype) if out is not None else np.empty(shape, cols.dtype)
         return KV.col2im(np.ascontiguousarray(cols), dx, *geometry)
+
+    # --- direct convolution (kernels/cpu/direct_conv.py): stride 1 without im2col; None
+    # where it does not apply, and the op takes the im2col path ----------------------------
+    @staticmethod
+    def conv_direct(x, w, geometry, groups: int, buffer):
+        """Output [N, O, oh, ow] of x [N, C, H, W] with w, or None."""
+        if not KD.fits(geometry):
+            return None
+        return KD.conv2d(np.ascontiguousarray(x), w, geometry, groups, buffer)
+
+    @staticmethod
+    def conv_direct_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool,
+                          buffer):
+        """(dX, dFilter) (None where not wanted), or None."""
+        if not KD.fits(geometry):
+            return None
+        return KD.conv2d_grads(np.ascontiguousarray(x), w, np.ascontiguousarray(dy),
+                               geometry, groups, want_dx, want_dw, buffer)
 
     # --- rows: a class axis moved last, as a (rows, classes) matrix (the losses) ---------
     @staticmethod
@@ -507,6 +526,14 @@ class CUDA:
     @staticmethod
     def col2im(cols, shape, geometry, out=None):
         return CV.col2im(cols, shape, *geometry)
+
+    @staticmethod
+    def conv_direct(x, w, geometry, groups, buffer):
+        return None           # the device convolves through im2col and its tiled products
+
+    @staticmethod
+    def conv_direct_grads(x, w, dy, geometry, groups, want_dx, want_dw, buffer):
+        return None
 
     @staticmethod
     def images_per_im2col(bytes_per_image: int) -> int:

@@ -1,0 +1,255 @@
+"""Direct convolution with stride 1 on the CPU: no im2col, no BLAS.
+
+A convolution of stride 1 reads, for filter tap k (channel c, row ki, column kj), the
+input plane shifted by (ki*dh, kj*dw). On the zero-padded input stored flat (rows of
+``wp`` = padded width), that shift is one offset, ``offs[k] = (c*hp + ki*dh)*wp +
+kj*dw``, so an output plane computed on rows of the padded width ("wide": its last
+(kw-1)*dw columns of every row are junk and dropped) is
+
+    acc[t] = sum over taps k of w[k] * xf[offs[k] + t],   t < length = oh*wp - (kw-1)*dw
+
+one long, contiguous, vectorisable loop per tap: no index arithmetic per element, no
+padding tests, and the window never leaves the padded plane (the last t reads its last
+element). ``_two_planes`` runs it for two output channels and four taps at a time: each
+input element loaded feeds 8 multiply-adds, and each accumulator is loaded and stored
+once per 4 taps. Measured on conv2d [64, 16, 28, 28] * [16, 16, 3, 3] (2 threads): one
+channel and one tap per pass 4.3 ms, one channel and 8 taps 2.4 ms, two channels and 4
+taps 1.55 ms, four channels and 4 taps 1.73 ms (registers run out); im2col + sgemm 5.8 ms.
+
+The gradients are the same loops:
+- the input's gradient is the convolution of dOut, padded by ``(k-1)*d - pad`` on each
+  side (cropped where that is negative), with the filter flipped in both spatial axes
+  and its in/out channels swapped within each group (``flipped_filter``);
+- the filter's gradient is, per output channel o and tap k, the sum over images of a
+  dot product: dOut[n, o] laid out wide (zeros in the junk columns) with the input at
+  ``offs[k]``. A dot product only vectorises if its sum may be reordered, so this one
+  kernel allows ``reassoc``: the sum is taken in a different (fixed, deterministic)
+  order, as BLAS takes it, with the same float32 rounding per term.
+Multiply-adds may be fused (``contract``): one rounding instead of two, as BLAS does.
+
+Items (an image and a pair of output channels; an output channel and a block of 4 taps)
+are independent, so each kernel has a ``prange`` twin, used past ``MIN_PARALLEL_MACS``
+when ``parallel_ok()`` (threads.py).
+"""
+import numpy as np
+from numba import njit, prange
+
+from .threads import parallel_ok
+
+FUSED = {"contract"}
+FUSED_REORDERED = {"contract", "reassoc"}
+# Multiply-adds from which the prange twins run: a convolution of ~2^18 (conv2d [8, 4,
+# 16, 16] * [4, 4, 3, 3] is 0.6M) takes ~0.1 ms serial, about what waking the pool costs.
+MIN_PARALLEL_MACS = 1 << 20
+
+
+def offsets(channels: int, hp: int, wp: int, kh: int, kw: int, dh: int, dw: int):
+    """The flat offset of each tap (c, ki, kj), in the filter's row order."""
+    c, ki, kj = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
+    return (((c * hp + ki * dh) * wp) + kj * dw).astype(np.int64).ravel()
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
+def _two_planes(a0, a1, xf, offs, w0, w1, length):
+    """a0[:length] += sum_k w0[k] * xf[offs[k]:][:length], a1 likewise with w1."""
+    k, taps = 0, offs.size
+    while k + 4 <= taps:
+        s0, s1 = xf[offs[k]:offs[k] + length], xf[offs[k + 1]:offs[k + 1] + length]
+        s2, s3 = xf[offs[k + 2]:offs[k + 2] + length], xf[offs[k + 3]:offs[k + 3] + length]
+        u0, u1, u2, u3 = w0[k], w0[k + 1], w0[k + 2], w0[k + 3]
+        v0, v1, v2, v3 = w1[k], w1[k + 1], w1[k + 2], w1[k + 3]
+        for t in range(length):
+            x0, x1, x2, x3 = s0[t], s1[t], s2[t], s3[t]
+            a0[t] += u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3
+            a1[t] += v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3
+        k += 4
+    while k < taps:
+        s0, u0, v0 = xf[offs[k]:offs[k] + length], w0[k], w1[k]
+        for t in range(length):
+            a0[t] += u0 * s0[t]
+            a1[t] += v0 * s0[t]
+        k += 1
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
+def _forward_item(xf, wr, offs, out, groups, wp, item):
+    """Output channels (o, o + 1) of image n (item numbers image, group, pair)."""
+    n_out, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    per_group = n_out // groups
+    pairs = (per_group + 1) // 2
+    n, rest = item // (groups * pairs), item % (groups * pairs)
+    g, o = rest // pairs, (rest // pairs) * per_group + 2 * (rest % pairs)
+    o1 = o + 1 if o + 1 < (g + 1) * per_group else o       # an odd count: the last alone
+    plane = xf.shape[1] // groups
+    length = oh * wp - (wp - ow)
+    a = np.zeros((2, oh * wp), out.dtype)
+    _two_planes(a[0], a[1], xf[n, g * plane:(g + 1) * plane], offs, wr[o], wr[o1], length)
+    for i in range(oh):
+        for j in range(ow):
+            out[n, o, i, j] = a[0, i * wp + j]
+            out[n, o1, i, j] = a[1, i * wp + j]         # the same value when o1 == o
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy")
+def _forward_serial(xf, wr, offs, out, groups, wp):
+    per_group = out.shape[1] // groups
+    for item in range(out.shape[0] * groups * ((per_group + 1) // 2)):
+        _forward_item(xf, wr, offs, out, groups, wp, item)
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", parallel=True)
+def _forward_parallel(xf, wr, offs, out, groups, wp):
+    per_group = out.shape[1] // groups
+    for item in prange(out.shape[0] * groups * ((per_group + 1) // 2)):
+        _forward_item(xf, wr, offs, out, groups, wp, item)
+
+
+def forward(xf, wr, offs, out, groups: int, wp: int):
+    """out [N, O, oh, ow] = the convolution of the padded input ``xf`` [N, C*hp*wp] with
+    the filter rows ``wr`` [O, C/groups*kh*kw] at tap offsets ``offs``; returns out."""
+    macs = out.size * wr.shape[1]
+    if macs >= MIN_PARALLEL_MACS and parallel_ok():
+        _forward_parallel(xf, wr, offs, out, groups, wp)
+    else:
+        _forward_serial(xf, wr, offs, out, groups, wp)
+    return out
+
+
+@njit(cache=True, fastmath=FUSED_REORDERED, error_model="numpy", inline="always")
+def _filter_grad_item(dyw, xf, offs, dw, groups, length, item):
+    """dw[o:o+2, k:k+4] for a pair of output channels of one group and a block of 4 taps
+    (item numbers pair, block): each input element loaded feeds 8 multiply-adds."""
+    blocks, per_group = (offs.size + 3) // 4, dw.shape[0] // groups
+    pairs = (per_group + 1) // 2
+    pair, k = item // blocks, 4 * (item % blocks)
+    g = pair // pairs
+    o = g * per_group + 2 * (pair % pairs)
+    o1 = o + 1 if o + 1 < (g + 1) * per_group else o       # an odd count: the last alone
+    plane = xf.shape[1] // groups
+    last = offs.size - 1          # a block past the last tap reads the last one again
+    q1, q2, q3 = min(k + 1, last), min(k + 2, last), min(k + 3, last)
+    zero = np.zeros(1, dw.dtype)[0]                          # sums in the arrays' own type
+    r0 = r1 = r2 = r3 = p0 = p1 = p2 = p3 = zero
+    for n in range(dyw.shape[0]):
+        d, e, x = dyw[n, o], dyw[n, o1], xf[n, g * plane:(g + 1) * plane]
+        s0, s1 = x[offs[k]:offs[k] + length], x[offs[q1]:offs[q1] + length]
+        s2, s3 = x[offs[q2]:offs[q2] + length], x[offs[q3]:offs[q3] + length]
+        for t in range(length):
+            dv, ev = d[t], e[t]
+            x0, x1, x2, x3 = s0[t], s1[t], s2[t], s3[t]
+            r0 += dv * x0
+            r1 += dv * x1
+            r2 += dv * x2
+            r3 += dv * x3
+            p0 += ev * x0
+            p1 += ev * x1
+            p2 += ev * x2
+            p3 += ev * x3
+    for m, r, p in ((0, r0, p0), (1, r1, p1), (2, r2, p2), (3, r3, p3)):
+        if k + m <= last:
+            dw[o, k + m] = r
+            dw[o1, k + m] = p
+
+
+@njit(cache=True, fastmath=FUSED_REORDERED, error_model="numpy")
+def _filter_grad_serial(dyw, xf, offs, dw, groups, length):
+    for item in range(groups * ((dw.shape[0] // groups + 1) // 2) * ((offs.size + 3) // 4)):
+        _filter_grad_item(dyw, xf, offs, dw, groups, length, item)
+
+
+@njit(cache=True, fastmath=FUSED_REORDERED, error_model="numpy", parallel=True)
+def _filter_grad_parallel(dyw, xf, offs, dw, groups, length):
+    for item in prange(groups * ((dw.shape[0] // groups + 1) // 2) * ((offs.size + 3) // 4)):
+        _filter_grad_item(dyw, xf, offs, dw, groups, length, item)
+
+
+def filter_grad(dyw, xf, offs, dw, groups: int, length: int):
+    """dw [O, C/groups*kh*kw] = for each output channel and tap, the sum over images of
+    dOut laid out wide ``dyw`` [N, O, oh*wp] (zeros in the junk columns) times the
+    padded input ``xf`` at the tap's offset; returns dw."""
+    macs = dyw.shape[0] * dw.size * length
+    if macs >= MIN_PARALLEL_MACS and parallel_ok():
+        _filter_grad_parallel(dyw, xf, offs, dw, groups, length)
+    else:
+        _filter_grad_serial(dyw, xf, offs, dw, groups, length)
+    return dw
+
+
+# --- the convolution and its gradients, from NCHW arrays -------------------------------------
+def fits(geometry) -> bool:
+    """Whether the direct loops apply: stride 1 (any padding, dilation, groups) and a
+    window of more than one tap (a 1x1 convolution is one product, which BLAS does
+    better: conv2d [16, 32, 16, 16] * [64, 32, 1, 1] took 0.46 ms here, 0.22 as a product)."""
+    return geometry[2] == 1 and geometry[3] == 1 and geometry[0] * geometry[1] > 1
+
+
+def padded(a, top: int, bottom: int, left: int, right: int, buffer):
+    """``a`` [N, C, H, W] zero-padded (a negative amount crops) into ``buffer(shape,
+    dtype)``'s array, which is written whole."""
+    n, c, h, w = a.shape
+    out = buffer((n, c, h + top + bottom, w + left + right), a.dtype)
+    out[...] = 0
+    src = a[:, :, max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
+    out[:, :, max(top, 0):max(top, 0) + src.shape[2],
+        max(left, 0):max(left, 0) + src.shape[3]] = src
+    return out
+
+
+def _conv(xp, w, groups: int, dh: int, dw: int, out):
+    """The stride-1 convolution of the padded input xp [N, C, hp, wp] with w [O, C/G,
+    kh, kw], into out [N, O, oh, ow]."""
+    n, c, hp, wp = xp.shape
+    kh, kw = w.shape[2], w.shape[3]
+    offs = offsets(c // groups, hp, wp, kh, kw, dh, dw)
+    return forward(xp.reshape(n, c * hp * wp), np.ascontiguousarray(w).reshape(w.shape[0], -1),
+                   offs, out, groups, wp)
+
+
+def conv2d(x, w, geometry, groups: int, buffer):
+    """Output [N, O, oh, ow] of x [N, C, H, W] and w; ``buffer(key, shape, dtype)`` gives
+    the arrays kept between runs (the padded input)."""
+    kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
+    pb = oh - 1 + (kh - 1) * dh - pt - (x.shape[2] - 1)
+    pr = ow - 1 + (kw - 1) * dw - pl - (x.shape[3] - 1)
+    xp = padded(x, pt, pb, pl, pr, lambda s, d: buffer("padded input", s, d))
+    out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    return _conv(xp, w, groups, dh, dw, out)
+
+
+def flipped_filter(w, groups: int):
+    """The filter of the input's gradient: each tap mirrored (ki -> kh-1-ki, kj ->
+    kw-1-kj), and within each group the input and output channels swapped: [C, O/G, kh,
+    kw] from w [O, C/G, kh, kw]."""
+    o, cg, kh, kw = w.shape
+    per = w.reshape(groups, o // groups, cg, kh, kw)[:, :, :, ::-1, ::-1]
+    return np.ascontiguousarray(per.transpose(0, 2, 1, 3, 4)).reshape(groups * cg,
+                                                                       o // groups, kh, kw)
+
+
+def conv2d_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool, buffer):
+    """(dX, dFilter) of the stride-1 convolution (None where not wanted)."""
+    kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
+    n, c, h, width = x.shape
+    dx = dfilter = None
+    if want_dx:
+        # dX[i] = sum over ki of dOut[i + pt - ki*dh] * w[ki]: a convolution of dOut
+        # padded by (kh-1)*dh - pt above, and so that the output has H rows
+        top, left = (kh - 1) * dh - pt, (kw - 1) * dw - pl
+        bottom, right = h - oh - top + (kh - 1) * dh, width - ow - left + (kw - 1) * dw
+        dyp = padded(dy, top, bottom, left, right, lambda s, d: buffer("padded dOut", s, d))
+        dx = _conv(dyp, flipped_filter(w, groups), groups, dh, dw,
+                   np.empty((n, c, h, width), dy.dtype))
+    if want_dw:
+        pb = oh - 1 + (kh - 1) * dh - pt - (h - 1)
+        pr = ow - 1 + (kw - 1) * dw - pl - (width - 1)
+        xp = padded(x, pt, pb, pl, pr, lambda s, d: buffer("padded input", s, d))
+        hp, wp = xp.shape[2], xp.shape[3]
+        wide = buffer("dOut, wide", (n, dy.shape[1], oh, wp), dy.dtype)
+        wide[:, :, :, ow:] = 0
+        wide[:, :, :, :ow] = dy
+        offs = offsets(c // groups, hp, wp, kh, kw, dh, dw)
+        dfilter = np.empty((w.shape[0], (c // groups) * kh * kw), x.dtype)
+        filter_grad(wide.reshape(n, dy.shape[1], oh * wp), xp.reshape(n, c * hp * wp), offs,
+                    dfilter, groups, oh * wp - (wp - ow))
+        dfilter = dfilter.reshape(w.shape)
+    return dx, dfilter

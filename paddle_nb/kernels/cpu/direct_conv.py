@@ -16,20 +16,23 @@ once per 4 taps. Measured on conv2d [64, 16, 28, 28] * [16, 16, 3, 3] (2 threads
 channel and one tap per pass 4.3 ms, one channel and 8 taps 2.4 ms, two channels and 4
 taps 1.55 ms, four channels and 4 taps 1.73 ms (registers run out); im2col + sgemm 5.8 ms.
 
-The gradients are the same loops:
-- the input's gradient is the convolution of dOut, padded by ``(k-1)*d - pad`` on each
-  side (cropped where that is negative), with the filter flipped in both spatial axes
-  and its in/out channels swapped within each group (``flipped_filter``);
+The gradients run the same kind of loop:
+- the input's gradient is the adjoint: each tap of each output channel adds its weight
+  times dOut's plane, laid out wide (zeros in the junk columns), into the padded input
+  plane at the tap's offset, four output channels per pass; the padding is cropped off at
+  the end. (Written as a convolution of dOut padded by (k-1)*d on each side with the
+  filter mirrored, it did twice the multiply-adds on LeNet's second layer, most of them
+  on that padding.)
 - the filter's gradient is, per output channel o and tap k, the sum over images of a
-  dot product: dOut[n, o] laid out wide (zeros in the junk columns) with the input at
-  ``offs[k]``. A dot product only vectorises if its sum may be reordered, so this one
-  kernel allows ``reassoc``: the sum is taken in a different (fixed, deterministic)
-  order, as BLAS takes it, with the same float32 rounding per term.
+  dot product: dOut[n, o] laid out wide with the input at ``offs[k]``. A dot product
+  only vectorises if its sum may be reordered, so this one kernel allows ``reassoc``:
+  the sum is taken in a different (fixed, deterministic) order, as BLAS takes it, with
+  the same float32 rounding per term.
 Multiply-adds may be fused (``contract``): one rounding instead of two, as BLAS does.
 
-Items (an image and a pair of output channels; an output channel and a block of 4 taps)
-are independent, so each kernel has a ``prange`` twin, used past ``MIN_PARALLEL_MACS``
-when ``parallel_ok()`` (threads.py).
+Items (an image and a pair of output channels; an image and a pair of input channels;
+a pair of output channels and a block of 4 taps) are independent, so each kernel has a
+``prange`` twin, used past ``MIN_PARALLEL_MACS`` when ``parallel_ok()`` (threads.py).
 """
 import numpy as np
 from numba import njit, prange
@@ -175,6 +178,83 @@ def filter_grad(dyw, xf, offs, dw, groups: int, length: int):
     return dw
 
 
+@njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
+def _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, item):
+    """dX of a pair of input channels (c, c1) of image n (item numbers image, group,
+    pair): every tap of every output channel adds its weight times dOut's wide plane into
+    the padded input plane at the tap's offset (``taps`` [kh*kw], offsets within one
+    plane); four output channels per pass share each accumulator load and store."""
+    n_in, h, w = dx.shape[1], dx.shape[2], dx.shape[3]
+    per_in, per_out = n_in // groups, dyw.shape[1] // groups
+    pairs = (per_in + 1) // 2
+    n, rest = item // (groups * pairs), item % (groups * pairs)
+    g = rest // pairs
+    c = 2 * (rest % pairs)                        # within the group
+    c1 = c + 1 if c + 1 < per_in else c           # an odd count: the last alone
+    kk = taps.size
+    zero = np.zeros(1, dx.dtype)[0]            # the weight of a channel past the block
+    a0, a1 = acc[0], acc[1]
+    a0[:] = 0
+    a1[:] = 0
+    o, o_end = g * per_out, (g + 1) * per_out
+    while o < o_end:
+        q = o_end - o if o_end - o < 4 else 4
+        d0 = dyw[n, o, :length]
+        d1 = dyw[n, o + 1 if q > 1 else o, :length]
+        d2 = dyw[n, o + 2 if q > 2 else o, :length]
+        d3 = dyw[n, o + 3 if q > 3 else o, :length]
+        for k in range(kk):
+            # a channel past the end of the block reads channel o again with weight 0
+            u0, v0 = wr[o, c * kk + k], wr[o, c1 * kk + k]
+            u1 = wr[o + 1, c * kk + k] if q > 1 else zero
+            v1 = wr[o + 1, c1 * kk + k] if q > 1 else zero
+            u2 = wr[o + 2, c * kk + k] if q > 2 else zero
+            v2 = wr[o + 2, c1 * kk + k] if q > 2 else zero
+            u3 = wr[o + 3, c * kk + k] if q > 3 else zero
+            v3 = wr[o + 3, c1 * kk + k] if q > 3 else zero
+            t0, t1 = a0[taps[k]:taps[k] + length], a1[taps[k]:taps[k] + length]
+            for t in range(length):
+                e0, e1, e2, e3 = d0[t], d1[t], d2[t], d3[t]
+                t0[t] += u0 * e0 + u1 * e1 + u2 * e2 + u3 * e3
+                t1[t] += v0 * e0 + v1 * e1 + v2 * e2 + v3 * e3
+        o += q
+    ci, ci1 = g * per_in + c, g * per_in + c1
+    for i in range(h):
+        for j in range(w):
+            dx[n, ci, i, j] = a0[(i + pt) * wp + j + pl]
+            dx[n, ci1, i, j] = a1[(i + pt) * wp + j + pl]     # the same when c1 == c
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy")
+def _input_grad_serial(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length):
+    per_in = dx.shape[1] // groups
+    acc = np.empty((2, hp * wp), dx.dtype)
+    for item in range(dx.shape[0] * groups * ((per_in + 1) // 2)):
+        _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, item)
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", parallel=True)
+def _input_grad_parallel(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length):
+    per_in = dx.shape[1] // groups
+    for item in prange(dx.shape[0] * groups * ((per_in + 1) // 2)):
+        acc = np.empty((2, hp * wp), dx.dtype)
+        _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, item)
+
+
+def input_grad(dyw, wr, taps, dx, groups: int, hp: int, wp: int, pt: int, pl: int,
+               length: int):
+    """dx [N, C, H, W] of the convolution whose padded input had planes [hp, wp] (the
+    input at rows pt.., columns pl..), from dOut laid out wide ``dyw`` [N, O, oh*wp]
+    (zeros in the junk columns), the filter rows ``wr`` [O, C/groups*kh*kw] and the
+    offsets ``taps`` of one plane's kh*kw taps; returns dx."""
+    macs = dyw.shape[0] * dyw.shape[1] * wr.shape[1] * length
+    if macs >= MIN_PARALLEL_MACS and parallel_ok():
+        _input_grad_parallel(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length)
+    else:
+        _input_grad_serial(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length)
+    return dx
+
+
 # --- the convolution and its gradients, from NCHW arrays -------------------------------------
 def fits(geometry) -> bool:
     """Whether the direct loops apply: stride 1 (any padding, dilation, groups) and a
@@ -184,14 +264,13 @@ def fits(geometry) -> bool:
 
 
 def padded(a, top: int, bottom: int, left: int, right: int, buffer):
-    """``a`` [N, C, H, W] zero-padded (a negative amount crops) into ``buffer(shape,
-    dtype)``'s array, which is written whole."""
+    """``a`` [N, C, H, W] zero-padded (amounts >= 0) into ``buffer(shape, dtype)``'s
+    array, which is written whole (numpy's fill and strided copy: numba's loops took 2x
+    as long here)."""
     n, c, h, w = a.shape
     out = buffer((n, c, h + top + bottom, w + left + right), a.dtype)
     out[...] = 0
-    src = a[:, :, max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
-    out[:, :, max(top, 0):max(top, 0) + src.shape[2],
-        max(left, 0):max(left, 0) + src.shape[3]] = src
+    out[:, :, top:top + h, left:left + w] = a
     return out
 
 
@@ -212,44 +291,31 @@ def conv2d(x, w, geometry, groups: int, buffer):
     pb = oh - 1 + (kh - 1) * dh - pt - (x.shape[2] - 1)
     pr = ow - 1 + (kw - 1) * dw - pl - (x.shape[3] - 1)
     xp = padded(x, pt, pb, pl, pr, lambda s, d: buffer("padded input", s, d))
-    out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    out = buffer("Output", (x.shape[0], w.shape[0], oh, ow), x.dtype)  # the op's own buffer
     return _conv(xp, w, groups, dh, dw, out)
 
 
-def flipped_filter(w, groups: int):
-    """The filter of the input's gradient: each tap mirrored (ki -> kh-1-ki, kj ->
-    kw-1-kj), and within each group the input and output channels swapped: [C, O/G, kh,
-    kw] from w [O, C/G, kh, kw]."""
-    o, cg, kh, kw = w.shape
-    per = w.reshape(groups, o // groups, cg, kh, kw)[:, :, :, ::-1, ::-1]
-    return np.ascontiguousarray(per.transpose(0, 2, 1, 3, 4)).reshape(groups * cg,
-                                                                       o // groups, kh, kw)
-
-
 def conv2d_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool, buffer):
-    """(dX, dFilter) of the stride-1 convolution (None where not wanted)."""
+    """(dX, dFilter) of the stride-1 convolution (None where not wanted). Both read dOut
+    laid out wide on the padded input's rows, and dFilter the padded input too."""
     kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
     n, c, h, width = x.shape
+    hp, wp = oh + (kh - 1) * dh, ow + (kw - 1) * dw
+    wide = buffer("dOut, wide", (n, dy.shape[1], oh, wp), dy.dtype)
+    wide[:, :, :, ow:] = 0
+    wide[:, :, :, :ow] = dy
+    dyw, length = wide.reshape(n, dy.shape[1], oh * wp), oh * wp - (wp - ow)
+    wr = np.ascontiguousarray(w).reshape(w.shape[0], -1)
     dx = dfilter = None
     if want_dx:
-        # dX[i] = sum over ki of dOut[i + pt - ki*dh] * w[ki]: a convolution of dOut
-        # padded by (kh-1)*dh - pt above, and so that the output has H rows
-        top, left = (kh - 1) * dh - pt, (kw - 1) * dw - pl
-        bottom, right = h - oh - top + (kh - 1) * dh, width - ow - left + (kw - 1) * dw
-        dyp = padded(dy, top, bottom, left, right, lambda s, d: buffer("padded dOut", s, d))
-        dx = _conv(dyp, flipped_filter(w, groups), groups, dh, dw,
-                   np.empty((n, c, h, width), dy.dtype))
+        taps = offsets(1, hp, wp, kh, kw, dh, dw)
+        dx = input_grad(dyw, wr, taps, np.empty((n, c, h, width), dy.dtype), groups, hp,
+                        wp, pt, pl, length)
     if want_dw:
-        pb = oh - 1 + (kh - 1) * dh - pt - (h - 1)
-        pr = ow - 1 + (kw - 1) * dw - pl - (width - 1)
-        xp = padded(x, pt, pb, pl, pr, lambda s, d: buffer("padded input", s, d))
-        hp, wp = xp.shape[2], xp.shape[3]
-        wide = buffer("dOut, wide", (n, dy.shape[1], oh, wp), dy.dtype)
-        wide[:, :, :, ow:] = 0
-        wide[:, :, :, :ow] = dy
+        xp = padded(x, pt, hp - h - pt, pl, wp - width - pl,
+                    lambda s, d: buffer("padded input", s, d))
         offs = offsets(c // groups, hp, wp, kh, kw, dh, dw)
         dfilter = np.empty((w.shape[0], (c // groups) * kh * kw), x.dtype)
-        filter_grad(wide.reshape(n, dy.shape[1], oh * wp), xp.reshape(n, c * hp * wp), offs,
-                    dfilter, groups, oh * wp - (wp - ow))
+        filter_grad(dyw, xp.reshape(n, c * hp * wp), offs, dfilter, groups, length)
         dfilter = dfilter.reshape(w.shape)
     return dx, dfilter

@@ -365,6 +365,28 @@ def _one_hot(op, env):
         NUMPY_DTYPE[op.attrs.get("dtype", FP32)]))
 
 
+def _lookup_table(op, env):
+    """W's rows at Ids (lookup_table: Ids end in a dim of 1, dropped), zeros at
+    padding_idx (-1: none); an id outside [0, V) that is not padding_idx is an error."""
+    w, ids = _x(op, env, "W"), _x(op, env, "Ids")
+    padding_idx = op.attrs.get("padding_idx", -1)
+    if op.type == "lookup_table":
+        if ids.ndim == 0 or ids.shape[-1] != 1:
+            raise ValueError("lookup_table's Ids must end in a dim of 1")
+        ids = ids[..., 0]
+    if w.ndim != 2 or ids.dtype.kind not in "iu":
+        raise ValueError("W must be 2-D and Ids integers")
+    if padding_idx != -1 and not 0 <= padding_idx < w.shape[0]:
+        raise ValueError(f"padding_idx {padding_idx} is not a row of W")
+    pad = ids == padding_idx
+    if ((ids < 0) | (ids >= w.shape[0]))[~pad].any():
+        raise IndexError("an id is not a row of W")
+    out = w[np.where(pad, 0, ids).astype(np.int64)] if w.shape[0] else \
+        np.zeros(ids.shape + w.shape[1:], w.dtype)
+    out[pad] = 0
+    return _out(op, "Out", out)
+
+
 def _arg(fn):
     def run(op, env):
         x, a = _x(op, env), op.attrs
@@ -1097,6 +1119,29 @@ def _group_norm(op, env):
             **_out(op, "Variance", var.reshape(n, groups).astype(x.dtype))}
 
 
+def _layer_norm(op, env):
+    """Each row of X (the dims before begin_norm_axis index the rows) over its own values;
+    Scale and Bias per position in a row; Mean and Variance (the biased variance itself)
+    in X's dims before the axis."""
+    x, axis = _x(op, env), op.attrs["begin_norm_axis"]
+    if not 0 < axis < x.ndim or 0 in x.shape[axis:]:
+        raise ValueError(f"begin_norm_axis={axis} for X {x.shape}")
+    right = int(np.prod(x.shape[axis:]))
+    w = _wide(x).reshape(int(np.prod(x.shape[:axis])), right)
+    vectors = []
+    for slot, absent in (("Scale", 1.0), ("Bias", 0.0)):
+        v = _wide(_x(op, env, slot)) if op.input(slot) else np.full(right, absent)
+        if v.shape != (right,):
+            raise ValueError(f"{slot} {v.shape} for rows of {right}")
+        vectors.append(v)
+    mean = w.mean(axis=1, keepdims=True)
+    var = ((w - mean) ** 2).mean(axis=1, keepdims=True)
+    y = (w - mean) / np.sqrt(var + op.attrs["epsilon"]) * vectors[0] + vectors[1]
+    stats = x.shape[:axis]
+    return {**_out(op, "Y", y.reshape(x.shape).astype(x.dtype)),
+            **_out(op, "Mean", mean.reshape(stats).astype(x.dtype)),
+            **_out(op, "Variance", var.reshape(stats).astype(x.dtype))}
+
 def _dropout(op, env):
     """Deterministic where dropout is: test mode (X * (1 - p), or X for upscale_in_train),
     and training with p = 0 (everything kept) or p = 1 (everything dropped). Other
@@ -1230,6 +1275,7 @@ REFERENCES = {
     "flip": lambda op, env: _out(op, "Out", np.flip(_x(op, env), op.attrs["axis"]).copy()),
     "pad": _pad, "pad3d": _pad3d, "cumsum": _cumsum, "range": _range,
     "gather": _gather, "one_hot_v2": _one_hot,
+    "lookup_table_v2": _lookup_table, "lookup_table": _lookup_table,
     "arg_max": _arg(np.argmax), "arg_min": _arg(np.argmin),
     "tile": lambda op, env: _out(op, "Out", np.tile(_x(op, env), op.attrs["repeat_times"])),
     "where": lambda op, env: _out(op, "Out", np.where(_x(op, env, "Condition"),
@@ -1270,6 +1316,7 @@ REFERENCES = {
     "conv2d": _conv2d, "depthwise_conv2d": _conv2d, "conv2d_transpose": _conv2d_transpose,
     "depthwise_conv2d_transpose": _conv2d_transpose,
     "batch_norm": _batch_norm, "instance_norm": _instance_norm, "group_norm": _group_norm,
+    "layer_norm": _layer_norm,
     "dropout": _dropout,
 }
 

@@ -462,6 +462,25 @@ def b_indices(B, type_):
     return True
 
 
+def b_embedding(B, type_):
+    """lookup_table_v2 / lookup_table: the rows of a 2-D float tensor of the program at ids
+    drawn among its rows (lookup_table's Ids end in a dim of 1), padding_idx -1 or one of
+    the rows. Out-of-range ids are the fuzzer's and tests/test_index_ranges.py's."""
+    names = B.tensors(FLOAT_TYPES, min_rank=2, max_rank=2)
+    if not names:
+        return False
+    w = B.pick(names)
+    rows = B.info[w].shape[0]
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    shape = tuple(B.draw(st.lists(st.integers(1, 3), max_size=2)))
+    if type_ == "lookup_table":
+        shape += (1,)
+    ids = B.add_feed(rng.integers(0, rows, shape).astype(B.pick([I32, I64])))
+    B.append(type_, {"Ids": [ids], "W": [w]}, {"Out": 1},
+             {"padding_idx": B.draw(st.integers(-1, rows - 1))}, exact=True)
+    return True
+
+
 def _part_bounds(B, n, stride):
     """(start, end) for a part of an axis of n >= 1 that Paddle's rules accept, written
     with negative or out-of-range bounds at random; its length."""
@@ -809,17 +828,24 @@ def b_matmul(B, type_):
 
 
 def b_bmm(B, type_):
-    """bmm of two 3-D tensors with the same batch and matching inner dims."""
-    names = B.tensors(FLOAT_TYPES, min_rank=3)
-    combos = [(x, y) for x in names for y in names
-              if len(B.info[x].shape) == 3 == len(B.info[y].shape)
-              and B.info[x].dtype == B.info[y].dtype
-              and B.info[x].shape[0] == B.info[y].shape[0]
-              and B.info[x].shape[2] == B.info[y].shape[1]
-              and B.info[x].shape[2] * B.mag(x) * B.mag(y) * 2 <= MAX_MAG]
-    if not combos:
-        return False
-    x, y = B.pick(combos)
+    """bmm of a 3-D tensor X with a 3-D Y of the same batch whose rows match X's columns:
+    one already in the program, or a new input of that shape."""
+    xs = B.tensors(FLOAT_TYPES, min_rank=3, max_rank=3)
+    if xs:
+        x = B.pick(xs)
+    else:       # none in the program: a new input (else a program may never take bmm)
+        rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+        x = B.add_feed(rng.uniform(-1, 1, [B.draw(st.integers(1, 3)) for _ in range(3)])
+                       .astype(B.pick(FLOAT_TYPES)))
+    (b, _, k), dtype = B.info[x].shape, B.info[x].dtype
+    ys = [y for y in B.tensors([dtype], min_rank=3, max_rank=3)
+          if B.info[y].shape[:2] == (b, k) and k * B.mag(x) * B.mag(y) * 2 <= MAX_MAG]
+    if ys and B.draw(st.booleans()):
+        y = B.pick(ys)
+    else:
+        y = positive_feed(B, (b, k, B.draw(st.integers(1, 3))), dtype)
+        if k * B.mag(x) * B.mag(y) * 2 > MAX_MAG:
+            return False
     B.append(type_, {"X": [x], "Y": [y]}, {"Out": 1})
     return True
 
@@ -1158,8 +1184,10 @@ def b_conv(B, type_):
     if type_.endswith("transpose"):
         w = rng.uniform(-1, 1, [c, 1 if groups == c else B.draw(st.integers(1, 2))] + k)
         if B.draw(st.booleans()):
+            # (SAME sets the dilations to 1 first: conv.pads_and_dilations)
+            reach = d if attrs["padding_algorithm"] != "SAME" else [1] * len(d)
             attrs["output_padding"] = [B.draw(st.integers(0, max(a, b) - 1))
-                                       for a, b in zip(s, d)]
+                                       for a, b in zip(s, reach)]
     else:
         w = rng.uniform(-1, 1, [groups * B.draw(st.integers(1, 2)), c // groups] + k)
     f = B.add_feed(w.astype(dtype))
@@ -1194,6 +1222,24 @@ def b_norm(B, type_):
     else:
         outs = {"Y": 1, "SavedMean": 1, "SavedVariance": 1}
     B.append(type_, ins, outs, attrs)
+    return True
+
+
+def b_layer_norm(B, type_):
+    """layer_norm on a fresh float tensor of rank 2 to 4 (values spread over [-1, 1), as
+    b_norm's), begin_norm_axis anywhere inside it, with or without Scale and Bias."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    dtype = B.pick(FLOAT_TYPES)
+    rank = B.draw(st.integers(2, 4))
+    dims = [B.draw(st.integers(2, 3)) for _ in range(rank)]
+    axis = B.draw(st.integers(1, rank - 1))
+    right = int(np.prod(dims[axis:]))
+    ins = {"X": [B.add_feed(rng.uniform(-1, 1, dims).astype(dtype))]}
+    for slot, low, high in (("Scale", 0.5, 1.5), ("Bias", -1, 1)):
+        if B.draw(st.booleans()):
+            ins[slot] = [B.add_feed(rng.uniform(low, high, right).astype(dtype))]
+    B.append(type_, ins, {"Y": 1, "Mean": 1, "Variance": 1},
+             {"begin_norm_axis": axis, "epsilon": B.pick([1e-5, 1e-3])})
     return True
 
 
@@ -1282,6 +1328,7 @@ OP_CHOICES = (
     + [("log_softmax", b_softmax)]
     + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
     + [(t, b_indices) for t in ("gather", "one_hot_v2", "arg_max", "arg_min")]
+    + [(t, b_embedding) for t in ("lookup_table_v2", "lookup_table")]
     + [(t, b_parts) for t in ("slice", "strided_slice", "flip", "cumsum", "pad", "pad3d",
                               "expand_as_v2", "range")]
     + [(t, b_pointwise_loss) for t in ("sigmoid_cross_entropy_with_logits", "bce_loss",
@@ -1306,6 +1353,7 @@ OP_CHOICES = (
     + [(t, b_conv) for t in ("conv2d", "depthwise_conv2d", "conv2d_transpose",
                              "depthwise_conv2d_transpose")]
     + [(t, b_norm) for t in ("batch_norm", "instance_norm", "group_norm")]
+    + [("layer_norm", b_layer_norm)]
     + [("dropout", b_dropout)]
     + [(t, b_pool) for t in ("pool2d", "max_pool2d_with_index", "nearest_interp_v2",
                              "bilinear_interp_v2", "prelu")]

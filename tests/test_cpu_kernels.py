@@ -15,6 +15,7 @@ from paddle_nb.ops import adam as ADAM
 from paddle_nb.ops import optimizer as O
 from paddle_nb.ops import elementwise as E
 from paddle_nb.kernels.cpu import loss as L
+from paddle_nb.kernels.cpu import layer_norm as LN
 from paddle_nb.kernels.cpu import matmul as M
 from paddle_nb.kernels.cpu import reduce as R
 from paddle_nb.kernels.cpu import threads
@@ -345,6 +346,60 @@ def test_reduce_entry_points_switch_at_their_thresholds(monkeypatch):
         assert len(ser) == 2 and len(par) == 1, name
 
 
+# --- layer_norm (kernels/cpu/layer_norm.py) -------------------------------------------------
+def _layer_norm64(x, dy, scale, bias, epsilon):
+    """(Y, mean, var, dX, dScale, dBias) in float64: the row formulas, by numpy."""
+    w, d = x.astype(np.float64), dy.astype(np.float64)
+    mean, var = w.mean(axis=1), w.var(axis=1)
+    r = 1 / np.sqrt(var + epsilon)
+    x_hat = (w - mean[:, None]) * r[:, None]
+    h = d * scale
+    dx = r[:, None] * (h - h.mean(axis=1, keepdims=True)
+                       - x_hat * (h * x_hat).mean(axis=1, keepdims=True))
+    return x_hat * scale + bias, mean, var, dx, (d * x_hat).sum(axis=0), d.sum(axis=0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_layer_norm_variants(dtype):
+    """Both variants of the forward and of the gradient (2 and 5 chunks of partial sums:
+    more chunks than rows too) against numpy, rows of 1 to 2049 values."""
+    tol = 2e-5 if dtype == np.float32 else 1e-11
+    for shape in [(1, 1), (3, 7), (5, 1), (1, 2049), (17, 33)]:
+        r = rng()
+        x = (r.standard_normal(shape) * 3 + 1).astype(dtype)
+        dy = r.standard_normal(shape).astype(dtype)
+        scale, bias = r.standard_normal(shape[1]), r.standard_normal(shape[1])
+        want = _layer_norm64(x, dy, scale, bias, 1e-5)
+        for forward in (LN._forward_serial, LN._forward_parallel):
+            y = np.empty_like(x)
+            mean, var = np.empty(shape[0], dtype), np.empty(shape[0], dtype)
+            forward(x, scale, bias, 1e-5, y, mean, var)
+            for got, ref in zip((y, mean, var), want[:3]):
+                close(got, ref, dtype, rtol=tol, atol=tol)
+        for grad, chunks in ((LN._grad_serial, 1), (LN._grad_parallel, 2),
+                             (LN._grad_parallel, 5)):
+            dx = np.empty_like(x)
+            ds, db = np.zeros((chunks, shape[1])), np.zeros((chunks, shape[1]))
+            grad(x, dy, want[1], want[2], scale, 1e-5, dx, ds, db)
+            for got, ref in zip((dx, ds.sum(axis=0), db.sum(axis=0)), want[3:]):
+                close(got, ref, dtype, rtol=tol, atol=tol)
+
+
+def test_layer_norm_entry_points_switch_at_their_threshold(monkeypatch):
+    n = LN.MIN_PARALLEL_LAYER_NORM
+    calls = {name: _spy(monkeypatch, LN, name) for name in
+             ("_forward_serial", "_forward_parallel", "_grad_serial", "_grad_parallel")}
+    for rows, cols in ((n // 64 - 1, 64), (n // 64, 64), (1, n * 2)):   # one row: no split
+        x = rng().standard_normal((rows, cols)).astype(np.float32)
+        mean, var = np.empty(rows, np.float32), np.empty(rows, np.float32)
+        LN.layer_norm(x, np.ones(cols), np.zeros(cols), 1e-5, np.empty_like(x), mean, var)
+        _, ds, db = LN.layer_norm_grad(x, x, mean, var, np.ones(cols), 1e-5, np.empty_like(x))
+        want = _layer_norm64(x, x, 1.0, 0.0, 1e-5)
+        close(ds, want[4], np.float32, rtol=1e-4, atol=1e-3)
+        close(db, want[5], np.float32, rtol=1e-5, atol=1e-3)
+    assert [len(calls[k]) for k in ("_forward_serial", "_forward_parallel",
+                                    "_grad_serial", "_grad_parallel")] == [2, 1, 2, 1]
+
 # --- losses --------------------------------------------------------------------------------
 def _loss_case(dtype, n=37, c=11):
     r = rng()
@@ -402,7 +457,6 @@ def test_matmul_kernels(dtype):
     f_a, f_b = a.T.copy().T, b.T.copy().T              # F-contiguous, as transposes are
     close(M.matmul2d(f_a, b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
     close(M.matmul2d(a, f_b), a.astype(np.float64) @ b, dtype, rtol=1e-5)
-    assert not threads.parallel_ok()                  # the BLAS call is noted
     x, y = r.standard_normal((9, 3, 4)).astype(dtype), r.standard_normal((9, 4, 5)).astype(dtype)
     for f in (M._batched_matmul_serial, M._batched_matmul_parallel, M.batched_matmul):
         got = f(x, y)
@@ -436,6 +490,16 @@ def test_a_large_product_runs_on_numpys_blas_pool_a_small_one_in_numba(monkeypat
     big_out = np.empty((64, 256), np.float32)
     assert M.matmul2d(a, b, big_out) is big_out
     assert len(into) == 1 and np.all(big_out == 784) and np.all(out == 64)
+
+
+def test_only_a_threaded_product_keeps_the_prange_kernels_serial(monkeypatch):
+    """A product OpenBLAS runs on the calling thread wakes none of its workers, so the
+    prange kernels may still run after it; a threaded one starts threads.py's quiet time."""
+    monkeypatch.setattr(threads, "_last_blas", float("-inf"))
+    M.matmul2d(np.ones((16, 64), np.float32), np.ones((64, 64), np.float32))
+    assert threads.parallel_ok()
+    M.matmul2d(np.ones((64, 784), np.float32), np.ones((784, 256), np.float32))
+    assert not threads.parallel_ok()
 
 
 # --- optimizers ----------------------------------------------------------------------------
@@ -493,3 +557,54 @@ def test_optimizer_entry_points_keep_shape_and_dtype(monkeypatch):
         p, g, v, m2 = _opt_case(np.float32, (n,))
         ADAM.adamw.cpu(p, g, v, m2, lr, b1p, b2p, 0.9, 0.999, 1e-8, 0.0)
     assert ser == [O.MIN_PARALLEL_ADAM - 1] and par == [O.MIN_PARALLEL_ADAM]
+
+
+# --- embedding (kernels/cpu/embedding.py) ----------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_embedding_variants(dtype):
+    """Both variants of the lookup and of its gradient (bands of dw's rows: 1, 2 and 5,
+    more bands than rows too) against numpy, with repeated ids and the padding id; the
+    gradient's variants add in the order of the ids, so they agree bit for bit."""
+    from paddle_nb.kernels.cpu import embedding as EMB   # noqa: PLC0415
+    r = rng()
+    for v, d, n, pad in ((1, 1, 3, -1), (7, 5, 40, 3), (50, 64, 300, 0), (3, 2, 0, -1)):
+        w = r.standard_normal((v, d)).astype(dtype)
+        dout = r.standard_normal((n, d)).astype(dtype)
+        for ids in (r.integers(0, v, n).astype(np.int32), r.integers(0, v, n)):
+            keep = ids != pad
+            want = np.where(keep[:, None], w[ids], 0).astype(dtype)
+            for lookup in (EMB._lookup_serial, EMB._lookup_parallel):
+                out = np.full((n, d), np.nan, dtype)
+                lookup(w, ids, pad, out)
+                np.testing.assert_array_equal(out, want)
+            want = np.zeros((v, d))
+            np.add.at(want, ids[keep], dout[keep].astype(np.float64))
+            serial = np.full_like(w, np.nan)
+            EMB._lookup_grad_serial(dout, ids, pad, serial)
+            close(serial, want, dtype, rtol=1e-5, atol=1e-5)
+            for bands in (1, 2, 5):
+                got = np.full_like(w, np.nan)
+                EMB._lookup_grad_parallel(dout, ids, pad, got, bands)
+                np.testing.assert_array_equal(got, serial)
+
+
+def test_embedding_entry_points_switch_at_their_thresholds(monkeypatch):
+    from paddle_nb.kernels.cpu import embedding as EMB   # noqa: PLC0415
+    monkeypatch.setattr(EMB, "parallel_ok", lambda: True)
+    monkeypatch.setattr(EMB.numba, "get_num_threads", lambda: 2)
+    calls = {name: _spy(monkeypatch, EMB, name) for name in
+             ("_lookup_serial", "_lookup_parallel", "_lookup_grad_serial",
+              "_lookup_grad_parallel")}
+    d = EMB.MIN_PARALLEL_GRAD_ROW
+    w = np.ones((10, d), np.float32)
+    n = EMB.MIN_PARALLEL_LOOKUP // d
+    for rows in (n - 1, n):
+        EMB.lookup(w, np.zeros(rows, np.int64), -1, np.empty((rows, d), np.float32))
+    n = -(-(EMB.MIN_PARALLEL_LOOKUP_GRAD - w.size) // d)
+    for rows in (n - 1, n):
+        EMB.lookup_grad(np.ones((rows, d), np.float32), np.zeros(rows, np.int64), -1, w.shape)
+    narrow = np.ones((n * 2, d // 2), np.float32)            # rows too short: serial
+    EMB.lookup_grad(narrow, np.zeros(n * 2, np.int64), -1, (10, d // 2))
+    assert [len(calls[k]) for k in ("_lookup_serial", "_lookup_parallel",
+                                    "_lookup_grad_serial", "_lookup_grad_parallel")] == \
+        [1, 1, 2, 1]

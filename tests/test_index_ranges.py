@@ -299,3 +299,39 @@ def test_one_hot_checks_its_classes(place, bad):
     out = pd.op.one_hot_v2(X=x, depth=4)
     with pytest.raises(pd.IndexRangeError, match=rf"one_hot_v2.*X.*class {bad}"):
         pd.Executor(place).run(feed={"x": np.int64([1, bad])}, fetch_list=[out])
+
+
+@pytest.mark.parametrize("place", PLACES, ids=IDS)
+@pytest.mark.parametrize("op_type", ["lookup_table_v2", "lookup_table"])
+@pytest.mark.parametrize("bad", [6, -1, 10**9])
+def test_embedding_checks_its_ids_forward_and_backward(place, op_type, bad):
+    """An id outside W's rows (and not padding_idx) is refused by the lookup and by its
+    gradient op alone; the padding id itself passes (a row of zeros)."""
+    w = pd.data("w", [6, 3])
+    w.stop_gradient = False
+    legacy = op_type == "lookup_table"
+    ids = pd.data("ids", [2, 2, 1] if legacy else [2, 2], "int64")
+    out = getattr(pd.op, op_type)(W=w, Ids=ids, padding_idx=2)
+    grads = pd.gradients([pd.mean(out)], [w])
+    values = np.int64([[0, 2], [bad, 5]])
+    feed = {"w": np.ones((6, 3), np.float32), "ids": values[..., None] if legacy else values}
+    where = r"Ids\[1, 0, 0\]" if legacy else r"Ids\[1, 0\]"
+    _forward_and_gradient_refuse(
+        place, out, grads, feed,
+        rf"op 0 {op_type}: slot Ids: id {bad} at {where} is out of range; expected 0 <= Ids "
+        r"< 6 \(W has 6 rows\), or 2 \(padding_idx\) for a row of zeros",
+        rf"{op_type}_grad: slot Ids: id {bad} at {where}")
+    feed["ids"] = np.where(feed["ids"] == bad, 2, feed["ids"])      # the padding id: fine
+    got, dw = pd.Executor(place).run(feed=feed, fetch_list=[out, grads[0]])
+    assert not got[1, 0].any() and not got[0, 1].any() and not dw[2].any()
+
+
+@pytest.mark.parametrize("padding_idx", [-3, 6, 2**40])
+def test_embedding_refuses_a_padding_idx_that_is_not_a_row(padding_idx):
+    """Paddle's Python stores a negative padding_idx p as V + p: a saved program holds -1
+    (none) or a row of W, so anything else is refused when the op is built."""
+    w = pd.data("w", [6, 3])
+    ids = pd.data("ids", [4], "int64")
+    with pytest.raises(pd.ShapeError, match=r"padding_idx must be -1 \(no padding\) or a row "
+                                            r"of W(?s:.*)0 <= padding_idx < 6"):
+        pd.op.lookup_table_v2(W=w, Ids=ids, padding_idx=padding_idx)

@@ -116,6 +116,16 @@ for moments, normalize, grad in ((N._moments_serial, N._normalize_serial, N._gra
     normalize(v, g, g + 1, s2, s2, np.empty_like(v))
     grad(v, v, g, g + 1, s2, True, np.empty_like(v), s2.copy(), s2.copy())
 RND.dropout_mask(10, 1, 0.5)
+from paddle_nb.kernels.cpu import layer_norm as LN
+ones, stat = np.ones(10), np.ones(4, f)
+for forward, grad in ((LN._forward_serial, LN._grad_serial),
+                      (LN._forward_parallel, LN._grad_parallel)):
+    forward(a, ones, ones, 1e-5, np.empty_like(a), stat.copy(), stat.copy())
+    grad(a, a, stat, stat, ones, 1e-5, np.empty_like(a), np.zeros((2, 10)), np.zeros((2, 10)))
+from paddle_nb.kernels.cpu import embedding as EMB
+EMB._lookup_serial(a, lab, -1, np.empty_like(a)), EMB._lookup_parallel(a, lab, -1, np.empty_like(a))
+EMB._lookup_grad_serial(a, lab, 0, np.empty_like(a))
+EMB._lookup_grad_parallel(a, lab, 0, np.empty_like(a), 2)
 from paddle_nb.kernels.cpu import conv as CV
 for col2im in (CV._col2im_serial, CV._col2im_parallel):   # 2x2 taps over a 3x3 image
     col2im(x[:16].reshape(4, 4), np.empty((1, 1, 3, 3), f), 2, 2, 1, 1, 0, 0, 1, 1, 2, 2)

@@ -131,7 +131,8 @@ PADDLE_WRONG = {"gather_cols_x@GRAD", "gn_plain_float32_x@GRAD", "gn_plain_float
 @pytest.mark.parametrize("stem", ["gelu", "cross_entropy", "math", "squeeze", "reduce", "gather",
                                   "pointwise_loss",
                                   "stack", "slice", "scatter", "conv", "pool", "cnn_act",
-                                  "dropout", "batched_matmul"])
+                                  "dropout", "batched_matmul", "embedding",
+                                  "layer_norm"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).

@@ -36,14 +36,16 @@ class IndexOutOfRange(IndexError):
 
 
 def indices(values, high: int, *, slot: str, what: str = "index", low: int = 0,
-            ignore=None, shape=None, counted: str = "", column=None) -> None:
+            ignore=None, shape=None, counted: str = "", column=None,
+            ignored_as: str = "ignore_index", ignored_means: str = "to skip the row") -> None:
     """Raise :class:`IndexOutOfRange` unless every value is in ``[low, high)`` or equals
     ``ignore``. ``values`` is a numpy or device array of integers (any shape);
     ``shape`` is the shape to report positions in (default ``values.shape``: pass the
     user's tensor's shape when ``values`` is a flattened view of it); ``counted`` says
     what ``high`` counts ("3 classes"); ``column``: ``values`` is that position of the
     user's tensor's last axis (gather_nd checks each against its own dim), so positions
-    end with it."""
+    end with it. ``ignored_as`` / ``ignored_means`` name the ignored value in the message
+    ("-100 (ignore_index) to skip the row"; an embedding's "padding_idx")."""
     shape = tuple(values.shape) if shape is None else tuple(shape)
     if values.size == 0:
         return
@@ -67,19 +69,21 @@ def indices(values, high: int, *, slot: str, what: str = "index", low: int = 0,
     position = tuple(int(i) for i in np.unravel_index(flat_pos, shape)) if shape else ()
     if column is not None:
         position += (int(column),)
-    raise IndexOutOfRange(_message(slot, what, value, position, low, high, ignore, counted),
+    raise IndexOutOfRange(_message(slot, what, value, position, low, high, ignore, counted,
+                                   ignored_as, ignored_means),
                           slot=slot, value=value, position=position, low=low, high=high)
 
 
-def _message(slot, what, value, position, low, high, ignore, counted) -> str:
+def _message(slot, what, value, position, low, high, ignore, counted,
+             ignored_as="ignore_index", ignored_means="to skip the row") -> str:
     where = f" at {slot}[{', '.join(map(str, position))}]" if position else ""
     allowed = f"{low} <= {slot} < {high}" + (f" ({counted})" if counted else "")
     if ignore is not None:
-        allowed += f", or {ignore} (ignore_index) to skip the row"
+        allowed += f", or {ignore} ({ignored_as}) {ignored_means}"
     text = f"slot {slot}: {what} {value}{where} is out of range; expected {allowed}"
     if high > 0 and value == high and low == 0:
         text += (f". Numbered 1..{high} instead of 0..{high - 1}? Subtract 1 "
-                 f"(labels start at 0)")
+                 f"(they start at 0)")
     elif value < 0 and low == 0:
         text += ". Negative values do not count from the end here"
     return text + ". Nothing was written."

@@ -6,3 +6,5 @@ from . import (activation, adam, arange, batch_norm, cnn_activations, conditiona
                grad_clip, group_norm, indices, interp, io, loss, matmul, norm, optimizer, pad,
                pointwise_losses, pool, recurrent, reduce, scatter, shape, slice, softmax, squeeze,
                stack, tensor_array, top_k, unary_math, while_op)
+from . import layer_norm  # noqa: F401
+from . import embedding  # noqa: F401

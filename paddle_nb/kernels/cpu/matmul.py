@@ -11,8 +11,10 @@ rule) goes through numpy: the pool a user's own numpy code wakes anyway, so padd
 never slows its neighbours' BLAS nor they its. Smaller products run single-threaded in
 either library, where the njit call is the cheaper one (~2 us against ~3).
 
-Both entry points tell threads.py that BLAS ran, so the prange kernels stay serial while
-BLAS's threads may still hold the cores.
+Both entry points tell threads.py when a threaded BLAS call ran, so the prange kernels
+stay serial while BLAS's threads may still hold the cores. A product OpenBLAS runs on the
+calling thread wakes no worker, and says nothing: LeNet's step has three such products,
+and telling of them kept every kernel of the step serial.
 """
 import numpy as np
 from numba import njit, prange
@@ -44,11 +46,11 @@ def matmul2d(a, b, out=None):
     needs no copy); written into ``out`` (C-contiguous, (m, n), their dtype) when given."""
     if a.shape[0] * a.shape[1] * b.shape[1] > BLAS_THREADS_FROM:
         out = np.matmul(a, b, out=out)          # numpy's BLAS pool (module docstring)
+        note_blas()
     elif out is None:
         out = _matmul2d(a, b)
     else:
         _matmul2d_into(a, b, out)
-    note_blas()
     return out
 
 

@@ -11,7 +11,8 @@ this 2-core machine (numba's OpenMP pool, OpenBLAS's pthreads pool):
   256x256 matmul, and the matmul 4 ms instead of 0.25 ms right after the tanh;
 - so in training, where every few ops are a matmul, the prange kernels lost: a 3-layer
   MLP step (batch 256, 1024 wide) took 74.5 ms with them, 41.7 ms serial.
-The matmul kernels call ``note_blas()``; numpy's own BLAS calls are not seen.
+The matmul kernels call ``note_blas()`` after a product OpenBLAS threads (a smaller one
+runs on the calling thread and wakes no worker); numpy's own BLAS calls are not seen.
 (Separately, a prange region after the pool has idled ~0.1 s pays ~8 ms to wake its
 worker on this VM, whatever ran before: nothing here can avoid that.)
 """

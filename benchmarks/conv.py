@@ -2,7 +2,8 @@
 padding 1): a one-op program through ``Executor.run``, forward alone and forward with the
 gradients of sum(Output) w.r.t. Input and Filter (``pd.gradients``: fill, conv2d_grad).
 
-numpy's contender is the same im2col + one sgemm, written with
+paddle_nb runs it with its direct stride-1 loops (kernels/cpu/direct_conv.py); numpy's
+contender is im2col + one sgemm (what paddle_nb did before them), written with
 ``np.lib.stride_tricks.sliding_window_view`` (its backward: two products and the window
 sums added back tap by tap); torch's is ``torch.nn.functional.conv2d`` (and autograd)."""
 from __future__ import annotations
@@ -82,5 +83,5 @@ def run(quick: bool = False) -> list[dict]:
         what = "forward+backward" if backward else "forward"
         rows.append(row(f"conv2d {N}x{C}x{H}x{W} * {COUT}x{C}x3x3: {what}", s["run"],
                         s["numpy"], s["torch"], vs_torch=TARGET_VS_TORCH,
-                        note="Executor.run (feed+fetch); im2col + sgemm"))
+                        note="Executor.run (feed+fetch); direct stride-1 loops"))
     return rows

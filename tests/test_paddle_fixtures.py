@@ -132,19 +132,24 @@ PADDLE_WRONG = {"gather_cols_x@GRAD", "gn_plain_float32_x@GRAD", "gn_plain_float
                                   "pointwise_loss",
                                   "stack", "slice", "scatter", "conv", "pool", "cnn_act",
                                   "dropout", "batched_matmul", "embedding",
-                                  "layer_norm"])
+                                  "layer_norm", "transformer"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).
-    What no op writes is a feed; everything else Paddle computed is compared."""
+    What no op writes is a feed, or for a parameter (the transformer's layers) set in the
+    scope as its startup program would; everything else Paddle computed is compared."""
     program = _load(f"{stem}_ops.pdesc")
     saved = np.load(os.path.join(FIXTURES, f"{stem}_io.npz"))
-    written = {name for op in program.global_block().ops
-               for names in op.outputs.values() for name in names}
-    feed = {k: saved[k] for k in saved.files if k not in written}
+    block = program.global_block()
+    written = {name for op in block.ops for names in op.outputs.values() for name in names}
+    scope = pd.Scope()
+    for k in saved.files:
+        if k not in written and k in block.vars and block.var(k).persistable:
+            scope.var(k).set(saved[k])
+    feed = {k: saved[k] for k in saved.files if k not in written and scope.find_var(k) is None}
     fetch = [k for k in saved.files if k in written]
     assert feed and fetch and any(k.endswith("@GRAD") for k in fetch)
-    got = exe.run(program, feed=feed, fetch_list=fetch, scope=pd.Scope())
+    got = exe.run(program, feed=feed, fetch_list=fetch, scope=scope)
     for name, value in zip(fetch, got):
         if name not in PADDLE_WRONG:
             np.testing.assert_allclose(value, saved[name], rtol=1e-5, atol=1e-6, err_msg=name)

@@ -563,9 +563,11 @@ def assign(x, output: Variable | None = None):
     return output
 
 
-# --- losses.py, cnn_layers.py and sequence_layers.py, re-exported here where Fluid users look
-# for them --------------------------------------------------------------------------------------
+# --- losses.py, cnn_layers.py, sequence_layers.py and attention_layers.py, re-exported here
+# where Fluid users look for them -----------------------------------------------------------
 from .losses import (cross_entropy, mse_loss,  # noqa: E402, F401 (re-exported)
                      softmax_with_cross_entropy, square_error_cost)
 from .cnn_layers import batch_norm, conv2d, dropout, pool2d  # noqa: E402, F401
 from .sequence_layers import embedding, layer_norm  # noqa: E402, F401
+from .attention_layers import (linear, multi_head_attention,  # noqa: E402, F401
+                               transformer_encoder_layer)

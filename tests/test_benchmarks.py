@@ -153,6 +153,27 @@ def test_torch_references_are_the_numpy_step(module, sizes, lr):
     _same_update(start, {k: v.detach().numpy() for k, v in tp.items()}, mine)
 
 
+def test_the_torch_encoder_is_the_programs_step():
+    """The transformer benchmark's torch layers hold our parameters and take the same SGD
+    step: the loss and every parameter after it agree."""
+    t = pytest.importorskip("torch")
+    from benchmarks import transformer   # noqa: PLC0415
+    main, startup, loss = transformer.build(b=2, t=5, e=8, heads=2, ff=16, lr=0.5)
+    feed = transformer.batch(b=2, t=5, e=8)
+    go = runner(main, startup, feed, [loss])
+    names = transformer.params(main)
+    start = params_of(go.scope, names)
+    layers = transformer.torch_layers(t, start, names, heads=2, ff=16)
+    loss_t = transformer.torch_step(t, layers, t.from_numpy(feed["x"]), lr=0.5)
+    (loss_pd,) = go()
+    np.testing.assert_allclose(loss_t.item(), loss_pd, rtol=1e-5)
+    after = transformer.torch_layers(t, params_of(go.scope, names), names, heads=2, ff=16)
+    for ours, theirs in zip(after, layers):
+        for (name, a), (_, b) in zip(ours.named_parameters(), theirs.named_parameters()):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4,
+                                       atol=1e-6, err_msg=name)
+
+
 # --- the harness --------------------------------------------------------------------------
 def test_command_line_writes_rows_with_every_key(tmp_path, monkeypatch):
     from benchmarks import __main__ as cli

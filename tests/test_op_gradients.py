@@ -102,6 +102,11 @@ CASES = [
     GradCase("trans_y", "matmul_v2", {"X": f64(1, 3, 4), "Y": f64(2, 2, 4)}, {"trans_y": True}),
     GradCase("trans_both", "matmul_v2", {"X": f64(1, 4, 3), "Y": f64(2, 2, 4)},
              {"trans_x": True, "trans_y": True}),
+    # one Y for a batch of X (a linear layer on [B, T, E]): the batch folds into rows
+    GradCase("batch_times_matrix_trans_y", "matmul_v2", {"X": f64(1, 2, 3, 4),
+                                                         "Y": f64(2, 5, 4)}, {"trans_y": True}),
+    GradCase("batch_times_matrix_alpha", "matmul", {"X": f64(1, 2, 2, 3, 4), "Y": f64(2, 4, 2)},
+             {"alpha": -1.5}),
     GradCase("vector_y", "matmul_v2", {"X": f64(1, 2, 3), "Y": f64(2, 3)}),
     GradCase("vector_x", "matmul_v2", {"X": f64(1, 3), "Y": f64(2, 2, 3, 4)}),
     GradCase("alpha_transpose_y", "matmul", {"X": f64(1, 3, 4), "Y": f64(2, 2, 4)},

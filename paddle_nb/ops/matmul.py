@@ -173,6 +173,16 @@ def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
         xs[-1] if tx else xs[-2], ys[-2] if ty else ys[-1])
     d = dout.reshape(tuple(out_shape))
     mm = place.matmul
+    if len(ys) == 2 and len(xs) > 2 and not tx:
+        # one matrix Y for every batch: fold the batch dims into rows, so dY is one
+        # product that sums over the batch (not a batch of products and a sum)
+        rows = int(np.prod(xs[:-1]))            # spelled out: device arrays take no -1
+        x_rows = x2.reshape((rows, int(xs[-1])))
+        d_rows = d.reshape((rows, int(out_shape[-1])))
+        dx = mm(d_rows, y2, False, not ty, alpha)       # d @ op(Y)^T
+        dy = mm(d_rows, x_rows, True, False, alpha) if ty else \
+            mm(x_rows, d_rows, True, False, alpha)       # op(Y)'s gradient, as Y
+        return dx.reshape(tuple(x.shape)), dy.reshape(tuple(y.shape))
     if not tx and not ty:       # dX = d @ Y^T, dY = X^T @ d
         dx, dy = mm(d, y2, False, True, alpha), mm(x2, d, True, False, alpha)
     elif tx and not ty:         # dX = Y @ d^T, dY = X @ d

@@ -65,6 +65,11 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
     y2 = y[:, None] if y.ndim == 1 else y
     if x2.ndim == 2 and y2.ndim == 2:
         out = matmul_2d(x2, y2)
+    elif y2.ndim == 2 and not tx and x.dtype == y.dtype and x.dtype.type in _BLAS:
+        # one matrix Y for every batch (a linear layer on [B, T, E]): the batch dims
+        # fold into rows, one product instead of a batch of small ones over copies of Y
+        rows = x2.reshape((-1, x2.shape[-1]))
+        out = matmul_2d(rows, y2).reshape(x2.shape[:-1] + (y2.shape[-1],))
     elif x.dtype == y.dtype and x.dtype.type in _BLAS:
         batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
         m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]

@@ -46,6 +46,12 @@ FUSED_REORDERED = {"contract", "reassoc"}
 MIN_PARALLEL_MACS = 1 << 20
 
 
+def _either(serial, parallel, macs: int, *args) -> None:
+    """Run the prange twin past MIN_PARALLEL_MACS multiply-adds when threads.py allows,
+    else the serial loop."""
+    (parallel if macs >= MIN_PARALLEL_MACS and parallel_ok() else serial)(*args)
+
+
 def offsets(channels: int, hp: int, wp: int, kh: int, kw: int, dh: int, dw: int):
     """The flat offset of each tap (c, ki, kj), in the filter's row order."""
     c, ki, kj = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
@@ -110,11 +116,8 @@ def _forward_parallel(xf, wr, offs, out, groups, wp):
 def forward(xf, wr, offs, out, groups: int, wp: int):
     """out [N, O, oh, ow] = the convolution of the padded input ``xf`` [N, C*hp*wp] with
     the filter rows ``wr`` [O, C/groups*kh*kw] at tap offsets ``offs``; returns out."""
-    macs = out.size * wr.shape[1]
-    if macs >= MIN_PARALLEL_MACS and parallel_ok():
-        _forward_parallel(xf, wr, offs, out, groups, wp)
-    else:
-        _forward_serial(xf, wr, offs, out, groups, wp)
+    _either(_forward_serial, _forward_parallel, out.size * wr.shape[1],
+            xf, wr, offs, out, groups, wp)
     return out
 
 
@@ -170,11 +173,8 @@ def filter_grad(dyw, xf, offs, dw, groups: int, length: int):
     """dw [O, C/groups*kh*kw] = for each output channel and tap, the sum over images of
     dOut laid out wide ``dyw`` [N, O, oh*wp] (zeros in the junk columns) times the
     padded input ``xf`` at the tap's offset; returns dw."""
-    macs = dyw.shape[0] * dw.size * length
-    if macs >= MIN_PARALLEL_MACS and parallel_ok():
-        _filter_grad_parallel(dyw, xf, offs, dw, groups, length)
-    else:
-        _filter_grad_serial(dyw, xf, offs, dw, groups, length)
+    _either(_filter_grad_serial, _filter_grad_parallel, dyw.shape[0] * dw.size * length,
+            dyw, xf, offs, dw, groups, length)
     return dw
 
 
@@ -247,11 +247,9 @@ def input_grad(dyw, wr, taps, dx, groups: int, hp: int, wp: int, pt: int, pl: in
     input at rows pt.., columns pl..), from dOut laid out wide ``dyw`` [N, O, oh*wp]
     (zeros in the junk columns), the filter rows ``wr`` [O, C/groups*kh*kw] and the
     offsets ``taps`` of one plane's kh*kw taps; returns dx."""
-    macs = dyw.shape[0] * dyw.shape[1] * wr.shape[1] * length
-    if macs >= MIN_PARALLEL_MACS and parallel_ok():
-        _input_grad_parallel(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length)
-    else:
-        _input_grad_serial(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length)
+    _either(_input_grad_serial, _input_grad_parallel,
+            dyw.shape[0] * dyw.shape[1] * wr.shape[1] * length,
+            dyw, wr, taps, dx, groups, hp, wp, pt, pl, length)
     return dx
 
 

@@ -156,7 +156,8 @@ def test_torch_references_are_the_numpy_step(module, sizes, lr):
 def test_the_torch_encoder_is_the_programs_step():
     """The transformer benchmark's torch layers hold our parameters and take the same SGD
     step: the loss and every parameter after it agree."""
-    t = pytest.importorskip("torch")
+    t = pytest.importorskip("torch", reason="PyTorch is the benchmark's contender, never a "
+                            "dependency of paddle_nb (CI does not install it)")
     from benchmarks import transformer   # noqa: PLC0415
     main, startup, loss = transformer.build(b=2, t=5, e=8, heads=2, ff=16, lr=0.5)
     feed = transformer.batch(b=2, t=5, e=8)

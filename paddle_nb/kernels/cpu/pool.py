@@ -82,19 +82,23 @@ def _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _pool_serial(x, g, is_max, with_mask, out, mask):
-    h0, h1, hn = _axis(x.shape[1], g[0], g[2], g[4], g[8], out.shape[1], g[6], g[7])
-    w0, w1, wn = _axis(x.shape[2], g[1], g[3], g[5], g[9], out.shape[2], g[6], g[7])
+def _pool_serial(x, axes, is_max, with_mask, out, mask):
+    h0, h1, hn, w0, w1, wn = axes
     for p in range(x.shape[0]):
         _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _pool_parallel(x, g, is_max, with_mask, out, mask):
-    h0, h1, hn = _axis(x.shape[1], g[0], g[2], g[4], g[8], out.shape[1], g[6], g[7])
-    w0, w1, wn = _axis(x.shape[2], g[1], g[3], g[5], g[9], out.shape[2], g[6], g[7])
+def _pool_parallel(x, axes, is_max, with_mask, out, mask):
+    h0, h1, hn, w0, w1, wn = axes
     for p in prange(x.shape[0]):
         _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask)
+
+
+def _axes(x, g, out_hw):
+    """Both axes' window bounds and divisors (``_axis``), worked out once per call."""
+    return (_axis(x.shape[1], g[0], g[2], g[4], g[8], out_hw[0], g[6], g[7]) +
+            _axis(x.shape[2], g[1], g[3], g[5], g[9], out_hw[1], g[6], g[7]))
 
 
 def _parallel(x, out, g) -> bool:
@@ -109,8 +113,8 @@ def pool(x, g, is_max: bool, out_hw, with_mask: bool = False):
     out = np.empty((x.shape[0],) + tuple(out_hw), x.dtype)
     with_mask = bool(is_max and with_mask)
     mask = np.empty(out.shape if with_mask else (1, 1, 1), np.int32)
-    (_pool_parallel if _parallel(x, out, g) else _pool_serial)(x, g, is_max, with_mask,
-                                                                out, mask)
+    (_pool_parallel if _parallel(x, out, g) else _pool_serial)(
+        x, _axes(x, g, out.shape[1:]), is_max, with_mask, out, mask)
     return out, mask
 
 
@@ -142,17 +146,15 @@ def _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _pool_grad_serial(x, g, is_max, out, dout, dx):
-    h0, h1, hn = _axis(x.shape[1], g[0], g[2], g[4], g[8], dout.shape[1], g[6], g[7])
-    w0, w1, wn = _axis(x.shape[2], g[1], g[3], g[5], g[9], dout.shape[2], g[6], g[7])
+def _pool_grad_serial(x, axes, is_max, out, dout, dx):
+    h0, h1, hn, w0, w1, wn = axes
     for p in range(x.shape[0]):
         _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _pool_grad_parallel(x, g, is_max, out, dout, dx):
-    h0, h1, hn = _axis(x.shape[1], g[0], g[2], g[4], g[8], dout.shape[1], g[6], g[7])
-    w0, w1, wn = _axis(x.shape[2], g[1], g[3], g[5], g[9], dout.shape[2], g[6], g[7])
+def _pool_grad_parallel(x, axes, is_max, out, dout, dx):
+    h0, h1, hn, w0, w1, wn = axes
     for p in prange(x.shape[0]):
         _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx)
 
@@ -160,8 +162,8 @@ def _pool_grad_parallel(x, g, is_max, out, dout, dx):
 def pool_grad(x, g, is_max: bool, out, dout):
     """dX of pool2d from X, Out and dOut (all planes)."""
     dx = np.empty(x.shape, dout.dtype)
-    (_pool_grad_parallel if _parallel(x, dout, g) else _pool_grad_serial)(x, g, is_max, out,
-                                                                       dout, dx)
+    (_pool_grad_parallel if _parallel(x, dout, g) else _pool_grad_serial)(
+        x, _axes(x, g, dout.shape[1:]), is_max, out, dout, dx)
     return dx
 
 

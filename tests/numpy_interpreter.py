@@ -1142,6 +1142,63 @@ def _layer_norm(op, env):
             **_out(op, "Mean", mean.reshape(stats).astype(x.dtype)),
             **_out(op, "Variance", var.reshape(stats).astype(x.dtype))}
 
+# --- the fused rnn op ----------------------------------------------------------------
+def _cell(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """One step of one direction of one layer, Paddle's cells (LSTMCell's gates i, f, c~,
+    o; GRUCell's r, z, c~ with h = (h_prev - c~) * z + c~), in float64."""
+    xg, hg = x @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+    if mode == "LSTM":
+        i, f, g, o = np.split(xg + hg, 4, axis=1)
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        return _sigmoid(o) * np.tanh(c), c
+    if mode == "GRU":
+        xr, xz, xc = np.split(xg, 3, axis=1)
+        hr, hz, hc = np.split(hg, 3, axis=1)
+        r, z = _sigmoid(xr + hr), _sigmoid(xz + hz)
+        cand = np.tanh(xc + r * hc)
+        return (h - cand) * z + cand, c
+    pre = xg + hg
+    return (np.tanh(pre) if mode == "RNN_TANH" else np.maximum(pre, 0)), c
+
+
+def _rnn(op, env):
+    """Paddle's fused rnn op, time-major Input [T, B, I]: layer by layer, each direction
+    over the sequence (the backward one from the last step), a padded step (t >= length)
+    giving 0 and keeping the state; PreState/State [layers * directions, B, H] (LSTM: h
+    then c); WeightList all [W_ih, W_hh] pairs, then all [b_ih, b_hh] pairs."""
+    a = op.attrs
+    mode, layers, H = a["mode"], a["num_layers"], a["hidden_size"]
+    dirs = 2 if a["is_bidirec"] else 1
+    x = _wide(_x(op, env, "Input"))
+    T, B = x.shape[:2]
+    weights = [_wide(env[n]) for n in op.input("WeightList")]
+    n = layers * dirs
+    pre = [_wide(env[v]) for v in op.input("PreState")]
+    h0 = pre[0]
+    c0 = pre[1] if mode == "LSTM" else np.zeros_like(h0)
+    lengths = env[op.input("SequenceLength")[0]] if op.input("SequenceLength") else \
+        np.full(B, T)
+    hs, cs = np.zeros((n, B, H)), np.zeros((n, B, H))
+    for layer in range(layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w_ih, w_hh = weights[2 * k], weights[2 * k + 1]
+            b_ih, b_hh = weights[2 * n + 2 * k], weights[2 * n + 2 * k + 1]
+            h, c, out = h0[k], c0[k], np.zeros((T, B, H))
+            for t in (range(T - 1, -1, -1) if d else range(T)):
+                nh, nc = _cell(mode, x[t], h, c, w_ih, w_hh, b_ih, b_hh)
+                live = (t < lengths)[:, None]
+                h, c = np.where(live, nh, h), np.where(live, nc, c)
+                out[t] = np.where(live, nh, 0.0)
+            hs[k], cs[k] = h, c
+            outs.append(out)
+        x = np.concatenate(outs, axis=2)
+    dtype = _x(op, env, "Input").dtype
+    states = [hs.astype(dtype)] + ([cs.astype(dtype)] if mode == "LSTM" else [])
+    return {**_out(op, "Out", x.astype(dtype)), **_out(op, "State", *states)}
+
+
 def _dropout(op, env):
     """Deterministic where dropout is: test mode (X * (1 - p), or X for upscale_in_train),
     and training with p = 0 (everything kept) or p = 1 (everything dropped). Other
@@ -1316,7 +1373,7 @@ REFERENCES = {
     "conv2d": _conv2d, "depthwise_conv2d": _conv2d, "conv2d_transpose": _conv2d_transpose,
     "depthwise_conv2d_transpose": _conv2d_transpose,
     "batch_norm": _batch_norm, "instance_norm": _instance_norm, "group_norm": _group_norm,
-    "layer_norm": _layer_norm,
+    "layer_norm": _layer_norm, "rnn": _rnn,
     "dropout": _dropout,
 }
 

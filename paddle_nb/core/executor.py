@@ -76,6 +76,9 @@ class Step:
     op: Operator
     scope: Scope
     frames: tuple = ()
+    # what the step wrote, where that is not its op's outputs: a fused op's inner step
+    # (one cell of the rnn op) writes the names it shows in its own scope
+    wrote: tuple | None = None
 
     @property
     def block_idx(self) -> int:

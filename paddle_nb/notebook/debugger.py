@@ -227,7 +227,8 @@ class Debugger:
             raise
         self._current = step
         self._history.append((step.block_idx, step.op_index, step.op.type))
-        names = dict.fromkeys(step.op.output_arg_names)       # ordered, no repeats
+        names = dict.fromkeys(step.op.output_arg_names if step.wrote is None
+                              else step.wrote)                # ordered, no repeats
         self._changed = [n for n in names if _has_value(step.scope, n)]
         return step
 

@@ -4,7 +4,6 @@ Importing this package registers them all."""
 from . import (activation, adam, arange, batch_norm, cnn_activations, conditional,  # noqa: F401
                conv, conv_transpose, cumsum, dropout, elementwise, fc, fill, fused_elemwise,
                grad_clip, group_norm, indices, interp, io, loss, matmul, norm, optimizer, pad,
-               pointwise_losses, pool, recurrent, reduce, scatter, shape, slice, softmax, squeeze,
-               stack, tensor_array, top_k, unary_math, while_op)
-from . import layer_norm  # noqa: F401
-from . import embedding  # noqa: F401
+               pointwise_losses, pool, recurrent, reduce, rnn, scatter, shape, slice, softmax,
+               squeeze, stack, tensor_array, top_k, unary_math, while_op)
+from . import embedding, layer_norm  # noqa: F401

@@ -569,5 +569,6 @@ from .losses import (cross_entropy, mse_loss,  # noqa: E402, F401 (re-exported)
                      softmax_with_cross_entropy, square_error_cost)
 from .cnn_layers import batch_norm, conv2d, dropout, pool2d  # noqa: E402, F401
 from .sequence_layers import embedding, layer_norm  # noqa: E402, F401
+from .rnn_layers import gru, lstm, simple_rnn  # noqa: E402, F401
 from .attention_layers import (linear, multi_head_attention,  # noqa: E402, F401
                                transformer_encoder_layer)

@@ -1196,7 +1196,14 @@ def _rnn(op, env):
         x = np.concatenate(outs, axis=2)
     dtype = _x(op, env, "Input").dtype
     states = [hs.astype(dtype)] + ([cs.astype(dtype)] if mode == "LSTM" else [])
-    return {**_out(op, "Out", x.astype(dtype)), **_out(op, "State", *states)}
+    made = {**_out(op, "Out", x.astype(dtype)), **_out(op, "State", *states)}
+    if op.output("Reserve"):     # the gradient's store: its size is all that is promised
+        saved = {"LSTM": 7, "GRU": 5}.get(mode, 2)     # gates and starting states per unit
+        size = n * T * B * H * saved + (layers - 1) * T * B * dirs * H
+        made.update(_out(op, "Reserve", NotComputed((size,), dtype)))
+    if op.output("DropoutState"):
+        made.update(_out(op, "DropoutState", NotComputed((0,), np.uint8)))
+    return made
 
 
 def _dropout(op, env):

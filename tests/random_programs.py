@@ -1243,6 +1243,35 @@ def b_layer_norm(B, type_):
     return True
 
 
+def b_rnn(B, type_):
+    """The fused rnn op on a fresh time-major float sequence: any mode, 1 or 2 layers,
+    either direction count, lengths or none (some 0, some full), small weights."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    dtype = B.pick(FLOAT_TYPES)
+    mode = B.pick(["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])
+    steps, batch, size, hidden = (B.draw(st.integers(1, 3)) for _ in range(4))
+    layers, dirs = B.draw(st.integers(1, 2)), B.draw(st.integers(1, 2))
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
+
+    def feed(*shape):
+        return B.add_feed(rng.uniform(-0.6, 0.6, shape).astype(dtype))
+    mats, biases = [], []
+    for k in range(layers * dirs):
+        mats += [feed(gates * hidden, size if k < dirs else dirs * hidden),
+                 feed(gates * hidden, hidden)]
+        biases += [feed(gates * hidden), feed(gates * hidden)]
+    states = 2 if mode == "LSTM" else 1
+    ins = {"Input": [feed(steps, batch, size)],
+           "PreState": [feed(layers * dirs, batch, hidden) for _ in range(states)],
+           "WeightList": mats + biases}
+    if B.draw(st.booleans()):
+        ins["SequenceLength"] = [B.add_feed(rng.integers(0, steps + 1, batch))]
+    B.append(type_, ins, {"Out": 1, "State": states, "Reserve": 1},
+             {"mode": mode, "input_size": size, "hidden_size": hidden, "num_layers": layers,
+              "is_bidirec": dirs == 2})
+    return True
+
+
 def b_dropout(B, type_):
     """dropout of a float tensor: in test mode, or training with p = 0 or 1 (all kept, all
     dropped: the reference knows those), or a seeded random mask (shapes only)."""
@@ -1353,7 +1382,7 @@ OP_CHOICES = (
     + [(t, b_conv) for t in ("conv2d", "depthwise_conv2d", "conv2d_transpose",
                              "depthwise_conv2d_transpose")]
     + [(t, b_norm) for t in ("batch_norm", "instance_norm", "group_norm")]
-    + [("layer_norm", b_layer_norm)]
+    + [("layer_norm", b_layer_norm), ("rnn", b_rnn)]
     + [("dropout", b_dropout)]
     + [(t, b_pool) for t in ("pool2d", "max_pool2d_with_index", "nearest_interp_v2",
                              "bilinear_interp_v2", "prelu")]

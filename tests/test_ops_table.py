@@ -108,6 +108,32 @@ def as_list(value) -> list:
 SPECIALS = np.array([[np.nan, -1.0, 0.0, -0.0, 2.5], [np.inf, -np.inf, -np.nan, 1e-30, -3.0]])
 
 
+def rnn_row(seed, mode, steps, batch, size, hidden, layers=1, bidirec=False, lengths=None,
+            dtype=np.float32):
+    """(inputs, attrs, outputs) of an ``rnn`` op row: Paddle's WeightList order (every
+    W_ih, W_hh, then every b_ih, b_hh), weights small enough that tanh stays off its tails."""
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    dirs = 2 if bidirec else 1
+    mats, biases = [], []
+    for k in range(layers * dirs):
+        width = size if k < dirs else dirs * hidden
+        mats += [floats(seed + 4 * k, gates * hidden, width, low=-0.6, high=0.6, dtype=dtype),
+                 floats(seed + 4 * k + 1, gates * hidden, hidden, low=-0.6, high=0.6,
+                        dtype=dtype)]
+        biases += [floats(seed + 4 * k + 2, gates * hidden, dtype=dtype),
+                   floats(seed + 4 * k + 3, gates * hidden, dtype=dtype)]
+    n_states = 2 if mode == "LSTM" else 1
+    inputs = {"Input": floats(seed + 99, steps, batch, size, dtype=dtype),
+              "PreState": [floats(seed + 100 + i, layers * dirs, batch, hidden, dtype=dtype)
+                           for i in range(n_states)],
+              "WeightList": mats + biases}
+    if lengths is not None:
+        inputs["SequenceLength"] = np.array(lengths, np.int64)
+    attrs = {"mode": mode, "input_size": size, "hidden_size": hidden, "num_layers": layers,
+             "is_bidirec": bidirec}
+    return inputs, attrs, {"Out": 1, "State": n_states}
+
+
 def distributions(seed, *shape):
     """Rows that sum to 1 (probabilities or soft labels)."""
     e = np.exp(floats(seed, *shape, low=-2.0, high=2.0).astype(np.float64))
@@ -925,6 +951,22 @@ CASES = [
                                   "Scale": floats(196, 5, dtype=np.float64),
                                   "Bias": floats(197, 5, dtype=np.float64)}, {}, grad=True),
     Case("no_rows", "layer_norm", {"X": floats(198, 0, 3), "Scale": floats(199, 3)}, {}),
+    # rnn (ops/rnn.py): Paddle's fused LSTM / GRU / simple RNN; Reserve is what the
+    # gradient reads (not compared)
+    Case("lstm_lengths", "rnn", *rnn_row(300, "LSTM", 4, 3, 2, 3, lengths=[4, 1, 3])[:2],
+         outputs=rnn_row(300, "LSTM", 4, 3, 2, 3)[2], unfetched=("Reserve",), grad=True),
+    Case("gru_2layers_bidirec", "rnn", *rnn_row(320, "GRU", 3, 2, 2, 2, 2, True)[:2],
+         outputs=rnn_row(320, "GRU", 3, 2, 2, 2, 2, True)[2], unfetched=("Reserve",),
+         grad=True),
+    Case("tanh_bidirec_empty_sequence", "rnn",
+         *rnn_row(360, "RNN_TANH", 3, 2, 3, 2, 1, True, lengths=[3, 0])[:2],
+         outputs={"Out": 1, "State": 1}, unfetched=("Reserve",), grad=True),
+    Case("relu_2layers_f64", "rnn",
+         *rnn_row(380, "RNN_RELU", 3, 2, 2, 3, 2, lengths=[2, 3], dtype=np.float64)[:2],
+         outputs={"Out": 1, "State": 1}, unfetched=("Reserve",), grad=True),
+    Case("lstm_2layers_bidirec_f64", "rnn",
+         *rnn_row(400, "LSTM", 3, 2, 2, 2, 2, True, lengths=[1, 3], dtype=np.float64)[:2],
+         outputs={"Out": 1, "State": 2}, unfetched=("Reserve",), grad=True),
     # dropout (ops/dropout.py): what is deterministic; training's random masks are
     # checked by tests/test_dropout.py
     Case("p0_test_downgrade", "dropout", {"X": floats(180, 3, 4)},

@@ -91,20 +91,21 @@ class _Shape:
 
 def _int_attr_check(name, low):
     def check_value(value):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if isinstance(value, int) and not isinstance(value, bool) and value < low:
             return f"{name} must be an integer >= {low}"
         return None
     return check_value
 
 
+# (a value of the wrong type is the attribute's type check's to name: these return None)
 def _mode_check(value):
-    if value not in cells.MODES:
+    if isinstance(value, str) and value not in cells.MODES:
         return f"mode must be one of {sorted(cells.MODES)}"
     return None
 
 
 def _dropout_check(value):
-    if not 0.0 <= value <= 1.0:
+    if isinstance(value, (int, float)) and not 0.0 <= value <= 1.0:     # (NaN fails too)
         return "dropout_prob must be in [0, 1]"
     return None
 
@@ -164,7 +165,7 @@ def _rnn_infer(ctx):
     states = ctx.input_names("PreState")
     if len(states) != s.n_states:
         ctx.fail(f"PreState holds the initial {' and '.join(_STATES.get(s.mode_name, ('h',)))}"
-                 f" of a {s.mode_name}", slot="PreState", expected=f"{s.n_states} tensors",
+                 f" of the {s.mode_name} cell", slot="PreState", expected=f"{s.n_states} tensors",
                  given=f"{len(states)}")
     want = [s.cells, batch, s.hidden]
     for i in range(s.n_states):
@@ -308,16 +309,17 @@ def _step(ctx, s: _Shape, layer, d, t, layer_in, saved, hprev, cprev, out, live)
     direction = "backward" if d else "forward"
     name = f"layer {layer} {direction}/step {t}"
     scope = ctx.new_scope(name)
-    H = s.hidden
-    shown = {"x_t": layer_in[t], "h_prev": hprev[t]}
+    H, host = s.hidden, arrays.host      # host copies: they are there to be looked at
+    shown = {"x_t": host(layer_in[t]), "h_prev": host(hprev[t])}
     if s.mode == cells.LSTM:
-        shown["c_prev"] = cprev[t]
+        shown["c_prev"] = host(cprev[t])
+    gates = host(saved[t])
     for g, gate in enumerate(_GATE_NAMES.get(s.mode, ())):
-        shown[gate] = saved[t][:, g * H:(g + 1) * H]
-    shown["h"] = out[t][:, d * H:(d + 1) * H]
-    shown["live"] = live[t]
+        shown[gate] = gates[:, g * H:(g + 1) * H].copy()
+    shown["h"] = host(out[t])[:, d * H:(d + 1) * H].copy()
+    shown["live"] = host(live[t]).astype(bool)
     for n, value in shown.items():
-        scope.var(n).set(arrays.copy(value))
+        scope.var(n).set(np.array(value))
     where = f"{ctx.frames[-1].block_path} > rnn@{ctx.op.index} {name}" if ctx.frames \
         else name
     op = ctx.op.op

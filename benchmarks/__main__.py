@@ -18,13 +18,13 @@ except ImportError:
 
 from . import timing  # noqa: E402  (fixes thread counts before numpy and numba load)
 from . import (batch_norm, cold_start, conv, cuda, debugger_step, doc,  # noqa: E402
-               elementwise, executor_overhead, ifelse, lenet, matmul, mlp, rnn, softmax,
-               transformer)
+               elementwise, executor_overhead, ifelse, lenet, lstm, matmul, mlp, rnn,
+               softmax, transformer)
 from .common import row  # noqa: E402
 
 CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
          "rnn": rnn, "conv": conv, "batch_norm": batch_norm, "lenet": lenet,
-         "transformer": transformer, "ifelse": ifelse,
+         "lstm": lstm, "transformer": transformer, "ifelse": ifelse,
          "overhead": executor_overhead, "cold_start": cold_start, "debugger": debugger_step,
          "cuda": cuda}
 

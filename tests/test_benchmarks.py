@@ -175,6 +175,25 @@ def test_the_torch_encoder_is_the_programs_step():
                                        atol=1e-6, err_msg=name)
 
 
+def test_the_torch_lstm_is_the_programs_step():
+    """The LSTM benchmark's nn.LSTM holds our parameters (same layout and gate order) and
+    takes the same SGD step: the loss and every parameter after it agree."""
+    t = pytest.importorskip("torch", reason="PyTorch is the benchmark's contender, never a "
+                            "dependency of paddle_nb (CI does not install it)")
+    from benchmarks import lstm   # noqa: PLC0415
+    main, startup, loss = lstm.build(t=5, b=3, d=4, h=3, lr=0.5)
+    feed = lstm.sequence(t=5, b=3, d=4)
+    go = runner(main, startup, feed, [loss])
+    module = lstm.torch_lstm(t, params_of(go.scope, lstm.PARAMS))
+    loss_t = lstm.torch_step(t, module, t.from_numpy(feed["x"]), lr=0.5)
+    (loss_pd,) = go()
+    np.testing.assert_allclose(loss_t.item(), loss_pd, rtol=1e-5)
+    after = params_of(go.scope, lstm.PARAMS)
+    for ours, theirs in zip(lstm.PARAMS, lstm.TORCH_NAMES):
+        np.testing.assert_allclose(after[ours], getattr(module, theirs).detach().numpy(),
+                                   rtol=1e-4, atol=1e-6, err_msg=ours)
+
+
 # --- the harness --------------------------------------------------------------------------
 def test_command_line_writes_rows_with_every_key(tmp_path, monkeypatch):
     from benchmarks import __main__ as cli

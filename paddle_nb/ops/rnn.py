@@ -254,7 +254,8 @@ def _make_rnn(place, seq):
         pre = ctx.inputs("PreState")
         H, GH, dtype = s.hidden, s.gates * s.hidden, x.dtype
         live = _live(ctx, steps, batch, device)
-        reserve = arrays.full((s.reserve_size(steps, batch),), 0, dtype, x)
+        # (empty: the loops write every element, padded steps included)
+        reserve = arrays.empty((s.reserve_size(steps, batch),), dtype, x)
         parts = _views(reserve, s, steps, batch)
         final = [arrays.empty((s.cells, batch, H), dtype, x) for _ in range(s.n_states)]
         layer_in, out = x, None

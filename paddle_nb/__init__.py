@@ -27,6 +27,7 @@ from .core.prune import prune
 from .core.validate import Problem, ValidationError, validate
 from .core.registry import registered_types as registered_ops
 from .core.scope import Scope, global_scope, scope_guard
+from .core.selected_rows import SelectedRows
 from .core.symbol_table import SymbolTable
 from .core.unique_name import namespace
 from .core.variable import Parameter, Variable

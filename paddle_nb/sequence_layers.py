@@ -20,8 +20,9 @@ def embedding(input, size, is_sparse=False, is_distributed=False,  # noqa: A002
     """Rows of a [size[0], size[1]] table picked by the int ids ``input`` (any shape; the
     result has the ids' shape and one more dim of size[1]). ``padding_idx`` names a row
     that reads as zeros and is never trained: a negative one counts from the end, and
-    the op stores it as a row number, as Paddle does. ``is_sparse`` is kept on the op; its
-    gradient here is a dense table (the same numbers)."""
+    the op stores it as a row number, as Paddle does. ``is_sparse=True`` makes the table's
+    gradient Paddle's sparse one, a SelectedRows (the ids' rows only, the padding id's
+    included), which SGD, Momentum and Adam apply as Paddle does."""
     b = "embedding"
     check.variable(b, "input", input, dtype="int")
     if not isinstance(size, (list, tuple)) or len(size) != 2:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.optimizer import lr as sched
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "paddle")
@@ -128,34 +129,114 @@ OURS = {
 }
 
 
-def test_paddle_sparse_embedding_adam_differs_only_where_paddle_is_inconsistent(exe):
-    """The same model with ``nn.Embedding(sparse=True)`` and Adam, one step. Paddle 2.6.2
-    then takes a SelectedRows path, and it disagrees with its own dense path in two
-    ways (seen in its saved numbers): the padding row moves (the dense gradient, and
-    ours, leave it alone, as Paddle's docs promise), and every other row moves by
-    sqrt(1 - b2^2) / (1 - b1^2) over sqrt(1 - b2) / (1 - b1) = 0.744 times the dense
-    step: its bias correction uses the powers of beta one step ahead. Every other
-    parameter matches Paddle; the embedding matches once those two are accounted for.
-    (Our gradient is dense here: SelectedRows are not built yet.)"""
-    program, saved = _recipe("adam_sparse_embedding")
+# make_sequence_recipe_fixture.py: nn.Embedding(sparse=True), so the table's gradient is a
+# SelectedRows (the ids' rows of the output's gradient, the padding id's included), trained by
+SPARSE = ["adam_sparse_embedding",        # Adam, 3 steps
+          "sgd_sparse_embedding",         # SGD, 2 steps
+          "momentum_sparse_embedding",    # Momentum, 2 steps
+          "adam_lazy_sparse_embedding"]   # Adam with lazy_mode, 2 steps
+
+
+def _trains_like_paddle(exe, name, program=None):
+    """Recipe ``name`` (its saved program, or ``program``) from Paddle's initial values
+    for the steps Paddle trained: every loss, every parameter after every step and every
+    persistable at the end within 1e-5."""
+    saved_program, saved = _recipe(name)
+    program = program or saved_program
     scope = pd.Scope()
     for key, value in saved.items():
         if key.startswith("init__"):
             scope.var(key[len("init__"):]).set(value)
     params = [str(p) for p in saved["params"]]
-    out = exe.run(program, feed={"x": saved["x_0"], "y": saved["y_0"]}, fetch_list=params,
-                  scope=scope)
+    for k in range(sum(key[2:].isdigit() for key in saved if key.startswith("x_"))):
+        out = exe.run(program, feed={"x": saved[f"x_{k}"], "y": saved[f"y_{k}"]},
+                      fetch_list=[str(saved["loss_name"])] + params, scope=scope)
+        np.testing.assert_allclose(out[0], saved[f"loss_{k}"], rtol=1e-5, atol=1e-6)
+        for p, value in zip(params, out[1:]):
+            np.testing.assert_allclose(value, saved[f"after_{k}__{p}"], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{p} after step {k}")
+    for key, value in saved.items():
+        if key.startswith("final__"):
+            got = scope.find_var(key[len("final__"):]).get()
+            got = got.copy_to_host() if hasattr(got, "copy_to_host") else np.asarray(got)
+            np.testing.assert_allclose(got.reshape(value.shape), value, rtol=1e-5, atol=1e-6,
+                                       err_msg=key)
+
+
+@pytest.mark.parametrize("place", [pd.CPUPlace(), pd.CUDAPlace(0)], ids=["cpu", "cuda"])
+@pytest.mark.parametrize("name", SPARSE)
+def test_paddle_sparse_embedding_recipe_trains_like_paddle(place, name):
+    """Paddle's SelectedRows path, reproduced: sgd moves only the rows looked up (repeats
+    added), momentum and adam update every row with the merged gradient (zero elsewhere;
+    lazy adam only the rows looked up), Adam's bias correction one step ahead, as
+    Paddle's CPU kernels compute them (tests/test_selected_rows.py has the math)."""
+    _trains_like_paddle(pd.Executor(place), name)
+
+
+def _with_dense_gradient(program):
+    """``program`` with its embedding's is_sparse turned off (the lookup, its gradient op
+    and the gradient's declaration): the dense gradient."""
+    block = program.global_block()
+    for op in block.ops:
+        if op.type.startswith("lookup_table"):
+            op._set_attr("is_sparse", False)
+    for desc in block.table.vars.values():
+        if desc.type.type == VarType.SELECTED_ROWS:
+            dims, dtype = list(desc.type.selected_rows.dims), desc.type.selected_rows.data_type
+            desc.type.type = VarType.LOD_TENSOR
+            desc.type.lod_tensor.tensor.data_type = dtype
+            desc.type.lod_tensor.tensor.dims.extend(dims)
+    return program
+
+
+def test_paddles_sparse_adam_differs_from_its_dense_adam_in_two_ways(exe):
+    """Why the sparse recipe's numbers are not the dense ones (one step, Paddle's sparse
+    program against the same program with is_sparse off): the padding row moves (its
+    output is zeros, but the gradient arriving there is not, and Paddle's sparse kernel
+    copies it whole; the dense gradient leaves it out, as Paddle's docs promise), and
+    every other row moves by sqrt(1 - b2^2) / (1 - b1^2) over sqrt(1 - b2) / (1 - b1) =
+    0.744 times the dense step (Paddle's CPU kernel advances the beta powers before its
+    update reads them). Every other parameter is the same either way."""
+    program, saved = _recipe("adam_sparse_embedding")
+    dense_program = _with_dense_gradient(_recipe("adam_sparse_embedding")[0])
+    params = [str(p) for p in saved["params"]]
+    outs = []
+    for prog in (program, dense_program):
+        scope = pd.Scope()
+        for key, value in saved.items():
+            if key.startswith("init__"):
+                scope.var(key[len("init__"):]).set(value)
+        outs.append(exe.run(prog, feed={"x": saved["x_0"], "y": saved["y_0"]},
+                            fetch_list=params, scope=scope))
     b1, b2 = 0.9, 0.999
     ahead = (np.sqrt(1 - b2 ** 2) / (1 - b1 ** 2)) / (np.sqrt(1 - b2) / (1 - b1))
-    for p, ours in zip(params, out):
+    for p, sparse, dense in zip(params, *outs):
         before, paddle = saved[f"init__{p}"], saved[f"after_0__{p}"]
+        np.testing.assert_allclose(sparse, paddle, rtol=1e-5, atol=1e-6, err_msg=p)
         if not p.startswith("embedding"):
-            np.testing.assert_allclose(ours, paddle, rtol=1e-5, atol=1e-6, err_msg=p)
+            np.testing.assert_allclose(dense, paddle, rtol=1e-5, atol=1e-6, err_msg=p)
             continue
-        np.testing.assert_array_equal(ours[0], before[0])            # the padding row
+        np.testing.assert_array_equal(dense[0], before[0])            # the padding row
         assert np.all(np.abs(paddle[0] - before[0]) > 0.03)           # Paddle's moved
-        np.testing.assert_allclose((paddle - before)[1:], ahead * (ours - before)[1:],
+        np.testing.assert_allclose((paddle - before)[1:], ahead * (dense - before)[1:],
                                    atol=1e-6)
+
+
+def test_the_sparse_recipes_tell_the_modes_apart(exe):
+    """The fixtures pin what they should: with lazy_mode flipped, or a dense gradient,
+    the same programs miss Paddle's numbers."""
+    for name, change in (("adam_lazy_sparse_embedding", "lazy_mode"),
+                         ("adam_sparse_embedding", "lazy_mode"),
+                         ("momentum_sparse_embedding", "dense"),
+                         ("sgd_sparse_embedding", "dense")):
+        program, _ = _recipe(name)
+        if change == "dense":
+            _with_dense_gradient(program)
+        for op in program.global_block().ops:
+            if op.type == "adam":
+                op._set_attr("lazy_mode", not op.attr("lazy_mode"))
+        with pytest.raises(AssertionError, match="Not equal to tolerance"):
+            _trains_like_paddle(exe, name, program=program)
 
 
 def _optimize_ops(program):

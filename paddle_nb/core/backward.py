@@ -179,11 +179,20 @@ def _declare_grad_vars(block, grad_ops: list[GradOp]) -> None:
     """Declare each gradient a grad op writes in ``block`` itself (a gradient block keeps
     its own copy, which the op running the block then hands to the outside), shaped like
     its forward variable, looked up from ``block`` and, for a gradient block, from the
-    forward block it differentiates."""
-    _declare_names(block, [n for g in grad_ops for names in g.outputs.values() for n in names])
+    forward block it differentiates. A sparse embedding's gradient is declared
+    SELECTED_ROWS, and so is the ``sum`` of SelectedRows parts (Paddle's sum gives a
+    SelectedRows only when every input is one)."""
+    sparse: set[str] = set()
+    for g in grad_ops:
+        for slot, names in g.outputs.items():
+            parts = g.inputs.get("X", ()) if g.type == "sum" else ()
+            if slot in g.selected_rows or (parts and all(n in sparse for n in parts)):
+                sparse.update(names)
+    _declare_names(block, [n for g in grad_ops for names in g.outputs.values() for n in names],
+                   sparse)
 
 
-def _declare_names(block, names) -> None:
+def _declare_names(block, names, sparse=frozenset()) -> None:
     table = block.table
     for n in names:
         if n == EMPTY_VAR or n in table.vars:
@@ -193,7 +202,8 @@ def _declare_names(block, names) -> None:
         fwd = _forward_var(block, forward_name(n))
         t = tensor_desc(fwd) if fwd is not None else None
         if t is not None:
-            table.declare(n, shape=list(t.dims), dtype=t.data_type, kind=fwd.type.type)
+            kind = VarType.SELECTED_ROWS if n in sparse else fwd.type.type
+            table.declare(n, shape=list(t.dims), dtype=t.data_type, kind=kind)
         else:
             table.var(n)
 
@@ -256,11 +266,22 @@ def append_grad_block(op: Operator, sub_block_idx: int, targets: set[str],
         grad_ops.extend(_grad_ops_for(fop, no_grad))
     grad_ops = _fill_missing(grad_ops, set(initial_grads))
     grad_ops = _add_up_repeated(grad_ops, initial_grads)
+    sparse = [g for g in grad_ops if g.selected_rows]
+    if sparse and op.type in _ADDS_UP_STEPS:
+        raise BuildError(
+            f"{op.type}: {sparse[0].type} in its block makes a sparse gradient (a "
+            f"SelectedRows: is_sparse=True), and {op.type}_grad adds a parameter's gradient "
+            f"up over the steps as dense tensors; build the embedding with is_sparse=False, "
+            f"or look it up outside the loop")
     _declare_names(grad_block, sorted(initial_grads))      # the op puts these in the scope
     _declare_grad_vars(grad_block, grad_ops)
     for g in grad_ops:
         grad_block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
     return grad_block, path
+
+
+# control-flow ops whose gradient adds a parameter's gradient over the steps (dense only)
+_ADDS_UP_STEPS = ("while", "recurrent")
 
 
 def _ones_like(target: Variable) -> GradOp:

@@ -50,6 +50,7 @@ from .operator import Operator
 from .place import CPUPlace, is_place
 from .program import Program, default_main_program
 from .scope import Scope, current
+from .selected_rows import SelectedRows
 from .symbol_table import var_dtype, var_shape
 from .kernel_context import CudaKernelContext, KernelContext
 from .framework_pb2 import VarType
@@ -510,6 +511,11 @@ class Executor:
             raise FetchError(f"cannot fetch {name!r}: it is declared, but nothing in this run "
                              f"wrote it and it was not fed")
         value = var.get()
+        if value.__class__ is SelectedRows:
+            # Paddle 2.6.2's fetch refuses a SelectedRows ("The Variable type must be
+            # TensorArray"); here it comes back as what it is, copied to the host: rows,
+            # value, height (.to_dense() for the dense tensor).
+            return value.to_host()
         if hasattr(value, "copy_to_host"):
             return value.copy_to_host()
         # A large run-scope array that a kernel allocated is handed over without a copy:
@@ -712,7 +718,10 @@ def _count_non_finite(a: np.ndarray) -> tuple[int, int]:
 
 def _float_arrays(value):
     """The float arrays a variable's value holds: itself, or a tensor array's items (device
-    arrays are copied to the host to be checked: the check is a debugging mode)."""
+    arrays are copied to the host to be checked: the check is a debugging mode); a
+    SelectedRows' value."""
+    if value.__class__ is SelectedRows:
+        value = value.to_host().value
     if hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray):
         value = value.copy_to_host()
     elif isinstance(value, list):

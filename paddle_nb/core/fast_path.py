@@ -97,7 +97,7 @@ def signature(pop, env) -> tuple:
         var = env[i] if i >= 0 else None
         value = var._value if var is not None else None
         sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
-                   else getattr(value, "shape", None))
+                   else (value.__class__, getattr(value, "shape", None)))
     return tuple(sig)
 
 

@@ -36,6 +36,9 @@ class GradOp:
     outputs: dict[str, list[str]]
     attrs: dict = field(default_factory=dict)
     consumes: frozenset = frozenset()
+    # output slots whose variables hold a SelectedRows (an embedding's sparse gradient):
+    # the backward declares them VarType.SELECTED_ROWS, as Paddle's programs do
+    selected_rows: frozenset = frozenset()
 
 
 @dataclass
@@ -66,6 +69,9 @@ class Grad:
     # the gradient op's type where Paddle's is not ``<type>_grad`` (cross_entropy2's is
     # cross_entropy_grad2)
     grad_type: str = ""
+    # a boolean attribute of the forward op that makes the gradients it writes SelectedRows
+    # (an embedding's is_sparse): declared VarType.SELECTED_ROWS by the backward
+    sparse_when: str = ""
 
     def op_type(self, forward_type: str) -> str:
         """The type of the gradient op of ``forward_type``."""
@@ -138,7 +144,10 @@ class Grad:
                 outputs[slot + GRAD_SUFFIX] = wanted      # keep positions
             else:
                 outputs[slot + GRAD_SUFFIX] = [n for n in wanted if n != EMPTY_VAR]
-        return [GradOp(self.op_type(forward.type), inputs, outputs, dict(op.attrs))]
+        sparse = frozenset(outputs) if self.sparse_when and op.attr(self.sparse_when) \
+            else frozenset()
+        return [GradOp(self.op_type(forward.type), inputs, outputs, dict(op.attrs),
+                       selected_rows=sparse)]
 
 
 def in_every_grad_block(maker: Callable) -> Callable:

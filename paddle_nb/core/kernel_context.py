@@ -12,6 +12,7 @@ import numpy as np
 from . import validate
 from .errors import ExecutionError
 from .grad_maker import EMPTY_VAR
+from .selected_rows import SelectedRows
 
 
 class KernelContext:
@@ -194,12 +195,16 @@ class CudaKernelContext(KernelContext):
 
 
 def _on_device(var):
-    """``var``'s value with host tensors moved to the device (and stored back)."""
+    """``var``'s value with host tensors moved to the device (and stored back): an
+    array, a SelectedRows' rows and value, a tensor array's items."""
     from ..kernels.cuda import device   # noqa: PLC0415 (numba.cuda only when CUDA runs)
     value = var.get()
     if isinstance(value, np.ndarray):
         value = device.to_device(value)
         var.set(value, "tensor")
+    elif value.__class__ is SelectedRows and not value.on_device:
+        value = value.map(device.to_device)
+        var.set(value, "selected_rows")
     elif isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
         value[:] = [device.to_device(v) if isinstance(v, np.ndarray) else v for v in value]
     return value

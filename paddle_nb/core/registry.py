@@ -72,6 +72,10 @@ class OpDef:
     activation: bool = False
     # in a backward pass it moves gradients (seeds, zeros, sums) and differentiates no op
     grad_plumbing: bool = False
+    # input slots that take a SelectedRows (core/selected_rows.py: an embedding's sparse
+    # gradient): an optimizer's Grad, sum's X. Any other slot refuses one before the kernel
+    # runs (core/runtime_shapes.py), naming the op and the slot.
+    selected_rows: tuple[str, ...] = ()
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}

@@ -24,29 +24,58 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, registry
 from .errors import ExecutionError
 from .infer_shape import Requirements
+from .selected_rows import SelectedRows
 from .symbol_table import var_dtype, var_shape
 from . import validate as _limits
 
 
 def signature(pop, scope) -> tuple:
-    """The shapes (and, for numpy arrays, dtypes) of the values ``pop`` reads; None for
-    a non-tensor. About 0.4 us for a one-input op: the guard's cost per op per run."""
+    """The shapes (and, for numpy arrays, dtypes) of the values ``pop`` reads, with the
+    class of any other value (a device array, a SelectedRows of the same shape, a list).
+    About 0.4 us for a one-input op: the guard's cost per op per run."""
     sig = []
     for n in pop.input_list:
         var = scope.find_var(n)
         value = var._value if var is not None else None
         sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
-                   else getattr(value, "shape", None))
+                   else (value.__class__, getattr(value, "shape", None)))
     return tuple(sig)
+
+
+def refuse_selected_rows(pop, scope) -> None:
+    """A SelectedRows (an embedding's sparse gradient) in a slot the op does not declare
+    in ``OpDef.selected_rows`` is an error naming the op and the slot, before its kernel
+    (written for dense tensors) sees it."""
+    accepted = pop.op_def.selected_rows
+    for slot, names in pop.inputs.items():
+        if slot in accepted:
+            continue
+        for name in names:
+            var = scope.find_var(name)
+            value = var._value if var is not None else None
+            if value.__class__ is SelectedRows:
+                takers = ", ".join(_takers()) or "none"
+                raise ExecutionError(
+                    f"at run time, slot {slot}: {name!r} holds a SelectedRows (the sparse "
+                    f"gradient of an embedding with is_sparse=True), which {pop.op.type} does "
+                    f"not take\n  expected: a dense tensor (the ops that take a SelectedRows: "
+                    f"{takers}; or build the embedding with is_sparse=False for a dense "
+                    f"gradient)\n  given:    {value!r}")
+
+
+def _takers() -> list[str]:
+    return sorted(f"{t} ({', '.join(registry.lookup(t).selected_rows)})"
+                  for t in registry.types_where("selected_rows"))
 
 
 def check_outputs(pop, scope, block) -> bool:
     """Run ``pop``'s shape inference on the values in ``scope``; raise if an output it
     would make is larger than the limit. True when every output's shape is known from the
     inputs' (none is sized by the data itself)."""
+    refuse_selected_rows(pop, scope)
     ctx = RuntimeShapeContext(pop, scope, block)
     pop.op_def.infer_shape(ctx)
     known = True

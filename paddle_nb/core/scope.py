@@ -20,11 +20,15 @@ from typing import Any, Iterator
 import numpy as np
 
 from .errors import ScopeError
+from .selected_rows import SelectedRows
 
 # What a ScopeVariable can hold (seed 004). ``get_mutable(kind)`` creates an empty value
 # of the kind on first use (lazy allocation).
 KINDS = {
     "tensor": lambda: np.zeros((0,), np.float32),
+    # an embedding's sparse gradient: rows + value (core/selected_rows.py)
+    "selected_rows": lambda: SelectedRows(np.zeros(0, np.int64), np.zeros((0, 0), np.float32),
+                                          0),
     "int": lambda: 0,
     "bool": lambda: False,
     "float": lambda: 0.0,
@@ -53,6 +57,8 @@ def kind_of(value: Any) -> str:
         return "string"
     if isinstance(value, Scope):
         return "scope"
+    if value.__class__ is SelectedRows:     # (it has a shape and a dtype, but is no tensor)
+        return "selected_rows"
     if isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__") or \
             hasattr(value, "copy_to_host"):       # numba device arrays (the simulator's too)
         return "tensor"
@@ -123,6 +129,8 @@ class ScopeVariable:
             v = self._value
             shape = list(getattr(v, "shape", []))
             return f"<ScopeVariable tensor {getattr(v, 'dtype', '?')}{shape}>"
+        if self._kind == "selected_rows":
+            return f"<ScopeVariable {self._value!r}>"
         return f"<ScopeVariable {self._kind or 'empty'}>"
 
 
@@ -306,6 +314,8 @@ def _summary(v: ScopeVariable) -> str:
         if isinstance(a, np.ndarray) and a.size <= 6:
             return f"{a.dtype}{list(a.shape)} {np.array2string(a.ravel(), precision=4)}"
         return _shape_text(a)
+    if kind == "selected_rows":
+        return repr(a)
     if isinstance(a, (list, tuple)):       # a fetch list, a tensor array, a scope list
         items = ", ".join(_shape_text(x) if hasattr(x, "shape") else repr(x) for x in a[:3])
         return f"{kind} [{len(a)}: {items}{', ...' if len(a) > 3 else ''}]"

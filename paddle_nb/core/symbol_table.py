@@ -178,9 +178,10 @@ class SymbolTable:
 def _set_type(v: VarDesc, kind: int, shape, dtype) -> None:
     v.type.type = kind
     field = _TENSOR_FIELD.get(kind)
-    if field is None:
+    if field is None and kind != VarType.SELECTED_ROWS:
         return
-    t = getattr(v.type, field).tensor
+    # (a SelectedRows' TensorDesc is the dense tensor's: Paddle's W@GRAD is [V, D])
+    t = v.type.selected_rows if field is None else getattr(v.type, field).tensor
     t.data_type = dtypes.to_code(dtype) if dtype is not None else VarType.FP32
     if shape is not None:
         del t.dims[:]

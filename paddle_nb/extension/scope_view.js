@@ -9,7 +9,7 @@
 //
 // Stable hooks for browser tests: .pd-scope-node[data-scope="0/1"][data-scope-name="run"],
 // .pd-scope-node.pd-current, .pd-svar[data-var="x"] (the program's name), .pd-user-name,
-// .pd-changed, .pd-heatmap, .pd-sparkline.
+// .pd-changed, .pd-heatmap, .pd-sparkline, .pd-selected-rows .pd-rowstrip.
 
 /** A short number: 3 significant digits, exponent form when very large or small. */
 function fmt(x) {
@@ -97,9 +97,25 @@ function sparkline(p) {
   return svg;
 }
 
+// A SelectedRows (an embedding's sparse gradient): a strip of the table's rows, each bin
+// dark where the gradient touches a row in it, beside the picture of its value rows.
+function rowStrip(p) {
+  const bins = p.strip.length, cell = Math.max(1, Math.min(4, Math.floor(64 / Math.max(bins, 1))));
+  const svg = s("svg", { class: "pd-rowstrip", width: 8, height: bins * cell, "data-height": p.height,
+                         "data-touched": p.n_touched });
+  p.strip.forEach((on, i) => svg.append(s("rect", { x: 0, y: i * cell, width: 8, height: cell,
+    fill: on ? "#c8423b" : "#eeeeea" })));
+  svg.append(s("title", {}, document.createTextNode(
+    `${p.n_touched} of ${p.height} rows changed: ${p.touched.join(", ")}` +
+    (p.n_touched > p.touched.length ? ", …" : ""))));
+  return svg;
+}
+
 function previewEl(v) {
   const p = v.preview || { type: "empty" };
   switch (p.type) {
+    case "selected_rows": return h("span", { class: "pd-selected-rows" }, rowStrip(p), " ",
+                                   previewEl({ kind: "tensor", preview: p.value }));
     case "heatmap": return heatmap(p);
     case "images": return images(p);
     case "sparkline": return sparkline(p);
@@ -132,7 +148,8 @@ const shown = (v) => (v.user_name ? `${v.user_name} (${v.name})` : v.name);
 /** One variable: name, then type and stats in small print under it, then its picture and
  *  (for a few values) the numbers. Two lines, not four columns: the pane is often narrow. */
 function varRow(v) {
-  const type = v.kind === "tensor" ? `${v.dtype}[${v.shape.join(", ")}]` : v.kind;
+  const type = v.kind === "tensor" ? `${v.dtype}[${v.shape.join(", ")}]`
+    : v.kind === "selected_rows" ? `SelectedRows ${v.dtype}[${v.shape.join(", ")}]` : v.kind;
   return h("tr", { class: "pd-svar" + (v.changed ? " pd-changed" : "") +
                           (v.kind === "empty" ? " pd-empty-var" : ""), "data-var": v.name },
     h("td", { class: "pd-vname-cell" },

@@ -12,6 +12,13 @@ numbers per variable however large the tensor is.
 JSON has no NaN or infinity, so non-finite numbers are sent as ``null`` and counted in the
 stats instead.
 
+A SelectedRows (an embedding's sparse gradient: rows + value, core/selected_rows.py) is
+shown as what it is: kind ``selected_rows``, the dense shape it stands for, its text
+(``SelectedRows height=20, rows [3, 7, 7, 0], value float32[4, 8]``, then the distinct
+rows it touches), the stats of its value, and a preview of type ``selected_rows``: a strip
+of the table's rows (at most 64 bins) marking the rows it touches, beside a heatmap of
+its value rows.
+
 Each variable also carries ``user_name``: the notebook name a ``%%paddle`` cell bound to it
 (``x`` for ``minibatch_0``; see ``user_names.py``), or None in plain Python use.
 """
@@ -136,6 +143,8 @@ def var_model(name: str, var, changed: bool = False, max_preview: int = 16,
                    preview=preview(a, max_preview, 4 * max_preview))
         if a.size <= SMALL:
             out["text"] = np.array2string(a, precision=4, separator=", ")
+    elif var.kind == "selected_rows":
+        out.update(selected_rows_model(value, max_preview))
     elif var.kind == "tensor_array":
         items = []
         for t in list(value)[:max_preview]:
@@ -156,6 +165,32 @@ def var_model(name: str, var, changed: bool = False, max_preview: int = 16,
     else:
         out["preview"] = {"type": "text", "text": repr(value)[:80]}
     return out
+
+
+MAX_ROWS_LISTED = 64     # a SelectedRows' rows (and distinct rows) sent to the page
+
+
+def selected_rows_model(sr, max_preview: int = 16) -> dict:
+    """The fields of a SelectedRows variable's model (see the module doc)."""
+    sr = sr.to_host()
+    rows, value = np.asarray(sr.rows), np.asarray(sr.value)
+    touched = np.unique(rows)
+    bins = _bins(sr.height, MAX_ROWS_LISTED) if sr.height else np.zeros(0, int)
+    strip = np.zeros(len(bins), bool)
+    if len(bins) and touched.size:
+        strip[np.searchsorted(bins, touched[(touched >= 0) & (touched < sr.height)],
+                              side="right") - 1] = True
+    listed = ", ".join(str(int(r)) for r in touched[:MAX_ROWS_LISTED])
+    more = ", ..." if touched.size > MAX_ROWS_LISTED else ""
+    text = f"{sr!r}; rows touched: {listed}{more} ({touched.size} of {sr.height})"
+    return {"shape": list(sr.shape), "dtype": str(value.dtype), "stats": stats(value),
+            "text": text,
+            "preview": {"type": "selected_rows", "height": sr.height,
+                        "n_rows": int(rows.size), "rows": rows[:MAX_ROWS_LISTED].tolist(),
+                        "touched": touched[:MAX_ROWS_LISTED].tolist(),
+                        "n_touched": int(touched.size),
+                        "strip": strip.astype(int).tolist(),
+                        "value": preview(value, max_preview, 4 * max_preview)}}
 
 
 def scope_model(scope, changed=(), max_preview: int = 16, current=None,

@@ -3,6 +3,11 @@
 
 All three keep two running moments and the powers beta1^t, beta2^t (one-element tensors
 the op advances: Beta1PowOut = Beta1Pow * beta1), and correct the moments' bias with them.
+
+adam also takes a SelectedRows Grad (an embedding's sparse gradient) and then does what
+Paddle 2.6.2's CPU kernel does (``adam_rows``), two of whose quirks change the numbers:
+the beta powers are advanced *before* the update reads them (so the bias correction uses
+beta^(t+1)), and a row with no gradient divides by sqrt(Moment2) + epsilon unscaled.
 """
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import math
 from ..core import attrs as A
 from ..core.registry import Attr, Slot
 from ..kernels.update import update
-from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state
+from . import selected_rows
+from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged
 from .places import CPU, CUDA
 
 _MOMENTS = [("Moment1", "running mean of Grad"), ("Moment2", "running mean of Grad^2")]
@@ -29,6 +35,8 @@ _BETAS = [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment", check=_decay_
           Attr("beta2", A.FLOAT, 0.999, "decay of the second moment", check=_decay_rate)]
 _UNUSED = [Slot(n, "kept for Paddle compatibility (unused)", dispensable=True)
            for n in ("SkipUpdate", "Beta1Tensor", "Beta2Tensor", "EpsilonTensor")]
+_LAZY = Attr("lazy_mode", A.BOOLEAN, False, "with a SelectedRows Grad: update only its rows "
+             "(else every row, the others with a zero gradient)")
 _KEPT = [Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
          Attr("min_row_size_to_use_multithread", A.LONG, 1000,
               "kept for Paddle compatibility", extra=True),
@@ -57,15 +65,67 @@ def adamw(param, grad, m1, m2, lr, beta1_pow, beta2_pow, beta1, beta2, epsilon, 
     return decayed - lr_t * (m1 / (math.sqrt(m2) + eps_t)), m1, m2
 
 
+# --- adam with a SelectedRows gradient ----------------------------------------------------------
+@update(arrays=5, cells=3, outputs=3, min_parallel=MIN_PARALLEL_ADAM)
+def adam_rows(param, grad, m1, m2, given, lr, beta1_pow, beta2_pow, beta1, beta2, epsilon,
+              lazy):
+    """Paddle 2.6.2's CPU step with a SelectedRows gradient (SparseAdamFunctor<CPUAdam>)
+    for one element: ``given`` is nonzero where the element's row is among the gradient's
+    rows, and ``grad`` is then that row's merged gradient."""
+    lr_t = lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow)
+    if given != 0.0:                      # Adam's step, as the dense one
+        m1 = beta1 * m1 + (1.0 - beta1) * grad
+        m2 = beta2 * m2 + (1.0 - beta2) * grad * grad
+        return param - lr_t * (m1 / (math.sqrt(m2) + epsilon * math.sqrt(1.0 - beta2_pow))), \
+            m1, m2
+    if lazy:                              # lazy_mode: a row not looked up stays as it is
+        return param, m1, m2
+    m1 = beta1 * m1                       # else its moments decay, and it still moves,
+    m2 = beta2 * m2                       # by a step whose epsilon Paddle does not scale
+    return param - lr_t * (m1 / (math.sqrt(m2) + epsilon)), m1, m2
+
+
+def adam_sparse(ctx, place, dense):
+    """Adam with a SelectedRows gradient, as Paddle 2.6.2's CPU kernel
+    (AdamDenseParamSparseGradKernel): the rows merged (repeats added); every element
+    updated by ``adam_rows`` (with ``lazy_mode`` only the rows given). Paddle writes
+    Beta1PowOut = Beta1Pow * beta1 first, and, Beta1PowOut being Beta1Pow's own tensor in
+    its programs, the update then reads the advanced powers: its bias correction is one
+    step ahead of the dense kernel's (sqrt(1 - b2^2) / (1 - b1^2) against sqrt(1 - b2) /
+    (1 - b1) on the first step: 0.744x the step). Here too, when the op writes the powers
+    back into the variables it reads them from. A gradient with no rows changes nothing,
+    the powers included (Paddle returns first)."""
+    param = ctx.input("Param")
+    rows, value = selected_rows.given(ctx, "Grad", "Param")
+    if not int(rows.shape[0]):
+        return unchanged(ctx, _OUTPUTS)
+    grad = selected_rows.dense(rows, value, param.shape)         # repeats added in order
+    given = selected_rows.dense(rows, place.full(value.shape, 1, value.dtype), param.shape)
+    values = read_state(ctx, ["Param", "Grad", "Moment1", "Moment2"],
+                        ["LearningRate", "Beta1Pow", "Beta2Pow"], grad)
+    powers = list(values[5:])
+    for i, k in enumerate(("1", "2")):
+        if ctx.output_names(f"Beta{k}PowOut") == ctx.input_names(f"Beta{k}Pow"):
+            powers[i] = place.scale(powers[i], ctx.attr(f"beta{k}"))
+    slots = ("ParamOut", "Moment1Out", "Moment2Out")
+    new = place.update(adam_rows, *values[:4], given, values[4], *powers, ctx.attr("beta1"),
+                       ctx.attr("beta2"), ctx.attr("epsilon"), bool(ctx.attr("lazy_mode")),
+                       out=buffers(ctx, place, slots, param))
+    for slot, value in zip(slots, new):
+        ctx.set_output(slot, value)
+    _advance_powers(ctx, place)
+
+
 _EPSILON = Attr("epsilon", A.FLOAT, 1e-8, "keeps the division finite")
 optimizer_op(
     "adam", "Adam: Param -= lr * sqrt(1 - beta2^t) / (1 - beta1^t) * Moment1 / "
-    "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)).",
-    adamw, _MOMENTS, _POWERS, _OUTPUTS, _BETAS + [_EPSILON] + _KEPT,
+    "(sqrt(Moment2) + epsilon * sqrt(1 - beta2^t)); a SelectedRows Grad as Paddle's CPU "
+    "kernel (lazy_mode: only its rows).",
+    adamw, _MOMENTS, _POWERS, _OUTPUTS, _BETAS + [_EPSILON, _LAZY] + _KEPT[1:],
     lambda ctx: (ctx.attr("beta1"), ctx.attr("beta2"), ctx.attr("epsilon"), 0.0),
     extra_inputs=_UNUSED + [Slot("Moment2Max", "kept for Paddle compatibility (unused)",
                                  dispensable=True)],
-    after=_advance_powers)
+    after=_advance_powers, sparse=adam_sparse)
 
 
 def _adamw_params(ctx):

@@ -13,10 +13,17 @@ Every id is checked before anything is read or written (kernels/check.py): an id
 [0, V) that is not ``padding_idx`` is an ``IndexRangeError`` naming the op, the slot Ids,
 the value and its position, forward and backward, on both places.
 
-The gradient W@GRAD is always a dense tensor of W's shape (a scatter-add of the rows of
-Out@GRAD). ``is_sparse=True`` asks Paddle for a SelectedRows gradient (only the rows
-looked up); SelectedRows are not implemented yet, so the attribute is accepted and the
-gradient is the same numbers as a dense tensor (zeros in the other rows), not sparse.
+The gradient W@GRAD, with ``is_sparse=False`` (the default), is a dense tensor of W's shape:
+the rows of Out@GRAD added at their ids, the padding id's left out (its row of W is never
+used, so its gradient is zero). With ``is_sparse=True`` it is what Paddle 2.6.2 makes, a
+SelectedRows (core/selected_rows.py): rows = the ids as given, flattened (repeats kept),
+value = the rows of Out@GRAD in the same order, height = V. Paddle's sparse kernel
+(EmbeddingSparseGradKernel, and Fluid's lookup_table sparse gradient) copies Out@GRAD
+whole and ignores padding_idx, so the padding id is among the rows with whatever gradient
+arrived at its (zero) output: an optimizer then moves the padding row, which the dense
+gradient never does (tests/test_selected_rows.py, and the recipes Paddle trained,
+tests/test_paddle_recipes.py). The backward declares such a W@GRAD VarType.SELECTED_ROWS,
+as Paddle's programs do; sgd, momentum, adam and sum take it.
 """
 from __future__ import annotations
 
@@ -29,7 +36,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import embedding as CPU_EMBEDDING
 from ..kernels.cuda import embedding as CUDA_EMBEDDING
-from . import arrays
+from . import arrays, selected_rows
 
 KERNELS = {"cpu": CPU_EMBEDDING, "cuda": CUDA_EMBEDDING}
 FLOAT32, FLOAT64 = dtypes.to_code("float32"), dtypes.to_code("float64")
@@ -108,8 +115,9 @@ def _lookup(kind: str, op_type: str):
 
 
 def _lookup_grad(kind: str, op_type: str):
-    """W@GRAD (dense, W's shape and type): each row of Out@GRAD added at its id, rows of
-    the padding id left out."""
+    """W@GRAD: dense (W's shape and type), each row of Out@GRAD added at its id, rows of
+    the padding id left out; with is_sparse a SelectedRows of the ids and those rows, the
+    padding id's included (Paddle's sparse kernel ignores padding_idx)."""
     kernels = KERNELS[kind]
 
     def run(ctx):
@@ -120,6 +128,10 @@ def _lookup_grad(kind: str, op_type: str):
         if not arrays.on_device(dout):
             dout = np.ascontiguousarray(dout)
         dout = dout.reshape((flat_ids.shape[0], width))
+        if ctx.attr("is_sparse"):
+            ctx.set_output("W@GRAD", selected_rows.from_lookup(flat_ids, dout,
+                                                               int(w.shape[0])))
+            return
         shape = (int(w.shape[0]), width)
         dw = kernels.lookup_grad(dout, flat_ids, padding_idx, shape,
                                  ctx.out("W@GRAD", shape, w.dtype))
@@ -128,15 +140,15 @@ def _lookup_grad(kind: str, op_type: str):
 
 
 # --- the two ops -------------------------------------------------------------------------------
-_SPARSE = ("kept for Paddle compatibility: Paddle's SelectedRows gradient; here W@GRAD is "
-           "always dense (the same numbers)")
+_SPARSE = ("W@GRAD is a SelectedRows (the ids and their rows of Out@GRAD, padding id "
+           "included, as Paddle's sparse kernel) instead of a dense tensor")
 _KEPT = "kept for Paddle compatibility (distributed training)"
 _W = Slot("W", "the embedding table [V, D] (float32 or float64)")
 _IDS = Slot("Ids", "the ids to look up (int32 or int64)")
 _PADDING = Attr("padding_idx", A.LONG, -1,
                 "the id whose rows are zeros and get no gradient (-1: none)")
 _DISTRIBUTED = [
-    Attr("is_sparse", A.BOOLEAN, False, _SPARSE, extra=True),
+    Attr("is_sparse", A.BOOLEAN, False, _SPARSE),     # (shown: it changes W@GRAD)
     Attr("is_distributed", A.BOOLEAN, False, _KEPT, extra=True),
     Attr("remote_prefetch", A.BOOLEAN, False, _KEPT, extra=True),
     Attr("trainer_id", A.INT, 0, _KEPT, extra=True),
@@ -152,8 +164,9 @@ _LEGACY_ONLY = [
     Attr("table_class", A.STRING, "none", _KEPT, extra=True),
     Attr("grad_inplace", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
 ]
-_DENSE = (" W@GRAD is dense even with is_sparse=True (Paddle's SelectedRows gradient is not "
-          "implemented: the same numbers, zeros in the rows not looked up).")
+_DENSE = (" With is_sparse=True W@GRAD is a SelectedRows: rows = Ids (flat, repeats and the "
+          "padding id kept), value = Out@GRAD's rows, as Paddle's sparse kernel (which "
+          "ignores padding_idx).")
 
 # (each op's slots in the order of Paddle's OpProto)
 for _type, _slots, _attrs, _what in (
@@ -167,6 +180,6 @@ for _type, _slots, _attrs, _what in (
         infer_shape=_infer(_type == "lookup_table"),
         kernels={"cpu": _lookup("cpu", _type), "cuda": _lookup("cuda", _type)},
         grad=Grad(reads=["Ids", "W"], writes=["W"], kernel=_lookup_grad("cpu", _type),
-                  cuda_kernel=_lookup_grad("cuda", _type),
+                  cuda_kernel=_lookup_grad("cuda", _type), sparse_when="is_sparse",
                   comment=f"W@GRAD = Out@GRAD's rows added at Ids (padding_idx's left out)."
                           f"{_DENSE}")))

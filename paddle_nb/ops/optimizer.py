@@ -10,6 +10,11 @@ An update's math is one scalar function of one element under ``@update``
 (kernels/update.py), which generates its loops for both places; ``optimizer_op`` declares
 the op around it: the slots, the checks every optimizer shares and the kernels that feed
 the function its arrays, its one-element cells and its attributes.
+
+sgd, momentum and adam also take a SelectedRows Grad (an embedding's sparse gradient,
+core/selected_rows.py) and apply it as Paddle 2.6.2's CPU kernels do: each op's
+``sparse`` function, next to its dense one. The other optimizers refuse one before they
+run (Paddle 2.6.2 has sparse kernels for Adagrad, RMSProp and others, not built here).
 """
 from __future__ import annotations
 
@@ -17,7 +22,10 @@ import math
 
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.selected_rows import SelectedRows
 from ..kernels.update import update
+from . import selected_rows
+from .arrays import copy as copy_array
 from .places import CPU, CUDA
 
 # Parameter elements from which the prange twins run (2 threads): the first measured power
@@ -46,10 +54,11 @@ def check_state(ctx, like_param=(), one_element=()):
         ctx.require_one_element(slot)
 
 
-def read_state(ctx, arrays, cells):
-    """The op's arrays and cells; a size the generated loop would read past is refused
-    (shape inference said so before the run; a scope edited since may disagree)."""
-    values = [ctx.input(s) for s in arrays]
+def read_state(ctx, arrays, cells, grad=None):
+    """The op's arrays and cells (``grad``, when given, in place of Grad's value: a sparse
+    gradient made dense); a size the generated loop would read past is refused (shape
+    inference said so before the run; a scope edited since may disagree)."""
+    values = [grad if s == "Grad" and grad is not None else ctx.input(s) for s in arrays]
     size = int(values[0].size)
     for slot, value in zip(arrays[1:], values[1:]):
         if int(value.size) != size:
@@ -70,30 +79,41 @@ def buffers(ctx, place, slots, like):
     return [ctx.out(slot, like.shape, like.dtype) for slot in slots]
 
 
-def update_kernels(kernel, arrays, cells, outputs, params_of, after=None):
+def update_kernels(kernel, arrays, cells, outputs, params_of, after=None, sparse=None):
     """{"cpu": ..., "cuda": ...} running ``kernel`` (an @update function) on the ``arrays``
     and ``cells`` slots and the scalars ``params_of(ctx)``, storing what it returns in the
-    ``outputs`` slots; ``after(ctx, place)`` writes what is not elementwise (beta powers)."""
+    ``outputs`` slots; ``after(ctx, place)`` writes what is not elementwise (beta powers).
+    A SelectedRows Grad goes to ``sparse(ctx, place, dense)``, where ``dense(ctx, grad)``
+    is the dense update with ``grad`` as the gradient."""
     def make(place):
-        def run(ctx):
-            state = read_state(ctx, arrays, cells)
+        def dense(ctx, grad=None):
+            state = read_state(ctx, arrays, cells, grad)
             values = place.update(kernel, *state, *params_of(ctx),
                                   out=buffers(ctx, place, outputs, state[0]))
             for slot, value in zip(outputs, values if len(outputs) > 1 else [values]):
                 ctx.set_output(slot, value)      # (of Param's shape: no view)
             if after is not None:
                 after(ctx, place)
+
+        if sparse is None:
+            return dense
+
+        def run(ctx):
+            if ctx.input("Grad").__class__ is SelectedRows:
+                return sparse(ctx, place, dense)
+            return dense(ctx)
         return run
     return {"cpu": make(CPU), "cuda": make(CUDA)}
 
 
 def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_of,
-                 extra_inputs=(), after=None, kernels=None):
+                 extra_inputs=(), after=None, kernels=None, sparse=None):
     """Declare an optimizer op: Param, Grad, LearningRate, MasterParam and ``state`` (slot
     names: accumulators of Param's shape, then ``cells``: one-element tensors) in,
     ``outputs`` ((slot, the input slot it updates) pairs) out; ``kernel`` reads Param,
     Grad, the state arrays, LearningRate and the cells, and returns the values of the
-    outputs in order (ParamOut first)."""
+    outputs in order (ParamOut first). ``sparse`` (see update_kernels) makes Grad take a
+    SelectedRows."""
     state_slots = [Slot(name, doc) for name, doc in state + cells]
     array_names = [name for name, _ in state]
     cell_names = [name for name, _ in cells]
@@ -111,8 +131,21 @@ def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_
         list(attrs) + [MULTI_PRECISION], comment=comment, infer_shape=infer,
         kernels=kernels or update_kernels(
             kernel, ["Param", "Grad", *array_names], ["LearningRate", *cell_names],
-            elementwise, params_of, after),
-        grad=NO_GRADIENT))
+            elementwise, params_of, after, sparse),
+        grad=NO_GRADIENT, selected_rows=("Grad",) if sparse is not None else ()))
+
+
+def unchanged(ctx, outputs) -> None:
+    """Each output a copy of the input it updates: Paddle's sparse kernels return before
+    writing anything when the gradient has no rows (ParamOut is Param's own tensor there)."""
+    for out, src in outputs:
+        if ctx.has_output(out):
+            ctx.set_output(out, copy_array(ctx.input(src)))
+
+
+def cell(value):
+    """A one-element tensor (0-d or [1]) as a [1] array, on its place."""
+    return value.reshape((1,)) if value.ndim != 1 else value
 
 
 # --- sgd ----------------------------------------------------------------------------------------
@@ -121,8 +154,26 @@ def sgd(param, grad, lr):
     return param - lr * grad
 
 
-optimizer_op("sgd", "ParamOut = Param - LearningRate * Grad.", sgd, [], [],
-             [("ParamOut", "Param")], [], lambda ctx: ())
+def sgd_sparse(ctx, place, dense):
+    """Paddle's SGD with a SelectedRows gradient (sgd_dense_param_sparse_grad): only the
+    rows given move, each by -lr * its value, in the order of the ids, so a repeated row
+    takes its steps one after the other (they add up); the other rows stay as they are."""
+    param = ctx.input("Param")
+    rows, value = selected_rows.given(ctx, "Grad", "Param")
+    out = buffers(ctx, place, ["ParamOut"], param)     # a new array: Param stays as it was
+    if out is None:
+        out = copy_array(param)
+    else:
+        out = out[0]
+        out[...] = param
+    selected_rows.add_rows(out.reshape((int(param.shape[0]), int(value.shape[1]))), rows,
+                           value, cell(ctx.input("LearningRate")), -1.0)
+    ctx.set_output("ParamOut", out)
+
+
+optimizer_op("sgd", "ParamOut = Param - LearningRate * Grad (a SelectedRows Grad: only its "
+             "rows, repeats added).", sgd, [], [],
+             [("ParamOut", "Param")], [], lambda ctx: (), sparse=sgd_sparse)
 
 
 # --- momentum -----------------------------------------------------------------------------------
@@ -137,8 +188,22 @@ def momentum(param, grad, velocity, lr, mu, nesterov, rescale, l2_coeff):
     return param - lr * v, v
 
 
+def momentum_sparse(ctx, place, dense):
+    """Paddle's Momentum with a SelectedRows gradient (MomentumSparseImpl): the rows are
+    merged (repeats added) and every element of Param and Velocity is updated, with the
+    merged gradient where its row is given and 0 elsewhere, so Velocity decays and keeps
+    moving the rows not looked up: the dense update with the dense gradient. A gradient
+    with no rows changes nothing (Paddle returns before it writes)."""
+    param = ctx.input("Param")
+    rows, value = selected_rows.given(ctx, "Grad", "Param")
+    if not int(rows.shape[0]):
+        return unchanged(ctx, [("ParamOut", "Param"), ("VelocityOut", "Velocity")])
+    dense(ctx, selected_rows.dense(rows, value, param.shape))
+
+
 optimizer_op(
-    "momentum", "Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity.",
+    "momentum", "Velocity = mu * Velocity + Grad; Param -= LearningRate * Velocity (a "
+    "SelectedRows Grad: merged, zero in the other rows).",
     momentum, [("Velocity", "the running velocity")], [],
     [("ParamOut", "Param"), ("VelocityOut", "Velocity")],
     [Attr("mu", A.FLOAT, 0.9, "the momentum"),
@@ -148,7 +213,8 @@ optimizer_op(
      Attr("rescale_grad", A.FLOAT, 1.0, "Grad is multiplied by this first")],
     lambda ctx: (ctx.attr("mu"), bool(ctx.attr("use_nesterov")), ctx.attr("rescale_grad"),
                  ctx.attr("regularization_coeff")
-                 if ctx.attr("regularization_method") == "l2_decay" else 0.0))
+                 if ctx.attr("regularization_method") == "l2_decay" else 0.0),
+    sparse=momentum_sparse)
 
 
 # --- adagrad ------------------------------------------------------------------------------------

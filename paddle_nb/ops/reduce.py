@@ -12,11 +12,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
+from ..core.selected_rows import SelectedRows
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.pointwise import pointwise
-from . import arrays
+from . import arrays, selected_rows
 from .common import OUT, X
 from .places import CPU, CUDA
 
@@ -196,6 +197,8 @@ def _sum_infer(ctx):
 def _sum(place):
     def run(ctx):
         xs = ctx.inputs("X")
+        if any(x.__class__ is SelectedRows for x in xs):    # sparse gradients
+            return selected_rows.sum_kernel(ctx, place, xs)
         out = place.copy(xs[0])
         for x in xs[1:]:
             out = place.binary("elementwise_add", out, x, out)     # in place on the CPU
@@ -211,9 +214,10 @@ def _sum_grad(op, no_grad):
 
 
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
-               comment="Out = X[0] + X[1] + ... (how repeated gradients are added up).",
+               comment="Out = X[0] + X[1] + ... (how repeated gradients are added up; "
+                       "SelectedRows only: a SelectedRows of each row once, else dense).",
                infer_shape=_sum_infer, kernels={"cpu": _sum(CPU), "cuda": _sum(CUDA)},
-               grad=_sum_grad, grad_plumbing=True))
+               grad=_sum_grad, grad_plumbing=True, selected_rows=("X",)))
 
 
 # --- squared_l2_norm --------------------------------------------------------------------------

@@ -7,6 +7,11 @@ scheduler before each run), and each optimizer's accumulators (``<param>_velocit
 ``<param>_moment1_0``, ...) are persistable variables the startup program fills. Every
 op appended here carries ``op_role`` 2 (optimize), so ``clone(for_test=True)`` drops it.
 The order is Paddle's: clip the gradients, then add the decay, then update.
+
+A sparse embedding's gradient (``is_sparse=True``: a SelectedRows, declared
+VarType.SELECTED_ROWS) reaches the update op as it is when there is no decay (sgd,
+momentum and adam take it); a decay turns it dense (regularizer.py). Clipping one, or
+updating one with an optimizer that does not take it, is refused here, at build time.
 """
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ from .. import arg_checks as check
 from ..core import dtypes, unique_name
 from ..core.backward import OP_ROLE_OPTIMIZE, append_backward
 from ..core.errors import BuildError
+from ..core.framework_pb2 import VarType
+from ..core.registry import lookup
 from ..core.program import Program, default_startup_program
 from ..core.variable import Variable
 from .clip import GradientClip
@@ -129,9 +136,25 @@ class Optimizer:
         lr = self._learning_rate(program, startup, params_grads[0][0].dtype)
         # Paddle's order: by parameter name (so the ops come out the same)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        sparse = [p.name for p, g in params_grads if g.type == VarType.SELECTED_ROWS]
+        if self.grad_clip is not None and sparse:
+            raise BuildError(
+                f"{type(self.grad_clip).__name__}: the gradient of {sparse[0]} is a "
+                f"SelectedRows (an embedding with is_sparse=True), and clipping a SelectedRows "
+                f"is not built here; build the embedding with is_sparse=False to clip its "
+                f"gradient")
         if self.grad_clip is not None:
             params_grads = self.grad_clip.append(block, params_grads)
         params_grads = [(p, self._append_decay(block, p, g)) for p, g in params_grads]
+        takes = lookup(self.op_type).selected_rows
+        for p, g in params_grads:
+            if g.type == VarType.SELECTED_ROWS and "Grad" not in takes:
+                raise BuildError(
+                    f"{type(self).__name__}: the gradient of {p.name} is a SelectedRows (an "
+                    f"embedding with is_sparse=True), which its {self.op_type} op does not "
+                    f"take (SGD, Momentum and Adam do); build the embedding with "
+                    f"is_sparse=False, or give the parameter a weight decay (the decayed "
+                    f"gradient is dense)")
         ops = []
         for param, grad in params_grads:
             inputs, outputs, attrs = self._update(program, startup, param, grad, lr)

@@ -48,16 +48,18 @@ def _betas(builder, beta1, beta2, epsilon):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba) with Paddle's bias-corrected step."""
+    """Adam (Kingma & Ba) with Paddle's bias-corrected step. ``lazy_mode``: a sparse
+    embedding's gradient (a SelectedRows) updates only the rows looked up."""
     op_type = "adam"
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  parameters=None, weight_decay=None, grad_clip=None, name=None, *,
-                 parameter_list=None):
+                 parameter_list=None, lazy_mode=False):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
                          parameter_list=parameter_list)
         self.beta1, self.beta2, self.epsilon = _betas(type(self).__name__, beta1, beta2,
                                                       epsilon)
+        self.lazy_mode = check.boolean(type(self).__name__, "lazy_mode", lazy_mode)
 
     def _moments(self, program, startup, param):
         m1 = self._accumulator(program, startup, param, "moment1")
@@ -72,7 +74,8 @@ class Adam(Optimizer):
         state, state_out = self._moments(program, startup, param)
         return ({"Param": [param], "Grad": [grad], "LearningRate": [lr], **state},
                 {"ParamOut": [param], **state_out},
-                {"beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon})
+                {"beta1": self.beta1, "beta2": self.beta2, "epsilon": self.epsilon,
+                 "lazy_mode": self.lazy_mode})
 
 
 class AdamW(Adam):

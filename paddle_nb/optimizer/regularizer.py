@@ -12,6 +12,7 @@ import math
 
 from .. import arg_checks as check
 from ..core.backward import OP_ROLE_OPTIMIZE
+from ..core.framework_pb2 import VarType
 from ..core.program import Program
 
 
@@ -36,11 +37,16 @@ class WeightDecay:
 
     def append(self, block, param, grad):
         """Append the ops adding this decay's gradient to ``grad``; return the gradient
-        variable the update reads (``grad`` itself, summed in place, as Paddle does)."""
+        variable the update reads (``grad`` itself, summed in place, as Paddle does; for a
+        SelectedRows gradient a new dense ``<grad>@NEWGRAD@``, Paddle's name: the sum of
+        rows and a dense term is dense)."""
         term = self._term(block, param)
-        block.append_op("sum", {"X": [grad, term]}, {"Out": [grad]},
+        out = grad
+        if grad.type == VarType.SELECTED_ROWS:
+            out = block.create_var(grad.name + "@NEWGRAD@", param.shape, param.dtype)
+        block.append_op("sum", {"X": [grad, term]}, {"Out": [out]},
                         {"op_role": OP_ROLE_OPTIMIZE})
-        return grad
+        return out
 
     def _scaled(self, block, x):
         out = block.create_var(None, x.shape, x.dtype, stop_gradient=True)

@@ -47,32 +47,7 @@ def _recipe(name):
 
 @pytest.mark.parametrize("name", sorted(SCHEDULERS))
 def test_paddle_recipe_trains_three_steps_like_paddle(exe, name):
-    program, saved = _recipe(name)
-    scope = pd.Scope()
-    for key, value in saved.items():
-        if key.startswith("init__"):
-            scope.var(key[len("init__"):]).set(value)
-    scheduler = SCHEDULERS[name] and SCHEDULERS[name]()
-    if scheduler is not None:
-        lr_var, = [n for n in program.global_block().vars if n.startswith("learning_rate")]
-        scheduler.bind(program, lr_var)
-    params = [str(p) for p in saved["params"] if str(p) not in _cudnn_buffers(program)]
-    for k in range(3):
-        if scheduler is not None:
-            assert scheduler() == pytest.approx(float(saved[f"lr_{k}"]), rel=1e-12)
-        out = exe.run(program, feed={"x": saved[f"x_{k}"], "y": saved[f"y_{k}"]},
-                      fetch_list=[str(saved["loss_name"])] + params, scope=scope)
-        np.testing.assert_allclose(out[0], saved[f"loss_{k}"], rtol=1e-5, atol=1e-6)
-        for p, value in zip(params, out[1:]):
-            np.testing.assert_allclose(value, saved[f"after_{k}__{p}"], rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{p} after step {k}")
-        if scheduler is not None:
-            scheduler.step()
-    for key, value in saved.items():
-        if key.startswith("final__") and key[len("final__"):] not in _cudnn_buffers(program):
-            got = scope.find_var(key[len("final__"):]).get()
-            np.testing.assert_allclose(np.asarray(got).reshape(value.shape), value,
-                                       rtol=1e-5, atol=1e-6, err_msg=key)
+    _trains_like_paddle(exe, name, scheduler=SCHEDULERS[name] and SCHEDULERS[name]())
 
 
 def _cudnn_buffers(program):
@@ -137,26 +112,35 @@ SPARSE = ["adam_sparse_embedding",        # Adam, 3 steps
           "adam_lazy_sparse_embedding"]   # Adam with lazy_mode, 2 steps
 
 
-def _trains_like_paddle(exe, name, program=None):
+def _trains_like_paddle(exe, name, program=None, scheduler=None):
     """Recipe ``name`` (its saved program, or ``program``) from Paddle's initial values
-    for the steps Paddle trained: every loss, every parameter after every step and every
-    persistable at the end within 1e-5."""
+    for the steps Paddle trained, ``scheduler`` (ours) bound to the program's learning
+    rate and stepped between runs: every loss, every parameter after every step and
+    every persistable at the end within 1e-5 (not the cuDNN buffers, _cudnn_buffers)."""
     saved_program, saved = _recipe(name)
     program = program or saved_program
     scope = pd.Scope()
     for key, value in saved.items():
         if key.startswith("init__"):
             scope.var(key[len("init__"):]).set(value)
-    params = [str(p) for p in saved["params"]]
+    if scheduler is not None:
+        lr_var, = [n for n in program.global_block().vars if n.startswith("learning_rate")]
+        scheduler.bind(program, lr_var)
+    skip = _cudnn_buffers(program)
+    params = [str(p) for p in saved["params"] if str(p) not in skip]
     for k in range(sum(key[2:].isdigit() for key in saved if key.startswith("x_"))):
+        if scheduler is not None:
+            assert scheduler() == pytest.approx(float(saved[f"lr_{k}"]), rel=1e-12)
         out = exe.run(program, feed={"x": saved[f"x_{k}"], "y": saved[f"y_{k}"]},
                       fetch_list=[str(saved["loss_name"])] + params, scope=scope)
         np.testing.assert_allclose(out[0], saved[f"loss_{k}"], rtol=1e-5, atol=1e-6)
         for p, value in zip(params, out[1:]):
             np.testing.assert_allclose(value, saved[f"after_{k}__{p}"], rtol=1e-5, atol=1e-6,
                                        err_msg=f"{p} after step {k}")
+        if scheduler is not None:
+            scheduler.step()
     for key, value in saved.items():
-        if key.startswith("final__"):
+        if key.startswith("final__") and key[len("final__"):] not in skip:
             got = scope.find_var(key[len("final__"):]).get()
             got = got.copy_to_host() if hasattr(got, "copy_to_host") else np.asarray(got)
             np.testing.assert_allclose(got.reshape(value.shape), value, rtol=1e-5, atol=1e-6,

@@ -239,18 +239,21 @@ def _refuse_training_dropout(ctx, s: _Shape) -> None:
             "a clone(for_test=True) of the program); train with dropout_prob=0")
 
 
+def _inputs(ctx):
+    """(Input, WeightList, on the device?), host arrays made contiguous for the loops."""
+    x, weights = ctx.input("Input"), ctx.inputs("WeightList")
+    device = arrays.on_device(x)
+    if not device:
+        x, weights = np.ascontiguousarray(x), [np.ascontiguousarray(w) for w in weights]
+    return x, weights, device
+
+
 def _make_rnn(place, seq):
     def run(ctx):
         s = _Shape(ctx.attr)
         _refuse_training_dropout(ctx, s)
-        x = ctx.input("Input")
-        device = arrays.on_device(x)
-        if not device:
-            x = np.ascontiguousarray(x)
+        x, weights, device = _inputs(ctx)
         steps, batch, input_size = (int(d) for d in x.shape)
-        weights = ctx.inputs("WeightList")
-        if not device:
-            weights = [np.ascontiguousarray(w) for w in weights]
         pre = ctx.inputs("PreState")
         H, GH, dtype = s.hidden, s.gates * s.hidden, x.dtype
         live = _live(ctx, steps, batch, device)
@@ -336,14 +339,8 @@ def _step(ctx, s: _Shape, layer, d, t, layer_in, saved, hprev, cprev, out, live)
 def _make_rnn_grad(place, seq):
     def run(ctx):
         s = _Shape(ctx.attr)
-        x = ctx.input("Input")
-        device = arrays.on_device(x)
-        if not device:
-            x = np.ascontiguousarray(x)
+        x, weights, device = _inputs(ctx)
         steps, batch, input_size = (int(d) for d in x.shape)
-        weights = ctx.inputs("WeightList")
-        if not device:
-            weights = [np.ascontiguousarray(w) for w in weights]
         H, GH, dtype = s.hidden, s.gates * s.hidden, x.dtype
         reserve = ctx.input("Reserve")
         if int(reserve.size) != s.reserve_size(steps, batch):

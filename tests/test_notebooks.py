@@ -122,6 +122,42 @@ EXPECTED = {
         and "batch_norm" in v and v.count("conv2d") == 2,
         "paddle_cnn_steps": lambda v: v == 15,                     # the fed feed op is skipped
     },
+    "09_sequences_and_attention.ipynb": {
+        "sparse_grad_rows": lambda v: v == [3, 7, 7, 0, 5, 0, 0, 0],   # the ids, flattened
+        "sparse_grad_height": lambda v: v == 10,                       # the table's rows
+        "sparse_grad_preview": lambda v: v == "selected_rows",
+        "sparse_equals_dense_off_padding": lambda v: v is True,
+        "dense_padding_row_grad": lambda v: v == 0.0,
+        "rows_moved_sparse": lambda v: v == [0, 3, 5, 7],              # the padding row too
+        "rows_moved_dense": lambda v: v == [3, 5, 7],
+        "lstm_fused_vs_step_block_max_abs_diff": lambda v: v < 1e-5,  # the same numbers
+        "lstm_fused_cell_steps": lambda v: v == 4,                     # one per time step
+        "lstm_fused_cell_vars": lambda v: v == ["x_t", "h_prev", "c_prev", "input_gate",
+                                                "forget_gate", "candidate", "output_gate",
+                                                "c", "h", "live"],
+        "lstm_fused_cell_scopes": lambda v: v == [f"rnn@2/layer 0 forward/step {t}"
+                                                  for t in range(4)],
+        "lstm_step_block_op_steps": lambda v: v == 4 * 16,             # 16 ops per step
+        "lstm_gates_in_unit_interval": lambda v: v is True,
+        "attention_weights_shape": lambda v: v == [1, 2, 5, 5],        # [B, heads, T, T]
+        "attention_op_types": lambda v: v.count("matmul_v2") == 6 and v.count("softmax") == 1
+        and "scale" in v,
+        "attention_rows_sum_to_one": lambda v: v is True,
+        "attention_weights_preview": lambda v: v == "images",          # a heatmap per head
+        "attention_heads_shown": lambda v: v == 2,
+        "reversal_sequence_accuracy": lambda v: v >= 0.95,             # prose: at least 95%
+        "reversal_seconds": lambda v: v < 60,                          # prose: under a minute
+        "reversal_sample": lambda v: v == [9, 5, 1, 4, 1, 3],
+        "reversal_attention_on_mirror": lambda v: v >= 0.95,           # an anti-diagonal
+        "reversal_weights_preview": lambda v: v == "images",
+        "paddle_lstm_prob_max_abs_diff": lambda v: v < 1e-5,           # vs PaddlePaddle's output
+        "paddle_lstm_op_types": lambda v: v[0] == "feed" and v[-1] == "fetch"
+        and v.count("rnn") == 1,
+        "paddle_lstm_steps": lambda v: v == 23,       # 16 ops (the fed feed skipped) + 7 cells
+        "paddle_lstm_cell_steps": lambda v: v == 7,
+        "paddle_lstm_live": lambda v: v == [[t < n for n in (7, 5, 3, 1)] for t in range(7)],
+        "paddle_lstm_final_h_is_last_live_h": lambda v: v is True,
+    },
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 
@@ -199,8 +235,8 @@ def _load(name):
     return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
 
 
-def test_the_course_is_eight_numbered_notebooks():
-    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 9)], NOTEBOOKS
+def test_the_course_is_nine_numbered_notebooks():
+    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 10)], NOTEBOOKS
     assert set(EXPECTED) == set(NOTEBOOKS)
 
 

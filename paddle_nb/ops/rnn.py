@@ -388,7 +388,10 @@ def _make_rnn_grad(place, seq):
                 d_weights[2 * k + 1] = place.product(
                     dh_rows, hprev.reshape((steps * batch, H)), ta=True)
                 d_weights[2 * n + 2 * k] = place.sum_to(dx_rows, (GH,))
-                d_weights[2 * n + 2 * k + 1] = place.sum_to(dh_rows, (GH,))
+                # (b_ih and b_hh are added together but for the GRU's candidate: the same
+                # gradient, summed once)
+                d_weights[2 * n + 2 * k + 1] = place.sum_to(dh_rows, (GH,)) \
+                    if dhg is not dxg else arrays.copy(d_weights[2 * n + 2 * k])
                 part = place.product(dx_rows, w_ih)
                 d_in = part if d_in is None else arrays.add(d_in, part)
             d_out = d_in.reshape((steps, batch, width))

@@ -39,11 +39,15 @@ def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
 
 # --- fill_constant ------------------------------------------------------------------
 def _fill_constant(place):
-    def run(ctx):
+    def attributes(ctx):
         dtype = dtype_to_numpy(ctx.attr("dtype"))
         value = ctx.attr("str_value") or ctx.attr("value")
-        shape = _concrete(ctx.attr("shape"), dtype, "fill_constant")
-        ctx.set_output("Out", place.full(shape, float(value), dtype))
+        return _concrete(ctx.attr("shape"), dtype, "fill_constant"), float(value), dtype
+
+    def run(ctx):
+        # (read from the attributes once per prepared op: a training step runs several)
+        shape, value, dtype = ctx.resolved("fill", lambda: attributes(ctx))
+        ctx.set_output("Out", place.full(shape, value, dtype))
     return run
 
 

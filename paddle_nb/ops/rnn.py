@@ -33,6 +33,8 @@ Otherwise each direction of each layer is one call of the compiled loop.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -86,7 +88,7 @@ class _Shape:
         return parts
 
     def reserve_size(self, steps: int, batch: int) -> int:
-        return sum(int(np.prod(shape)) for _, shape in self.reserve(steps, batch))
+        return sum(math.prod(shape) for _, shape in self.reserve(steps, batch))
 
 
 def _int_attr_check(name, low):
@@ -219,10 +221,15 @@ def _views(reserve, s: _Shape, steps: int, batch: int) -> dict:
     """Reserve's parts as arrays of their shapes (views into it, on its place)."""
     views, at = {}, 0
     for key, shape in s.reserve(steps, batch):
-        n = int(np.prod(shape))
+        n = math.prod(shape)
         views[key] = reserve[at:at + n].reshape(shape)
         at += n
     return views
+
+
+def _attributes(ctx) -> _Shape:
+    """The attributes, read once per prepared op (a training step runs the op every time)."""
+    return ctx.resolved("rnn", lambda: _Shape(ctx.attr))
 
 
 def _split_weights(weights, s: _Shape, k: int):
@@ -250,7 +257,7 @@ def _inputs(ctx):
 
 def _make_rnn(place, seq):
     def run(ctx):
-        s = _Shape(ctx.attr)
+        s = _attributes(ctx)
         _refuse_training_dropout(ctx, s)
         x, weights, device = _inputs(ctx)
         steps, batch, input_size = (int(d) for d in x.shape)
@@ -338,7 +345,7 @@ def _step(ctx, s: _Shape, layer, d, t, layer_in, saved, hprev, cprev, out, live)
 # --- the gradient ------------------------------------------------------------------------------
 def _make_rnn_grad(place, seq):
     def run(ctx):
-        s = _Shape(ctx.attr)
+        s = _attributes(ctx)
         x, weights, device = _inputs(ctx)
         steps, batch, input_size = (int(d) for d in x.shape)
         H, GH, dtype = s.hidden, s.gates * s.hidden, x.dtype

@@ -12,6 +12,8 @@ because it only moves tensors or looks at the array it is given (stack, split, t
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.validate import check_tensor_size
@@ -74,9 +76,12 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
         batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
         m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
         check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
-        n_batch = int(np.prod(batch))      # spelled out: reshape(-1, 0, k) cannot infer -1
-        xb = np.ascontiguousarray(np.broadcast_to(x2, batch + (m, k))).reshape(n_batch, m, k)
-        yb = np.ascontiguousarray(np.broadcast_to(y2, batch + (k, n))).reshape(n_batch, k, n)
+        n_batch = math.prod(batch)         # spelled out: reshape(-1, 0, k) cannot infer -1
+        # (broadcast only where the batch dims differ: attention's never do)
+        xb = np.ascontiguousarray(x2 if x2.shape[:-2] == batch else
+                                  np.broadcast_to(x2, batch + (m, k))).reshape(n_batch, m, k)
+        yb = np.ascontiguousarray(y2 if y2.shape[:-2] == batch else
+                                  np.broadcast_to(y2, batch + (k, n))).reshape(n_batch, k, n)
         out = K.batched_matmul(xb, yb).reshape(batch + (m, n))
     else:
         out = np.matmul(x2, y2)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import paddle_nb as pd
+
 from paddle_nb.ops import activation as A
 from paddle_nb.ops import adam as ADAM
 from paddle_nb.ops import optimizer as O
@@ -500,6 +502,42 @@ def test_only_a_threaded_product_keeps_the_prange_kernels_serial(monkeypatch):
     assert threads.parallel_ok()
     M.matmul2d(np.ones((64, 784), np.float32), np.ones((784, 256), np.float32))
     assert not threads.parallel_ok()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_program_that_wants_the_cores_keeps_its_products_on_the_calling_thread(
+        monkeypatch, dtype):
+    """With products_serial() (a CNN's run), a medium product runs in row blocks OpenBLAS
+    keeps on the calling thread: the same values, transposed operands and a given out
+    included, and threads.py's quiet time does not start; a larger one still threads."""
+    monkeypatch.setattr(threads, "_last_blas", float("-inf"))
+    monkeypatch.setattr(threads, "_products_serial", True)
+    r = rng()
+    a, b = r.standard_normal((64, 400)).astype(dtype), r.standard_normal((400, 120)).astype(dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(M.matmul2d(a, b), a @ b, **tol)
+    out, c = np.empty((400, 120), dtype), r.standard_normal((64, 120)).astype(dtype)
+    assert M.matmul2d(a.T, c, out) is out                                # a F-ordered
+    np.testing.assert_allclose(out, a.T @ c, **tol)
+    np.testing.assert_allclose(M.matmul2d(a, b.T.copy().T), a @ b, **tol)   # b F-ordered
+    assert threads.parallel_ok()
+    big = r.standard_normal((512, 512)).astype(dtype)
+    M.matmul2d(big, big)                        # 134 M multiply-adds: BLAS's threads
+    assert not threads.parallel_ok()
+
+
+def test_the_executor_keeps_products_serial_only_for_programs_with_convolutions():
+    def run(build):
+        main, startup = pd.Program(), pd.Program()
+        with pd.program_guard(main, startup):
+            build(pd.data("x", [2, 1, 6, 6]))
+        exe, scope = pd.Executor(), pd.Scope()
+        exe.run(startup, scope=scope)
+        threads.keep_products_serial(None)
+        exe.run(main, feed={"x": np.ones((2, 1, 6, 6), np.float32)}, scope=scope)
+        return threads.products_serial()
+    assert run(lambda x: pd.layer.conv2d(x, 2, 3)) is True
+    assert run(lambda x: pd.layer.fc(x, 3)) is False
 
 
 # --- optimizers ----------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from .kernel_context import CudaKernelContext, KernelContext
 from .framework_pb2 import VarType
 from .grad_maker import EMPTY_VAR
 from ..kernels.check import IndexOutOfRange
+from ..kernels.cpu.threads import keep_products_serial
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,9 @@ class PreparedBlock:
         self.names, self.entry_ix = fast_path.bind_slots(self.ops)
         self.all_inferable = all(p.infer_shape is not None for p in self.ops)
         self.passed_entry = None
+        # an op whose CPU kernels split across the cores (a convolution): the run keeps
+        # its products on the calling thread (kernels/cpu/threads.py)
+        self.uses_cores = place.kind == "cpu" and any(p.op_def.uses_cores for p in self.ops)
         descs = block.table.vars.values()
         self.persistable = [d.name for d in descs if d.persistable]
         self.local = [d.name for d in descs if not d.persistable]
@@ -335,6 +339,7 @@ class Executor:
                 feed = {name: device.to_device(value) for name, value in feed.items()}
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
+            keep_products_serial(prepared.uses_cores)
             if stepping or check:
                 yield from self._run_block(prepared, run_scope, skip, training, (), None,
                                            check, stepping)

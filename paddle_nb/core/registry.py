@@ -76,6 +76,10 @@ class OpDef:
     # gradient): an optimizer's Grad, sum's X. Any other slot refuses one before the kernel
     # runs (core/runtime_shapes.py), naming the op and the slot.
     selected_rows: tuple[str, ...] = ()
+    # its CPU kernels split their work across the cores (prange): a program holding one
+    # runs its medium products on the calling thread (kernels/cpu/threads.py says why);
+    # its gradient op inherits it
+    uses_cores: bool = False
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}
@@ -161,7 +165,8 @@ def _grad_op_def(forward: OpDef) -> OpDef:
     return OpDef(spec.op_type(forward.type), inputs, outputs, list(forward.attrs),
                  comment=spec.comment or f"The gradient of {forward.type}.",
                  infer_shape=spec.shape_rule(forward),
-                 kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type)
+                 kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type,
+                 uses_cores=forward.uses_cores)
 
 
 def lookup(op_type: str) -> OpDef:

@@ -344,4 +344,5 @@ for _type, _what in (("conv2d", "a 2-D convolution (cross-correlation, as Paddle
                 "Input[n, c, i*sh - pad_top + ki*dh, j*sw - pad_left + kj*dw].",
         infer_shape=_conv_infer, kernels={"cpu": _conv(CPU), "cuda": _conv(CUDA)},
         grad=Grad(reads=["Input", "Filter"], kernel=_conv_grad(CPU),
-                  cuda_kernel=_conv_grad(CUDA))))
+                  cuda_kernel=_conv_grad(CUDA)),
+        uses_cores=True))       # the direct loops' prange twins (kernels/cpu/direct_conv.py)

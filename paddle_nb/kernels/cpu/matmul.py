@@ -19,7 +19,7 @@ and telling of them kept every kernel of the step serial.
 import numpy as np
 from numba import njit, prange
 
-from .threads import note_blas, parallel_ok
+from .threads import note_blas, parallel_ok, products_serial
 
 # batched_matmul runs a prange over the batch only for many small products: each one a
 # single-threaded BLAS call, so the two thread pools do not fight over the 2 cores.
@@ -29,6 +29,10 @@ MAX_PARALLEL_WORK = 262_144      # one product: 64^3 still 0.52x serial; from 12
 #                                  threads itself and the prange stalls (8 ms, not 0.45)
 # OpenBLAS threads a gemm when m*n*k > 65536 * GEMM_MULTITHREAD_THRESHOLD (4 by default)
 BLAS_THREADS_FROM = 262_144
+# Up to this many multiply-adds a product may run on the calling thread in row blocks,
+# when threads.products_serial() says the cores are wanted by other kernels; past it the
+# product is worth BLAS's threads whatever follows (LeNet's largest is 3 M).
+SERIAL_PRODUCTS_UP_TO = 8_388_608
 
 
 @njit(cache=True, fastmath=True, error_model="numpy")
@@ -41,10 +45,31 @@ def _matmul2d_into(a, b, out):
     np.dot(a, b, out)
 
 
+@njit(cache=True, fastmath=True, error_model="numpy")
+def _matmul2d_rows(a, b, out, rows):
+    for r in range(0, a.shape[0], rows):
+        np.dot(a[r:r + rows], b, out[r:r + rows])
+
+
+def _on_this_thread(a, b, out):
+    """a @ b in blocks of rows, each under BLAS_THREADS_FROM multiply-adds, so OpenBLAS
+    computes every block on the calling thread and wakes no worker."""
+    m, n = a.shape[0], b.shape[1]
+    a = a if a.flags.c_contiguous else np.ascontiguousarray(a)     # (row blocks of a)
+    if out is None:
+        out = np.empty((m, n), np.result_type(a, b))
+    rows = max(1, BLAS_THREADS_FROM // (a.shape[1] * n))
+    _matmul2d_rows(a, b, out, rows)
+    return out
+
+
 def matmul2d(a, b, out=None):
     """(m, k) @ (k, n) for float32/float64 matrices, each C- or F-contiguous (a transpose
     needs no copy); written into ``out`` (C-contiguous, (m, n), their dtype) when given."""
-    if a.shape[0] * a.shape[1] * b.shape[1] > BLAS_THREADS_FROM:
+    work = a.shape[0] * a.shape[1] * b.shape[1]
+    if work > BLAS_THREADS_FROM and products_serial() and work <= SERIAL_PRODUCTS_UP_TO:
+        return _on_this_thread(a, b, out)
+    if work > BLAS_THREADS_FROM:
         out = np.matmul(a, b, out=out)          # numpy's BLAS pool (module docstring)
         note_blas()
     elif out is None:

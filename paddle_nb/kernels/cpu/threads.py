@@ -26,6 +26,23 @@ BLAS_QUIET_S = 0.1
 
 _last_blas = float("-inf")
 
+# A program whose heaviest kernels split across the cores (a CNN's direct convolutions)
+# runs its medium products on the calling thread instead (kernels/cpu/matmul.py: row
+# blocks too small for OpenBLAS to wake a worker), so no BLAS worker holds the second
+# core when a convolution wants it. The executor sets this per run from the program's
+# ops (OpDef.uses_cores); a program of products (an MLP, a transformer) keeps BLAS's
+# threads. Measured in docs/performance.md ("Products on the calling thread").
+_products_serial = False
+
+
+def keep_products_serial(flag: bool) -> None:
+    global _products_serial
+    _products_serial = flag
+
+
+def products_serial() -> bool:
+    return _products_serial
+
 
 def note_blas() -> None:
     """Record that a BLAS call just ran (its pool may now be spinning)."""

@@ -134,7 +134,8 @@ def test_ifelse_numpy_step_is_the_programs_step():
     (ifelse, ((6, 3), (12, 6, 3)), 1.0),
 ], ids=["mlp", "rnn", "ifelse"])
 def test_torch_references_are_the_numpy_step(module, sizes, lr):
-    t = pytest.importorskip("torch")
+    t = pytest.importorskip("torch", reason="PyTorch is the benchmark's contender, never a "
+                            "dependency of paddle_nb (CI does not install it)")
     build_sizes, data_sizes = sizes
     main, startup, _ = module.build(*build_sizes)
     go = runner(main, startup, {}, [])

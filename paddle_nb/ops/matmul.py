@@ -3,6 +3,8 @@ and ``matmul_v2`` (numpy's matmul rules, batch dims broadcast, optional transpos
 ``bmm`` (``paddle.bmm``: two 3-D stacks of matrices, the same batch, no broadcasting)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -161,6 +163,11 @@ def _matmul_shape(ctx, xs, ys, tx, ty, names=("trans_x", "trans_y")):
 
 
 # --- the gradient, once for both places ----------------------------------------------------
+def _batch_shape(a: tuple, b: tuple) -> tuple:
+    """The broadcast batch dims (equal ones, attention's, without numpy's machinery)."""
+    return tuple(a) if tuple(a) == tuple(b) else np.broadcast_shapes(a, b)
+
+
 def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
     """dX, dY of Out = alpha * op(X) @ op(Y) (op = transpose if asked), batch dims
     broadcast; each case is two products with transpose flags (no transposed copies on
@@ -169,14 +176,14 @@ def matmul_nd_grad(place, x, y, dout, tx: bool, ty: bool, alpha: float = 1.0):
     x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
     y2 = y.reshape((y.shape[0], 1)) if y.ndim == 1 else y
     xs, ys = tuple(x2.shape), tuple(y2.shape)
-    out_shape = np.broadcast_shapes(xs[:-2], ys[:-2]) + (
+    out_shape = _batch_shape(xs[:-2], ys[:-2]) + (
         xs[-1] if tx else xs[-2], ys[-2] if ty else ys[-1])
     d = dout.reshape(tuple(out_shape))
     mm = place.matmul
     if len(ys) == 2 and len(xs) > 2 and not tx:
         # one matrix Y for every batch: fold the batch dims into rows, so dY is one
         # product that sums over the batch (not a batch of products and a sum)
-        rows = int(np.prod(xs[:-1]))            # spelled out: device arrays take no -1
+        rows = math.prod(xs[:-1])               # spelled out: device arrays take no -1
         x_rows = x2.reshape((rows, int(xs[-1])))
         d_rows = d.reshape((rows, int(out_shape[-1])))
         dx = mm(d_rows, y2, False, not ty, alpha)       # d @ op(Y)^T

@@ -73,7 +73,8 @@ def matmul_nd(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> np.ndarray:
         rows = x2.reshape((-1, x2.shape[-1]))
         out = matmul_2d(rows, y2).reshape(x2.shape[:-1] + (y2.shape[-1],))
     elif x.dtype == y.dtype and x.dtype.type in _BLAS:
-        batch = np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+        batch = x2.shape[:-2] if x2.shape[:-2] == y2.shape[:-2] else \
+            np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
         m, k, n = x2.shape[-2], x2.shape[-1], y2.shape[-1]
         check_tensor_size(batch + (max(m * k, k * n, m * n),), np.result_type(x, y), "matmul")
         n_batch = math.prod(batch)         # spelled out: reshape(-1, 0, k) cannot infer -1

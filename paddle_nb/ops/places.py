@@ -426,8 +426,10 @@ class CPU:
 
     @staticmethod
     def softmax_grad_rows(out_rows, dout_rows):
-        """dX = Out * (dOut - sum(dOut * Out)) per row."""
-        inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)
+        """dX = Out * (dOut - sum(dOut * Out)) per row (kernels/cpu/reduce.py)."""
+        if out_rows.dtype == dout_rows.dtype and out_rows.dtype.type in _BLAS:
+            return KR.softmax_grad_rows(out_rows, dout_rows)
+        inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)     # (float16: numpy)
         return (out_rows * (dout_rows - inner)).astype(out_rows.dtype)
 
     @staticmethod

@@ -5,8 +5,9 @@ kernels here inline code from sibling files (fastmath32.py into activation.py an
 reduce.py, the row helpers...): after an edit to fastmath32.py alone, activation.py's
 cached kernels would still hold the old exp. So the kernels of this package get numba's
 usual cache locator (``__pycache__`` beside the source, or ``NUMBA_CACHE_DIR``) with a
-source stamp made of every ``.py`` file in the package: editing one recompiles all of
-them, lazily, as they are used. The same goes for the functions kernels/pointwise.py
+source stamp made of every ``.py`` file in the package and in ``kernels/`` above it (the
+cell math of rnn_cells.py is inlined into rnn.py's loops): editing one recompiles all
+of them, lazily, as they are used. The same goes for the functions kernels/pointwise.py
 compiles from an op family's file (their own file's stamp, plus this package's).
 Registered by ``__init__.py`` before any kernel exists.
 Uses numba's cache locator classes (``numba.core.caching``, not a public API): if they are
@@ -20,13 +21,20 @@ import os
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# the kernels package above this one: scalar code written once for both places, which
+# kernels here inline (rnn_cells.py into rnn.py; pointwise.py's and update.py's loops)
+_SHARED = os.path.dirname(_HERE)
+
+
 def package_stamp() -> tuple:
-    """(name, sha256 of the contents) of every .py file in this package."""
+    """(name, sha256 of the contents) of every .py file in this package and in the
+    kernels package above it (its shared files: ``../rnn_cells.py``...)."""
     stamp = []
-    for name in sorted(os.listdir(_HERE)):
-        if name.endswith(".py"):
-            with open(os.path.join(_HERE, name), "rb") as f:
-                stamp.append((name, hashlib.sha256(f.read()).hexdigest()))
+    for folder, prefix in ((_HERE, ""), (_SHARED, "../")):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    stamp.append((prefix + name, hashlib.sha256(f.read()).hexdigest()))
     return tuple(stamp)
 
 

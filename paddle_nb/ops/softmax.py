@@ -1,7 +1,8 @@
 """softmax and log_softmax along an axis (Fluid's slots and attributes).
 
 The axis is moved last and the tensor seen as (rows, classes) (places' ``rows``), so one
-row kernel per place serves every axis: numpy on the CPU, one CUDA thread per row.
+row kernel per place serves every axis: compiled row loops on the CPU for softmax and its
+gradient (kernels/cpu/reduce.py; log_softmax's are numpy), one CUDA thread per row.
 log_softmax is computed as X - max - log(sum(exp(X - max))), never as log(softmax(X)),
 which would round small probabilities to 0 and give -inf.
 """

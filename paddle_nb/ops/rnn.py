@@ -71,6 +71,11 @@ class _Shape:
     def cells(self) -> int:
         return self.layers * self.dirs
 
+    def weight_positions(self, k: int) -> tuple[int, int, int, int]:
+        """Where (layer, direction) number k's W_ih, W_hh, b_ih and b_hh sit in
+        WeightList: every cell's two matrices first, then every cell's two biases."""
+        return 2 * k, 2 * k + 1, 2 * self.cells + 2 * k, 2 * self.cells + 2 * k + 1
+
     def layer_input(self, layer: int, input_size: int) -> int:
         return input_size if layer == 0 else self.dirs * self.hidden
 
@@ -125,10 +130,9 @@ def _check_weights(ctx, s: _Shape, input_size: int) -> None:
     for k in range(s.cells):
         layer, d = divmod(k, s.dirs)
         where = f"layer {layer} {'backward' if d else 'forward'}"
-        want = {2 * k: ("W_ih", [GH, s.layer_input(layer, input_size)]),
-                2 * k + 1: ("W_hh", [GH, H]),
-                2 * s.cells + 2 * k: ("b_ih", [GH]), 2 * s.cells + 2 * k + 1: ("b_hh", [GH])}
-        for i, (what, shape) in want.items():
+        want = zip(s.weight_positions(k), ("W_ih", "W_hh", "b_ih", "b_hh"),
+                   ([GH, s.layer_input(layer, input_size)], [GH, H], [GH], [GH]))
+        for i, what, shape in want:
             given = ctx.shape("WeightList", i)
             if len(given) != len(shape) or any(g >= 0 and w >= 0 and g != w
                                                for g, w in zip(given, shape)):
@@ -234,8 +238,7 @@ def _attributes(ctx) -> _Shape:
 
 def _split_weights(weights, s: _Shape, k: int):
     """(W_ih, W_hh, b_ih, b_hh) of (layer, direction) number k."""
-    n = s.cells
-    return weights[2 * k], weights[2 * k + 1], weights[2 * n + 2 * k], weights[2 * n + 2 * k + 1]
+    return tuple(weights[i] for i in s.weight_positions(k))
 
 
 def _refuse_training_dropout(ctx, s: _Shape) -> None:
@@ -390,15 +393,15 @@ def _make_rnn_grad(place, seq):
                              d_out, d * H, dh, dc, dxg, dhg)
                 dx_rows = dxg.reshape((steps * batch, GH))
                 dh_rows = dhg.reshape((steps * batch, GH))
-                n = s.cells
-                d_weights[2 * k] = place.product(dx_rows, rows_in, ta=True)
-                d_weights[2 * k + 1] = place.product(
+                i_wih, i_whh, i_bih, i_bhh = s.weight_positions(k)
+                d_weights[i_wih] = place.product(dx_rows, rows_in, ta=True)
+                d_weights[i_whh] = place.product(
                     dh_rows, hprev.reshape((steps * batch, H)), ta=True)
-                d_weights[2 * n + 2 * k] = place.sum_to(dx_rows, (GH,))
+                d_weights[i_bih] = place.sum_to(dx_rows, (GH,))
                 # (b_ih and b_hh are added together but for the GRU's candidate: the same
                 # gradient, summed once)
-                d_weights[2 * n + 2 * k + 1] = place.sum_to(dh_rows, (GH,)) \
-                    if dhg is not dxg else arrays.copy(d_weights[2 * n + 2 * k])
+                d_weights[i_bhh] = place.sum_to(dh_rows, (GH,)) if dhg is not dxg \
+                    else arrays.copy(d_weights[i_bih])
                 part = place.product(dx_rows, w_ih)
                 d_in = part if d_in is None else arrays.add(d_in, part)
             d_out = d_in.reshape((steps, batch, width))

@@ -30,35 +30,34 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 _CELL = {"LSTM": "lstm_cell", "GRU": "gru_cell", "RNN_TANH": "simple_rnn_cell",
          "RNN_RELU": "simple_rnn_cell"}
 _DIRECTIONS = {"forward": 1, "bidirect": 2, "bidirectional": 2}
+# each cell's four parameters: the builders' arguments, and Paddle's name suffixes
+_ATTRS = ("weight_ih_attr", "weight_hh_attr", "bias_ih_attr", "bias_hh_attr")
+_SUFFIXES = ("w_0", "w_1", "b_0", "b_1")
 
 
 def _weights(b, mode, size, hidden, layers, dirs, dtype, attrs):
     """Paddle's WeightList: every cell's W_ih and W_hh, then every cell's b_ih and b_hh."""
-    bound = 1.0 / math.sqrt(hidden)
-    gates = _GATES[mode]
+    for argument, attr in zip(_ATTRS, attrs):
+        if attr is False:              # checked first: nothing is made for a refused layer
+            raise check.refuse(b, argument, "parameters (the fused op has no option to "
+                               "leave a weight or bias out)", attr)
+    init = Uniform(-1.0 / math.sqrt(hidden), 1.0 / math.sqrt(hidden))
+    rows = _GATES[mode] * hidden
     mats, biases = [], []
     for k in range(layers * dirs):
         cell = unique_name.generate(_CELL[mode])
         width = size if k < dirs else dirs * hidden
-        w_ih_attr, w_hh_attr, b_ih_attr, b_hh_attr = attrs
-        mats += [_param(b, "weight_ih_attr", w_ih_attr, [gates * hidden, width], dtype,
-                        f"{cell}.w_0", Uniform(-bound, bound)),
-                 _param(b, "weight_hh_attr", w_hh_attr, [gates * hidden, hidden], dtype,
-                        f"{cell}.w_1", Uniform(-bound, bound))]
-        biases += [_param(b, "bias_ih_attr", b_ih_attr, [gates * hidden], dtype,
-                          f"{cell}.b_0", Uniform(-bound, bound)),
-                   _param(b, "bias_hh_attr", b_hh_attr, [gates * hidden], dtype,
-                          f"{cell}.b_1", Uniform(-bound, bound))]
-    if any(w is None for w in mats + biases):
-        raise check.refuse(b, "weight/bias attrs", "parameters (the fused op has no option "
-                           "to leave a weight or bias out)", False)
+        made = [_param(b, argument, attr, shape, dtype, f"{cell}.{suffix}", init)
+                for argument, attr, shape, suffix in zip(
+                    _ATTRS, attrs, ([rows, width], [rows, hidden], [rows], [rows]), _SUFFIXES)]
+        mats += made[:2]
+        biases += made[2:]
     return mats + biases
 
 
 def _zero_states(b, x, count, shape, time_major):
     from .layers import fill_constant   # noqa: PLC0415 (layers re-exports this module)
-    batch = x.shape[1 if time_major else 0]
-    if batch is not None and batch >= 0:
+    if shape[1] >= 0:                  # the batch is known: Paddle's fill_constant
         return [fill_constant(shape, x.dtype, 0.0) for _ in range(count)]
     code = check.data_type(b, "input", x.dtype)
     return [op.fill_constant_batch_size_like(
@@ -102,8 +101,8 @@ def _rnn(b, mode, input, hidden_size, num_layers, direction, sequence_length,  #
         inputs["SequenceLength"] = check.variable(b, "sequence_length", sequence_length,
                                                   dtype="int")
     out, _, state = op.rnn(**inputs, outputs={"State": count}, mode=mode,
-                              input_size=size, hidden_size=hidden, num_layers=layers,
-                              is_bidirec=dirs == 2, dropout_prob=dropout, is_test=False)
+                           input_size=size, hidden_size=hidden, num_layers=layers,
+                           is_bidirec=dirs == 2, dropout_prob=dropout, is_test=False)
     out = out if time_major else transpose(out, [1, 0, 2])
     return out, (tuple(state) if count == 2 else state[0])
 

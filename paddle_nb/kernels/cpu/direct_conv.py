@@ -30,10 +30,19 @@ The gradients run the same kind of loop:
   the same float32 rounding per term.
 Multiply-adds may be fused (``contract``): one rounding instead of two, as BLAS does.
 
-Items (an image and a pair of output channels; an image and a pair of input channels;
-a pair of output channels and a block of 4 taps) are independent, so each kernel has a
-``prange`` twin, used past ``MIN_PARALLEL_MACS`` when ``parallel_ok()`` (threads.py).
+Items (an image's output channels, or a chunk of them when the batch is small; an image
+and a pair of input channels; a pair of output channels and a block of 4 taps) are
+independent, so each kernel has a ``prange`` twin, used past ``MIN_PARALLEL_MACS`` when
+``parallel_ok()`` (threads.py). The forward's items pad their own image into a scratch
+array first: the padded copy is then made by both threads and read from cache (a whole
+padded batch made by numpy first took 0.3 ms of one thread, 15% of the forward).
+
+Where the forward's time goes (one thread, per image of the benchmark): the loops of
+``_two_planes`` ~40 us at about 43 G useful multiply-adds/s (the vector units' rate:
+AVX-512 here), padding ~7 us, taking the junk columns out ~4 us.
 """
+import functools
+
 import numpy as np
 from numba import njit, prange
 
@@ -52,10 +61,14 @@ def _either(serial, parallel, macs: int, *args) -> None:
     (parallel if macs >= MIN_PARALLEL_MACS and parallel_ok() else serial)(*args)
 
 
+@functools.lru_cache(maxsize=256)
 def offsets(channels: int, hp: int, wp: int, kh: int, kw: int, dh: int, dw: int):
-    """The flat offset of each tap (c, ki, kj), in the filter's row order."""
+    """The flat offset of each tap (c, ki, kj), in the filter's row order (read-only:
+    kept per geometry, since making it took 3% of the benchmark's forward)."""
     c, ki, kj = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
-    return (((c * hp + ki * dh) * wp) + kj * dw).astype(np.int64).ravel()
+    offs = (((c * hp + ki * dh) * wp) + kj * dw).astype(np.int64).ravel()
+    offs.flags.writeable = False
+    return offs
 
 
 @njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
@@ -81,43 +94,86 @@ def _two_planes(a0, a1, xf, offs, w0, w1, length):
 
 
 @njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
-def _forward_item(xf, wr, offs, out, groups, wp, item):
-    """Output channels (o, o + 1) of image n (item numbers image, group, pair)."""
+def _pad_into(xg, xf, pt, pl, hp, wp):
+    """The planes xg [c, H, W] zero-padded into xf [c*hp*wp] (input at rows pt.., columns
+    pl..). Flat, a padded plane is its input rows with runs of zeros between them (the
+    right padding of one row and the left of the next are one run), so it is written as
+    contiguous runs with no test per element."""
+    h, w = xg.shape[1], xg.shape[2]
+    for c in range(xg.shape[0]):
+        base = c * hp * wp
+        first, end = base + pt * wp + pl, base + hp * wp
+        for t in range(base, first):
+            xf[t] = 0
+        for i in range(h):
+            start, src = first + i * wp, xg[c, i]
+            for j in range(w):
+                xf[start + j] = src[j]
+            stop = start + wp if i < h - 1 else end          # zeros up to the next row
+            for t in range(start + w, stop):
+                xf[t] = 0
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
+def _narrow(wide, plane, wp):
+    """plane [oh, ow] = the rows of ``wide`` (rows of wp, junk past ow) without their junk:
+    one plane at a time, row by row (two planes' elements interleaved took 1.6x as long;
+    adding the last taps on the way here, to save this pass, made the kernel 1.5x slower)."""
+    for i in range(plane.shape[0]):
+        row, start = plane[i], i * wp
+        for j in range(plane.shape[1]):
+            row[j] = wide[start + j]
+
+
+@njit(cache=True, fastmath=FUSED, error_model="numpy", inline="always")
+def _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item):
+    """One image's output channels of one group, or a chunk of their pairs (item numbers
+    image, group, chunk): the item pads its image's planes of the group itself, so the
+    padded copy is made by both threads, in cache, right before the loops read it."""
     n_out, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    per_group = n_out // groups
+    per_group, plane = n_out // groups, x.shape[1] // groups
     pairs = (per_group + 1) // 2
-    n, rest = item // (groups * pairs), item % (groups * pairs)
-    g, o = rest // pairs, (rest // pairs) * per_group + 2 * (rest % pairs)
-    o1 = o + 1 if o + 1 < (g + 1) * per_group else o       # an odd count: the last alone
-    plane = xf.shape[1] // groups
+    n, rest = item // (groups * chunks), item % (groups * chunks)
+    g, chunk = rest // chunks, rest % chunks
+    xf = np.empty(plane * hp * wp, x.dtype)
+    _pad_into(x[n, g * plane:(g + 1) * plane], xf, pt, pl, hp, wp)
     length = oh * wp - (wp - ow)
-    a = np.zeros((2, oh * wp), out.dtype)
-    _two_planes(a[0], a[1], xf[n, g * plane:(g + 1) * plane], offs, wr[o], wr[o1], length)
-    for i in range(oh):
-        for j in range(ow):
-            out[n, o, i, j] = a[0, i * wp + j]
-            out[n, o1, i, j] = a[1, i * wp + j]         # the same value when o1 == o
+    a = np.empty((2, oh * wp), out.dtype)
+    for pair in range(chunk * pairs // chunks, (chunk + 1) * pairs // chunks):
+        o = g * per_group + 2 * pair
+        o1 = o + 1 if o + 1 < (g + 1) * per_group else o       # an odd count: the last alone
+        a[:] = 0
+        _two_planes(a[0], a[1], xf, offs, wr[o], wr[o1], length)
+        _narrow(a[0], out[n, o], wp)
+        _narrow(a[1], out[n, o1], wp)         # the same values when o1 == o
 
 
 @njit(cache=True, fastmath=FUSED, error_model="numpy")
-def _forward_serial(xf, wr, offs, out, groups, wp):
-    per_group = out.shape[1] // groups
-    for item in range(out.shape[0] * groups * ((per_group + 1) // 2)):
-        _forward_item(xf, wr, offs, out, groups, wp, item)
+def _forward_serial(x, wr, offs, out, groups, pt, pl, hp, wp, chunks):
+    for item in range(out.shape[0] * groups * chunks):
+        _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item)
 
 
 @njit(cache=True, fastmath=FUSED, error_model="numpy", parallel=True)
-def _forward_parallel(xf, wr, offs, out, groups, wp):
-    per_group = out.shape[1] // groups
-    for item in prange(out.shape[0] * groups * ((per_group + 1) // 2)):
-        _forward_item(xf, wr, offs, out, groups, wp, item)
+def _forward_parallel(x, wr, offs, out, groups, pt, pl, hp, wp, chunks):
+    for item in prange(out.shape[0] * groups * chunks):
+        _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item)
 
 
-def forward(xf, wr, offs, out, groups: int, wp: int):
-    """out [N, O, oh, ow] = the convolution of the padded input ``xf`` [N, C*hp*wp] with
-    the filter rows ``wr`` [O, C/groups*kh*kw] at tap offsets ``offs``; returns out."""
+# Items the forward wants at least, so that both threads have work when the batch is
+# small: a (image, group) is split into chunks of its channel pairs below this, each
+# chunk padding the planes again (cheap beside 2 output planes of multiply-adds).
+MIN_ITEMS = 8
+
+
+def forward(x, wr, offs, out, groups: int, pt: int, pl: int, hp: int, wp: int):
+    """out [N, O, oh, ow] = the convolution of x [N, C, H, W], zero-padded to planes [hp,
+    wp] with its rows at pt.. and columns at pl.., with the filter rows ``wr`` [O,
+    C/groups*kh*kw] at tap offsets ``offs`` (into one group's padded planes); returns out."""
+    pairs = (out.shape[1] // groups + 1) // 2
+    chunks = min(pairs, -(-MIN_ITEMS // (x.shape[0] * groups)))
     _either(_forward_serial, _forward_parallel, out.size * wr.shape[1],
-            xf, wr, offs, out, groups, wp)
+            x, wr, offs, out, groups, pt, pl, hp, wp, chunks)
     return out
 
 
@@ -272,25 +328,15 @@ def padded(a, top: int, bottom: int, left: int, right: int, buffer):
     return out
 
 
-def _conv(xp, w, groups: int, dh: int, dw: int, out):
-    """The stride-1 convolution of the padded input xp [N, C, hp, wp] with w [O, C/G,
-    kh, kw], into out [N, O, oh, ow]."""
-    n, c, hp, wp = xp.shape
-    kh, kw = w.shape[2], w.shape[3]
-    offs = offsets(c // groups, hp, wp, kh, kw, dh, dw)
-    return forward(xp.reshape(n, c * hp * wp), np.ascontiguousarray(w).reshape(w.shape[0], -1),
-                   offs, out, groups, wp)
-
-
 def conv2d(x, w, geometry, groups: int, buffer):
-    """Output [N, O, oh, ow] of x [N, C, H, W] and w; ``buffer(key, shape, dtype)`` gives
-    the arrays kept between runs (the padded input)."""
+    """Output [N, O, oh, ow] of x [N, C, H, W] (contiguous) and w; ``buffer(key, shape,
+    dtype)`` gives the arrays kept between runs (the output)."""
     kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
-    pb = oh - 1 + (kh - 1) * dh - pt - (x.shape[2] - 1)
-    pr = ow - 1 + (kw - 1) * dw - pl - (x.shape[3] - 1)
-    xp = padded(x, pt, pb, pl, pr, lambda s, d: buffer("padded input", s, d))
+    hp, wp = oh + (kh - 1) * dh, ow + (kw - 1) * dw
+    offs = offsets(x.shape[1] // groups, hp, wp, kh, kw, dh, dw)
     out = buffer("Output", (x.shape[0], w.shape[0], oh, ow), x.dtype)  # the op's own buffer
-    return _conv(xp, w, groups, dh, dw, out)
+    return forward(x, np.ascontiguousarray(w).reshape(w.shape[0], -1), offs, out, groups,
+                   pt, pl, hp, wp)
 
 
 def conv2d_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool, buffer):

@@ -58,6 +58,13 @@ def _asset(name: str):
 _CSS = _asset("widgets.css")
 
 
+def view_asset(name: str) -> str:
+    """The text a widget loads for ``name`` (a view's module, or the stylesheet): what the
+    JupyterLab extension's *Paddle program* tab loads too (paddle_nb/lab/handlers.py)."""
+    asset = _asset(name)
+    return asset.read_text(encoding="utf-8") if isinstance(asset, Path) else asset
+
+
 def _pair(loc) -> list:
     return [int(loc[0]), int(loc[1])] if loc is not None else []
 

@@ -1,0 +1,137 @@
+"""The Paddle inspector: the widget JupyterLab's right sidebar shows (extension/ in the
+repository is the sidebar itself).
+
+It follows the kernel's live state across cells, so a learner need not scroll back to the
+output of the cell that made a view:
+- the **program**: the one the last ``%%paddle`` cell built into (with the notebook's
+  names), else the default main program of plain Python code;
+- the **debugger**: the latest step debugger a cell opened (``%%paddle --step`` or a
+  ``DebuggerView``), its current op marked in the program and its frames listed;
+- the **scopes**: the debugger's scope while one is open, else the program's scope.
+
+The sidebar asks the kernel for :func:`sidebar_model_id` (a silent request, only in a kernel
+that has imported paddle_nb) and draws that widget with the notebook's own widget manager.
+The widget refreshes itself after every cell (IPython's ``post_run_cell``) and whenever a
+debugger view moves (:func:`debugger_moved`), from the kernel: the page never asks twice.
+"""
+from __future__ import annotations
+
+import html
+import weakref
+
+import ipywidgets
+
+from ..core.program import default_main_program
+from ..core.scope import current as current_scope
+from .widgets import ProgramView, ScopeView
+
+_inspector: InspectorView | None = None
+_debugger_view = None            # weakref to the DebuggerView that moved last
+
+
+def _notebook_program():
+    """The NotebookProgram the last %%paddle cell built into, or None (no magic loaded,
+    no cell run yet)."""
+    try:
+        from .magic import get_notebook   # noqa: PLC0415 (IPython)
+        programs = get_notebook().programs
+    except (ImportError, RuntimeError, AttributeError):
+        return None
+    live = [p for p in programs.values() if p.main.global_block().ops or p.cells]
+    return live[-1] if live else None
+
+
+class InspectorView(ipywidgets.VBox):
+    """What the sidebar shows; :meth:`refresh` reads the kernel's state again."""
+
+    def __init__(self, **kwargs):
+        self.title = ipywidgets.HTML(layout=ipywidgets.Layout(margin="0 0 4px 0"))
+        self.debugger_line = ipywidgets.HTML()
+        self.program_view = ProgramView(default_main_program(), graph=False)
+        self.scope_view = ScopeView(current_scope())
+        super().__init__([self.title, self.program_view, self.debugger_line, self.scope_view],
+                         **kwargs)
+        self.add_class("pd-inspector")
+        self.refresh()
+
+    def _debugger(self):
+        """The DebuggerView that moved last (or that the last --step cell opened)."""
+        view = _debugger_view() if _debugger_view is not None else None
+        if view is None:
+            prog = _notebook_program()
+            view = getattr(prog, "debugger", None) if prog is not None else None
+        return view if hasattr(view, "debugger") else None
+
+    def refresh(self) -> None:
+        prog = _notebook_program()
+        program = prog.main if prog is not None else default_main_program()
+        names = prog.user_names() if prog is not None else None
+        scope = prog.scope if prog is not None else current_scope()
+        view = self._debugger()
+        d = view.debugger if view is not None else None
+        if d is not None and d.program is not program:
+            program, names, scope = d.program, view.user_names, d.scope
+        pv = self.program_view
+        with pv.hold_sync():
+            if pv.program is not program or pv.user_names != names:
+                pv.program, pv.user_names = program, names
+            pv.refresh()
+            pv.highlight = list(d.location()) if d is not None and d.location() else []
+        step = d.current if d is not None else None
+        self.scope_view.scope, self.scope_view.user_names = scope, names
+        self.scope_view.refresh(changed=d.changed if d is not None else (),
+                                current=step.scope if step is not None else None)
+        ops = sum(len(b.ops) for b in program.blocks)
+        source = f"%%paddle program {html.escape(prog.name)!s}" if prog is not None and \
+            program is prog.main else "the debugger's program" if d is not None and \
+            program is d.program else "default main program"
+        self.title.value = (f"<b>Paddle inspector</b> — {source}: {ops} op"
+                            f"{'' if ops == 1 else 's'} in {len(program.blocks)} block"
+                            f"{'' if len(program.blocks) == 1 else 's'}")
+        self.debugger_line.value = _debugger_text(view)
+
+
+def _debugger_text(view) -> str:
+    if view is None:
+        return "<div class='pd-inspector-debugger'>no debugger open</div>"
+    d = view.debugger
+    status = html.escape(view.status or "")
+    frames = " › ".join(html.escape(f["block_path"]) for f in d.frame_stack())
+    return (f"<div class='pd-inspector-debugger'><b>debugger</b>: {status}"
+            + (f"<br><span class='pd-inspector-frames'>{frames}</span>" if frames else "")
+            + "</div>")
+
+
+def inspector() -> InspectorView:
+    """The kernel's inspector, made on first use (refreshed after every cell from then)."""
+    global _inspector
+    if _inspector is None:
+        _inspector = InspectorView()
+        try:
+            from IPython import get_ipython   # noqa: PLC0415
+            shell = get_ipython()
+        except ImportError:
+            shell = None
+        if shell is not None:
+            shell.events.register("post_run_cell", _after_cell)
+    return _inspector
+
+
+def _after_cell(_result=None) -> None:
+    if _inspector is not None:
+        _inspector.refresh()
+
+
+def sidebar_model_id() -> str:
+    """The widget model id the sidebar renders (what its silent request evaluates)."""
+    view = inspector()
+    view.refresh()
+    return view.model_id
+
+
+def debugger_moved(view) -> None:
+    """Called by a DebuggerView after each command: the inspector follows that debugger."""
+    global _debugger_view
+    _debugger_view = weakref.ref(view)
+    if _inspector is not None:
+        _inspector.refresh()

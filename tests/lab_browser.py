@@ -109,3 +109,28 @@ def shot(page, name: str, full_page: bool = True) -> Path:
     path = SHOTS / name
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+# Click a debugger button and wait (in the page) until the status line says ``expect``:
+# the time from the click to the updated view, through the kernel, in milliseconds.
+CLICK_AND_WAIT = """async ([cmd, expect, root]) => {
+  const scope = root ? document.querySelector(root) : document;
+  const status = () => (scope.querySelector('.pd-status') || {}).textContent || '';
+  const t0 = performance.now();
+  scope.querySelector(`[data-cmd='${cmd}']`).click();
+  await new Promise((resolve, reject) => {
+    if (status().includes(expect)) { resolve(); return; }
+    const obs = new MutationObserver(() => {
+      if (status().includes(expect)) { obs.disconnect(); resolve(); } });
+    obs.observe(document.body, {childList: true, characterData: true, subtree: true});
+    setTimeout(() => { obs.disconnect(); reject(new Error('the status never said ' +
+      expect + ': ' + status())); }, 60000);
+  });
+  return performance.now() - t0;
+}"""
+
+
+def click_and_wait(page, cmd: str, expect: str, root: str | None = None) -> float:
+    """Click the debugger button ``data-cmd=cmd`` (in ``root``, a selector, if given) and
+    wait until its status line contains ``expect``; returns the milliseconds it took."""
+    return page.evaluate(CLICK_AND_WAIT, [cmd, expect, root])

@@ -29,7 +29,7 @@ export class InspectorPanel extends Panel {
     this.id = 'paddle-nb-inspector';
     this.addClass('pd-inspector-panel');
     this.title.label = 'Paddle';
-    this.title.caption = 'Paddle inspector: the live program, scopes and debugger';
+    this.title.caption = 'Paddle inspector';
     this.note.addClass('pd-inspector-note');
     this.addWidget(this.note);
     tracker.currentChanged.connect((_, panel) => this.follow(panel));

@@ -1,0 +1,146 @@
+"""The JupyterLab extension in a real browser (JupyterLab 4 and Notebook 7 on one server,
+Debian's headless Chromium driven by Playwright): the Paddle inspector in the right sidebar
+follows a notebook's cells, and a model PaddlePaddle saved opens from the file browser as a
+program tab whose "Open in a notebook" button writes a notebook that steps it, forward
+three ops and back two. Screenshots land in ``screenshots/inspector_*.png``."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import lab_browser
+from lab_browser import CHROMIUM, click_and_wait, shot
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason="needs Debian's chromium (.ci/run installs it)"),
+]
+
+CNN = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "paddle_cnn"
+CELLS = [
+    "import paddle_nb as pd\n%load_ext paddle_nb",
+    "%%paddle\nx = pd.data('x', [None, 4])\nh = pd.layer.fc(x, 3, act='relu')",
+    "%%paddle\nscore = pd.layer.fc(h, 2)\nloss = pd.layer.mean(score)",
+]
+SIDEBAR_TAB = ".jp-SideBar.jp-mod-right .lm-TabBar-tab[title='Paddle inspector']"
+PANEL = ".pd-inspector-panel"
+
+
+def _notebook(path: Path) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("inspector")
+    _notebook(root / "follow.ipynb")
+    _notebook(root / "follow_nb7.ipynb")
+    shutil.copytree(CNN, root / "cnn")
+    with lab_browser.server(root) as url:
+        yield url, root
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    with lab_browser.browser_page() as pg:
+        yield pg
+
+
+def _inspector_says(page, text: str) -> None:
+    page.wait_for_function(
+        "([sel, text]) => (document.querySelector(sel) || {}).textContent?.includes(text)",
+        arg=[PANEL, text], timeout=60000)
+
+
+def _run_cell(page, index: int) -> None:
+    page.click(f".jp-Notebook .jp-Cell:nth-child({index + 1}) .jp-InputArea-prompt")
+    page.keyboard.press("Shift+Enter")
+
+
+def test_the_sidebar_follows_two_cells_in_jupyterlab(lab, page):
+    url, _ = lab
+    page.goto(f"{url}/lab/workspaces/inspector/tree/follow.ipynb")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                           timeout=90000)
+    page.click(SIDEBAR_TAB)
+    _inspector_says(page, "not imported paddle_nb")          # nothing imported into it
+    _run_cell(page, 0)
+    _run_cell(page, 1)
+    _inspector_says(page, "3 ops in 1 block")
+    code = page.inner_text(f"{PANEL} .pd-code")
+    assert "relu" in code and "mean" not in code, code
+    shot(page, "inspector_1_first_cell.png", full_page=False)
+    _run_cell(page, 2)
+    _inspector_says(page, "6 ops in 1 block")
+    assert "mean" in page.inner_text(f"{PANEL} .pd-code")
+    shot(page, "inspector_2_second_cell.png", full_page=False)
+    lab_browser.shut_down_kernels(url)
+
+
+def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
+    url, root = lab
+    page.goto(f"{url}/lab/workspaces/model/tree/cnn")
+    page.wait_for_selector(".jp-DirListing-item:has-text('cnn_infer.pdmodel')", timeout=60000)
+    page.dblclick(".jp-DirListing-item:has-text('cnn_infer.pdmodel')")
+    tab = page.wait_for_selector(".pd-program-file .pd-code [data-op='b0:1']", timeout=60000)
+    assert "conv2d" in tab.inner_text()
+    facts = page.inner_text(".pd-program-file-facts")
+    assert "16 ops in 1 block" in facts and "image [?, 1, 8, 8] float32" in facts, facts
+    assert "10 persistable tensors loaded from cnn_infer.pdiparams" in facts
+    page.click(".pd-program-file [data-op='b0:1']")               # the detail pane follows
+    page.wait_for_selector(".pd-program-file .pd-detail :text('conv2d')", timeout=30000)
+    shot(page, "inspector_3_pdmodel_tab.png", full_page=False)
+    page.click(".pd-open-notebook")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
+                           "[data-status='idle']", timeout=90000)
+    assert (root / "cnn" / "cnn_infer.ipynb").is_file()
+    page.wait_for_timeout(1000)
+    lab_browser.menu(page, "Run", "Run All Cells")
+    debugger = ".jp-NotebookPanel:not(.lm-mod-hidden) .pd-debugger"
+    page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
+    page.wait_for_timeout(500)
+    for n, op in ((1, "conv2d"), (2, "elementwise_add"), (3, "batch_norm")):
+        click_and_wait(page, "step", f"op {n} {op}", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:3']", timeout=30000)
+    page.wait_for_selector(f"{debugger} .pd-scope [data-var='batch_norm_0.tmp_3']",
+                           timeout=30000)
+    shot(page, "inspector_4_three_steps.png", full_page=False)
+    click_and_wait(page, "step_back", "op 2 elementwise_add", debugger)
+    click_and_wait(page, "step_back", "op 1 conv2d", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
+    scope = page.inner_text(f"{debugger} .pd-scope")
+    # conv2d's output is there (shape [1, 6, 8, 8]); what the undone ops wrote is not
+    assert "conv2d_0.tmp_0" in scope, scope
+    for undone in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):
+        assert not page.query_selector(f"{debugger} .pd-scope [data-var='{undone}']"), undone
+    # the sidebar follows the debugger the notebook opened
+    page.click(SIDEBAR_TAB)
+    _inspector_says(page, "op 1 conv2d")
+    shot(page, "inspector_5_stepped_back.png", full_page=False)
+    lab_browser.shut_down_kernels(url)
+
+
+def test_notebook_7_shows_the_inspector_and_opens_a_model(lab, page):
+    url, _ = lab
+    page.goto(f"{url}/notebooks/follow_nb7.ipynb")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                           timeout=90000)
+    page.wait_for_timeout(1000)
+    lab_browser.menu(page, "View", "Right Sidebar")
+    page.click(".lm-Menu-itemLabel:text-is('Show Paddle inspector')", timeout=30000)
+    lab_browser.menu(page, "Run", "Run All Cells")
+    _inspector_says(page, "6 ops in 1 block")
+    shot(page, "inspector_6_notebook7.png", full_page=False)
+    lab_browser.shut_down_kernels(url)
+    page.goto(f"{url}/edit/cnn/cnn_infer.pdmodel")
+    tab = page.wait_for_selector(".pd-program-file .pd-code [data-op='b0:3']", timeout=60000)
+    assert "batch_norm" in tab.inner_text()
+    shot(page, "inspector_7_notebook7_pdmodel.png", full_page=False)

@@ -130,13 +130,13 @@ def test_the_written_notebook_loads_runs_and_steps_the_model(served):
 
 
 def test_a_fluid_model_folder_finds_its_parameter_files(tmp_path):
-    """A __model__ with one file per variable beside it (Fluid's save_inference_model
-    without params_filename): written here by paddle_nb, read back by the tab's loader."""
+    """A __model__ with one file per variable beside it (Fluid's save_persistables without
+    a filename): written here by paddle_nb, read back by the tab's loader."""
     import paddle_nb as pd
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
         x = pd.data("x", [-1, 3])
-        y = pd.layer.fc(x, 2)
+        pd.layer.fc(x, 2)
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     (tmp_path / "m").mkdir()

@@ -360,3 +360,34 @@ def test_step_opens_the_debugger(ip, capsys, no_widgets):
     assert step.op.type == "assign_value"
     dbg.run_to_end()
     assert dbg.finished and dbg.error is None
+
+
+def test_step_shows_the_program_once_inside_the_debugger(ip):
+    """%%paddle --step used to print the program's code above the DebuggerView, which shows
+    the program itself: the cell's output is now the view and nothing else."""
+    from IPython.utils.capture import capture_output   # noqa: PLC0415
+    from paddle_nb.notebook.widgets import DebuggerView, ProgramView   # noqa: PLC0415
+
+    def outputs(cell):
+        with capture_output() as cap:
+            view = ok(ip, cell)
+        printed = cap.stdout.split("Out[", 1)[0]   # what came before the cell's result
+        return view, printed, cap.outputs
+
+    view, printed, displayed = outputs(CELL_A.replace("--show none", "--step"))
+    assert isinstance(view, DebuggerView)
+    assert printed == "" and displayed == []      # no code printed, no other view
+    views = [w for w in _descendants(view) if isinstance(w, ProgramView)]
+    assert views == [view.program_view] and view.program_view.tab == "code"
+    # --show graph with --step opens the debugger's graph tab instead of a second view
+    view, printed, displayed = outputs(CELL_A.replace("--show none", "--step --show graph"))
+    assert printed == "" and displayed == [] and view.program_view.tab == "graph"
+    # without --step a cell still shows its code
+    _, printed, _ = outputs(CELL_A.replace("--show none", ""))
+    assert printed.count("{  // block 0") == 1
+
+
+def _descendants(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _descendants(child)

@@ -75,6 +75,11 @@ EXPECTED = {
         "first_nan_count": lambda v: v == 1,
         "check_nan_inf_names_log": lambda v: v is True,
         "nan_run_left_params_unchanged": lambda v: v is True,
+        "step_back_restores_param": lambda v: v is True,           # replayed, the same update
+        "step_back_b_before_is_initial": lambda v: v is True,      # exercise 5
+        "bad_value_op": lambda v: v == "log",                      # the debugger's stop
+        "bad_value_index": lambda v: v == [5, 2],                  # the planted -0.7
+        "bad_value_input": lambda v: v == "u",
     },
     "06_kernels_and_places.ipynb": {
         "relu_kernel_kinds": lambda v: v == ["cpu", "cuda"],
@@ -173,6 +178,11 @@ DEBUGGER_OUTPUTS = {
         "02-29": lambda c, scopes: (c["still"] and c["state"] == "paused"
                                     and c["frames"][-1]["scope_name"].endswith("/branch")),
         "02-35": lambda c, scopes: not c["still"] and c["state"] == "finished",
+    },
+    "05_debugging.ipynb": {
+        "05-56": lambda c, scopes: (not c["still"] and c["state"] == "paused"    # at the log
+                                    and "log" in c["status"] and c["can_step_back"]
+                                    and c["alert"].startswith("first NaN/Inf")),
     },
     "03_rnn.ipynb": {
         "03-07": lambda c, scopes: (c["still"] and c["state"] == "paused"

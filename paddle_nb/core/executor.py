@@ -298,12 +298,17 @@ class Executor:
 
     def steps(self, program: Program | None = None, feed: dict | None = None,
               fetch_list=None, scope: Scope | None = None, training: bool = False,
-              check_nan_inf: bool | None = None, _stepping: bool = True):
+              check_nan_inf: bool | None = None, _stepping: bool = True,
+              before_op=None):
         """A generator that runs one op per step and yields a :class:`Step` after each;
         its return value (``StopIteration.value``) is the list of fetched arrays.
         Everything is checked before anything is written, so a bad feed or fetch changes
         nothing; a data variable the program reads but the feed lacks is a FeedError at the
-        first step, before any op runs."""
+        first step, before any op runs.
+
+        ``before_op(op, scope, frames)``, if given, is called just before each op's kernel
+        runs (a control-flow op's too, before its sub-block's ops), with the scope it runs
+        in and the frames it runs under: the debugger copies what the op will overwrite."""
         program = program if program is not None else default_main_program()
         if not isinstance(program, Program):
             raise ExecutionError(f"run needs a Program, got {type(program).__name__}")
@@ -316,10 +321,10 @@ class Executor:
         if check:
             _check_feed_finite(feed)
         return self._run_global(prepared, program, feed, fetch_names, scope, training, check,
-                                _stepping)
+                                _stepping, before_op)
 
     def _run_global(self, prepared, program, feed, fetch_names, scope, training, check=False,
-                    stepping=True):
+                    stepping=True, before_op=None):
         # A data variable the program reads but the feed lacks is an error at the first
         # step, before anything is written (not in steps() itself: a debugger may be made
         # for a program it is not given a feed for yet, to look at it).
@@ -342,7 +347,7 @@ class Executor:
             keep_products_serial(prepared.uses_cores)
             if stepping or check:
                 yield from self._run_block(prepared, run_scope, skip, training, (), None,
-                                           check, stepping)
+                                           check, stepping, before_op)
             else:
                 yield from self._run_flat(prepared, run_scope, skip, training, (), None)
             return [self._fetch(run_scope, name, feed) for name in fetch_names]
@@ -359,14 +364,14 @@ class Executor:
 
     def run_sub_block(self, program, block_idx: int, scope: Scope, training: bool = False,
                       frames: tuple = (), owner: Operator | None = None,
-                      check_nan_inf: bool = False, stepping: bool = True):
+                      check_nan_inf: bool = False, stepping: bool = True, before_op=None):
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
         are created there, and names it does not declare are found in enclosing scopes."""
         prepared = self.prepare(program, block_idx)
         scope.declare(prepared.local)
         if stepping or check_nan_inf:
             return self._run_block(prepared, scope, (), training, frames, owner,
-                                   check_nan_inf, stepping)
+                                   check_nan_inf, stepping, before_op)
         return self._run_flat(prepared, scope, (), training, frames, owner)
 
     # The block loop. ``stepping`` is off for ``run`` (nobody looks at single steps, so
@@ -375,7 +380,7 @@ class Executor:
     # through the kernel context. Two tests per op on local booleans cost ~50 ns.
     def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, training, frames,
                    owner: Operator | None = None, check: bool = False,
-                   stepping: bool = True):
+                   stepping: bool = True, before_op=None):
         path = prepared.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         place, context = self.place, self._context
@@ -383,6 +388,9 @@ class Executor:
         block = prepared.block
         for pop in ops:
             ctx = context(pop, scope, self, place, training, frames, check, stepping)
+            if before_op is not None:         # the debugger's copy-on-write (step_back)
+                ctx.before_op = before_op
+                before_op(pop.op, scope, frames)
             try:
                 if pop.infer_shape is not None:    # size the outputs before allocating
                     sig = runtime_shapes.signature(pop, scope)

@@ -121,6 +121,7 @@ class FlatContext(KernelContext):
     __slots__ = ("run",)
     check_nan_inf = False       # the compiled path runs only without the check ...
     stepping = False            # ... and without single steps
+    before_op = None            # ... or a debugger's hook
     _host = True                # a host array read is the value itself (not on CUDA)
 
     def __init__(self, op, run: BlockRun):     # noqa: super().__init__ on purpose not called

@@ -17,7 +17,7 @@ from .selected_rows import SelectedRows
 
 class KernelContext:
     __slots__ = ("op", "scope", "executor", "place", "training", "frames", "check_nan_inf",
-                 "stepping")
+                 "stepping", "before_op")
 
     def __init__(self, op, scope, executor, place, training=False, frames=(),
                  check_nan_inf=False, stepping=True):
@@ -29,6 +29,7 @@ class KernelContext:
         self.frames = frames      # the running blocks, outermost first
         self.check_nan_inf = check_nan_inf   # sub-blocks run with the same check
         self.stepping = stepping             # ... and yield a Step per op only if this is on
+        self.before_op = None                # Executor.steps' hook, passed to sub-blocks
 
     # --- inputs -----------------------------------------------------------------------
     def has_input(self, slot: str) -> bool:
@@ -130,7 +131,7 @@ class KernelContext:
         """A generator running block ``block_idx`` in ``scope``, one Step per op."""
         return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
                                            self.frames, self.op.op, self.check_nan_inf,
-                                           self.stepping)
+                                           self.stepping, self.before_op)
 
 
 def _too_large(slot: str, name: str, value):

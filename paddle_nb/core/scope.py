@@ -140,6 +140,11 @@ _CREATE_TOKEN = object()
 class Scope:
     """A name -> ScopeVariable map with a parent, and the kid scopes made from it."""
 
+    # Told of every kid made below this scope and of every scope about to be destroyed
+    # (``scope_created(kid)``, ``scope_destroying(scope)``); kids inherit it. The debugger
+    # sets it on a run scope to record what its step_back must undo (notebook/debugger.py).
+    _observer = None
+
     def __init__(self, parent: "Scope | None" = None, name: str = ""):
         self._parent = parent
         self._vars: dict[str, ScopeVariable] = {}
@@ -223,7 +228,10 @@ class Scope:
             self._kids_made = getattr(self, "_kids_made", 0) + 1
             kid = Scope(self, name or f"{self.name}/{self._kids_made - 1}")
             self._kids.append(kid)
-            return kid
+        if self._observer is not None:
+            kid._observer = self._observer
+            self._observer.scope_created(kid)
+        return kid
 
     def find_scope(self, name: str) -> "Scope | None":
         """The kid named ``name`` (seed 004's CreateScope finds before it creates), searched
@@ -259,6 +267,8 @@ class Scope:
             kid._destroy()
 
     def _destroy(self) -> None:
+        if self._observer is not None:
+            self._observer.scope_destroying(self)
         self.drop_kids()
         with self._lock:
             self.alive = False        # first: a reader that finds a value gone sees why

@@ -10,13 +10,18 @@
 //   results      [{name, user_name, shown, text}] once finished: shown is "y (softmax_0.tmp_0)"
 //                where the notebook named the variable, else the program's name
 //   still        a snapshot (DebuggerView.snapshot()): no buttons, a "snapshot" tag instead
+//   can_step_back  the Back button is enabled (a step the debugger's history can undo)
+//   alert        the first NaN/Inf under check_nan_inf, several lines ("" for none)
 //
-// Stable hooks for browser tests: .pd-btn[data-cmd="step"|"step_over"|"step_out"|
-// "continue"|"restart"|"run_to_end"], .pd-status[data-state], .pd-frame[data-frame="0"],
-// .pd-results [data-result="softmax_0.tmp_0"], .pd-still-tag. Keyboard (when the bar has
-// focus): s step, n step over, o step out, c continue, r restart.
+// Stable hooks for browser tests: .pd-btn[data-cmd="step_back"|"step"|"step_over"|
+// "step_out"|"continue"|"restart"|"run_to_end"], .pd-status[data-state],
+// .pd-frame[data-frame="0"], .pd-results [data-result="softmax_0.tmp_0"], .pd-still-tag,
+// .pd-alert. Keyboard (when the bar has focus): b back, s step, n step over, o step out,
+// c continue, r restart.
 
 const BUTTONS = [
+  ["step_back", "\u25C0 Back", "b", "go back one step: the values the later ops wrote are " +
+   "put back (forward commands replay them)"],
   ["step", "Step", "s", "run one op; enters the block of a control-flow op"],
   ["step_over", "Step over", "n", "run one op of this block; a control-flow op runs whole"],
   ["step_out", "Step out", "o", "run until the op that owns this block has finished"],
@@ -35,7 +40,8 @@ function render({ model, el }) {
   const status = h("div", { class: "pd-status" });
   const frames = h("ol", { class: "pd-frames" });
   const results = h("div", { class: "pd-results" });
-  root.append(toolbar, stillTag, status, frames, results);
+  const alert = h("div", { class: "pd-alert pd-hidden" });
+  root.append(toolbar, stillTag, status, alert, frames, results);
   el.append(root);
 
   const send = (cmd, extra = {}) => model.send({ cmd, ...extra });
@@ -47,7 +53,8 @@ function render({ model, el }) {
     const f = e.target.closest("[data-frame]");
     if (f && !model.get("still")) send("select_frame", { index: Number(f.dataset.frame) });
   });
-  const keys = { s: "step", n: "step_over", o: "step_out", c: "continue", r: "restart" };
+  const keys = { b: "step_back", s: "step", n: "step_over", o: "step_out", c: "continue",
+                 r: "restart" };
   root.addEventListener("keydown", (e) => {
     if (model.get("still")) return;
     if (e.ctrlKey || e.metaKey || e.altKey || !keys[e.key]) return;
@@ -67,8 +74,12 @@ function render({ model, el }) {
     status.dataset.state = state;
     const over = state === "finished" || state === "error";
     for (const b of toolbar.querySelectorAll("[data-cmd]")) {
-      b.disabled = over && b.dataset.cmd !== "restart";
+      b.disabled = b.dataset.cmd === "step_back" ? !model.get("can_step_back")
+        : over && b.dataset.cmd !== "restart";
     }
+    const bad = model.get("alert") || "";
+    alert.textContent = bad;
+    alert.classList.toggle("pd-hidden", !bad);
     const fs = model.get("frames") || [];
     frames.replaceChildren(...fs.map((f, i) => h("li", { class: "pd-frame", "data-frame": i,
                                                           style: `padding-left: ${6 + 14 * i}px` },
@@ -83,7 +94,7 @@ function render({ model, el }) {
     }));
   }
   const events = ["change:status", "change:state", "change:frames", "change:results",
-                  "change:still"];
+                  "change:still", "change:can_step_back", "change:alert"];
   for (const ev of events) model.on(ev, draw);
   draw();
   return () => { for (const ev of events) model.off(ev, draw); };

@@ -12,10 +12,19 @@
 //   breakpoints  [[block, index], ...]
 //   debug        true inside a DebuggerView: the gutter toggles breakpoints
 //   tab          "code" or "graph"
+//   collapsed    the blocks (numbers) and op groups (names) the graph draws as one node
+//   graph_groups what can collapse: [{key, label, collapsed, node, cluster}] where node /
+//                cluster are the SVG ids of its collapsed node / expanded cluster
+//
+// The graph's clicks only set traits: an op's node (id "b0:3") sets selected; a collapsed
+// node (an op running collapsed blocks, "grp:fc_3", "blk:4") is taken out of collapsed; a
+// cluster's label put into it. Python answers with a new svg.
 //
 // Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-bp,
 // .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link,
-// .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit.
+// .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit,
+// g.node[id="b0:3"], g.node.pd-collapsed, g.cluster[id="cluster_blk:2"] text,
+// .pd-graph-toggle[data-group="0"], .pd-graph-expand-all, .pd-graph-collapse-all.
 
 const opId = (b, i) => `b${b}:${i}`;
 
@@ -234,13 +243,36 @@ function render({ model, el }) {
     button.textContent = actualSize ? "fit to width" : "actual size";
   }
 
+  let groupsOpen = false;          // the toggles' list stays open across redraws
+  const setCollapsed = (keys) => { model.set("collapsed", keys); model.save_changes(); };
+
+  /** The bar's toggles: every block and group that can collapse, ticked when it is. */
+  function groupsEl() {
+    const groups = model.get("graph_groups") || [];
+    if (!groups.length) return null;
+    const shut = groups.filter((g) => g.collapsed).length;
+    return h("details", { class: "pd-graph-groups", open: groupsOpen,
+                          ontoggle: (e) => { groupsOpen = e.target.open; } },
+      h("summary", {}, `${shut} of ${groups.length} collapsed`),
+      h("button", { class: "pd-btn pd-graph-expand-all", onclick: () => setCollapsed([]) },
+        "expand all"),
+      h("button", { class: "pd-btn pd-graph-collapse-all",
+                    onclick: () => setCollapsed(groups.map((g) => g.key)) }, "collapse all"),
+      groups.map((g, i) => h("label", { class: "pd-graph-toggle", "data-group": i },
+        h("input", { type: "checkbox", checked: g.collapsed, onchange: () => {
+          const keys = model.get("collapsed") || [];
+          setCollapsed(g.collapsed ? keys.filter((k) => k !== g.key) : [...keys, g.key]);
+        } }), g.label)));
+  }
+
   function drawGraph() {
     const svg = model.get("svg");
     if (svg) {
       graph.innerHTML = svg;     // made by graphviz from our own program
       graph.prepend(h("div", { class: "pd-graph-bar" },
         h("button", { class: "pd-btn pd-graph-fit",
-                      onclick: () => { actualSize = !actualSize; fitGraph(); } })));
+                      onclick: () => { actualSize = !actualSize; fitGraph(); } }),
+        groupsEl()));
       fitGraph();
     } else graph.replaceChildren(h("div", { class: "pd-empty" }, "graphviz's dot is not installed; "
       + "the graph as text:"), h("pre", { class: "pd-graph-text" }, model.get("graph_text")));
@@ -252,6 +284,7 @@ function render({ model, el }) {
     for (const b of tabs.children) b.classList.toggle("pd-tab-active", b.dataset.tab === tab);
     code.classList.toggle("pd-hidden", tab !== "code");
     graph.classList.toggle("pd-hidden", tab !== "graph");
+    reveal(code, code.querySelector(".pd-op.pd-selected"));   // what the graph selected
   }
 
   // One listener per pane handles all clicks in it (lines are redrawn, listeners stay).
@@ -273,8 +306,23 @@ function render({ model, el }) {
     select(line.dataset.op);
   });
   graph.addEventListener("click", (e) => {
+    const groups = model.get("graph_groups") || [];
+    const keys = model.get("collapsed") || [];
     const node = e.target.closest("g.node");
-    if (node && /^b\d+:\d+$/.test(node.id)) select(node.id);
+    if (node) {
+      const hit = groups.filter((g) => g.collapsed && g.node === node.id).map((g) => g.key);
+      if (hit.length) setCollapsed(keys.filter((k) => !hit.includes(k)));
+      if (/^b\d+:\d+$/.test(node.id)) select(node.id);
+      return;
+    }
+    const cluster = e.target.tagName === "text" ? e.target.closest("g.cluster") : null;
+    const open = cluster ? groups.filter((g) => !g.collapsed && g.cluster === cluster.id) : [];
+    if (open.length) setCollapsed([...keys, ...open.map((g) => g.key)]);
+  });
+  // a double click on an op's node shows it in the code
+  graph.addEventListener("dblclick", (e) => {
+    const node = e.target.closest("g.node");
+    if (node && /^b\d+:\d+$/.test(node.id)) { model.set("tab", "code"); model.save_changes(); }
   });
   tabs.addEventListener("click", (e) => {
     const tab = e.target.closest("[data-tab]");
@@ -283,7 +331,7 @@ function render({ model, el }) {
 
   const listeners = {
     "change:model": () => { drawCode(); drawDetail(); },
-    "change:svg change:graph_text": drawGraph,
+    "change:svg change:graph_text change:graph_groups": drawGraph,
     "change:selected": () => { mark(); drawDetail(); },
     "change:highlight change:breakpoints change:running": mark,
     "change:debug": drawCode,

@@ -35,7 +35,7 @@ PROGRAM_SUFFIXES = (".pdmodel",)
 PROGRAM_NAMES = ("__model__",)
 # A ProgramView's synced traits the tab reads (the widget's own layout traits are not).
 VIEW_TRAITS = ("model", "svg", "graph_text", "selected", "highlight", "running",
-               "breakpoints", "debug", "tab")
+               "breakpoints", "debug", "tab", "collapsed", "graph_groups")
 # Opened programs kept (by path and modification time), so a tab's clicks reach the view
 # that drew it; the oldest is dropped past this many.
 KEEP_OPENED = 8

@@ -66,7 +66,9 @@ class PaddleMagics(Magics):
     @argument("--show", choices=SHOW_MODES, default=None,
               help="what to show after the cell: the program as code (the default for a "
                    "cell and for %%paddle show), the block tree, the dataflow graph, the "
-                   "scope, or nothing (the default for %%paddle --run/--step)")
+                   "scope, or nothing (the default for %%paddle --run/--step and for "
+                   "%%%%paddle --step, whose debugger shows the program; with --step, "
+                   "graph opens the debugger's graph tab)")
     @argument("--fetch", "-f", default=None, metavar="A,B",
               help="names to fetch when running: notebook variables or program variables")
     @argument("--feed", default=None, metavar="EXPR",
@@ -92,16 +94,31 @@ class PaddleMagics(Magics):
             raise UsageError(f"%%paddle takes no command ({' '.join(args.command)!r}); "
                              f"use the line magic: %paddle {' '.join(args.command)}")
         prog, assigned = self._build(args, cell)
-        return self._show_and_execute(prog, args, assigned, args.show or "code",
+        return self._show_and_execute(prog, args, assigned,
+                                      args.show or ("none" if args.step else "code"),
                                       self._cell_key(args, cell))
 
     def _show_and_execute(self, prog, args, assigned, show: str, key: str | None = None):
+        if args.step:
+            return self._step(prog, args, assigned, show, key)
         if show == "scope":            # the scope is worth seeing once the run filled it
             result = self._execute(prog, args, assigned, key)
             self._show(prog, show)
             return result
         self._show(prog, show)         # the program first: still shown if the run fails
         return self._execute(prog, args, assigned, key)
+
+    def _step(self, prog, args, assigned, show: str, key: str | None):
+        """``--step``: the debugger's view is the cell's output, and it shows the program
+        (code and graph) and the scopes, so they are shown once, there: ``--show graph``
+        opens its graph tab, ``code`` and ``scope`` add nothing; only the block tree,
+        which it does not show, is printed (first: still shown if starting fails)."""
+        if show == "tree":
+            self._show(prog, show)
+        result = self._execute(prog, args, assigned, key)
+        if show == "graph" and getattr(result, "program_view", None) is not None:
+            result.program_view.tab = "graph"
+        return result
 
     # --- %paddle (line) --------------------------------------------------------------------
     def _line(self, args):

@@ -4,7 +4,8 @@ The widgets never send Python objects to JavaScript. They send one JSON-able dic
 everything the page draws: the block tree (which op owns which block), each block's
 variables and ops, and for every op what a student clicks to see (its slots, attributes, the
 OpProto documentation, the line of user code that made it, and for a gradient op the forward
-op it differentiates). The graph view is graphviz's DOT, rendered to SVG by ``dot``.
+op it differentiates). The graph view is graphviz's DOT (``program_graph.py``: nested
+blocks as clusters that collapse), rendered to SVG by ``dot``.
 
 In a notebook the model also carries the user's names (``user_names``: program name ->
 the notebook name a ``%%paddle`` cell bound to it, see ``user_names.py``), so the page can
@@ -20,7 +21,7 @@ from ..core.grad_maker import EMPTY_VAR, GRAD_SUFFIX, forward_name
 from ..core.printer import _attr_text, op_line
 from ..core.symbol_table import describe, tensor_desc
 from ..core import dtypes
-from .user_names import shown_name, user_name
+from .user_names import user_name
 
 # Ops backward inserts to seed, zero or add up gradients: they differentiate no op. (The
 # gradient of a forward ``sum`` is made of ``scale`` ops, so a backward ``sum`` is always
@@ -139,97 +140,30 @@ def program_model(program, user_names: dict | None = None) -> dict:
 
 
 # --- the dataflow graph ---------------------------------------------------------------------
-def _q(text: str) -> str:
-    """A DOT double-quoted string."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _esc(text: str) -> str:
-    """Quotes escaped, backslashes kept: a label's ``\\n`` is graphviz's line break."""
-    return text.replace('"', '\\"')
-
-
-def program_dot(program, user_names: dict | None = None) -> str:
-    """The dataflow graph in graphviz's DOT: ops are boxes, variables ellipses (drawn in the
-    block that declares them, labelled with the user's name first where there is one), each
-    sub-block a cluster inside its parent's cluster, and a dashed edge from an op to the
-    first op of each block it runs.
+def program_dot(program, user_names: dict | None = None, collapsed=None,
+                grouped: bool | None = None) -> str:
+    """The dataflow graph in graphviz's DOT (``program_graph.graph_dot``): ops are boxes,
+    variables ellipses (drawn in the block that declares them, labelled with the user's
+    name first where there is one), each sub-block a cluster inside the cluster of the op
+    that runs it, with a dashed "runs" edge from that op. ``collapsed`` lists the blocks
+    (ints) and op groups (names) drawn as one node; None: the default (nothing for a
+    program of at most ``GROUP_OVER`` ops, else every sub-block and group).
 
     Nodes are as small as their labels (graphviz's default minimum is 0.75 x 0.5 inches,
     which made a ten-op program wider than the page) and ranks sit close together."""
-    lines = ["digraph program {",
-             "  rankdir=TB; compound=true; nodesep=0.15; ranksep=0.25;",
-             '  graph [fontname="monospace", fontsize=9, margin=0];',
-             '  node [fontname="monospace", fontsize=9, width=0, height=0, '
-             'margin="0.06,0.02"];',
-             '  edge [color="#777777", arrowsize=0.5, fontname="monospace", fontsize=8];']
-    kids: dict[int, list[int]] = {}
-    for b in program.blocks[1:]:
-        kids.setdefault(b.parent_idx, []).append(b.idx)
-    edges = []
-    var_nodes: dict[int, list[str]] = {}     # declaring block -> node lines
-    seen: set[str] = set()
-
-    def var_node(block, name):
-        owner = block.table.find_var_owner(name)
-        if owner is None and block.forward_block_idx >= 0:
-            return var_node(program.block(block.forward_block_idx), name)
-        if owner is None:
-            return None
-        node = f"v{owner.idx}_{name}"
-        if node not in seen:
-            seen.add(node)
-            label = f"{shown_name(name, user_names)}\\n{describe(owner.vars[name])}"
-            style = ', style=filled, fillcolor="#fdf3d8"' if owner.vars[name].persistable else ""
-            var_nodes.setdefault(owner.idx, []).append(
-                f'{_q(node)} [shape=ellipse, label="{_esc(label)}"{style}];')
-        return node
-
-    op_nodes: dict[int, list[str]] = {}
-    for b in program.blocks:
-        for i, op in enumerate(b.ops):
-            node = f"op_b{b.idx}_{i}"
-            color = {"forward": "#e8f0fe", "backward": "#fde8e8", "optimize": "#e6f4ea"}[
-                role_name(op)]
-            op_nodes.setdefault(b.idx, []).append(
-                f'{_q(node)} [shape=box, style="rounded,filled", fillcolor="{color}", '
-                f'label={_q(f"{i}: {op.type}")}, id={_q(op_id(b.idx, i))}];')
-            for name in op.input_arg_names:
-                v = var_node(b, name) if name != EMPTY_VAR else None
-                if v:
-                    edges.append(f"{_q(v)} -> {_q(node)};")
-            for name in op.output_arg_names:
-                v = var_node(b, name) if name != EMPTY_VAR else None
-                if v:
-                    edges.append(f"{_q(node)} -> {_q(v)};")
-            for sub in op.sub_block_indices():
-                if 0 <= sub < program.num_blocks and program.block(sub).ops:
-                    edges.append(f'{_q(node)} -> {_q(f"op_b{sub}_0")} [style=dashed, '
-                                 f'lhead={_q(f"cluster_b{sub}")}, label="runs"];')
-
-    def cluster(idx, depth):
-        pad = "  " * depth
-        out = [f"{pad}subgraph cluster_b{idx} {{",
-               f'{pad}  label={_q(program.block(idx).path)}; style=rounded; color="#bbbbbb";']
-        out += [pad + "  " + n for n in op_nodes.get(idx, []) + var_nodes.get(idx, [])]
-        for k in kids.get(idx, []):
-            out += cluster(k, depth + 1)
-        return out + [pad + "}"]
-
-    lines += cluster(0, 1)
-    lines += ["  " + e for e in edges]
-    lines.append("}")
-    return "\n".join(lines)
+    from .program_graph import graph_dot   # noqa: PLC0415 (it imports op_id from here)
+    return graph_dot(program, user_names, collapsed, grouped)
 
 
-def program_svg(program, user_names: dict | None = None) -> str | None:
+def program_svg(program, user_names: dict | None = None, collapsed=None) -> str | None:
     """The graph as an inline ``<svg>`` (no XML prolog), or None where graphviz's ``dot``
-    is not installed (the view then shows :func:`program_graph_text`)."""
+    is not installed (the view then shows :func:`program_graph_text`). ``collapsed``: as
+    for :func:`program_dot`."""
     if shutil.which("dot") is None:
         return None
     try:
         import graphviz   # noqa: PLC0415 (optional: only the graph tab needs it)
-        dot = program_dot(program, user_names)
+        dot = program_dot(program, user_names, collapsed)
         svg = graphviz.Source(dot).pipe(format="svg").decode("utf-8")
     except Exception:     # noqa: BLE001 (no package, no executable, a dot crash: fall back)
         return None

@@ -27,6 +27,7 @@ import traitlets as t
 
 from ..core.program import default_main_program
 from ..core.scope import current as current_scope
+from .program_graph import GROUP_OVER, collapsible, default_collapsed
 from .program_model import program_graph_text, program_model, program_svg
 from .scope_model import scope_model
 from .user_names import shown_name, user_name
@@ -71,7 +72,16 @@ def _pair(loc) -> list:
 
 # --- ProgramView ------------------------------------------------------------------------
 class ProgramView(anywidget.AnyWidget):
-    """A program as nested code with an op detail pane and a graph tab."""
+    """A program as nested code with an op detail pane and a graph tab.
+
+    The graph draws each sub-block as a cluster inside its op's block; ``collapsed`` lists
+    the blocks (ints) and op groups (names) drawn as one node, and ``graph_groups`` what
+    can be collapsed (``program_graph.collapsible``). A program of more than
+    ``GROUP_OVER`` (60) ops starts with its global block's ops in collapsed groups (layers,
+    backward, optimize) and every sub-block collapsed. The page sets ``collapsed`` (a
+    click on a collapsed node or a cluster's label, or a toggle); Python answers with a new
+    ``svg``. A click on an op's node sets ``selected``, as a click on its code line does."""
+    GROUP_OVER = GROUP_OVER
     _esm = _asset("program_view.js")
     _css = _CSS
 
@@ -84,13 +94,17 @@ class ProgramView(anywidget.AnyWidget):
     breakpoints = t.List().tag(sync=True)       # [[block, index], ...]
     debug = t.Bool(False).tag(sync=True)        # the gutter toggles breakpoints
     tab = t.Unicode("code").tag(sync=True)      # "code" or "graph"
+    collapsed = t.List().tag(sync=True)         # blocks (ints) and groups (names) shut
+    graph_groups = t.List().tag(sync=True)      # collapsible(program, collapsed)
 
     def __init__(self, program=None, *, graph: bool = True, user_names: dict | None = None,
-                 **kwargs):
+                 collapsed=None, **kwargs):
         super().__init__(**kwargs)
         self.program = program if program is not None else default_main_program()
-        self._graph = graph
         self.user_names = user_names
+        self.collapsed = list(collapsed) if collapsed is not None else \
+            default_collapsed(self.program)
+        self._graph = graph             # from here on a change of collapsed redraws
         self.refresh()
 
     def refresh(self) -> None:
@@ -98,8 +112,24 @@ class ProgramView(anywidget.AnyWidget):
         with self.hold_sync():
             self.model = program_model(self.program, self.user_names)
             self.graph_text = program_graph_text(self.program)
-            self.svg = (program_svg(self.program, self.user_names) or "") if self._graph \
-                else ""
+            self._draw_graph()
+
+    @t.observe("collapsed")
+    def _collapsed_changed(self, _change) -> None:
+        if hasattr(self, "_graph"):      # not while __init__ sets the first value
+            self._draw_graph()
+
+    def _draw_graph(self) -> None:
+        with self.hold_sync():
+            self.graph_groups = collapsible(self.program, self.collapsed)
+            self.svg = (program_svg(self.program, self.user_names, self.collapsed) or "") \
+                if self._graph else ""
+
+    def toggle(self, key) -> None:
+        """Collapse block ``key`` (int) or group ``key`` (name), or expand it: what a click
+        on its node or cluster label does in the page."""
+        self.collapsed = [k for k in self.collapsed if k != key] if key in self.collapsed \
+            else [*self.collapsed, key]
 
     def select(self, block_idx: int, op_index: int) -> None:
         self.selected = [int(block_idx), int(op_index)]
@@ -223,6 +253,8 @@ class DebuggerControls(anywidget.AnyWidget):
     frames = t.List().tag(sync=True)            # Debugger.frame_stack()
     results = t.List().tag(sync=True)           # [{name, user_name, text}] once finished
     still = t.Bool(False).tag(sync=True)        # a snapshot: no buttons, never updated
+    can_step_back = t.Bool(False).tag(sync=True)   # the Back button is enabled
+    alert = t.Unicode("").tag(sync=True)        # the first NaN/Inf (check_nan_inf), as text
 
 
 class DebuggerView(ipywidgets.VBox):
@@ -250,10 +282,13 @@ class DebuggerView(ipywidgets.VBox):
 
     @classmethod
     def from_program(cls, program=None, feed=None, fetch_list=None, startup=None, place=None,
-                     scope=None, user_names: dict | None = None) -> "DebuggerView":
-        from .debugger import Debugger   # noqa: PLC0415 (written alongside; import late)
+                     scope=None, user_names: dict | None = None, check_nan_inf: bool = False,
+                     history_bytes: int | None = None) -> "DebuggerView":
+        from .debugger import DEFAULT_HISTORY_BYTES, Debugger   # noqa: PLC0415 (import late)
         return cls(Debugger(program=program, feed=feed, fetch_list=fetch_list, scope=scope,
-                            place=place, startup=startup), user_names=user_names)
+                            place=place, startup=startup, check_nan_inf=check_nan_inf,
+                            history_bytes=DEFAULT_HISTORY_BYTES if history_bytes is None
+                            else history_bytes), user_names=user_names)
 
     def snapshot(self) -> ipywidgets.VBox:
         """A still copy of what this view shows now (the op just run, the frames, the scope
@@ -264,7 +299,8 @@ class DebuggerView(ipywidgets.VBox):
         prose of an earlier stop would describe something no output shows."""
         controls = DebuggerControls(status=self.controls.status, state=self.controls.state,
                                     frames=list(self.controls.frames),
-                                    results=list(self.controls.results), still=True)
+                                    results=list(self.controls.results), still=True,
+                                    alert=self.controls.alert)
         program_view, scope_view = _panes(self.debugger, self.user_names, graph=False)
         live = self.program_view
         with program_view.hold_sync():
@@ -282,7 +318,8 @@ class DebuggerView(ipywidgets.VBox):
     def handle_message(self, content: dict) -> None:
         """Run one command from the page: a button (``{"cmd": "step"}``), a gutter click
         (``{"cmd": "toggle_breakpoint", "block": 0, "index": 3}``), ``run_to`` (same
-        fields), ``restart`` or ``select_frame`` (``index`` into the frame stack)."""
+        fields), ``restart``, ``step_back`` (the Back button) or ``select_frame``
+        (``index`` into the frame stack)."""
         cmd = content.get("cmd")
         d = self.debugger
         self.last_error = None
@@ -292,6 +329,8 @@ class DebuggerView(ipywidgets.VBox):
                     getattr(d, self.COMMANDS[cmd])()
             elif cmd == "restart":
                 d.restart()
+            elif cmd == "step_back":
+                d.step_back()
             elif cmd == "toggle_breakpoint":
                 loc = (int(content["block"]), int(content["index"]))
                 (d.remove_breakpoint if loc in d.breakpoints else d.add_breakpoint)(*loc)
@@ -321,7 +360,8 @@ class DebuggerView(ipywidgets.VBox):
         d = self.debugger
         step = d.current
         stack = d.frame_stack()
-        error = self.last_error or d.error
+        # the error that ended the run shows at the end; after a step back, the step does
+        error = self.last_error or (d.error if d.finished else None)
         with self.program_view.hold_sync(), self.controls.hold_sync():
             self.program_view.highlight = _pair(d.location())
             self.program_view.breakpoints = sorted(_pair(b) for b in d.breakpoints)
@@ -340,8 +380,19 @@ class DebuggerView(ipywidgets.VBox):
                 self.controls.state = "paused"
                 self.controls.status = (f"block {step.block_idx} > op {step.op_index} "
                                         f"{step.op.type} — {_steps(d.steps_taken)}")
-            self.controls.results = _results(d, self.user_names) \
-                if d.finished and d.results else []
+            if d.redo_count and not d.finished and error is None:
+                self.controls.status += f" (stepped back: {_steps(d.redo_count)} to replay)"
+            if d.history_dropped:
+                self.controls.status += (f"\nhistory: the first {_steps(d.history_dropped)} "
+                                         f"can no longer be undone (history_bytes="
+                                         f"{d.history_bytes})")
+            self.controls.can_step_back = d.can_step_back
+            bad = d.bad_value
+            self.controls.alert = "" if bad is None else str(bad) + (
+                "" if d.steps_taken == bad.step else
+                f"\n  (the debugger is at step {d.steps_taken} now)")
+            # the results stay when stepping back from the end
+            self.controls.results = _results(d, self.user_names) if d.results else []
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
 
 
@@ -355,20 +406,31 @@ def _error_text(e: BaseException) -> str:
 
 def _panes(debugger, user_names, graph: bool = True) -> tuple:
     """The program and scope panes of a DebuggerView (or of its snapshot)."""
-    # Side by side where there is room, the scopes below the program where there is not;
-    # min_width 0 lets long code lines scroll inside their pane instead of widening the
-    # whole output.
+    # Side by side where there is room (both fit a ~1000 px notebook: 520 + 340 px and the
+    # gap), the scopes below the program where there is not. Each pane may shrink below
+    # its content (min_width 0) and clips and scrolls what is wider inside its own box
+    # (overflow), so a long op line scrolls in the code pane and is never painted under
+    # the scope pane. The classes carry the same rules in widgets.css (.pd-panes).
     program_view = ProgramView(debugger.program, graph=graph, user_names=user_names,
-                               layout=ipywidgets.Layout(flex="1 1 560px", min_width="0"))
+                               layout=_pane_layout("1 1 520px"))
     scope_view = ScopeView(debugger.scope, user_names=user_names,
-                           layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+                           layout=_pane_layout("1 1 340px"))
+    program_view.add_class("pd-pane-program")
+    scope_view.add_class("pd-pane-scope")
     return program_view, scope_view
 
 
+def _pane_layout(flex: str) -> ipywidgets.Layout:
+    return ipywidgets.Layout(flex=flex, min_width="0", max_width="100%", overflow="auto")
+
+
 def _side_by_side(program_view, scope_view) -> ipywidgets.HBox:
-    return ipywidgets.HBox([program_view, scope_view],
-                           layout=ipywidgets.Layout(width="100%", flex_flow="row wrap",
-                                                    align_items="flex-start"))
+    box = ipywidgets.HBox([program_view, scope_view],
+                          layout=ipywidgets.Layout(width="100%", flex_flow="row wrap",
+                                                   align_items="flex-start",
+                                                   grid_gap="8px"))
+    box.add_class("pd-panes")
+    return box
 
 
 def _results(d, user_names=None) -> list[dict]:

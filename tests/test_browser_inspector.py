@@ -60,6 +60,14 @@ def _inspector_says(page, text: str) -> None:
         arg=[PANEL, text], timeout=60000)
 
 
+def _shoot_output(page, selector: str, name: str) -> None:
+    """A screenshot of one cell output (the debugger), scrolled into view first."""
+    out = page.query_selector(selector)
+    out.scroll_into_view_if_needed()
+    lab_browser.SHOTS.mkdir(exist_ok=True)
+    out.screenshot(path=str(lab_browser.SHOTS / name))
+
+
 def _run_cell(page, index: int) -> None:
     page.click(f".jp-Notebook .jp-Cell:nth-child({index + 1}) .jp-InputArea-prompt")
     page.keyboard.press("Shift+Enter")
@@ -104,23 +112,28 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     assert (root / "cnn" / "cnn_infer.ipynb").is_file()
     page.wait_for_timeout(1000)
     lab_browser.menu(page, "Run", "Run All Cells")
-    debugger = ".jp-NotebookPanel:not(.lm-mod-hidden) .pd-debugger"
+    debugger = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea:has(.pd-debugger)"
     page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
     page.wait_for_timeout(500)
     for n, op in ((1, "conv2d"), (2, "elementwise_add"), (3, "batch_norm")):
         click_and_wait(page, "step", f"op {n} {op}", debugger)
     page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:3']", timeout=30000)
-    page.wait_for_selector(f"{debugger} .pd-scope [data-var='batch_norm_0.tmp_3']",
-                           timeout=30000)
-    shot(page, "inspector_4_three_steps.png", full_page=False)
+    for made in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):       # the three ops' outputs
+        row = page.wait_for_selector(f"{debugger} .pd-scope [data-var='{made}']",
+                                     timeout=30000)
+        assert "pd-empty-var" not in row.get_attribute("class"), made
+    _shoot_output(page, debugger, "inspector_4_three_steps.png")
     click_and_wait(page, "step_back", "op 2 elementwise_add", debugger)
     click_and_wait(page, "step_back", "op 1 conv2d", debugger)
     page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
-    scope = page.inner_text(f"{debugger} .pd-scope")
-    # conv2d's output is there (shape [1, 6, 8, 8]); what the undone ops wrote is not
-    assert "conv2d_0.tmp_0" in scope, scope
+    # conv2d's output has its value (6 channels of 8 x 8); what the two undone ops wrote
+    # is back to no value, as before they ran
+    conv = page.wait_for_selector(f"{debugger} .pd-scope [data-var='conv2d_0.tmp_0']")
+    assert "pd-empty-var" not in conv.get_attribute("class") and "8" in conv.inner_text()
     for undone in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):
-        assert not page.query_selector(f"{debugger} .pd-scope [data-var='{undone}']"), undone
+        row = page.query_selector(f"{debugger} .pd-scope [data-var='{undone}']")
+        assert row is None or "pd-empty-var" in row.get_attribute("class"), undone
+    _shoot_output(page, debugger, "inspector_5_stepped_back_output.png")
     # the sidebar follows the debugger the notebook opened
     page.click(SIDEBAR_TAB)
     _inspector_says(page, "op 1 conv2d")

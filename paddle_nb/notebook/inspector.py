@@ -47,7 +47,7 @@ class InspectorView(ipywidgets.VBox):
     def __init__(self, **kwargs):
         self.title = ipywidgets.HTML(layout=ipywidgets.Layout(margin="0 0 4px 0"))
         self.debugger_line = ipywidgets.HTML()
-        self.program_view = ProgramView(default_main_program(), graph=False)
+        self.program_view = ProgramView(default_main_program(), graph="on demand")
         self.scope_view = ScopeView(current_scope())
         super().__init__([self.title, self.program_view, self.debugger_line, self.scope_view],
                          **kwargs)
@@ -62,7 +62,9 @@ class InspectorView(ipywidgets.VBox):
             view = getattr(prog, "debugger", None) if prog is not None else None
         return view if hasattr(view, "debugger") else None
 
-    def refresh(self) -> None:
+    def refresh(self, program_too: bool = True) -> None:
+        """Read the kernel's state again; ``program_too=False`` (a debugger step) skips
+        reading the program, which a step does not change."""
         prog = _notebook_program()
         program = prog.main if prog is not None else default_main_program()
         names = prog.user_names() if prog is not None else None
@@ -74,8 +76,9 @@ class InspectorView(ipywidgets.VBox):
         pv = self.program_view
         with pv.hold_sync():
             if pv.program is not program or pv.user_names != names:
-                pv.program, pv.user_names = program, names
-            pv.refresh()
+                pv.program, pv.user_names, program_too = program, names, True
+            if program_too:
+                pv.refresh()
             pv.highlight = list(d.location()) if d is not None and d.location() else []
         step = d.current if d is not None else None
         self.scope_view.scope, self.scope_view.user_names = scope, names
@@ -130,8 +133,10 @@ def sidebar_model_id() -> str:
 
 
 def debugger_moved(view) -> None:
-    """Called by a DebuggerView after each command: the inspector follows that debugger."""
+    """Called by a DebuggerView after each command: the inspector follows that debugger
+    (the program is read again only when it is another program than the one shown)."""
     global _debugger_view
     _debugger_view = weakref.ref(view)
     if _inspector is not None:
-        _inspector.refresh()
+        _inspector.refresh(program_too=_inspector.program_view.program is not
+                           view.debugger.program)

@@ -97,8 +97,8 @@ class ProgramView(anywidget.AnyWidget):
     collapsed = t.List().tag(sync=True)         # blocks (ints) and groups (names) shut
     graph_groups = t.List().tag(sync=True)      # collapsible(program, collapsed)
 
-    def __init__(self, program=None, *, graph: bool = True, user_names: dict | None = None,
-                 collapsed=None, **kwargs):
+    def __init__(self, program=None, *, graph: bool | str = True,
+                 user_names: dict | None = None, collapsed=None, **kwargs):
         super().__init__(**kwargs)
         self.program = program if program is not None else default_main_program()
         self.user_names = user_names
@@ -120,10 +120,18 @@ class ProgramView(anywidget.AnyWidget):
             self._draw_graph()
 
     def _draw_graph(self) -> None:
+        # graph="on demand" (the sidebar's inspector, refreshed after every cell) runs dot
+        # only while the graph tab is open, and when it is opened
+        draw = self._graph is True or (self._graph == "on demand" and self.tab == "graph")
         with self.hold_sync():
             self.graph_groups = collapsible(self.program, self.collapsed)
             self.svg = (program_svg(self.program, self.user_names, self.collapsed) or "") \
-                if self._graph else ""
+                if draw else ""
+
+    @t.observe("tab")
+    def _tab_changed(self, change) -> None:
+        if getattr(self, "_graph", None) == "on demand" and change["new"] == "graph":
+            self._draw_graph()
 
     def toggle(self, key) -> None:
         """Collapse block ``key`` (int) or group ``key`` (name), or expand it: what a click
@@ -394,6 +402,8 @@ class DebuggerView(ipywidgets.VBox):
             # the results stay when stepping back from the end
             self.controls.results = _results(d, self.user_names) if d.results else []
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
+        from .inspector import debugger_moved   # noqa: PLC0415 (it imports this module)
+        debugger_moved(self)       # the sidebar's inspector follows the debugger that moved
 
 
 def _steps(n: int) -> str:

@@ -27,13 +27,18 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def server(root: Path):
-    """JupyterLab serving ``root`` without a token; yields its URL."""
+    """JupyterLab serving ``root`` without a token, with its own workspaces and settings
+    (under ``root/.lab``); yields its URL."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
          "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
          "--ServerApp.disable_check_xsrf=True",       # shut_down_kernels uses the REST API
+         # the layout (an open sidebar, tabs) and settings are kept per server, not in the
+         # user's home, where one test's open sidebar would appear in the next test's page
+         f"--LabApp.workspaces_dir={root / '.lab' / 'workspaces'}",
+         f"--LabApp.user_settings_dir={root / '.lab' / 'settings'}",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
     try:

@@ -302,8 +302,8 @@ def test_every_visible_op_has_its_id_in_the_svg(make):
 def test_the_page_only_sets_traits_on_a_graph_click():
     """The JS keeps no graph logic: a node click sets selected and takes the node's keys
     out of collapsed; a cluster label's click puts its keys in (graph_groups says which)."""
-    from paddle_nb.notebook.widgets import extension_dir   # noqa: PLC0415
-    js = (extension_dir() / "program_view.js").read_text()
+    from paddle_nb.notebook.widgets import views_dir   # noqa: PLC0415
+    js = (views_dir() / "program_view.js").read_text()
     click = js[js.index('graph.addEventListener("click"'):]
     click = click[:click.index("});") + 3]
     assert "select(node.id)" in click and 'g.node === node.id' in click

@@ -553,7 +553,7 @@ def test_the_view_shows_the_first_bad_value():
 
 
 def test_the_panes_share_the_width_and_scroll_inside_their_own_boxes():
-    from paddle_nb.notebook.widgets import DebuggerView, extension_dir
+    from paddle_nb.notebook.widgets import DebuggerView, views_dir
     main, startup, feed, prob = _mlp()
     view = DebuggerView.from_program(main, feed=feed, fetch_list=[prob], startup=startup)
     panes = view.children[1]
@@ -565,9 +565,9 @@ def test_the_panes_share_the_width_and_scroll_inside_their_own_boxes():
     # both fit side by side in a ~1000 px notebook (its output area is ~930 px)
     basis = [int(p.layout.flex.split()[-1].rstrip("px")) for p in (program, scopes)]
     assert sum(basis) + 8 <= 900
-    css = (extension_dir() / "widgets.css").read_text()
+    css = (views_dir() / "widgets.css").read_text()
     assert ".pd-panes > * { min-width: 0; max-width: 100%; overflow: auto; }" in css
-    js = (extension_dir() / "debugger_view.js").read_text()
+    js = (views_dir() / "debugger_view.js").read_text()
     assert '"step_back"' in js and "can_step_back" in js and "pd-alert" in js
     still = view.snapshot()
     assert "pd-panes" in still.children[1]._dom_classes

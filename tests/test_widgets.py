@@ -16,7 +16,7 @@ from paddle_nb.notebook.program_model import (forward_links, program_dot, progra
 from paddle_nb.notebook.scope_model import find_scope_node, find_var, scope_model
 from paddle_nb.notebook.user_names import shown_name, user_name, user_names_of
 from paddle_nb.notebook.widgets import (DebuggerControls, DebuggerView, ProgramView, ScopeView,
-                                        TrainingView, extension_dir, show, wants_log_scale)
+                                        TrainingView, views_dir, show, wants_log_scale)
 
 
 # --- programs ---------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def test_scope_model_flags_changed_names_where_they_resolve_from_the_current_sco
 
 # --- the widgets ---------------------------------------------------------------------------
 def test_extension_modules_are_found_and_loaded():
-    folder = extension_dir()
+    folder = views_dir()
     assert folder is not None and (folder / "widgets.css").is_file()
     shared = (folder / "dom.js").read_text()
     for cls, name in ((ProgramView, "program_view.js"), (ScopeView, "scope_view.js"),
@@ -364,7 +364,7 @@ def test_training_view_switches_to_a_log_axis_when_the_loss_spans_decades():
 
 
 def test_training_view_module_keeps_the_last_x_label_inside_and_draws_log_ticks():
-    js = (extension_dir() / "training_view.js").read_text()
+    js = (views_dir() / "training_view.js").read_text()
     assert '"text-anchor": over ? "end" : "middle"' in js     # see the browser screenshot
     assert "logTicks(y0, y1)" in js and "pd-scale-toggle" in js
 

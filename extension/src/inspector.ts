@@ -4,13 +4,15 @@
  *
  * The panel draws a widget the kernel makes (paddle_nb/notebook/inspector.py) with the
  * notebook's own widget manager (through the notebook's rendermime, as an output would).
- * It asks for that widget with a silent request that evaluates
+ * While the panel is open it asks for that widget with a silent request that evaluates
  * `paddle_nb.notebook.inspector.sidebar_model_id()`, only in a kernel that has imported
- * paddle_nb (the panel never imports anything into a kernel), after each executed cell
- * until the kernel answers; from then the widget refreshes itself from the kernel.
+ * paddle_nb (the panel never imports anything into a kernel), when it opens and after each
+ * executed cell until the kernel answers; from then the widget refreshes itself from the
+ * kernel. A closed panel asks nothing, so a notebook nobody inspects pays nothing.
  */
 import { MimeModel } from '@jupyterlab/rendermime';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
 const WIDGET_MIME = 'application/vnd.jupyter.widget-view+json';
@@ -39,6 +41,15 @@ export class InspectorPanel extends Panel {
       }
     });
     this.follow(tracker.currentWidget);
+  }
+
+  /** Opened: ask the kernel now (nothing is asked, or made in the kernel, while the
+   * panel is closed). */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    if (!this.shown) {
+      void this.ask();
+    }
   }
 
   private say(text: string): void {
@@ -81,7 +92,7 @@ export class InspectorPanel extends Panel {
   private async ask(): Promise<void> {
     const panel = this.notebook;
     const kernel = panel?.sessionContext.session?.kernel;
-    if (!panel || !kernel || this.asking) {
+    if (!this.isVisible || !panel || !kernel || this.asking) {
       if (panel && !kernel) {
         this.say('This notebook has no kernel.');
       }

@@ -1,5 +1,5 @@
 /**
- * Hosting one of paddle_nb's widget views (the ES modules in paddle_nb/extension/, which a
+ * Hosting one of paddle_nb's widget views (the ES modules in paddle_nb/notebook/views/, which a
  * notebook loads through anywidget) outside a notebook: in the *Paddle program* tab.
  *
  * A view only ever talks to its `model`: get/set/save_changes/on/off/send. Here that model

@@ -1,7 +1,7 @@
 """A PaddlePaddle program file opened from JupyterLab's file browser.
 
 Double-clicking ``model.pdmodel`` (or a Fluid ``__model__``) opens a *Paddle program* tab.
-The tab draws the program with the notebook's own ProgramView (extension/program_view.js),
+The tab draws the program with the notebook's own ProgramView (notebook/views/program_view.js),
 but no kernel runs behind it: the Jupyter server holds the ProgramView object here, and
 the tab sends it what a notebook's widget manager would send a kernel (trait changes, the
 view's messages) through the handlers in ``handlers.py``. So what the tab shows is computed

@@ -1,8 +1,8 @@
 """Notebook widgets: ProgramView, ScopeView, DebuggerView and TrainingView (anywidget).
 
 Each widget is a small ``anywidget.AnyWidget``: Python computes plain data (the models of
-``program_model.py`` and ``scope_model.py``) into synced traitlets, and one ES module in the
-package's ``extension/`` folder draws it. The browser decides nothing: a click is either
+``program_model.py`` and ``scope_model.py``) into synced traitlets, and one ES module in
+``views/`` (beside this file) draws it. The browser decides nothing: a click is either
 a trait the page sets (the selected op) or a message (``model.send({cmd: "step"})``) that
 Python answers by running the debugger and updating traits. So everything a widget shows
 can be tested from Python, without a browser.
@@ -34,9 +34,10 @@ from .user_names import shown_name, user_name
 
 
 # --- the ES modules ---------------------------------------------------------------------
-def extension_dir() -> Path | None:
-    """Where the ES modules are: the ``paddle_nb/extension`` folder (None if it is gone)."""
-    folder = Path(__file__).resolve().parents[1] / "extension"
+def views_dir() -> Path | None:
+    """Where the ES modules are: the ``paddle_nb/notebook/views`` folder (None if it is
+    gone)."""
+    folder = Path(__file__).resolve().parent / "views"
     return folder if (folder / "program_view.js").is_file() else None
 
 
@@ -44,7 +45,7 @@ def _asset(name: str):
     """What anywidget loads for ``name``: the stylesheet's Path, or a view's module text
     with dom.js (the element builders every view shares) in front; or a module that says
     what is missing instead of failing at import time."""
-    folder = extension_dir()
+    folder = views_dir()
     if folder is not None:
         if name.endswith(".css"):
             return folder / name
@@ -53,7 +54,7 @@ def _asset(name: str):
     if name.endswith(".css"):
         return ""
     return ("export default { render({ el }) { el.textContent = "
-            f"'paddle_nb: extension/{name} was not found (is the package installed?)'; }} }};")
+            f"'paddle_nb: notebook/views/{name} was not found (is the package installed?)'; }} }};")
 
 
 _CSS = _asset("widgets.css")

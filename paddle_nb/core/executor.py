@@ -31,7 +31,6 @@ Faults (docs/robustness.md):
 from __future__ import annotations
 
 import inspect
-import math
 import numbers
 import threading
 import weakref
@@ -46,6 +45,7 @@ from . import validate
 from . import fast_path
 from .errors import (ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError,
                      did_you_mean)
+from .non_finite import all_finite, check_feed_finite, count_non_finite, float_arrays
 from .operator import Operator
 from .place import CPUPlace, is_place
 from .program import Program, default_main_program
@@ -319,7 +319,7 @@ class Executor:
         prepared = self.prepare(program, 0)
         feed = self._check_feed(program, prepared, feed or {})
         if check:
-            _check_feed_finite(feed)
+            check_feed_finite(feed)
         return self._run_global(prepared, program, feed, fetch_names, scope, training, check,
                                 _stepping, before_op)
 
@@ -682,14 +682,6 @@ def _array_from_python(name: str, value, want: np.dtype) -> np.ndarray:
     return array
 
 
-def _check_feed_finite(feed: dict) -> None:
-    for name, array in feed.items():
-        if array.dtype.kind == "f" and not _all_finite(array):
-            nan, inf = _count_non_finite(array)
-            raise FeedError(f"feed {name!r} has {nan} NaN and {inf} Inf values "
-                            f"(check_nan_inf is on)")
-
-
 def _missing_feed_error(prepared: PreparedBlock, missing) -> FeedError:
     """Located at the first op that reads a missing data variable, as the kernel's own error
     would be, with the other missing ones listed."""
@@ -711,43 +703,6 @@ def _missing_feed_error(prepared: PreparedBlock, missing) -> FeedError:
 
 
 # --- the NaN/Inf check ------------------------------------------------------------------------
-_SMALL = 4096      # below this many elements, one sum is the quickest test for non-finites
-
-
-def _all_finite(a: np.ndarray) -> bool:
-    if a.size <= _SMALL:
-        # NaN and Inf survive a sum (Inf - Inf is NaN); a sum that overflows to Inf from
-        # finite values is a false alarm that the exact count below clears.
-        if math.isfinite(np.add.reduce(a, axis=None)):
-            return True
-    elif np.isfinite(a).all():
-        return True
-    return not any(_count_non_finite(a))
-
-
-def _count_non_finite(a: np.ndarray) -> tuple[int, int]:
-    return int(np.count_nonzero(np.isnan(a))), int(np.count_nonzero(np.isinf(a)))
-
-
-def _float_arrays(value):
-    """The float arrays a variable's value holds: itself, or a tensor array's items (device
-    arrays are copied to the host to be checked: the check is a debugging mode); a
-    SelectedRows' value."""
-    if value.__class__ is SelectedRows:
-        value = value.to_host().value
-    if hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray):
-        value = value.copy_to_host()
-    elif isinstance(value, list):
-        value = [v.copy_to_host() if hasattr(v, "copy_to_host") else v for v in value]
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f" and value.size:
-            yield None, value
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, np.ndarray) and item.dtype.kind == "f" and item.size:
-                yield i, item
-
-
 def _first_non_finite(pop: PreparedOp, scope: Scope):
     """(slot, name, item, nan, inf) of the op's first output holding a NaN or Inf, or None."""
     ndarray = np.ndarray
@@ -757,12 +712,12 @@ def _first_non_finite(pop: PreparedOp, scope: Scope):
             continue
         value = var._value
         if value.__class__ is ndarray:            # the common case, without a generator
-            if value.dtype.kind != "f" or not value.size or _all_finite(value):
+            if value.dtype.kind != "f" or not value.size or all_finite(value):
                 continue
-            return (slot, name, None) + _count_non_finite(value)
-        for item, a in _float_arrays(value):
-            if not _all_finite(a):
-                return (slot, name, item) + _count_non_finite(a)
+            return (slot, name, None) + count_non_finite(value)
+        for item, a in float_arrays(value):
+            if not all_finite(a):
+                return (slot, name, item) + count_non_finite(a)
     return None
 
 
@@ -777,18 +732,18 @@ def _non_finite_error(pop: PreparedOp, scope: Scope, slot, name, item, nan, inf)
             var = scope.find_var(n) if n != EMPTY_VAR else None
             if var is None or var._kind is None or shown >= 8:
                 continue
-            arrays = list(_float_arrays(var._value))
+            arrays = list(float_arrays(var._value))
             if not arrays:
                 continue
             shown += 1
             a = arrays[0][1] if len(arrays) == 1 else None
             if a is None:
                 lines.append(f"  input {in_slot} ({n!r}): a tensor array of {len(arrays)}")
-            elif _all_finite(a):
+            elif all_finite(a):
                 lines.append(f"  input {in_slot} ({n!r}): {a.dtype}{list(a.shape)}, finite, "
                              f"min {a.min():.4g}, max {a.max():.4g}")
             else:
-                i_nan, i_inf = _count_non_finite(a)
+                i_nan, i_inf = count_non_finite(a)
                 lines.append(f"  input {in_slot} ({n!r}): {a.dtype}{list(a.shape)} already "
                              f"had {i_nan} NaN and {i_inf} Inf values (not made by an op of "
                              f"this run: fed, loaded or left in the scope)")

@@ -142,7 +142,7 @@ class Scope:
 
     # Told of every kid made below this scope and of every scope about to be destroyed
     # (``scope_created(kid)``, ``scope_destroying(scope)``); kids inherit it. The debugger
-    # sets it on a run scope to record what its step_back must undo (notebook/debugger.py).
+    # sets it on a run scope to record what its step_back must undo (notebook/history.py).
     _observer = None
 
     def __init__(self, parent: "Scope | None" = None, name: str = ""):
@@ -277,6 +277,56 @@ class Scope:
             self._vars.clear()
             self._parent = None
         _LIVE.discard(self)
+
+    # --- for the debugger's step back (notebook/history.py) ---------------------------
+    # Time travel moves scopes out of and back into the tree whole, and puts variables
+    # back where kernels made them; these are the only ways it touches a scope.
+    def local_vars(self) -> dict[str, ScopeVariable]:
+        """name -> variable of this scope alone (a copy of the map)."""
+        with self._lock:
+            return dict(self._vars)
+
+    def put_var(self, name: str, var: ScopeVariable) -> None:
+        """Put ``var`` (made in this scope earlier, then erased) back under ``name``."""
+        with self._lock:
+            self._vars[name] = var
+
+    def detach(self) -> None:
+        """Take this scope out of its parent's kids, keeping it whole (it may come back)."""
+        parent = self._parent
+        if parent is not None:
+            with parent._lock:
+                parent._kids[:] = [k for k in parent._kids if k is not self]
+
+    def attach(self, position) -> None:
+        """Put this scope back among its parent's kids (if it is not there), before the
+        first kid for which ``position(kid)`` is False (creation order, say)."""
+        parent = self._parent
+        with parent._lock:
+            kids = parent._kids
+            if not any(k is self for k in kids):
+                kids.insert(sum(1 for k in kids if position(k)), self)
+
+    def bury(self) -> None:
+        """What deleting does to this one scope (its kids are buried on their own), without
+        telling the observer: replaying a deletion the debugger already recorded."""
+        self.detach()
+        with self._lock:
+            self.alive = False
+            for v in self._vars.values():
+                v._value, v._kind = None, None
+            self._vars = {}
+            self._parent = None
+        _LIVE.discard(self)
+
+    def revive(self, parent: "Scope | None", variables: dict) -> None:
+        """A deleted scope alive again under ``parent`` with ``variables`` (their values
+        are put back by the caller); attach() puts it among the parent's kids."""
+        with self._lock:
+            self._vars = dict(variables)
+            self._parent = parent
+            self.alive = True
+        _LIVE.add(self)
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, "Scope"]]:
         yield depth, self

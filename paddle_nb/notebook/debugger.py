@@ -24,25 +24,18 @@ Stepping semantics, which every command follows:
 Every command returns the Step it stopped at, or ``None`` once the program has finished
 (then ``results`` holds the fetched arrays, or ``error`` the exception that ended it).
 
-**Stepping back** (``step_back()``) is time travel by copy-on-write records, not by
-re-running: the executor calls the debugger just before each op runs (``before_op``), and
-the debugger copies the current value of each of the op's outputs it has no copy of yet;
-when the op's Step arrives it copies what the op wrote. So each step's *record* holds,
-for every variable the step changed, its value before the step (the value as of the
-previous step: for a control-flow op, after its inner steps) and after it. A record also
-holds the scopes made and deleted since the step before (a scope a control-flow op deletes
-when it finishes is copied first, so stepping back into it shows its values again), and
-values a kernel set outside any op (an RNN's ``x[t]`` in its step scope). ``step_back``
-undoes the newest record; any later command first *replays* the records ahead of the
-cursor (a redo log: values are put back, no kernel runs; breakpoints and the first bad
-value stop a replay as they stop a run) and only at the live frontier advances the
-executor again. The records are bounded in bytes (``history_bytes``, default 256 MiB): the
-oldest are dropped when over, and stepping back past them raises a DebuggerError.
+**Stepping back** (``step_back()``) is time travel by copy-on-write records, never by
+running kernels again (history.py keeps them): ``step_back`` undoes the newest record;
+any later command first *replays* the records ahead of the cursor (a redo log: values are
+put back, no kernel runs; breakpoints and the first bad value stop a replay as they stop a
+run) and only at the live frontier advances the executor again. The records are bounded in
+bytes (``history_bytes``, default 256 MiB): the oldest are dropped when over, and stepping
+back past them raises a DebuggerError.
 
 **The first bad value.** With ``check_nan_inf=True`` every step's outputs are checked
 (float tensors, tensor arrays, SelectedRows); the first op that writes a NaN or Inf stops
 whatever command ran, *with its scope alive* (unlike ``Executor.run(check_nan_inf=True)``,
-which raises and deletes the run), and ``bad_value`` describes it: the op, its block
+which raises and deletes the run), and ``bad_value`` (bad_value.py) describes it: the op, its block
 path, the output, the first bad element, the counts, the user's line that built the op and
 its inputs. It stops once: stepping on continues the run (later NaNs follow from the first)
 and ``bad_value`` stays until ``restart()``; ``step_back()`` works from there as anywhere.
@@ -50,72 +43,27 @@ and ``bad_value`` stays until ``restart()``; ``step_back()`` works from there as
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..core.backward import is_forward, op_role
-from ..core.errors import FeedError, PaddleNBError
-from ..core.executor import (Executor, Step, _all_finite, _count_non_finite, _float_arrays)
-from ..core.grad_maker import EMPTY_VAR, GRAD_SUFFIX, forward_name
+from ..core.errors import PaddleNBError
+from ..core.executor import Executor, Step
+from ..core.grad_maker import GRAD_SUFFIX, forward_name
+from ..core.non_finite import check_feed_finite
 from ..core.operator import Operator
 from ..core.place import CPUPlace
 from ..core.program import default_main_program
-from ..core.scope import _LIVE, Scope
-from ..core.selected_rows import SelectedRows
+from ..core.scope import Scope
+from .bad_value import BadValue, find_bad_value   # noqa: F401 (BadValue: pd.notebook API)
+from .history import Timeline
 
 _BACKWARD = 1          # op_role bit of gradient ops (257, the loss-grad fill, has it too)
 
 DEFAULT_HISTORY_BYTES = 256 * 2 ** 20       # what step_back's records may hold: 256 MiB
-_SNAP_OVERHEAD = 64                          # bytes counted per copied value besides data
 
 
 class DebuggerError(PaddleNBError):
     """Misuse of the debugger: a breakpoint on a block or op that does not exist, a step
     back with nothing (or nothing kept) to go back to."""
-
-
-@dataclass
-class BadValue:
-    """The first NaN/Inf of a run under ``check_nan_inf``: where, what, and from what.
-
-    ``index`` is the first bad element's index in the output (``item``: the tensor array's
-    item, else None); ``inputs`` one dict per input variable with a value: ``slot``,
-    ``name``, ``kind`` and, for tensors, ``dtype``, ``shape``, ``min``/``max`` (over the
-    finite values), ``nan``, ``inf`` and ``values`` (the list, for at most 16 elements)."""
-    step: int                       # steps_taken at the bad step
-    block_idx: int
-    op_index: int
-    op_type: str
-    block_path: str
-    scope_name: str
-    slot: str
-    name: str
-    item: int | None
-    index: tuple
-    value: float
-    nan: int
-    inf: int
-    dtype: str
-    shape: list
-    created_at: str | None
-    inputs: list = field(default_factory=list)
-
-    @property
-    def location(self) -> tuple[int, int]:
-        return (self.block_idx, self.op_index)
-
-    def __str__(self) -> str:
-        what = repr(self.name) if self.item is None else f"item {self.item} of {self.name!r}"
-        at = ", ".join(map(str, self.index))
-        lines = [f"first NaN/Inf at step {self.step}: {self.block_path} > op {self.op_index} "
-                 f"{self.op_type} (scope {self.scope_name!r})",
-                 f"  output {self.slot} ({what}): {self.nan} NaN and {self.inf} Inf in "
-                 f"{self.dtype}{self.shape}; the first at [{at}] = {self.value}",
-                 f"  built at: {self.created_at or '(not recorded)'}"]
-        for i in self.inputs:
-            lines.append(f"  input {i['slot']} ({i['name']!r}): {_input_text(i)}")
-        return "\n".join(lines)
 
 
 class Debugger:
@@ -142,16 +90,15 @@ class Debugger:
         self._breakpoints: set[tuple[int, int]] = set()
         if startup is not None:
             Executor(self.place).run(startup, scope=self.scope)
-        self._gen = None
-        self._observer = None
-        self._records: list[_Record] = []
+        self._gen = self._timeline = None
         self._start()
 
     # --- state (read-only) ---------------------------------------------------------------
     current = property(lambda self: self._current,
                        doc="The Step the cursor is at (its op has run); None before the "
                            "first step and at the end of the run.")
-    finished = property(lambda self: self._ended and self._pos == self._frontier,
+    finished = property(lambda self: self._ended and
+                        self._timeline.pos == self._timeline.frontier,
                         doc="The run has ended and the cursor is at its end (step_back() "
                             "leaves the end: then finished is False again).")
     results = property(lambda self: self._results,
@@ -160,13 +107,13 @@ class Debugger:
     error = property(lambda self: self._error,
                      doc="The exception that ended the run (a kernel's ExecutionError, a "
                          "KeyboardInterrupt), else None.")
-    steps_taken = property(lambda self: self._pos - (1 if self.finished else 0),
+    steps_taken = property(lambda self: self._timeline.pos - (1 if self.finished else 0),
                            doc="Steps from the start of the run to the cursor: stepping "
                                "back lowers it, stepping (or replaying) raises it.")
     changed = property(lambda self: list(self._changed),
                        doc="Output names of the current op that now hold a value (after a "
                            "step back: what that step wrote, as when it was first reached).")
-    history = property(lambda self: self._trail[:self.steps_taken],
+    history = property(lambda self: self._timeline.trail[:self.steps_taken],
                        doc="(block_idx, op_index, op_type) of every step from the start to "
                            "the cursor; the steps ahead of it (after step_back) are in "
                            "``redo_count``.")
@@ -174,22 +121,22 @@ class Debugger:
     bad_value = property(lambda self: self._bad,
                          doc="The first NaN/Inf of this run (check_nan_inf), a BadValue; "
                              "None until one was found.")
-    redo_count = property(lambda self: len(self._trail) - self.steps_taken,
+    redo_count = property(lambda self: len(self._timeline.trail) - self.steps_taken,
                           doc="Steps ahead of the cursor that commands replay (after "
                               "step_back) before the program runs on.")
-    history_dropped = property(lambda self: self._dropped,
+    history_dropped = property(lambda self: self._timeline.dropped,
                                doc="How many of the oldest steps can no longer be undone "
                                    "(their records went over history_bytes).")
 
     @property
     def can_step_back(self) -> bool:
         """Is there a kept record to undo (step_back() would move)?"""
-        return self._pos > self._dropped
+        return self._timeline.pos > self._timeline.dropped
 
     @property
     def history_bytes_held(self) -> int:
         """Bytes the step-back records hold now (copied values, each counted once)."""
-        return self._held
+        return self._timeline.held
 
     @property
     def fetch_names(self) -> list[str]:
@@ -266,19 +213,19 @@ class Debugger:
         if not _is_index(count) or count < 1:
             raise DebuggerError(f"step_back(count): count is a number of steps >= 1, "
                                 f"got {count!r}")
-        if self._pos == 0:
+        tl = self._timeline
+        if tl.pos == 0:
             raise DebuggerError("nothing to step back to: no op has run yet (this is the "
                                 "start of the run)")
-        if self._pos - count < self._dropped:
-            kept = self._pos - self._dropped - (1 if self.finished else 0)
+        if tl.pos - count < tl.dropped:
+            kept = tl.pos - tl.dropped - (1 if self.finished else 0)
             raise DebuggerError(
-                f"history dropped: the records of the oldest {self._dropped} steps went over "
+                f"history dropped: the records of the oldest {tl.dropped} steps went over "
                 f"history_bytes={self.history_bytes} ({_human(self.history_bytes)}), so only "
                 f"the last {max(kept, 0)} steps can be undone from here; raise "
                 f"history_bytes=... (Debugger(..., history_bytes=...)) to keep more")
         for _ in range(count):
-            self._pos -= 1
-            self._undo(self._records[self._pos - self._dropped])
+            tl.undo_last()
         self._sync_current()
         return self._current
 
@@ -288,7 +235,7 @@ class Debugger:
         them with the startup program; after a step back they keep the values they have at
         the cursor. Breakpoints stay; the step-back history and ``bad_value`` go."""
         self._close()
-        self._discard_history()
+        self._timeline.discard(keep=self.scope)
         if rerun_startup and self.startup is not None:
             Executor(self.place).run(self.startup, scope=self.scope)
         self._start()
@@ -327,93 +274,31 @@ class Debugger:
         return writers[0] if writers else None
 
     # --- the engine ----------------------------------------------------------------------
-    # The timeline is a list of records, one per move forward: a step's, and at the end
-    # one for what ending did (the run scope deleted, parameters put back after an error).
-    # ``_pos`` counts the records applied (the oldest ``_dropped`` no longer kept);
-    # ``_frontier`` is how many there are. Records ahead of ``_pos`` are the redo log.
+    # The timeline (history.py) holds one record per move forward: a step's, and at the
+    # end one for what ending did. Records ahead of its cursor are the redo log.
     def _start(self) -> None:
         # A fresh Executor per run: prepared blocks cache each op's kernel, and a kernel
         # swapped in the registry since (a patched one restored) must be picked up.
         # steps() checks feed and fetch before it returns, so a bad one raises here.
         self._current, self._changed = None, []
         self._ended, self._results, self._error, self._bad = False, None, None, None
-        self._records, self._trail = [], []
-        self._pos = self._dropped = self._held = 0
-        self._base_step = None          # the step at position _dropped (its record dropped)
-        self._known: dict = {}          # variable -> (its copy as of the last step, value)
-        self._events: list = []         # scopes made / deleted since the last step
-        self._new_scopes: set = set()
-        self._seq: dict = {}            # scope -> the order it was made in (display order)
-        self._seen_vars: dict = {}      # a scope made in this run -> its variables seen
-        self._prev_kids: tuple = ()     # the sub-block scopes of the last live step
-        self._observer = _Observer(self)
-        self._run_scope = None
+        self._timeline = Timeline(self.history_bytes)
         if self.check_nan_inf:
-            _check_feed_finite(self.feed)
+            check_feed_finite(self.feed)
         self._exe = Executor(self.place)
         self._gen = self._exe.steps(self.program, self.feed, self.fetch_list, self.scope,
-                                    check_nan_inf=False, before_op=self._before_op)
-
-    @property
-    def _frontier(self) -> int:
-        return self._dropped + len(self._records)
+                                    check_nan_inf=False,
+                                    before_op=self._timeline.before_op)
 
     def _close(self) -> None:
         # Closing the generator runs the executor's finally: the run scope is deleted,
         # and with it every kid scope a sub-block made below it (not recorded: the
-        # observer is off first).
-        if self._observer is not None:
-            self._observer.active = False
+        # timeline stops listening first).
+        if self._timeline is not None:
+            self._timeline.close()
         if self._gen is not None:
             self._gen.close()
             self._gen = None
-
-    def _discard_history(self) -> None:
-        """Delete the scopes of this run that the records kept alive: scopes brought back
-        by stepping back from the end, and scopes made by steps that were undone."""
-        seen = [ev.scope for rec in self._records for ev in rec.events]
-        if self._run_scope is not None:
-            seen.append(self._run_scope)
-        for scope in seen:
-            if scope.alive and scope is not self.scope:
-                parent = scope.parent
-                if parent is not None and any(k is scope for k in parent._kids):
-                    parent.delete_scope(scope)
-                else:
-                    scope._destroy()
-        self._records, self._known = [], {}
-
-    def _before_op(self, op, scope, frames) -> None:
-        """Executor.steps' hook, just before ``op`` runs in ``scope``: make sure each
-        variable it will overwrite has a copy of its current value (copy-on-write)."""
-        if self._run_scope is None:          # the first op: watch the run scope from now
-            self._run_scope = frames[0].scope
-            self._run_scope._observer = self._observer
-        known = self._known
-        for name in op.output_arg_names:
-            if name == EMPTY_VAR:
-                continue
-            var = scope.find_var(name)
-            if var is None:
-                continue                     # the kernel creates it: absent before
-            k = known.get(var)
-            if k is None or k[0] is None:
-                known[var] = (_snap(var), var._value)
-
-    def _scope_created(self, kid) -> None:
-        self._seq[kid] = len(self._seq)
-        self._seen_vars[kid] = set()
-        self._new_scopes.add(kid)
-        self._events.append(_Event("new", kid, kid.parent))
-
-    def _scope_destroying(self, scope) -> None:
-        contents = []
-        for var in list(scope._vars.values()):
-            k = self._known.get(var)
-            snap = k[0] if k is not None and k[0] is not None and k[1] is var._value \
-                else _snap(var)
-            contents.append((var, snap))
-        self._events.append(_Event("gone", scope, scope.parent, dict(scope._vars), contents))
 
     def _advance_live(self):
         """One next() on the executor's generator; the new record, or None at the end."""
@@ -427,166 +312,29 @@ class Debugger:
             # the generator is dead, its run scope gone; record it and let it propagate.
             self._end(error=e)
             raise
-        return self._record(step)
-
-    def _record(self, step: Step):
-        known, seen, writes, handled = self._known, self._seen_vars, [], set()
-        if step.wrote is None:
-            for name in dict.fromkeys(step.op.output_arg_names):
-                var = step.scope.find_var(name) if name != EMPTY_VAR else None
-                if var is None or var in handled:
-                    continue
-                handled.add(var)
-                k = known.get(var)
-                before = k[0] if k is not None and k[0] is not None else _EMPTY
-                after = _snap(var)
-                # made by the kernel, or declared since the last step in a watched scope
-                new = k is None or var not in seen.get(var.scope, (var,))
-                if before is _EMPTY and after is _EMPTY and not new:
-                    continue
-                writes.append(_Write(var, before, after, (var.scope, name) if new else None))
-        # values a kernel set outside any op (an RNN's x[t], a fused cell's values), and
-        # variables declared since the last step (a sub-block declares its locals in the
-        # scope it runs in, a kept step scope too): in the sub-block scopes of this step
-        # and the last, and in scopes made since then
-        kids = tuple(f.scope for f in step.frames[1:])
-        scan = list(dict.fromkeys(self._prev_kids + kids +
-                                  tuple(s for s in self._new_scopes if s.alive)))
-        for scope in scan:
-            if not scope.alive:
-                continue
-            had = seen.get(scope, ())
-            for name, var in list(scope._vars.items()):
-                if var in handled:
-                    continue
-                k = known.get(var)
-                new = var not in had
-                if k is not None and k[1] is var._value and not new:
-                    continue
-                before = k[0] if k is not None and k[0] is not None else _EMPTY
-                writes.append(_Write(var, before, _snap(var), (scope, name) if new else None))
-                handled.add(var)
-            seen[scope] = set(scope._vars.values())
-        for w in writes:
-            s_ = seen.get(w.var.scope)
-            if s_ is not None:
-                s_.add(w.var)
-        for w in writes:
-            known[w.var] = (w.after, w.var._value)
-        rec = _Record(step, writes, self._events)
-        self._events, self._new_scopes, self._prev_kids = [], set(), kids
-        self._trail.append((step.block_idx, step.op_index, step.op.type))
-        self._append(rec)
+        rec = self._timeline.record(step)
         if self.check_nan_inf and self._bad is None:
-            bad = _find_bad_value(step, len(self._trail))
-            if bad is not None:
-                self._bad = bad
+            self._bad = find_bad_value(step, len(self._timeline.trail))
         return rec
 
     def _end(self, results=None, error=None) -> None:
         self._gen = None
-        # Writes outside any op while the run ended: Executor.steps puts the parameters
-        # back when a run fails. (A variable of a deleted scope is the scope's business.)
-        writes = []
-        for var, (snap, live) in list(self._known.items()):
-            if var._value is not live and var.scope.alive and snap is not None:
-                writes.append(_Write(var, snap, _snap(var), None))
-        for w in writes:
-            self._known[w.var] = (w.after, w.var._value)
-        self._observer.active = False
-        rec = _Record(None, writes, self._events)
-        self._events, self._new_scopes = [], set()
+        self._timeline.record_end()
         self._ended, self._results, self._error = True, results, error
-        self._append(rec)
         self._sync_current()
-
-    def _append(self, rec) -> None:
-        """Add a live record at the frontier (the cursor is there) and keep the records
-        within history_bytes, dropping the oldest."""
-        self._records.append(rec)
-        self._pos += 1
-        for snap in rec.snaps():
-            if snap.refs == 0:
-                self._held += snap.nbytes
-            snap.refs += 1
-        while self._held > self.history_bytes and self._records:
-            old = self._records.pop(0)
-            self._dropped += 1
-            self._base_step = old.step
-            for snap in old.snaps():
-                snap.refs -= 1
-                if snap.refs == 0:
-                    self._held -= snap.nbytes
-                    k = self._known.get(snap.var)
-                    if k is not None and k[0] is snap:     # no copy held for it any more
-                        self._known[snap.var] = (None, k[1])
 
     def _forward(self):
         """One move forward: replay the next record, or run the next op at the frontier.
         The record moved over, or None at the end."""
-        if self._pos < self._frontier:
-            rec = self._records[self._pos - self._dropped]
-            self._redo(rec)
-            self._pos += 1
+        rec = self._timeline.redo_next()
+        if rec is not None:
             return rec
         if self._gen is None:
             return None
         return self._advance_live()
 
-    def _undo(self, rec) -> None:
-        for w in reversed(rec.writes):
-            self._put(w.var, w.before)
-            if w.created is not None:
-                scope, name = w.created
-                if scope._vars.get(name) is w.var:
-                    del scope._vars[name]
-        for ev in reversed(rec.events):
-            if ev.kind == "new":
-                _detach(ev.scope)
-            else:
-                self._revive(ev)
-
-    def _redo(self, rec) -> None:
-        for ev in rec.events:
-            if ev.kind == "new":
-                self._attach(ev.scope, ev.parent)
-            else:
-                _bury(ev.scope)
-        for w in rec.writes:
-            if w.created is not None:
-                scope, name = w.created
-                scope._vars[name] = w.var
-            self._put(w.var, w.after)
-
-    def _put(self, var, snap) -> None:
-        var._value, var._kind = _copy(snap.value, snap.kind), snap.kind
-        self._known[var] = (snap, var._value)
-
-    def _attach(self, scope, parent) -> None:
-        kids, seq = parent._kids, self._seq
-        if any(k is scope for k in kids):
-            return
-        mine = seq.get(scope, -1)
-        at = sum(1 for k in kids if seq.get(k, -1) <= mine)
-        kids.insert(at, scope)
-
-    def _revive(self, ev) -> None:
-        scope = ev.scope
-        scope._vars = dict(ev.vars)
-        scope._parent = ev.parent
-        for var, snap in ev.contents:
-            self._put(var, snap)
-        scope.alive = True
-        _LIVE.add(scope)
-        if ev.parent is not None:
-            self._attach(scope, ev.parent)
-
     def _sync_current(self) -> None:
-        if self._pos == 0 or self.finished:
-            step = None
-        else:
-            i = self._pos - 1 - self._dropped
-            step = self._records[i].step if i >= 0 else self._base_step
+        step = None if self.finished else self._timeline.step_at_cursor()
         self._current = step
         if step is None:
             self._changed = []
@@ -617,7 +365,8 @@ class Debugger:
             # close it so no half-run scopes are left behind, and restart() can begin anew.
             # (The run scope's deletion is recorded, so step_back works from there too.)
             # During a replay the generator is not touched: the run goes on from there.
-            if not self._ended and self._gen is not None and self._pos == self._frontier:
+            tl = self._timeline
+            if not self._ended and self._gen is not None and tl.pos == tl.frontier:
                 self._gen.close()
                 self._end(error=e)
             raise
@@ -637,218 +386,6 @@ class Debugger:
         where = "finished" if self.finished else (repr(self._current) if self._current
                                                   else "not started")
         return f"<Debugger {where}, {self.steps_taken} step{'' if self.steps_taken == 1 else 's'}>"
-
-
-# --- the records ---------------------------------------------------------------------------
-class _Snap:
-    """A copy of one variable's value (kind None: it held nothing), shared by the records
-    that need it (the after of one step is the before of the next writer's)."""
-    __slots__ = ("var", "value", "kind", "nbytes", "refs")
-
-    def __init__(self, var, value, kind, nbytes):
-        self.var, self.value, self.kind, self.nbytes, self.refs = var, value, kind, nbytes, 0
-
-
-_EMPTY = _Snap(None, None, None, 0)
-_EMPTY.refs = 1                          # never counted, never released
-
-
-class _Write:
-    __slots__ = ("var", "before", "after", "created")
-
-    def __init__(self, var, before, after, created):
-        # created: (scope, name) when the kernel made the variable (it goes on undo)
-        self.var, self.before, self.after, self.created = var, before, after, created
-
-
-class _Event:
-    __slots__ = ("kind", "scope", "parent", "vars", "contents")
-
-    def __init__(self, kind, scope, parent, vars_=None, contents=()):
-        self.kind, self.scope, self.parent = kind, scope, parent
-        self.vars, self.contents = vars_, contents
-
-
-class _Record:
-    __slots__ = ("step", "writes", "events")
-
-    def __init__(self, step, writes, events):
-        self.step, self.writes, self.events = step, writes, events
-
-    def snaps(self):
-        """The distinct copies this record refers to."""
-        seen = {}
-        for w in self.writes:
-            seen[id(w.before)] = w.before
-            seen[id(w.after)] = w.after
-        for ev in self.events:
-            for _, snap in ev.contents:
-                seen[id(snap)] = snap
-        seen.pop(id(_EMPTY), None)
-        return list(seen.values())
-
-
-class _Observer:
-    """Told by the run's scopes when a kid is made or a scope is about to be deleted."""
-
-    def __init__(self, debugger):
-        self.debugger, self.active = debugger, True
-
-    def scope_created(self, kid) -> None:
-        if self.active:
-            self.debugger._scope_created(kid)
-
-    def scope_destroying(self, scope) -> None:
-        if self.active:
-            self.debugger._scope_destroying(scope)
-
-
-def _snap(var) -> _Snap:
-    kind = var._kind
-    if kind is None:
-        return _EMPTY
-    value = _copy(var._value, kind)
-    return _Snap(var, value, kind, _nbytes(value) + _SNAP_OVERHEAD)
-
-
-def _copy(value, kind):
-    """An independent copy of a variable's value (to keep, or to put back): arrays are
-    copied (device arrays to the host: a CUDA kernel context moves them back on first
-    read), a tensor array item by item, a list of scopes as a list; scalars, strings,
-    scopes and ops are immutable or shared as they are."""
-    if kind is None:
-        return None
-    if value.__class__ is np.ndarray:
-        return value.copy()
-    if value.__class__ is SelectedRows:
-        host = value.to_host()
-        return SelectedRows(np.array(host.rows, copy=True), np.array(host.value, copy=True),
-                            host.height)
-    if hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray):
-        return value.copy_to_host()
-    if isinstance(value, list):
-        if kind == "scopes":
-            return list(value)
-        return [_copy(v, "tensor") if v is not None else None for v in value]
-    if isinstance(value, np.ndarray):      # a subclass
-        return np.array(value, copy=True)
-    return value
-
-
-def _nbytes(value) -> int:
-    if isinstance(value, list):
-        return sum(_nbytes(v) for v in value)
-    if value.__class__ is SelectedRows:
-        return int(value.rows.nbytes) + int(value.value.nbytes)
-    return int(getattr(value, "nbytes", 0) or 0)
-
-
-def _detach(scope) -> None:
-    parent = scope._parent
-    if parent is not None:
-        parent._kids[:] = [k for k in parent._kids if k is not scope]
-
-
-def _bury(scope) -> None:
-    """What Scope._destroy does to one scope (its kids have events of their own), without
-    telling the observer: replaying a deletion the records already hold."""
-    _detach(scope)
-    scope.alive = False
-    for v in scope._vars.values():
-        v._value, v._kind = None, None
-    scope._vars = {}
-    scope._parent = None
-    _LIVE.discard(scope)
-
-
-# --- the first bad value -------------------------------------------------------------------
-def _find_bad_value(step: Step, number: int) -> BadValue | None:
-    if step.wrote is None:
-        pairs = [(slot, n) for slot, names in step.op.outputs.items() for n in names
-                 if n != EMPTY_VAR]
-    else:
-        pairs = [("cell", n) for n in step.wrote]
-    for slot, name in pairs:
-        var = step.scope.find_var(name)
-        if var is None or var._kind is None:
-            continue
-        for item, a in _float_arrays(var._value):
-            if _all_finite(a):
-                continue
-            nan, inf = _count_non_finite(a)
-            flat = int(np.flatnonzero(~np.isfinite(a))[0])
-            index = tuple(int(i) for i in np.unravel_index(flat, a.shape))
-            return BadValue(
-                step=number, block_idx=step.block_idx, op_index=step.op_index,
-                op_type=step.op.type, block_path=step.block_path,
-                scope_name=step.scope.name, slot=slot, name=name, item=item, index=index,
-                value=float(a.reshape(-1)[flat]), nan=nan, inf=inf, dtype=str(a.dtype),
-                shape=[int(d) for d in a.shape], created_at=step.op.created_at,
-                inputs=_inputs_of(step))
-    return None
-
-
-def _inputs_of(step: Step) -> list[dict]:
-    out = []
-    for slot, names in step.op.inputs.items():
-        for n in names:
-            var = step.scope.find_var(n) if n != EMPTY_VAR else None
-            if var is None or var._kind is None:
-                continue
-            entry = {"slot": slot, "name": n, "kind": var._kind}
-            value = var._value
-            if value.__class__ is SelectedRows:
-                value = value.to_host().to_dense()
-            elif hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray):
-                value = value.copy_to_host()
-            if isinstance(value, np.ndarray):
-                entry.update(_summary(value))
-            elif isinstance(value, list):
-                entry["items"] = len(value)
-            out.append(entry)
-    return out
-
-
-def _summary(a: np.ndarray) -> dict:
-    s = {"dtype": str(a.dtype), "shape": [int(d) for d in a.shape]}
-    if a.dtype.kind in "fiub" and a.size:
-        if a.dtype.kind == "f":
-            finite = a[np.isfinite(a)]
-            s["nan"], s["inf"] = _count_non_finite(a)
-        else:
-            finite = a
-            s["nan"] = s["inf"] = 0
-        if finite.size:
-            s["min"], s["max"] = float(finite.min()), float(finite.max())
-    if a.size <= 16:
-        s["values"] = a.tolist()
-    return s
-
-
-def _input_text(i: dict) -> str:
-    if "shape" not in i:
-        return f"a {i['kind']}" + (f" of {i['items']} items" if "items" in i else "")
-    text = f"{i['dtype']}{i['shape']}"
-    if "values" in i:
-        text += f" = {np.array2string(np.asarray(i['values']), precision=4)}"
-    elif "min" in i:
-        text += f", min {i['min']:.4g}, max {i['max']:.4g}"
-    if i.get("nan") or i.get("inf"):
-        text += f" (already {i['nan']} NaN and {i['inf']} Inf)"
-    return text
-
-
-def _check_feed_finite(feed) -> None:
-    for key, value in (feed or {}).items():
-        name = key if isinstance(key, str) else getattr(key, "name", key)
-        try:
-            a = np.asarray(value)
-        except (TypeError, ValueError):
-            continue                      # the executor says what is wrong with it
-        if a.dtype.kind == "f" and a.size and not _all_finite(a):
-            nan, inf = _count_non_finite(a)
-            raise FeedError(f"feed {name!r} has {nan} NaN and {inf} Inf values "
-                            f"(check_nan_inf is on)")
 
 
 def _human(n: int) -> str:

@@ -391,3 +391,22 @@ def _descendants(widget):
     yield widget
     for child in getattr(widget, "children", ()):
         yield from _descendants(child)
+
+
+def test_check_nan_inf_stops_the_step_debugger_at_the_first_bad_value(ip, capsys, no_widgets):
+    """--check-nan-inf: --step stops at the op that made the NaN with its inputs and the
+    cell's line; --run raises there, naming the op."""
+    cell = ("%%paddle --step --check-nan-inf --show none\n"
+            "v = pd.minibatch([[1.0, -2.0]])\n"
+            "w = pd.layers.log(v)\n"
+            "u = w * 2.0")
+    dbg = ok(ip, cell)
+    capsys.readouterr()
+    dbg.cont()
+    bad = dbg.bad_value
+    assert bad is not None and bad.op_type == "log" and dbg.current.op.type == "log"
+    assert bad.nan == 1 and bad.index == (0, 1)
+    assert "w = pd.layers.log(v)" in (bad.created_at or "")
+    assert bad.inputs[0]["values"] == [[1.0, -2.0]]
+    with pytest.raises(pd.ExecutionError, match="log"):
+        ip.run_cell(cell.replace("--step", "--run"), store_history=False).raise_error()

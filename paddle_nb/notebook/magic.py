@@ -63,6 +63,10 @@ class PaddleMagics(Magics):
               help="open the step debugger on the program")
     @argument("--place", choices=["cpu", "cuda"], default="cpu",
               help="where --run/--step run the kernels (default: cpu)")
+    @argument("--check-nan-inf", action="store_true",
+              help="check every op's outputs for NaN and Inf: --run raises at the first "
+                   "op that makes one, --step stops there with its inputs and the line "
+                   "that built it")
     @argument("--show", choices=SHOW_MODES, default=None,
               help="what to show after the cell: the program as code (the default for a "
                    "cell and for %%paddle show), the block tree, the dataflow graph, the "
@@ -247,9 +251,9 @@ class PaddleMagics(Magics):
             fetch = self._fetch(prog, args.fetch, assigned, feed)
             prog.initialize(Executor(place))
             if args.step:
-                return self._debugger(prog, feed, fetch, place)
+                return self._debugger(prog, feed, fetch, place, args.check_nan_inf)
             values = Executor(place).run(prog.main, feed=feed, fetch_list=list(fetch.values()),
-                                         scope=prog.scope)
+                                         scope=prog.scope, check_nan_inf=args.check_nan_inf)
         except PaddleNBError as e:
             note = f"(the cell's ops were kept in program {prog.name!r}; running it failed)"
             _shorten(e, self.shell, note + _other_cell_note(prog, e, key))
@@ -294,13 +298,14 @@ class PaddleMagics(Magics):
                 out[name] = v.name
         return out
 
-    def _debugger(self, prog: NotebookProgram, feed, fetch, place):
+    def _debugger(self, prog: NotebookProgram, feed, fetch, place, check_nan_inf=False):
         try:
             Debugger = importlib.import_module(__package__ + ".debugger").Debugger  # noqa: N806
         except ImportError:
             print("the step debugger is not available; the program:\n" + prog.main.to_code())
             return None
-        dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place)
+        dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place,
+                       check_nan_inf=check_nan_inf)
         view = _widget("DebuggerView", dbg, user_names=prog.user_names())
         # kept on the program too: pd.notebook.program().debugger, for code that drives it
         prog.debugger = view if view is not None else dbg

@@ -38,6 +38,7 @@ from .optimizer import regularizer
 from .optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import io
 from . import passes
+from . import distributed
 from .initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)

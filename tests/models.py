@@ -19,3 +19,30 @@ def tanh_rnn(T, B, D, H, seed=1):
             rnn.output(h)
         hs = rnn()
     return main, startup, hs
+
+
+def digits_mlp(optimizer="sgd", hidden=64, seed=1):
+    """A digits MLP trained with ``optimizer`` (the distributed tests' model): x [N, 64] ->
+    fc hidden relu -> fc 10 -> softmax cross entropy; (main, startup, loss)."""
+    main, startup = pd.Program(), pd.Program()
+    startup.random_seed = seed
+    with pd.program_guard(main, startup), pd.unique_name.guard():
+        x = pd.data("x", [None, 64])
+        label = pd.data("label", [None, 1], "int64")
+        h = pd.layer.fc(x, hidden, act="relu")
+        logits = pd.layer.fc(h, 10)
+        loss = pd.mean(pd.layers.softmax_with_cross_entropy(logits, label))
+        make = {"sgd": lambda: pd.optimizer.SGD(0.1),
+                "adam": lambda: pd.optimizer.Adam(0.01),
+                "momentum": lambda: pd.optimizer.Momentum(0.1, 0.9),
+                "adamw": lambda: pd.optimizer.AdamW(0.01, weight_decay=0.1),
+                "adagrad": lambda: pd.optimizer.Adagrad(0.05),
+                "rmsprop": lambda: pd.optimizer.RMSProp(0.01, momentum=0.5, centered=True),
+                "sgd_decay_clip": lambda: pd.optimizer.SGD(
+                    0.1, weight_decay=pd.regularizer.L2Decay(0.01),
+                    grad_clip=pd.ClipGradByValue(0.05)),
+                "global_norm": lambda: pd.optimizer.SGD(
+                    0.1, grad_clip=pd.ClipGradByGlobalNorm(1.0)),
+                "lamb": lambda: pd.optimizer.Lamb(0.01)}[optimizer]
+        make().minimize(loss)
+    return main, startup, loss

@@ -416,6 +416,15 @@ def _split(op, env):
     return _out(op, "Out", *[p.copy() for p in np.split(x, np.cumsum(sections)[:-1], axis)])
 
 
+def _split_byref(op, env):
+    x = _x(op, env)
+    sections = list(op.attrs.get("sections") or [])
+    if not sections:
+        n = len(op.output("Out"))
+        sections = [x.shape[0] // n] * n
+    return _out(op, "Out", *[p.copy() for p in np.split(x, np.cumsum(sections)[:-1], 0)])
+
+
 # --- elementwise binary -------------------------------------------------------------------
 def _binary(fn):
     def run(op, env):
@@ -1332,6 +1341,7 @@ REFERENCES = {
     "squared_l2_norm": lambda op, env: _out(op, "Out", np.asarray(
         [(_wide(_x(op, env)) ** 2).sum()]).astype(_x(op, env).dtype)),
     "reshape2": _reshape2, "transpose2": _transpose2, "concat": _concat, "split": _split,
+    "split_byref": _split_byref,
     "squeeze2": _squeeze2, "unsqueeze2": _unsqueeze2, "flatten_contiguous_range": _flatten,
     "shape": lambda op, env: _out(op, "Out", np.int32(_x(op, env, "Input").shape)),
     "stack": _stack, "unstack": _unstack, "expand_v2": _expand_v2,

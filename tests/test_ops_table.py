@@ -748,6 +748,9 @@ CASES = [
     Case("axis1", "concat", {"X": [floats(1, 2, 1), floats(2, 2, 4)]},
          {"axis": 1}),
     Case("num3", "split", {"X": floats(1, 6, 4)}, {"axis": 0, "num": 3}, outputs={"Out": 3}),
+    Case("sections_3_1", "split_byref", {"X": floats(1, 4, 3)}, {"sections": [3, 1]},
+         outputs={"Out": 2}),
+    Case("num2", "split_byref", {"X": floats(2, 6, 2, 2)}, {"num": 2}, outputs={"Out": 2}),
     Case("sections_1_-1", "split", {"X": floats(1, 2, 5)}, {"axis": 1, "sections": [1, -1]},
          outputs={"Out": 2}),
 
@@ -1169,9 +1172,19 @@ TESTED_WITH_BLOCKS = {
 }
 
 
+# The ops of a transpiled program that talk to parameter servers (through an executor's
+# transport) or serve them (listen_and_serv owns optimize blocks): a one-op program with a
+# feed cannot run them, so they run in whole trainer and pserver programs.
+TESTED_WITH_SERVERS = {
+    "send": "test_distributed_transpiler.py", "send_barrier": "test_distributed_transpiler.py",
+    "recv": "test_distributed_transpiler.py", "fetch_barrier": "test_distributed_transpiler.py",
+    "listen_and_serv": "test_distributed_transpiler.py",
+}
+
+
 def test_every_registered_op_has_a_row():
     """Every forward op; the <type>_grad ops are checked by tests/test_op_gradients.py."""
-    covered = {c.op for c in CASES} | set(TESTED_WITH_BLOCKS)
+    covered = {c.op for c in CASES} | set(TESTED_WITH_BLOCKS) | set(TESTED_WITH_SERVERS)
     missing = [op for op in pd.registered_ops(include_grad=False) if op not in covered]
     assert not missing, f"registered ops with no row in CASES: {missing}"
 

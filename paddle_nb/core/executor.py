@@ -216,9 +216,15 @@ def _scheduled_learning_rate(program) -> dict:
 
 class Executor:
     """Runs programs on ``place``. ``check_nan_inf=True`` checks every float output of every
-    op for NaN and Inf (a run's own ``check_nan_inf=`` overrides it)."""
+    op for NaN and Inf (a run's own ``check_nan_inf=`` overrides it).
 
-    def __init__(self, place=None, check_nan_inf: bool = False):
+    ``transport`` is how the communication ops of a transpiled trainer program (``send``,
+    ``send_barrier``, ``recv``, ``fetch_barrier``: ops/distributed.py) reach the parameter
+    servers; their kernels read it as ``ctx.executor.transport``. It implements
+    ``paddle_nb.distributed.transport.Transport``; ``pd.distributed.LocalCluster`` makes
+    executors with one. Without one (None) those ops refuse to run."""
+
+    def __init__(self, place=None, check_nan_inf: bool = False, transport=None):
         place = place if place is not None else CPUPlace()
         if not is_place(place):
             raise ExecutionError(f"Executor needs a place (pd.CPUPlace() or pd.CUDAPlace(0)), "
@@ -227,6 +233,7 @@ class Executor:
             _require_cuda(place)
         self.place = place
         self.check_nan_inf = bool(check_nan_inf)
+        self.transport = transport
         self._lock = threading.Lock()
         # On CUDA, kernels read device arrays (host values move there on first read).
         self._context = CudaKernelContext if place.kind == "cuda" else KernelContext
@@ -566,13 +573,21 @@ def _rewritten(program: Program, feed, fetch_list):
     if hit is not None and hit[0] == version:
         return hit[1]
     try:
-        copy = fast_path.rewrite(program, keep)
+        # a program that talks to parameter servers is not run twice (a failed run of the
+        # copy would have sent its gradients already): it runs as written
+        copy = None if _talks_to_servers(program) else fast_path.rewrite(program, keep)
     except Exception:                 # noqa: BLE001 (a pass that cannot: run as written)
         copy = None
     if len(cache) >= 8:               # a loop fetching ever other names: keep it bounded
         cache.clear()
     cache[keep] = (version, copy)
     return copy
+
+
+def _talks_to_servers(program: Program) -> bool:
+    """Does an op of ``program`` use the executor's transport (OpDef.remote)?"""
+    return any(registry.is_registered(op.type) and registry.lookup(op.type).remote
+               for b in program.blocks for op in b.ops)
 
 
 # The attribute of a Program holding the version its run-time checks last passed at.

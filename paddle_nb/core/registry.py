@@ -80,6 +80,10 @@ class OpDef:
     # runs its medium products on the calling thread (kernels/cpu/threads.py says why);
     # its gradient op inherits it
     uses_cores: bool = False
+    # its kernel talks to parameter servers through the executor's transport (send, recv,
+    # the barriers: ops/distributed.py): a run of a program holding one has effects outside
+    # the scope, so Executor.run never retries it (no rewritten copy is run first)
+    remote: bool = False
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}

@@ -70,16 +70,18 @@ class Debugger:
     """Step through one run of ``program``; see the module docstring for the semantics.
 
     ``Debugger(program, feed, fetch_list, scope, place, startup, check_nan_inf,
-    history_bytes)``: the defaults are the default main program, a fresh Scope, the CPU,
-    no NaN check and 256 MiB of step-back records. ``startup`` is run into the scope once
-    here (again on ``restart(rerun_startup=True)``). A bad feed or fetch raises here, from
+    history_bytes, transport)``: the defaults are the default main program, a fresh Scope,
+    the CPU, no NaN check and 256 MiB of step-back records; ``transport`` is given to the
+    executor, for a transpiled trainer program (``pd.distributed.LocalCluster.debugger``).
+    ``startup`` is run into the scope once here (again on
+    ``restart(rerun_startup=True)``). A bad feed or fetch raises here, from
     the executor. The arguments stay as attributes; a new ``feed`` is used from the next
     ``restart()``. Not thread-safe: one widget drives one debugger.
     """
 
     def __init__(self, program=None, feed=None, fetch_list=None, scope=None, place=None,
                  startup=None, check_nan_inf: bool = False,
-                 history_bytes: int = DEFAULT_HISTORY_BYTES):
+                 history_bytes: int = DEFAULT_HISTORY_BYTES, transport=None):
         self.program = program if program is not None else default_main_program()
         self.feed, self.fetch_list = feed, fetch_list
         self.scope = scope if scope is not None else Scope()
@@ -87,6 +89,7 @@ class Debugger:
         self.startup = startup
         self.check_nan_inf = bool(check_nan_inf)
         self.history_bytes = int(history_bytes)
+        self.transport = transport   # a transpiled trainer program's (Executor(transport=))
         self._breakpoints: set[tuple[int, int]] = set()
         if startup is not None:
             Executor(self.place).run(startup, scope=self.scope)
@@ -285,7 +288,7 @@ class Debugger:
         self._timeline = Timeline(self.history_bytes)
         if self.check_nan_inf:
             check_feed_finite(self.feed)
-        self._exe = Executor(self.place)
+        self._exe = Executor(self.place, transport=self.transport)
         self._gen = self._exe.steps(self.program, self.feed, self.fetch_list, self.scope,
                                     check_nan_inf=False,
                                     before_op=self._timeline.before_op)

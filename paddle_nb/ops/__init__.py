@@ -6,4 +6,4 @@ from . import (activation, adam, arange, batch_norm, cnn_activations, conditiona
                grad_clip, group_norm, indices, interp, io, loss, matmul, norm, optimizer, pad,
                pointwise_losses, pool, recurrent, reduce, rnn, scatter, shape, slice, softmax,
                squeeze, stack, tensor_array, top_k, unary_math, while_op)
-from . import embedding, layer_norm  # noqa: F401
+from . import distributed, embedding, layer_norm  # noqa: F401

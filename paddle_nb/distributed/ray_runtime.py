@@ -1,0 +1,298 @@
+"""Running a transpiled program on Ray: parameter servers and trainers as Ray actors.
+
+Fluid ran the DistributeTranspiler's programs as processes talking gRPC. Here the transport
+and the scheduling are Ray's: each pserver and each trainer is a Ray actor with its own
+Scope and Executor running its own program, and the ``send`` / ``send_barrier`` / ``recv`` /
+``fetch_barrier`` kernels call the pserver actors through Ray (object refs; no socket of
+ours). A pserver actor wraps a :class:`~paddle_nb.distributed.pserver.ParameterServer`:
+``send`` stores a trainer's gradients, the last ``send_barrier`` of a round runs the
+pserver program once (``listen_and_serv``: the optimize blocks), and ``recv`` waits for
+that round and returns the parameter blocks.
+
+    with RayCluster(main, startup, loss, trainers=2, pservers=2) as cluster:
+        for batch in batches:
+            losses = cluster.step(batch)         # the batch split across the trainers
+        params = cluster.parameters()            # {name: the whole array}
+
+or ``train(main, startup, loss, reader, steps=...)``. A local Ray cluster is started with
+the given CPUs (``ray.init``) unless Ray is already running or ``address`` names one to
+join. Every actor is killed when the cluster closes (``with``, an error, an interrupt), and
+a Ray this module started is shut down, so nothing is left behind; an actor that dies is a
+:class:`DistributedError` on the driver naming it.
+
+Ray is an optional dependency (the ``[distributed]`` extra): this module imports it only
+when a cluster starts.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.errors import PaddleNBError
+from ..core.program import Program
+from .plan import make_plan, shard
+
+# Each actor is a process of its own: one thread for numba, BLAS and OpenMP in each keeps
+# 2 trainers and 2 pservers from fighting over a small machine's cores.
+ACTOR_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+             "MKL_NUM_THREADS": "1"}
+# A step that takes longer than this is taken for a hang (an actor stuck or gone).
+STEP_TIMEOUT_S = 120.0
+
+
+class DistributedError(PaddleNBError):
+    """A distributed run failed: an actor died or hung, or Ray is missing."""
+
+
+def _ray():
+    try:
+        import ray   # noqa: PLC0415 (the [distributed] extra)
+    except ImportError:
+        raise DistributedError("the Ray runtime needs ray: pip install 'paddle_nb[distributed]'"
+                               " (or pd.distributed.LocalCluster, which runs in this process)"
+                               ) from None
+    return ray
+
+
+# --- the actors -------------------------------------------------------------------------------
+class PServerActor:
+    """One parameter server (an async Ray actor: a trainer's ``recv`` awaits its round
+    while other trainers' calls go on)."""
+
+    def __init__(self, endpoint: str, program: bytes, startup: bytes, trainers: int,
+                 values: dict):
+        from .pserver import ParameterServer   # noqa: PLC0415 (in the actor's process)
+        self.server = ParameterServer(endpoint, Program.from_bytes(program),
+                                      Program.from_bytes(startup), trainers)
+        self.server.set_values(values)
+        self.sent_for: dict[int, int] = {}       # trainer -> the round it sent for
+        self.done: dict[int, asyncio.Event] = {}
+
+    def _event(self, round_: int) -> asyncio.Event:
+        if round_ not in self.done:
+            self.done[round_] = asyncio.Event()
+        return self.done[round_]
+
+    async def send(self, trainer_id: int, arrays: dict) -> None:
+        self.server.receive(trainer_id, arrays)
+
+    async def send_barrier(self, trainer_id: int) -> None:
+        round_ = self.server.round
+        self.sent_for[trainer_id] = round_
+        if self.server.barrier(trainer_id):
+            self._event(round_).set()
+
+    async def recv(self, trainer_id: int, names: list) -> dict:
+        round_ = self.sent_for.get(trainer_id, self.server.round - 1)
+        await self._event(round_).wait()
+        return self.server.values(names)
+
+    async def fetch_barrier(self, trainer_id: int) -> None:
+        round_ = self.sent_for.pop(trainer_id, None)
+        if round_ is not None and not any(r == round_ for r in self.sent_for.values()):
+            self.done.pop(round_, None)          # every trainer has its values: forget it
+
+    async def values(self, names: list) -> dict:
+        return self.server.values(names)
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+class RayTransport:
+    """The trainer side of the Transport (distributed/transport.py): each call is a call
+    on a pserver actor, waited for."""
+
+    def __init__(self, pservers: dict, timeout_s: float = STEP_TIMEOUT_S):
+        self.pservers, self.timeout_s = pservers, timeout_s
+
+    def _call(self, endpoint: str, method: str, *args):
+        ray = _ray()
+        actor = self.pservers.get(endpoint)
+        if actor is None:
+            raise DistributedError(f"no pserver at {endpoint!r} (pservers: "
+                                   f"{', '.join(self.pservers)})")
+        return ray.get(getattr(actor, method).remote(*args), timeout=self.timeout_s)
+
+    def send(self, endpoint, trainer_id, arrays):
+        self._call(endpoint, "send", trainer_id, arrays)
+
+    def send_barrier(self, endpoint, trainer_id):
+        self._call(endpoint, "send_barrier", trainer_id)
+
+    def recv(self, endpoint, trainer_id, names):
+        return self._call(endpoint, "recv", trainer_id, list(names))
+
+    def fetch_barrier(self, endpoint, trainer_id):
+        self._call(endpoint, "fetch_barrier", trainer_id)
+
+
+class TrainerActor:
+    """One trainer: its program (forward, backward, send, recv) on its shard of each batch."""
+
+    def __init__(self, trainer_id: int, program: bytes, pservers: dict, fetch: list,
+                 values: dict):
+        from ..core.executor import Executor   # noqa: PLC0415 (in the actor's process)
+        from ..core.place import CPUPlace       # noqa: PLC0415
+        from ..core.scope import Scope           # noqa: PLC0415
+        self.trainer_id = trainer_id
+        self.program = Program.from_bytes(program)
+        self.fetch = fetch
+        self.scope = Scope(name=f"trainer {trainer_id}")
+        for name, value in values.items():
+            self.scope.var(name).set(value)
+        self.exe = Executor(CPUPlace(), transport=RayTransport(pservers))
+
+    def step(self, feed: dict) -> list:
+        return self.exe.run(self.program, feed=feed, fetch_list=self.fetch, scope=self.scope)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+# --- the driver -------------------------------------------------------------------------------
+@dataclass
+class TrainResult:
+    losses: np.ndarray          # [steps, trainers]: each trainer's fetched loss
+    parameters: dict            # name -> the whole array after the last step
+
+
+class RayCluster:
+    """``trainers`` trainer actors and ``pservers`` pserver actors training ``main`` (built
+    with an optimizer's minimize) from ``startup``; ``loss`` is what ``step`` returns per
+    trainer. ``address``: a Ray cluster to join (default: the running one, else a local one
+    started with ``num_cpus``, all of this machine's by default)."""
+
+    def __init__(self, main: Program, startup: Program, loss, trainers: int = 2,
+                 pservers: int = 2, config=None, address: str | None = None,
+                 num_cpus: int | None = None, timeout_s: float = STEP_TIMEOUT_S):
+        ray = _ray()
+        self.plan = plan = make_plan(main, startup, loss, trainers, pservers, config,
+                                     who="RayCluster")
+        self.trainers, self.timeout_s = trainers, float(timeout_s)
+        self._started_ray = False
+        self.pservers: dict = {}
+        self.trainer_actors: list = []
+        if not ray.is_initialized():
+            ray.init(address=address, num_cpus=None if address else
+                     (num_cpus or os.cpu_count()), include_dashboard=False,
+                     log_to_driver=False, logging_level=logging.ERROR)
+            self._started_ray = True
+        try:
+            options = {"num_cpus": 0, "max_restarts": 0,
+                       "runtime_env": {"env_vars": dict(ACTOR_ENV)}}
+            server_cls = ray.remote(PServerActor).options(max_concurrency=64, **options)
+            for ep in plan.endpoints:
+                self.pservers[ep] = server_cls.remote(
+                    ep, plan.pserver_programs[ep].to_bytes(),
+                    plan.pserver_startups[ep].to_bytes(), trainers, plan.server_values[ep])
+            trainer_cls = ray.remote(TrainerActor).options(**options)
+            self.trainer_actors = [trainer_cls.remote(
+                i, plan.trainer_programs[i].to_bytes(), self.pservers, [plan.loss_name],
+                plan.trainer_values) for i in range(trainers)]
+            self._wait([a.pid.remote() for a in self.trainer_actors], "start")
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait(self, refs: list, what: str) -> list:
+        """ray.get of the trainers' refs, each as soon as it is ready: the first failure
+        (an actor killed, a kernel's error) closes the whole cluster, waking the trainers
+        that wait for it, and is a DistributedError naming that trainer; so is a hang."""
+        ray = _ray()
+        index = {ref: i for i, ref in enumerate(refs)}
+        out, pending = [None] * len(refs), list(refs)
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1,
+                                          timeout=max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    late = ", ".join(f"trainer {index[r]}" for r in pending)
+                    raise DistributedError(f"{late} did not finish the {what} in "
+                                           f"{self.timeout_s:g} s; the cluster was shut down")
+                i = index[ready[0]]
+                try:
+                    out[i] = ray.get(ready[0])
+                except ray.exceptions.RayActorError as e:
+                    raise DistributedError(f"trainer {i} died during its {what} ({_first(e)});"
+                                           f" the cluster was shut down") from None
+                except ray.exceptions.RayTaskError as e:
+                    raise DistributedError(f"trainer {i} failed in its {what}: "
+                                           f"{_first(e.cause if e.cause else e)}; the "
+                                           f"cluster was shut down") from None
+            return out
+        except BaseException:
+            self.close()               # an error, or Ctrl-C: nothing is left running
+            raise
+
+    def step(self, feed: dict) -> list:
+        """One synchronous step on ``feed``, a whole batch split across the trainers along
+        its first axis; each trainer's loss."""
+        if not self.trainer_actors:
+            raise DistributedError("this RayCluster is closed")
+        shards = shard(feed, self.trainers)
+        refs = [a.step.remote(s) for a, s in zip(self.trainer_actors, shards)]
+        return [np.asarray(out[0]) for out in self._wait(refs, "step")]
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Every parameter, its blocks fetched from the pserver actors and joined."""
+        ray = _ray()
+        return self.plan.join_parameters(
+            lambda ep, names: ray.get(self.pservers[ep].values.remote(names),
+                                      timeout=self.timeout_s))
+
+    def close(self) -> None:
+        """Kill every actor; shut Ray down if this cluster started it."""
+        try:
+            ray = _ray()
+        except DistributedError:
+            return
+        for actor in [*self.trainer_actors, *self.pservers.values()]:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:     # noqa: BLE001 (already gone: what closing wants anyway)
+                pass
+        self.trainer_actors, self.pservers = [], {}
+        if self._started_ray and ray.is_initialized():
+            ray.shutdown()
+        self._started_ray = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"<RayCluster trainers={self.trainers} pservers={self.plan.endpoints}"
+                f"{'' if self.trainer_actors else ' closed'}>")
+
+
+def train(main: Program, startup: Program, loss, reader, *, steps: int | None = None,
+          trainers: int = 2, pservers: int = 2, config=None, address: str | None = None,
+          num_cpus: int | None = None) -> TrainResult:
+    """Train on Ray: each batch ``reader`` yields (a feed dict, or a callable giving an
+    iterable of them) is split across the trainers; ``steps`` batches at most. Returns
+    every trainer's loss per step and the parameters at the end; the cluster is shut down
+    whatever happens."""
+    batches = reader() if callable(reader) else reader
+    losses = []
+    with RayCluster(main, startup, loss, trainers, pservers, config, address,
+                    num_cpus) as cluster:
+        for i, feed in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            losses.append([float(np.asarray(v).reshape(-1)[0]) for v in cluster.step(feed)])
+        params = cluster.parameters()
+    return TrainResult(np.array(losses), params)
+
+
+def _first(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__

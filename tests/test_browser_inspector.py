@@ -106,6 +106,14 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     page.click(".pd-program-file [data-op='b0:1']")               # the detail pane follows
     page.wait_for_selector(".pd-program-file .pd-detail :text('conv2d')", timeout=30000)
     shot(page, "inspector_3_pdmodel_tab.png", full_page=False)
+    # the graph: a click on an op's node is the op shown in the code view
+    page.click(".pd-program-file .pd-tab[data-tab='graph']")
+    page.click(".pd-program-file .pd-graph g.node[id='b0:3']", timeout=30000)
+    page.wait_for_selector(".pd-program-file .pd-detail :text('batch_norm')", timeout=30000)
+    shot(page, "inspector_3b_pdmodel_graph.png", full_page=False)
+    page.click(".pd-program-file .pd-tab[data-tab='code']")
+    page.wait_for_selector(".pd-program-file .pd-code .pd-selected[data-op='b0:3']",
+                           timeout=30000)
     page.click(".pd-open-notebook")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
                            "[data-status='idle']", timeout=90000)

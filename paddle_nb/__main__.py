@@ -1,4 +1,5 @@
-"""Command line: ``python -m paddle_nb tour`` (the main job) and ``python -m paddle_nb ops``."""
+"""Command line: ``python -m paddle_nb tour`` (the main job), ``python -m paddle_nb ops`` and
+``python -m paddle_nb distributed``."""
 from __future__ import annotations
 
 import argparse
@@ -14,12 +15,46 @@ def main(argv=None) -> int:
     sub.add_parser("tour", help="build and run the seed design docs' examples")
     ops = sub.add_parser("ops", help="list the registered ops, or document one")
     ops.add_argument("op_type", nargs="?")
+    dist = sub.add_parser("distributed", help="train the digits MLP in one process and on a "
+                                              "local Ray cluster (trainers and pservers), "
+                                              "and compare (needs the [distributed] extra)")
+    dist.add_argument("--steps", type=_positive, default=40)
+    dist.add_argument("--trainers", type=_positive, default=2)
+    dist.add_argument("--pservers", type=_positive, default=2)
     args = parser.parse_args(argv)
     if args.command == "tour":
         from .tour import main as tour   # noqa: PLC0415
         tour()
     elif args.command == "ops":
         return _ops(args.op_type)
+    elif args.command == "distributed":
+        return _distributed(args.steps, args.trainers, args.pservers)
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _distributed(steps: int, trainers: int, pservers: int) -> int:
+    """paddle_nb.examples.distributed_digits: its report, or (no ray, an actor that died)
+    one line saying why, and exit code 2."""
+    try:
+        import ray  # noqa: F401, PLC0415 (the [distributed] extra)
+    except ImportError:
+        print("python -m paddle_nb distributed: the Ray runtime needs ray, which is not "
+              "installed: pip install 'paddle_nb[distributed]'", file=sys.stderr)
+        return 2
+    from .distributed import DistributedError           # noqa: PLC0415
+    from .examples.distributed_digits import main as run   # noqa: PLC0415
+    try:
+        run(steps=steps, trainers=trainers, pservers=pservers)
+    except DistributedError as e:
+        print(f"python -m paddle_nb distributed: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

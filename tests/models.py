@@ -46,3 +46,49 @@ def digits_mlp(optimizer="sgd", hidden=64, seed=1):
                 "lamb": lambda: pd.optimizer.Lamb(0.01)}[optimizer]
         make().minimize(loss)
     return main, startup, loss
+
+
+def while_running_sum(steps: int, width: int = 3):
+    """In the current program: i = 0; while i < steps: acc += x[i] * 2; out[i] = acc;
+    i += 1 (tensor arrays in and out, a counter and an accumulator updated in place).
+    Returns (x [steps, width], i, the outputs array, the outputs stacked)."""
+    x = pd.data("x", [steps, width])
+    i = pd.layers.fill_constant([1], "int64", 0)
+    n = pd.layers.fill_constant([1], "int64", steps)
+    acc = pd.layers.fill_constant([width], "float32", 0.0)
+    inputs = pd.create_array("float32")
+    for k in range(steps):
+        row = pd.layers.reshape(pd.layers.split(x, steps, dim=0)[k], [width])
+        pd.array_write(row, pd.layers.fill_constant([1], "int64", k), inputs)
+    outputs = pd.create_array("float32")
+    cond = pd.layers.less_than(i, n)
+    w = pd.While(cond)
+    with w.block():
+        item = pd.array_read(inputs, i)
+        pd.layers.assign(acc + item * 2.0, output=acc)
+        pd.array_write(acc, i, outputs)
+        pd.increment(i)
+        pd.layers.less_than(i, n, cond=cond)
+    stacked, _ = pd.tensor_array_to_tensor(outputs, axis=0, use_stack=True)
+    return x, i, outputs, stacked
+
+
+def while_powers():
+    """In the current program: total = sum over the steps of p, where p = p * x each step
+    and arr[i] = p: with 3 steps, x + x^2 + x^3; the counter i is updated in place by
+    increment. Returns (x, i, total)."""
+    x = pd.data("x", [1], "float64")
+    x.stop_gradient = False
+    i = pd.layers.fill_constant([1], "int64", 0)
+    n = pd.layers.fill_constant([1], "int64", 3)
+    p = pd.layers.fill_constant([1], "float64", 1.0)
+    arr = pd.create_array("float64")
+    cond = pd.layers.less_than(i, n)
+    w = pd.While(cond)
+    with w.block():
+        pd.layers.assign(p * x, output=p)
+        pd.array_write(p, i, arr)
+        pd.increment(i)
+        pd.layers.less_than(i, n, cond=cond)
+    total = pd.layers.reduce_sum(pd.tensor_array_to_tensor(arr)[0])
+    return x, i, total

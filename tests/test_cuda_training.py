@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from models import tanh_rnn
+from models import tanh_rnn, while_running_sum
 from paddle_nb.kernels.cuda import device
 
 CPU, CUDA = pd.CPUPlace(), pd.CUDAPlace(0)
@@ -174,24 +174,7 @@ def test_while_loop_gradients_on_cuda_match_cpu():
 def test_while_with_tensor_arrays_on_cuda():
     """i = 0; while i < 3: acc += x[i] * 2; out[i] = acc; i += 1 (arrays hold device
     arrays; the loop reads its condition on the host each step)."""
-    x = pd.data("x", [3, 3])
-    i = pd.layers.fill_constant([1], "int64", 0)
-    n = pd.layers.fill_constant([1], "int64", 3)
-    acc = pd.layers.fill_constant([3], "float32", 0.0)
-    inputs = pd.create_array("float32")
-    for k in range(3):
-        row = pd.layers.reshape(pd.layers.split(x, 3, dim=0)[k], [3])
-        pd.array_write(row, pd.layers.fill_constant([1], "int64", k), inputs)
-    outputs = pd.create_array("float32")
-    cond = pd.layers.less_than(i, n)
-    w = pd.While(cond)
-    with w.block():
-        item = pd.array_read(inputs, i)
-        pd.layers.assign(acc + item * 2.0, output=acc)
-        pd.array_write(acc, i, outputs)
-        pd.increment(i)
-        pd.layers.less_than(i, n, cond=cond)
-    stacked, _ = pd.tensor_array_to_tensor(outputs, axis=0, use_stack=True)
+    x, i, outputs, stacked = while_running_sum(3)
     length = pd.array_length(outputs)
     xs = np.arange(9, dtype=np.float32).reshape(3, 3)
     got, got_len, got_i = _run_checking_residency(pd.default_main_program(), {"x": xs},

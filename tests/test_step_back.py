@@ -8,6 +8,7 @@ import paddle_nb as pd
 from paddle_nb.core.errors import FeedError
 from paddle_nb.notebook.debugger import BadValue, Debugger, DebuggerError
 
+from models import while_powers, while_running_sum
 from test_debugger import _expected, _ifelse, _mlp, _mlp_training, _op_index, _rnn
 
 
@@ -201,24 +202,7 @@ def _while_arrays():
     counter, a variable assigned in place)."""
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
-        x = pd.data("x", [4, 3])
-        i = pd.layers.fill_constant([1], "int64", 0)
-        n = pd.layers.fill_constant([1], "int64", 4)
-        acc = pd.layers.fill_constant([3], "float32", 0.0)
-        inputs = pd.create_array("float32")
-        for k in range(4):
-            row = pd.layers.reshape(pd.layers.split(x, 4, dim=0)[k], [3])
-            pd.array_write(row, pd.layers.fill_constant([1], "int64", k), inputs)
-        outputs = pd.create_array("float32")
-        cond = pd.layers.less_than(i, n)
-        w = pd.While(cond)
-        with w.block():
-            item = pd.array_read(inputs, i)
-            pd.layers.assign(acc + item * 2.0, output=acc)
-            pd.array_write(acc, i, outputs)
-            pd.increment(i)
-            pd.layers.less_than(i, n, cond=cond)
-        stacked, _ = pd.tensor_array_to_tensor(outputs, axis=0, use_stack=True)
+        _, _, _, stacked = while_running_sum(4)
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
     return main, startup, {"x": xs}, stacked
 
@@ -227,20 +211,7 @@ def _while_trained():
     """total = x + x^2 + x^3 by a while loop, differentiated (while_grad)."""
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
-        x = pd.data("x", [1], "float64")
-        x.stop_gradient = False
-        i = pd.layers.fill_constant([1], "int64", 0)
-        n = pd.layers.fill_constant([1], "int64", 3)
-        p = pd.layers.fill_constant([1], "float64", 1.0)
-        arr = pd.create_array("float64")
-        cond = pd.layers.less_than(i, n)
-        w = pd.While(cond)
-        with w.block():
-            pd.layers.assign(p * x, output=p)
-            pd.array_write(p, i, arr)
-            pd.increment(i)
-            pd.layers.less_than(i, n, cond=cond)
-        total = pd.layers.reduce_sum(pd.tensor_array_to_tensor(arr)[0])
+        x, _, total = while_powers()
         gx, = pd.gradients([total], [x])
     return main, startup, {"x": np.array([1.5])}, gx
 

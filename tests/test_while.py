@@ -7,6 +7,7 @@ import pytest
 
 import paddle_nb as pd
 from gradcheck import check_gradients
+from models import while_powers
 
 
 def _while_loop_program(steps=3):
@@ -109,31 +110,11 @@ def test_while_errors():
 
 
 # --- counters updated in place (pd.increment) in a loop that is differentiated -----------------
-def _powers_program():
-    """total = sum over the steps of p, where p = p * x each step and arr[i] = p: with 3
-    steps, x + x^2 + x^3. The counter i is updated in place by increment."""
-    x = pd.data("x", [1], "float64")
-    x.stop_gradient = False
-    i = pd.layers.fill_constant([1], "int64", 0)
-    n = pd.layers.fill_constant([1], "int64", 3)
-    p = pd.layers.fill_constant([1], "float64", 1.0)
-    arr = pd.create_array("float64")
-    cond = pd.layers.less_than(i, n)
-    w = pd.While(cond)
-    with w.block():
-        pd.layers.assign(p * x, output=p)
-        pd.array_write(p, i, arr)
-        pd.increment(i)
-        pd.layers.less_than(i, n, cond=cond)
-    total = pd.layers.reduce_sum(pd.tensor_array_to_tensor(arr)[0])
-    return x, i, total
-
-
 def test_gradient_through_a_while_whose_counter_is_incremented_in_place():
     """The step scopes keep no copy of a counter updated in place; the gradient block walks
     it back with increment(step=-1) (Fluid's IncrementGradOpMaker), so read_from_array's
     gradient reads each step's position, not 3 every time."""
-    x, i, total = _powers_program()
+    x, i, total = while_powers()
     main = pd.default_main_program()
     forward = main.clone()
     gx, = pd.gradients([total], [x])
@@ -158,7 +139,7 @@ def test_gradient_through_a_while_whose_counter_is_incremented_in_place():
 def test_gradient_through_a_while_with_an_in_place_counter_by_central_differences():
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
-        x, _, total = _powers_program()
+        x, _, total = while_powers()
         loss = pd.mean(total * total)
     check_gradients(main, startup, loss, {"x": np.float64([0.7])}, ["x"])
 

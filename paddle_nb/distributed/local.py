@@ -25,7 +25,7 @@ from ..core.executor import Executor
 from ..core.program import Program
 from ..core.scope import Scope
 from .pserver import ParameterServer
-from .plan import make_plan, shard
+from .plan import Cluster, first_line, make_plan, shard
 from .transpiler import DistributeTranspilerConfig
 from .transport import DEFAULT_TIMEOUT_S
 
@@ -109,7 +109,7 @@ class InProcessTransport:
             raise ExecutionError(f"this round was abandoned: {self._failure}")
 
 
-class LocalCluster:
+class LocalCluster(Cluster):
     """``trainers`` trainer threads and ``pservers`` parameter servers training ``main``
     (built with an optimizer's minimize) from ``startup``; ``loss`` is what ``step``
     returns per trainer."""
@@ -152,7 +152,7 @@ class LocalCluster:
                                           fetch_list=[self.loss_name], scope=self.scopes[i])
             return loss
         except BaseException as e:
-            self.transport.abort(f"trainer {i} failed: {_first_line(e)}")
+            self.transport.abort(f"trainer {i} failed: {first_line(e)}")
             raise
 
     def step(self, feed_shards) -> list:
@@ -225,17 +225,6 @@ class LocalCluster:
         self.transport.abort("the cluster was closed")
         self._pool.shutdown(wait=True)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self):
         return (f"<LocalCluster trainers={self.trainers} pservers={self.endpoints} "
                 f"round={[s.round for s in self.servers.values()]}>")
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"

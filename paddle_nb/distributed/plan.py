@@ -100,3 +100,22 @@ def shard(feed: dict, parts: int) -> list[dict]:
         for i, part in enumerate(np.array_split(a, parts)):
             shards[i][name] = part
     return shards
+
+
+class Cluster:
+    """What both runtimes' clusters share: ``with cluster:`` closes it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def first_line(e: BaseException) -> str:
+    """An exception as one line (a trainer's error, reported on the driver)."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core.errors import PaddleNBError
 from ..core.program import Program
-from .plan import make_plan, shard
+from .plan import Cluster, first_line, make_plan, shard
 
 # Each actor is a process of its own: one thread for numba, BLAS and OpenMP in each keeps
 # 2 trainers and 2 pservers from fighting over a small machine's cores.
@@ -162,7 +162,7 @@ class TrainResult:
     parameters: dict            # name -> the whole array after the last step
 
 
-class RayCluster:
+class RayCluster(Cluster):
     """``trainers`` trainer actors and ``pservers`` pserver actors training ``main`` (built
     with an optimizer's minimize) from ``startup``; ``loss`` is what ``step`` returns per
     trainer. ``address``: a Ray cluster to join (default: the running one, else a local one
@@ -220,11 +220,11 @@ class RayCluster:
                 try:
                     out[i] = ray.get(ready[0])
                 except ray.exceptions.RayActorError as e:
-                    raise DistributedError(f"trainer {i} died during its {what} ({_first(e)});"
+                    raise DistributedError(f"trainer {i} died during its {what} ({first_line(e)});"
                                            f" the cluster was shut down") from None
                 except ray.exceptions.RayTaskError as e:
                     raise DistributedError(f"trainer {i} failed in its {what}: "
-                                           f"{_first(e.cause if e.cause else e)}; the "
+                                           f"{first_line(e.cause if e.cause else e)}; the "
                                            f"cluster was shut down") from None
             return out
         except BaseException:
@@ -263,12 +263,6 @@ class RayCluster:
             ray.shutdown()
         self._started_ray = False
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     def __repr__(self):
         return (f"<RayCluster trainers={self.trainers} pservers={self.plan.endpoints}"
                 f"{'' if self.trainer_actors else ' closed'}>")
@@ -291,8 +285,3 @@ def train(main: Program, startup: Program, loss, reader, *, steps: int | None = 
             losses.append([float(np.asarray(v).reshape(-1)[0]) for v in cluster.step(feed)])
         params = cluster.parameters()
     return TrainResult(np.array(losses), params)
-
-
-def _first(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__

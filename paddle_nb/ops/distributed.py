@@ -79,10 +79,17 @@ def _send(ctx):
         transport.send(ep, trainer, dict(items))
 
 
-def _send_barrier(ctx):
-    transport = _transport(ctx)
-    for ep in ctx.attr("endpoints"):
-        transport.send_barrier(ep, ctx.attr("trainer_id"))
+def _barrier(method: str):
+    """A barrier op's kernel: ``transport.<method>(endpoint, trainer_id)`` for each of the
+    op's endpoints (send_barrier and fetch_barrier differ only in the call)."""
+    def kernel(ctx):
+        transport = _transport(ctx)
+        for ep in ctx.attr("endpoints"):
+            getattr(transport, method)(ep, ctx.attr("trainer_id"))
+    return kernel
+
+
+_send_barrier = _barrier("send_barrier")
 
 
 register(OpDef(
@@ -144,10 +151,7 @@ def _recv(ctx):
             ctx.set_output("Out", _received(ctx, i, out, r, ep, got[r]), i)
 
 
-def _fetch_barrier(ctx):
-    transport = _transport(ctx)
-    for ep in ctx.attr("endpoints"):
-        transport.fetch_barrier(ep, ctx.attr("trainer_id"))
+_fetch_barrier = _barrier("fetch_barrier")
 
 
 register(OpDef(

@@ -139,3 +139,24 @@ def click_and_wait(page, cmd: str, expect: str, root: str | None = None) -> floa
     """Click the debugger button ``data-cmd=cmd`` (in ``root``, a selector, if given) and
     wait until its status line contains ``expect``; returns the milliseconds it took."""
     return page.evaluate(CLICK_AND_WAIT, [cmd, expect, root])
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of code cells for the Python 3 kernel, as the browser tests open them."""
+    import nbformat   # noqa: PLC0415
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+
+
+def page_fixture():
+    """A module-scoped ``page`` fixture: one headless Chromium page for a test module
+    (whose ``lab`` fixture starts the server first)."""
+    import pytest   # noqa: PLC0415
+
+    @pytest.fixture(scope="module")
+    def page(lab):
+        with browser_page() as pg:
+            yield pg
+    return page

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-import nbformat
 import pytest
 
 import lab_browser
@@ -64,19 +63,12 @@ CLICK_AND_WAIT = """async (n) => {
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nbformat.write(nb, root / "debug.ipynb")
+    lab_browser.write_notebook(root / "debug.ipynb", CELLS)
     with lab_browser.server(root) as url:
         yield url, root
 
 
-@pytest.fixture(scope="module")
-def page(lab):
-    with lab_browser.browser_page() as pg:
-        yield pg
+page = lab_browser.page_fixture()
 
 
 def test_step_three_times_in_jupyterlab(lab, page):

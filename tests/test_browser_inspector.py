@@ -9,7 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import lab_browser
@@ -31,27 +30,17 @@ SIDEBAR_TAB = ".jp-SideBar.jp-mod-right .lm-TabBar-tab[title='Paddle inspector']
 PANEL = ".pd-inspector-panel"
 
 
-def _notebook(path: Path) -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
-    nbformat.write(nb, path)
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("inspector")
-    _notebook(root / "follow.ipynb")
-    _notebook(root / "follow_nb7.ipynb")
+    lab_browser.write_notebook(root / "follow.ipynb", CELLS)
+    lab_browser.write_notebook(root / "follow_nb7.ipynb", CELLS)
     shutil.copytree(CNN, root / "cnn")
     with lab_browser.server(root) as url:
         yield url, root
 
 
-@pytest.fixture(scope="module")
-def page(lab):
-    with lab_browser.browser_page() as pg:
-        yield pg
+page = lab_browser.page_fixture()
 
 
 def _inspector_says(page, text: str) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 import paddle_nb as pd
 from gradcheck import check_gradients
-from models import while_powers
+from models import while_powers, while_running_sum
 
 
 def _while_loop_program(steps=3):
@@ -43,24 +43,7 @@ def test_while_loop_forward_and_gradients():
 
 def test_while_with_tensor_arrays_sums_a_sequence():
     """i = 0; while i < len: acc += x[i] * 2; out[i] = acc; i += 1"""
-    x = pd.data("x", [4, 3])
-    i = pd.layers.fill_constant([1], "int64", 0)
-    n = pd.layers.fill_constant([1], "int64", 4)
-    acc = pd.layers.fill_constant([3], "float32", 0.0)
-    inputs = pd.create_array("float32")
-    for k in range(4):             # fill the input array outside the loop
-        row = pd.layers.reshape(pd.layers.split(x, 4, dim=0)[k], [3])
-        pd.array_write(row, pd.layers.fill_constant([1], "int64", k), inputs)
-    outputs = pd.create_array("float32")
-    cond = pd.layers.less_than(i, n)
-    w = pd.While(cond)
-    with w.block():
-        item = pd.array_read(inputs, i)
-        pd.layers.assign(acc + item * 2.0, output=acc)
-        pd.array_write(acc, i, outputs)
-        pd.increment(i)
-        pd.layers.less_than(i, n, cond=cond)
-    stacked, _ = pd.tensor_array_to_tensor(outputs, axis=0, use_stack=True)
+    x, i, outputs, stacked = while_running_sum(4)
     length = pd.array_length(outputs)
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
     got, got_len, got_i = pd.Executor().run(feed={"x": xs}, fetch_list=[stacked, length, i])

@@ -163,6 +163,29 @@ EXPECTED = {
         "paddle_lstm_live": lambda v: v == [[t < n for n in (7, 5, 3, 1)] for t in range(7)],
         "paddle_lstm_final_h_is_last_live_h": lambda v: v is True,
     },
+    "10_distributed.ipynb": {
+        "trainer_added_ops": lambda v: v == ["split_byref", "send", "send_barrier", "recv",
+                                             "fetch_barrier", "concat"],
+        "trainer_update_ops": lambda v: v == [],                   # the pservers update
+        "fc_0_w_0_blocks": lambda v: v == [["fc_0.w_0.block0", "127.0.0.1:6171", [0, 32]],
+                                           ["fc_0.w_0.block1", "127.0.0.1:6170", [32, 64]]],
+        "send_epmap": lambda v: v == ["127.0.0.1:6170", "127.0.0.1:6171"] * 2
+        + ["127.0.0.1:6170"],                                      # round-robin
+        "pserver_0_global_ops": lambda v: v == ["listen_and_serv"],
+        "pserver_0_optimize_blocks": lambda v: v == [["sum", "scale", "adam"]] * 3,
+        "stopped_before": lambda v: v == "send",
+        "trainer_1_waited": lambda v: v is True,                   # in recv, for the round
+        "rounds_after_barrier": lambda v: v == [1, 1],             # trainer 0's was the last
+        "server_vars": lambda v: "fc_0.w_0.block1" in v and "fc_0.w_0.block0" not in v
+        and "fc_0.w_0_moment1_0.block1" in v,
+        "local_one_step_max_abs_diff": lambda v: v < 1e-5,         # LocalCluster = one process
+        "ray_max_param_diff": lambda v: v < 1e-5,                  # prose: the same parameters
+        "ray_loss_curve_max_abs_diff": lambda v: v < 1e-5,
+        "ray_test_accuracy": lambda v: v >= 0.9,                   # measured: 95.0%
+        "ray_steps": lambda v: v == 40,
+        "ray_loss_went_down": lambda v: v is True,
+        "ray_shut_down": lambda v: v is True,                      # nothing left running
+    },
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 
@@ -183,6 +206,11 @@ DEBUGGER_OUTPUTS = {
         "05-56": lambda c, scopes: (not c["still"] and c["state"] == "paused"    # at the log
                                     and "log" in c["status"] and c["can_step_back"]
                                     and c["alert"].startswith("first NaN/Inf")),
+    },
+    "10_distributed.ipynb": {
+        "10-20": lambda c, scopes: (c["still"] and c["state"] == "paused"      # before send
+                                    and "split_byref" in c["status"]),
+        "10-26": lambda c, scopes: not c["still"] and c["state"] == "finished",  # the live one
     },
     "03_rnn.ipynb": {
         "03-07": lambda c, scopes: (c["still"] and c["state"] == "paused"
@@ -245,8 +273,8 @@ def _load(name):
     return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
 
 
-def test_the_course_is_nine_numbered_notebooks():
-    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 10)], NOTEBOOKS
+def test_the_course_is_ten_numbered_notebooks():
+    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 11)], NOTEBOOKS
     assert set(EXPECTED) == set(NOTEBOOKS)
 
 

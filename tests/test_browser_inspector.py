@@ -1,8 +1,10 @@
 """The JupyterLab extension in a real browser (JupyterLab 4 and Notebook 7 on one server,
-Debian's headless Chromium driven by Playwright): the Paddle inspector in the right sidebar
-follows a notebook's cells, and a model PaddlePaddle saved opens from the file browser as a
-program tab whose "Open in a notebook" button writes a notebook that steps it, forward
-three ops and back two. Screenshots land in ``screenshots/inspector_*.png``."""
+Debian's headless Chromium driven by Playwright). In each app: the Paddle inspector in the
+right sidebar follows a notebook's cells one by one; a model PaddlePaddle saved opens from
+the file browser as a program tab (a click in its graph selects an op); its "Open in a
+notebook" button writes a notebook whose debugger steps the model forward three ops and
+back two, the values checked at each stop; and the sidebar follows that debugger.
+Screenshots land in ``screenshots/inspector_*.png``."""
 from __future__ import annotations
 
 import os
@@ -47,6 +49,37 @@ def _inspector_says(page, text: str) -> None:
     page.wait_for_function(
         "([sel, text]) => (document.querySelector(sel) || {}).textContent?.includes(text)",
         arg=[PANEL, text], timeout=60000)
+
+
+def _step_three_and_back_two(page, debugger: str, shot_3: str, shot_back: str) -> None:
+    """In the notebook "Open in a notebook" opened: Run All, step the CNN three ops (conv2d,
+    elementwise_add, batch_norm: the feed op is not a step) and back two, checking the
+    current op and which values the scopes hold at each stop."""
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                           timeout=90000)
+    page.wait_for_timeout(1000)
+    lab_browser.menu(page, "Run", "Run All Cells")
+    page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
+    page.wait_for_timeout(500)
+    for n, op in ((1, "conv2d"), (2, "elementwise_add"), (3, "batch_norm")):
+        click_and_wait(page, "step", f"op {n} {op}", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:3']", timeout=30000)
+    for made in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):       # the three ops' outputs
+        row = page.wait_for_selector(f"{debugger} .pd-scope [data-var='{made}']",
+                                     timeout=30000)
+        assert "pd-empty-var" not in row.get_attribute("class"), made
+    _shoot_output(page, debugger, shot_3)
+    click_and_wait(page, "step_back", "op 2 elementwise_add", debugger)
+    click_and_wait(page, "step_back", "op 1 conv2d", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
+    # conv2d's output has its value (6 channels of 8 x 8); what the two undone ops wrote
+    # is back to no value, as before they ran
+    conv = page.wait_for_selector(f"{debugger} .pd-scope [data-var='conv2d_0.tmp_0']")
+    assert "pd-empty-var" not in conv.get_attribute("class") and "8" in conv.inner_text()
+    for undone in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):
+        row = page.query_selector(f"{debugger} .pd-scope [data-var='{undone}']")
+        assert row is None or "pd-empty-var" in row.get_attribute("class"), undone
+    _shoot_output(page, debugger, shot_back)
 
 
 def _shoot_output(page, selector: str, name: str) -> None:
@@ -104,33 +137,10 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     page.wait_for_selector(".pd-program-file .pd-code .pd-selected[data-op='b0:3']",
                            timeout=30000)
     page.click(".pd-open-notebook")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
-                           "[data-status='idle']", timeout=90000)
-    assert (root / "cnn" / "cnn_infer.ipynb").is_file()
-    page.wait_for_timeout(1000)
-    lab_browser.menu(page, "Run", "Run All Cells")
     debugger = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea:has(.pd-debugger)"
-    page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
-    page.wait_for_timeout(500)
-    for n, op in ((1, "conv2d"), (2, "elementwise_add"), (3, "batch_norm")):
-        click_and_wait(page, "step", f"op {n} {op}", debugger)
-    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:3']", timeout=30000)
-    for made in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):       # the three ops' outputs
-        row = page.wait_for_selector(f"{debugger} .pd-scope [data-var='{made}']",
-                                     timeout=30000)
-        assert "pd-empty-var" not in row.get_attribute("class"), made
-    _shoot_output(page, debugger, "inspector_4_three_steps.png")
-    click_and_wait(page, "step_back", "op 2 elementwise_add", debugger)
-    click_and_wait(page, "step_back", "op 1 conv2d", debugger)
-    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
-    # conv2d's output has its value (6 channels of 8 x 8); what the two undone ops wrote
-    # is back to no value, as before they ran
-    conv = page.wait_for_selector(f"{debugger} .pd-scope [data-var='conv2d_0.tmp_0']")
-    assert "pd-empty-var" not in conv.get_attribute("class") and "8" in conv.inner_text()
-    for undone in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):
-        row = page.query_selector(f"{debugger} .pd-scope [data-var='{undone}']")
-        assert row is None or "pd-empty-var" in row.get_attribute("class"), undone
-    _shoot_output(page, debugger, "inspector_5_stepped_back_output.png")
+    _step_three_and_back_two(page, debugger, "inspector_4_three_steps.png",
+                             "inspector_5_stepped_back_output.png")
+    assert (root / "cnn" / "cnn_infer.ipynb").is_file()
     # the sidebar follows the debugger the notebook opened
     page.click(SIDEBAR_TAB)
     _inspector_says(page, "op 1 conv2d")
@@ -138,19 +148,40 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     lab_browser.shut_down_kernels(url)
 
 
-def test_notebook_7_shows_the_inspector_and_opens_a_model(lab, page):
-    url, _ = lab
+def test_notebook_7_follows_two_cells_opens_a_model_and_steps_back(lab, page):
+    url, root = lab
     page.goto(f"{url}/notebooks/follow_nb7.ipynb")
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                            timeout=90000)
     page.wait_for_timeout(1000)
     lab_browser.menu(page, "View", "Right Sidebar")
     page.click(".lm-Menu-itemLabel:text-is('Show Paddle inspector')", timeout=30000)
-    lab_browser.menu(page, "Run", "Run All Cells")
+    _inspector_says(page, "not imported paddle_nb")
+    _run_cell(page, 0)
+    _run_cell(page, 1)
+    _inspector_says(page, "3 ops in 1 block")
+    _run_cell(page, 2)
     _inspector_says(page, "6 ops in 1 block")
     shot(page, "inspector_6_notebook7.png", full_page=False)
     lab_browser.shut_down_kernels(url)
-    page.goto(f"{url}/edit/cnn/cnn_infer.pdmodel")
-    tab = page.wait_for_selector(".pd-program-file .pd-code [data-op='b0:3']", timeout=60000)
-    assert "batch_norm" in tab.inner_text()
-    shot(page, "inspector_7_notebook7_pdmodel.png", full_page=False)
+    # the model, from Notebook 7's file browser: it opens in a tab of its own, and so does
+    # the notebook its button writes
+    shutil.copytree(CNN, root / "cnn7")
+    page.goto(f"{url}/tree/cnn7")
+    page.wait_for_selector(".jp-DirListing-item:has-text('cnn_infer.pdmodel')", timeout=60000)
+    with page.context.expect_page() as opened:
+        page.dblclick(".jp-DirListing-item:has-text('cnn_infer.pdmodel')")
+    model = opened.value
+    tab = model.wait_for_selector(".pd-program-file .pd-code [data-op='b0:3']", timeout=60000)
+    assert "batch_norm" in tab.inner_text() and "/edit/cnn7/" in model.url
+    shot(model, "inspector_7_notebook7_pdmodel.png", full_page=False)
+    with page.context.expect_page() as written:
+        model.click(".pd-open-notebook")
+    notebook = written.value
+    assert "/notebooks/cnn7/cnn_infer.ipynb" in notebook.url
+    _step_three_and_back_two(notebook, ".jp-OutputArea:has(.pd-debugger)",
+                             "inspector_8_notebook7_three_steps.png",
+                             "inspector_9_notebook7_stepped_back.png")
+    for p in (model, notebook):
+        p.close()
+    lab_browser.shut_down_kernels(url)

@@ -176,7 +176,8 @@ def test_a_collapsed_block_is_its_op_as_one_box_and_expands_again():
     entry = next(g for g in view.graph_groups if g["key"] == while_block)
     assert entry == {"key": while_block, "label": f"while (block {while_block}: {n} ops)",
                      "collapsed": False, "node": op_id(wb, wi),
-                     "cluster": f"cluster_blk:{while_block}"}
+                     "cluster": f"cluster_blk:{while_block}",
+                     "ops": [op_id(while_block, i) for i in range(n)]}
     assert f"cluster_blk:{while_block}" in _svg_ids(view.svg, "cluster")
     inside = {op_id(while_block, i) for i in range(n)}
     assert inside <= _svg_ids(view.svg)
@@ -189,8 +190,11 @@ def test_a_collapsed_block_is_its_op_as_one_box_and_expands_again():
     assert f"{wi}: while" in view.svg and f"(block {while_block}: {n} ops)" in view.svg
     assert next(g for g in view.graph_groups if g["key"] == while_block)["collapsed"]
 
-    # collapsing the RNN's block hides everything nested in it, to any depth
+    # collapsing the RNN's block hides everything nested in it, to any depth; its entry
+    # lists them all, so the page can mark the RNN's node when the debugger is inside
     rb, ri, rnn_block = _owner(main, "recurrent")
+    hidden = next(g for g in view.graph_groups if g["key"] == rnn_block)["ops"]
+    assert inside <= set(hidden) and op_id(wb, wi) in hidden
     view.collapsed = [rnn_block]
     ids = _svg_ids(view.svg)
     assert ids == {op_id(0, i) for i in range(len(main.global_block().ops))}

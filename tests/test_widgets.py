@@ -561,6 +561,7 @@ def test_a_snapshot_keeps_the_state_it_was_taken_in():
     main, startup, loss, feed = _rnn()
     view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
     view.handle_message({"cmd": "run_to", "block": 1, "index": 0})
+    view.program_view.toggle(1)                       # the step block drawn collapsed
     snap = view.snapshot()
     controls, body = snap.children
     program_view, scope_view = body.children
@@ -569,6 +570,8 @@ def test_a_snapshot_keeps_the_state_it_was_taken_in():
     assert controls.frames == view.frames and len(controls.frames) == 2
     assert program_view.highlight == [1, 0] and program_view.model == view.program_view.model
     assert not program_view.debug                     # its gutter sets no breakpoints
+    assert program_view.collapsed == [1] and program_view.graph_groups == \
+        view.program_view.graph_groups
     assert scope_view.model == view.scope_view.model
     view.handle_message({"cmd": "run_to_end"})        # the live view moves on ...
     assert view.controls.state == "finished"

@@ -177,6 +177,14 @@ def _count_ops(program, s: Structure, idx: int) -> int:
     return len(program.block(idx).ops) + sum(_count_ops(program, s, k) for k in kids)
 
 
+def _op_ids(program, s: Structure, idx: int) -> list[str]:
+    """The ids of the ops in block ``idx`` and in the blocks its ops run."""
+    op_id, _ = _roles()
+    kids = [b for b, (ob, _) in s.owner.items() if ob == idx]
+    return [op_id(idx, i) for i in range(len(program.block(idx).ops))] + \
+        [o for k in kids for o in _op_ids(program, s, k)]
+
+
 def _block_text(program, s: Structure, idx: int) -> str:
     n = _count_ops(program, s, idx)
     return f"block {idx}: {n} op" + ("" if n == 1 else "s")
@@ -186,7 +194,9 @@ def collapsible(program, collapsed=None, grouped: bool | None = None) -> list[di
     """What the page can collapse and expand: for each sub-block and group, its ``key``
     (what goes in ``collapsed``), a ``label``, whether it is ``collapsed`` now, the SVG id
     of the ``node`` that stands for it collapsed and of the ``cluster`` drawn for it
-    expanded. (A block's node is the op that runs it.)"""
+    expanded, and the ids of the ``ops`` it hides when collapsed (so the page can mark the
+    node that stands for the debugger's current op). (A block's node is the op that runs
+    it.)"""
     op_id, _ = _roles()
     s = structure(program, grouped)
     shut = set(default_collapsed(program) if collapsed is None else collapsed)
@@ -199,11 +209,14 @@ def collapsible(program, collapsed=None, grouped: bool | None = None) -> list[di
         out.append({"key": b, "label": f"{what} ({_block_text(program, s, b)})",
                     "collapsed": b in shut,
                     "node": op_id(*owner) if owner else f"blk:{b}",
-                    "cluster": f"cluster_blk:{b}"})
+                    "cluster": f"cluster_blk:{b}", "ops": _op_ids(program, s, b)})
     for g in s.groups:
+        hidden = [o for i in g.ops for o in [op_id(0, i)] +
+                  [x for b, (ob, oi) in s.owner.items() if (ob, oi) == (0, i)
+                   for x in _op_ids(program, s, b)]]
         out.append({"key": g.key, "label": f"{g.key} ({len(g.ops)} ops)",
                     "collapsed": g.key in shut, "node": f"grp:{g.key}",
-                    "cluster": f"cluster_grp:{g.key}"})
+                    "cluster": f"cluster_grp:{g.key}", "ops": hidden})
     return out
 
 

@@ -314,7 +314,7 @@ class DebuggerView(ipywidgets.VBox):
         live = self.program_view
         with program_view.hold_sync():
             for name in ("model", "svg", "graph_text", "selected", "highlight", "running",
-                         "breakpoints", "tab"):
+                         "breakpoints", "tab", "collapsed", "graph_groups"):
                 setattr(program_view, name, getattr(live, name))
         scope_view.model = self.scope_view.model
         return ipywidgets.VBox([controls, _side_by_side(program_view, scope_view)])

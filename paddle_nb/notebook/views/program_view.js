@@ -211,6 +211,14 @@ function render({ model, el }) {
       node.classList.toggle("pd-current", node.id === curId);
       node.classList.toggle("pd-selected", node.id === selId);
     }
+    // the current op hidden in a collapsed block or group: mark the node drawn for it
+    if (curId && !graph.querySelector(`g.node[id="${curId}"]`)) {
+      for (const g of model.get("graph_groups") || []) {
+        const node = g.collapsed && (g.ops || []).includes(curId)
+          && graph.querySelector(`g.node[id="${g.node}"]`);
+        if (node) { node.classList.add("pd-current"); break; }
+      }
+    }
     if (curId) reveal(code, code.querySelector(`[data-op="${curId}"]`));
   }
 

@@ -187,10 +187,10 @@ def test_buffers_are_reused_when_nobody_holds_them():
     relu = exe.prepare(main).ops[0]
     assert relu.op.type == "relu"
     exe.run(main, feed=feed, fetch_list=[out], scope=scope)
-    made = [id(b) for b in relu.buffers["Out"] if b is not None]
+    made = [id(b) for b in relu.buffers.d["Out"] if b is not None]
     for _ in range(3):
         exe.run(main, feed=feed, fetch_list=[out], scope=scope)
-    assert made and all(id(b) in made for b in relu.buffers["Out"] if b is not None)
+    assert made and all(id(b) in made for b in relu.buffers.d["Out"] if b is not None)
     # stepping never takes a buffer: what a learner sees in a step stays as it was
     gen = exe.steps(main, feed=feed, fetch_list=[mid], scope=scope)
     step = next(gen)

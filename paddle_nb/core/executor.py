@@ -139,7 +139,7 @@ class PreparedOp:
         # ends, inference frees each scope as soon as the sub-block returns.
         self.keep_scopes = any(n in program_reads for n in self.output_set
                                if _is_scope_list(block, n))
-        self.buffers = {}
+        self.buffers = threading.local()    # each thread its own (fast_path.out)
         self.memo = {}              # a kernel's glue, resolved once (KernelContext.resolved)
         self.data_sized = False     # an output sized by the data itself (seen at run time)
 

@@ -72,6 +72,7 @@ class PServerActor:
         self.server.set_values(values)
         self.sent_for: dict[int, int] = {}       # trainer -> the round it sent for
         self.done: dict[int, asyncio.Event] = {}
+        self.failed: dict[int, Exception] = {}   # round -> why its program failed
 
     def _event(self, round_: int) -> asyncio.Event:
         if round_ not in self.done:
@@ -84,12 +85,22 @@ class PServerActor:
     async def send_barrier(self, trainer_id: int) -> None:
         round_ = self.server.round
         self.sent_for[trainer_id] = round_
-        if self.server.barrier(trainer_id):
+        try:
+            done = self.server.barrier(trainer_id)
+        except Exception as e:
+            # the round's program failed: the trainers waiting in recv get the error too,
+            # not a hang
+            self.failed[round_] = e
+            self._event(round_).set()
+            raise
+        if done:
             self._event(round_).set()
 
     async def recv(self, trainer_id: int, names: list) -> dict:
         round_ = self.sent_for.get(trainer_id, self.server.round - 1)
         await self._event(round_).wait()
+        if round_ in self.failed:
+            raise self.failed[round_]
         return self.server.values(names)
 
     async def fetch_barrier(self, trainer_id: int) -> None:

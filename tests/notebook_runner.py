@@ -6,16 +6,16 @@ The notebooks in ``notebooks/`` tag their cells (Jupyter cell metadata ``tags``)
 * ``self-check`` a code cell after it that calls ``paddle_nb.notebook.selfcheck.check``;
 * ``solution``   a markdown cell (a collapsed ``<details>``) with the answer in one
   fenced ``python`` block; the runner puts that code in place of the exercise above it;
-* ``result``     a code cell whose last expression is a dict of plain values (the numbers
-  the prose states: an accuracy, a loss, the seed example's outputs); ``results(nb)``
-  merges them so the tests can compare them with what the notebook promises.
+* ``result``     a code cell ending in ``measured(caption, {...})`` (notebook/measured.py): the
+  numbers the prose states (an accuracy, a loss, the seed example's outputs), which the
+  student sees as a captioned table; ``results(nb)`` merges them (read from the output's
+  machine-readable part) so the tests can compare them with what the notebook promises.
 
     python tests/notebook_runner.py notebooks/03_rnn.ipynb   # run one, print its results
     python tests/notebook_runner.py --as-is notebooks/03_rnn.ipynb   # as a student's Run All
 """
 from __future__ import annotations
 
-import ast
 import copy
 import re
 import sys
@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from paddle_nb.notebook.measured import MIME as MEASURED_MIME
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 _FENCE = re.compile(r"```python\n(.*?)```", re.S)
@@ -91,18 +93,17 @@ def execute(path: Path, solutions: bool = True, timeout: int = 600, runs: int = 
 
 
 def results(nb) -> dict:
-    """The merged dicts the ``result`` cells displayed."""
+    """The merged values the ``result`` cells displayed with ``measured``."""
     out = {}
     for cell in nb.cells:
         if "result" not in tags(cell):
             continue
-        shown = [o for o in cell.get("outputs", []) if o.get("output_type") == "execute_result"]
+        shown = [o for o in cell.get("outputs", []) if o.get("output_type") == "execute_result"
+                 and MEASURED_MIME in o.get("data", {})]
         if not shown:
-            raise ValueError(f"result cell {cell.get('id')} displayed no value")
-        value = ast.literal_eval(shown[-1]["data"]["text/plain"])
-        if not isinstance(value, dict):
-            raise ValueError(f"result cell {cell.get('id')} must end with a dict")
-        out.update(value)
+            raise ValueError(f"result cell {cell.get('id')} must end with measured(caption, "
+                             "{...}) (it displayed no measured values)")
+        out.update(shown[-1]["data"][MEASURED_MIME])
     return out
 
 

@@ -6,13 +6,16 @@ How the cells are tagged is in ``tests/notebook_runner.py``.
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 import notebook_runner as runner
+from paddle_nb.notebook.measured import MIME as MEASURED_MIME, measured
 from paddle_nb.notebook.selfcheck import SelfCheckError, answered, check, check_that
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -299,6 +302,33 @@ def test_each_exercise_has_a_placeholder_a_self_check_and_a_solution(name):
         assert "self-check" in runner.tags(after) and "check" in after.source, \
             f"{name} cell {ex}: the cell after an exercise must be its self-check"
         assert runner.solution_code(nb.cells[sol]).strip()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_measured_numbers_are_shown_under_a_caption(name):
+    """A student sees what a result cell's numbers are: each ends in measured("caption",
+    {...}), never a bare dict."""
+    nb = nbformat.read(runner.NOTEBOOKS / name, as_version=4)
+    for cell in nb.cells:
+        if "result" not in runner.tags(cell):
+            continue
+        last = ast.parse(cell.source).body[-1]
+        assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+            getattr(last.value.func, "id", None) == "measured", \
+            f"{name} cell {cell.get('id')}: end with measured(caption, {{...}})"
+        caption = last.value.args[0]
+        assert isinstance(caption, ast.Constant) and len(caption.value.split()) >= 4, \
+            f"{name} cell {cell.get('id')}: the caption should say what the numbers are"
+
+
+def test_measured_shows_a_captioned_table_and_keeps_the_values_for_the_tests():
+    shown = measured("The digits model after training",
+                     {"test_accuracy": np.float32(0.96), "rows": np.arange(2)})
+    html = shown._repr_html_()
+    assert "The digits model after training" in html and "test accuracy" in html
+    assert repr(shown).splitlines()[0] == "The digits model after training:"
+    assert shown._repr_mimebundle_()[MEASURED_MIME] == {"test_accuracy": pytest.approx(0.96),
+                                                        "rows": [0, 1]}
 
 
 def test_readme_links_every_notebook():

@@ -12,7 +12,9 @@ rewound, and a dropout mask must come out the same):
   steps.
 - **Scopes.** The run scope's observer (``Scope._observer``, inherited by its kids) reports
   each scope made and each scope about to be deleted, which is copied first: undoing a step
-  detaches the scopes it made and revives the ones it deleted, values and all.
+  detaches the scopes it made and revives the ones it deleted, values and all. From its
+  deletion on, a scope's values live only in those copies (counted, dropped with the
+  record): the timeline forgets its variables and their live values.
 - **Values set outside any op** (an RNN's ``x[t]`` in its step scope, the locals a sub-block
   declares) are found by scanning the sub-block scopes of this step and the last.
 - **The end of the run** has a record too (the run scope deleted, parameters put back after
@@ -163,6 +165,19 @@ class Timeline:
                 else snap_of(var)
             contents.append((var, snap))
         self._events.append(ScopeEvent("gone", scope, scope.parent, variables, contents))
+        self._forget(scope, variables)
+
+    def _forget(self, scope, variables) -> None:
+        """Stop tracking a scope that is being deleted: its values live on only as the
+        copies its "gone" event holds (counted in ``held``). ``_known`` keeps each
+        variable's live value to tell whether it changed; left there, a deleted step
+        scope's last value (a While's body output) would outlive the scope and the
+        records, one per loop step, uncounted. Undoing the deletion puts them back
+        (``_put``)."""
+        known = self._known
+        for var in variables.values():
+            known.pop(var, None)
+        self._seen_vars.pop(scope, None)
 
     def record(self, step) -> Record:
         """The record of a live step, appended at the frontier."""
@@ -252,6 +267,9 @@ class Timeline:
                     k = self._known.get(snap.var)
                     if k is not None and k[0] is snap:     # no copy held for it any more
                         self._known[snap.var] = (None, k[1])
+            for ev in old.events:       # deleted for good: no record left can revive it
+                if ev.kind == "gone":
+                    self._seq.pop(ev.scope, None)
 
     # --- moving ---------------------------------------------------------------------------
     def redo_next(self) -> Record | None:
@@ -263,6 +281,7 @@ class Timeline:
             if ev.kind == "new":
                 self._attach(ev.scope)
             else:
+                self._forget(ev.scope, ev.scope.local_vars())
                 ev.scope.bury()
         for w in rec.writes:
             if w.created is not None:

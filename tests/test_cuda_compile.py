@@ -2,9 +2,10 @@
 real GPU — checked without one.
 
 The simulator runs kernels as plain Python, so it never type-checks them the way numba's
-CUDA compiler does (mixing signed and unsigned ints, a branch numba cannot type...). This
-test records each launch's argument types while the CUDA tests run in the simulator (a
-subprocess), then compiles each kernel to PTX with numba's real CUDA target in a second
+CUDA compiler does (mixing signed and unsigned ints, a branch numba cannot type...). Each
+launch's argument types are recorded while the CUDA tests run in the simulator
+(``cuda_signatures.py``: in the same session, which runs this test last; run on its own, in
+a subprocess), then each kernel is compiled to PTX with numba's real CUDA target in a
 subprocess. That needs only NVVM, no GPU and no driver: ``pip install
 nvidia-cuda-nvcc-cu12`` provides it. Skipped where NVVM is not installed.
 """
@@ -15,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import cuda_signatures
 
 TESTS = Path(__file__).parent
 
@@ -35,29 +38,6 @@ def _nvcc_home():
         return None
     return next((root for root in getattr(wheel, "__path__", []) if _has_nvvm(root)), None)
 
-
-RECORDER = '''
-import json, os, sys
-import numpy as np, numba
-from numba.cuda.simulator import kernel as K
-from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-SIGS, OUT = set(), os.environ["SIGNATURES_OUT"]
-_call = K.FakeCUDAKernel.__call__
-def _desc(a):
-    a = a._ary if isinstance(a, FakeCUDAArray) else a
-    if isinstance(a, np.ndarray):
-        return ["array", a.dtype.str, a.ndim, "C" if a.flags.c_contiguous else "A"]
-    return ["scalar", str(numba.typeof(a))]
-def _record(self, *args):
-    if not self._device:
-        SIGS.add(json.dumps([self.fn.__module__, self.fn.__qualname__,
-                              [_desc(a) for a in args]]))
-    return _call(self, *args)
-K.FakeCUDAKernel.__call__ = _record
-def pytest_sessionfinish(session, exitstatus):
-    with open(OUT, "w") as f:
-        json.dump(sorted(SIGS), f)
-'''
 
 COMPILER = '''
 import importlib, json, sys
@@ -84,21 +64,27 @@ print(json.dumps(failed))
 '''
 
 
+def _record_in_a_subprocess(sigs: Path) -> None:
+    """Run the CUDA tests in the simulator with the recorder as a plugin."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SIGNATURES_OUT=str(sigs),
+               PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-p", "cuda_signatures", *(str(TESTS / f) for f in cuda_signatures.FILES),
+         "-k", " or ".join(cuda_signatures.WORDS)],
+        env=env, capture_output=True, text=True, timeout=600, cwd=TESTS.parent)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
 def test_every_launched_kernel_compiles_to_ptx(tmp_path):
     home = _nvcc_home()
     if home is None:
         pytest.skip("needs NVVM (pip install nvidia-cuda-nvcc-cu12, or CUDA_HOME)")
-    (tmp_path / "record_signatures.py").write_text(RECORDER)
     sigs = tmp_path / "signatures.json"
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SIGNATURES_OUT=str(sigs),
-               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "-p", "record_signatures", str(TESTS / "test_cuda_kernels.py"),
-         str(TESTS / "test_ops_table.py"), str(TESTS / "test_op_gradients.py"),
-         str(TESTS / "test_cuda_training.py"), "-k", "cuda or kernels or training"],
-        env=env, capture_output=True, text=True, timeout=600, cwd=TESTS.parent)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    if cuda_signatures.covered():        # the suite's CUDA tests ran earlier in this session
+        cuda_signatures.write(sigs)
+    else:
+        _record_in_a_subprocess(sigs)
     assert len(json.loads(sigs.read_text())) > 30
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", CUDA_HOME=home)
     done = subprocess.run([sys.executable, "-c", COMPILER, str(sigs)], env=env,

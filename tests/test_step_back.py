@@ -475,8 +475,8 @@ def test_the_back_button_steps_back_and_is_disabled_when_nothing_can_be_undone()
     assert view.controls.can_step_back and view.highlight == [0, 2]
     view.controls._handle_custom_msg({"cmd": "step_back"}, [])
     assert view.highlight == [0, 1] and view.controls.state == "paused"
-    assert view.status == "block 0 > op 1 elementwise_add — 2 steps (stepped back: 1 step " \
-        "to replay)"
+    assert view.status == ("ran block 0 > op 1 elementwise_add (step 2) — next: block 0 > op 2 "
+                           "relu — 1 step behind the live run: stepping forward replays it")
     model = view.scope_view.model
     from paddle_nb.notebook.scope_model import find_scope_node, find_var
     run = find_scope_node(model, "run")

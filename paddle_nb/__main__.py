@@ -73,9 +73,8 @@ def _ops(name: str | None) -> int:
     if registry.is_registered(name):
         print(getattr(pd.op, name).__doc__)
         if callable(layer) and getattr(layer, "__doc__", None):   # fc: an op and a layer
-            print(f"\n{name} is also a layer: pd.layer.{name} builds other ops (what a "
-                  f"program contains as built); the {name} op is what a pass makes of them "
-                  f"(pd.passes.apply).\n\npd.layer.{name}: {layer.__doc__.strip()}")
+            print(f"\n{name} is also a layer: {_layer_and_op(name)}\n\n"
+                  f"pd.layer.{name}: {layer.__doc__.strip()}")
         return 0
     if callable(layer) and getattr(layer, "__doc__", None):
         print(f"{name} is a layer, not an op: pd.layer.{name} builds ops.\n")
@@ -89,6 +88,70 @@ def _ops(name: str | None) -> int:
         hint = f" (layers: {', '.join(f'pd.layer.{n}' for n in layers)})" if layers else ""
         print(f"python -m paddle_nb ops: {e}{hint}", file=sys.stderr)
     return 2
+
+
+# How to call each layer that has an op's name, on small inputs: ``_layer_and_op`` builds
+# it into a scratch program to say which ops it makes (tests/test_first_hour.py checks
+# that every such layer has a row here).
+def _images(pd):
+    return pd.data("image", [-1, 3, 8, 8])
+
+
+def _rows(pd, name="x"):
+    return pd.data(name, [-1, 4])
+
+
+def _labels(pd):
+    return pd.data("label", [-1, 1], "int64")
+
+
+LAYER_CALLS = {
+    "assign": lambda pd: pd.layer.assign(_rows(pd)),
+    "batch_norm": lambda pd: pd.layer.batch_norm(_images(pd)),
+    "conv2d": lambda pd: pd.layer.conv2d(_images(pd), 2, 3),
+    "cross_entropy": lambda pd: pd.layer.cross_entropy(_rows(pd), _labels(pd)),
+    "dropout": lambda pd: pd.layer.dropout(_rows(pd), 0.5),
+    "fc": lambda pd: pd.layer.fc(_rows(pd), 3),
+    "layer_norm": lambda pd: pd.layer.layer_norm(_rows(pd)),
+    "less_than": lambda pd: pd.layer.less_than(_rows(pd), _rows(pd, "y")),
+    "pool2d": lambda pd: pd.layer.pool2d(_images(pd), 2),
+    "reduce_mean": lambda pd: pd.layer.reduce_mean(_rows(pd)),
+    "reduce_sum": lambda pd: pd.layer.reduce_sum(_rows(pd)),
+    "softmax_with_cross_entropy":
+        lambda pd: pd.layer.softmax_with_cross_entropy(_rows(pd), _labels(pd)),
+    "split": lambda pd: pd.layer.split(_rows(pd), 2, dim=1),
+}
+
+
+def _layer_and_op(name: str) -> str:
+    """What ``pd.layer.<name>`` has to do with the ``<name>`` op, found out, not assumed:
+    the layer is built into a scratch program (its own name counters, nothing global
+    touched) and the passes are applied one by one to that program. Either the layer
+    emits the op, or a pass makes the op of what it emits (``fc``: ``mul`` +
+    ``elementwise_add``, fused by ``fc_fuse``), or neither."""
+    import paddle_nb as pd                              # noqa: PLC0415
+    from paddle_nb import passes                        # noqa: PLC0415
+    from paddle_nb.core import unique_name              # noqa: PLC0415
+    call = LAYER_CALLS.get(name)
+    if call is None:
+        return f"pd.layer.{name} (which ops it builds is not checked here)."
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup), unique_name.guard():
+        call(pd)
+    built = list(dict.fromkeys(op.type for b in main.blocks for op in b.ops))
+    listed = ", ".join(built)
+    if name in built:
+        return f"pd.layer.{name} builds this op (a program as built holds {listed})."
+    program = main
+    for pass_name in passes.PASSES:
+        program = passes.apply(program, [pass_name])
+        if any(op.type == name for b in program.blocks for op in b.ops):
+            where = "pd.passes.apply" + (", and Executor.run's compiled path" if pass_name in
+                                         passes.FAST_PATH else "")
+            return (f"pd.layer.{name} builds {listed} (what a program holds as built), not "
+                    f"this op; the {name} op is what the {pass_name} pass makes of them "
+                    f"({where}).")
+    return f"pd.layer.{name} builds {listed}, not this op; no pass makes it of them."
 
 
 if __name__ == "__main__":

@@ -29,17 +29,29 @@ def _free_port() -> int:
 def server(root: Path):
     """JupyterLab serving ``root`` without a token, with its own workspaces and settings
     (under ``root/.lab``); yields its URL."""
+    with served(root) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def served(root: Path, lab: bool = True):
+    """:func:`server`, yielding (its URL, its process); ``lab=False``: the bare Jupyter
+    server (the same server extensions, no Lab pages: it starts sooner)."""
     port = _free_port()
+    app = ["lab", "--no-browser"] if lab else ["server", "--no-browser"]
+    lab_flags = [
+        "--LabApp.news_url=None",
+        # the layout (an open sidebar, tabs) and settings are kept per server, not in the
+        # user's home, where one test's open sidebar would appear in the next test's page
+        f"--LabApp.workspaces_dir={root / '.lab' / 'workspaces'}",
+        f"--LabApp.user_settings_dir={root / '.lab' / 'settings'}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"] if lab else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+        [sys.executable, "-m", "jupyter", *app, f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--ServerApp.token=", "--ServerApp.password=",
-         "--allow-root", f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+         "--allow-root", f"--ServerApp.root_dir={root}",
          "--ServerApp.disable_check_xsrf=True",       # shut_down_kernels uses the REST API
-         # the layout (an open sidebar, tabs) and settings are kept per server, not in the
-         # user's home, where one test's open sidebar would appear in the next test's page
-         f"--LabApp.workspaces_dir={root / '.lab' / 'workspaces'}",
-         f"--LabApp.user_settings_dir={root / '.lab' / 'settings'}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         *lab_flags],
         stdout=open(root / "server.log", "w"), stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 60
@@ -51,7 +63,7 @@ def server(root: Path):
                 if time.time() > deadline or proc.poll() is not None:
                     raise RuntimeError((root / "server.log").read_text()[-2000:])
                 time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)

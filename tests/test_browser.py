@@ -1,11 +1,14 @@
 """A real browser: JupyterLab on localhost, Debian's headless Chromium driven by Playwright.
 
 The notebook loads the extension, runs a ``%%paddle --step`` cell, and the test clicks the
-debugger's Step button three times, checking the highlighted op, a scope value and that the
-views say the cell's names (``x`` beside ``minibatch_0``). Then a loss curve spanning decades
-(a log axis), the program's graph tab, and a program beside its rewrite by the fast path's
-passes (``pd.show_passes``). The screenshots land in ``screenshots/``
-(git-ignored) so a person can look at them.
+debugger's Step button three times, checking the op marked to run next and the one that ran
+last, a scope value and that the views say the cell's names (``x`` beside
+``minibatch_0``). Then a loss curve spanning decades (a log axis), the program's graph tab,
+a program beside its rewrite by the fast path's passes (``pd.show_passes``) and three
+training programs side by side (as chapter 10 shows them): at the notebook's default size
+nothing in them is clipped without a scrollbar or an ellipsis and a title, and a
+variable's stats are one line. The screenshots land in ``screenshots/`` (git-ignored) so a
+person can look at them.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import os
 import pytest
 
 import lab_browser
+from browser_layout import assert_nothing_clipped, assert_stats_on_one_line, cut_lines
 from lab_browser import CHROMIUM, SHOTS
 pytestmark = [
     pytest.mark.browser,
@@ -39,15 +43,21 @@ CELLS = [
     "    a = pd.data('a', [-1, 4])\n"
     "    pd.layer.fc(pd.layer.fc(a, 8, act='relu'), 3)\n"
     "pd.show_passes(net)",
+    # three training programs side by side, as chapter 10 shows a program and its rewrites
+    "import ipywidgets\nfrom paddle_nb.examples import digits\n"
+    "trained = digits.build().main\n"
+    "ipywidgets.HBox([pd.ProgramView(trained, graph=False, layout=ipywidgets.Layout("
+    "flex='1 1 340px', min_width='0')) for _ in range(3)], layout=ipywidgets.Layout("
+    "width='100%', flex_flow='row wrap', grid_gap='8px'))",
 ]
 
 
 # Click Step and wait (in the page) until the status line counts that step: the time from
 # the click to the updated view, through the kernel, in milliseconds.
 CLICK_AND_WAIT = """async (n) => {
-  const counted = n + (n === 1 ? ' step' : ' steps');      // "1 step", "2 steps"
+  const counted = '(step ' + n + ')';                      // "ran ... (step 2) — next: ..."
   const done = () => (document.querySelector('.pd-status') || {}).textContent
-                     ?.includes('— ' + counted);
+                     ?.includes(counted);
   const t0 = performance.now();
   document.querySelector("[data-cmd='step']").click();
   await new Promise((resolve, reject) => {
@@ -86,11 +96,19 @@ def test_step_three_times_in_jupyterlab(lab, page):
     for n in range(1, 4):
         page.wait_for_timeout(500)        # let the previous step's drawing finish first
         latencies.append(page.evaluate(CLICK_AND_WAIT, n))
-    # ops: assign_value(x), mul, elementwise_add, relu, softmax: three steps -> op 2 (the
-    # program view's model arrives in its own message, so wait for it too)
-    current = page.wait_for_selector(".pd-op.pd-current[data-op='b0:2']", timeout=30000)
+    # ops: assign_value(x), mul, elementwise_add, relu, softmax: three steps ran op 2, and
+    # op 3 runs next: it is the current line (the program view's model arrives in its own
+    # message, so wait for it too)
+    current = page.wait_for_selector(".pd-op.pd-current[data-op='b0:3']", timeout=30000)
+    ran = page.wait_for_selector(".pd-op.pd-last-run[data-op='b0:2']", timeout=30000)
     assert len(page.query_selector_all(".pd-op.pd-current")) == 1
-    assert "elementwise_add" in current.inner_text()
+    assert len(page.query_selector_all(".pd-op.pd-last-run")) == 1
+    assert "relu" in current.inner_text() and "elementwise_add" in ran.inner_text()
+    # said in words too, not by colour alone
+    after = "e => getComputedStyle(e, '::after').content"
+    assert "next" in current.evaluate(after) and "ran" in ran.evaluate(after)
+    assert "ran block 0 > op 2 elementwise_add (step 3) — next: block 0 > op 3 relu" in \
+        page.inner_text(".pd-status")
     var = page.wait_for_selector("[data-var='fc_0.tmp_0']", timeout=30000)
     text = var.inner_text()
     assert "[2, 3]" in text or "2×3" in text or "2, 3" in text, text
@@ -106,6 +124,19 @@ def test_step_three_times_in_jupyterlab(lab, page):
         path=str(SHOTS / "debugger_user_names.png"))
     # x @ w with w = 0.5: row 0 -> 1.5 in every column; the view shows the values
     assert "1.5" in page.inner_text(".pd-scope")
+    # at the notebook's default width nothing in the debugger is cut off unseen, and each
+    # variable's type and stats are one line
+    debugger = ".jp-OutputArea:has(.pd-debugger)"
+    assert_nothing_clipped(page, debugger)
+    assert assert_stats_on_one_line(page, f"{debugger} .pd-scope") >= 4
+    # the graph marks the same two ops: the next one as current, the last one apart
+    page.click(f"{debugger} .pd-tab[data-tab='graph']")
+    page.wait_for_selector(f"{debugger} .pd-graph g.node.pd-current[id='b0:3']",
+                           timeout=30000)
+    page.wait_for_selector(f"{debugger} .pd-graph g.node.pd-last-run[id='b0:2']",
+                           timeout=30000)
+    page.query_selector(debugger).screenshot(path=str(SHOTS / "debugger_graph_marks.png"))
+    page.click(f"{debugger} .pd-tab[data-tab='code']")
     # The time from a click to the updated view, through the kernel (benchmarks/ has the
     # Python side); reported, not asserted. The first steps include loading each op's numba
     # kernel into the fresh kernel process; after Restart the same steps are warm.
@@ -167,3 +198,23 @@ def test_show_passes_draws_the_program_beside_its_rewrite(lab, page):
     assert len(right_ops) == 2 and all("fc" in t and "mul" not in t for t in right_ops), \
         right_ops
     cell.query_selector(".jp-OutputArea").screenshot(path=str(SHOTS / "show_passes.png"))
+    assert_nothing_clipped(page, ".jp-CodeCell:nth-child(5) .jp-OutputArea")
+
+
+def test_programs_side_by_side_cut_long_lines_with_an_ellipsis_and_a_title(lab, page):
+    """Chapter 10's three programs side by side cut their long lines off at the pane's
+    edge with nothing to say so: now each cut line ends in an ellipsis and its title is
+    the whole line; the op type stays in view (only the outputs and arguments give way)."""
+    cell = page.query_selector_all(".jp-CodeCell")[5]
+    cell.scroll_into_view_if_needed()
+    cell.wait_for_selector(".pd-program [data-op='b0:0']", timeout=60000)
+    out = ".jp-CodeCell:nth-child(6) .jp-OutputArea"
+    assert len(page.query_selector_all(f"{out} .pd-program")) == 3
+    assert_nothing_clipped(page, out)
+    assert len(cut_lines(page, out)) > 10          # a training program's lines are long
+    for optype in page.query_selector_all(f"{out} .pd-op .pd-optype"):
+        box, line = optype.bounding_box(), optype.evaluate(
+            "e => e.closest('.pd-text').getBoundingClientRect().right")
+        if len(optype.inner_text()) <= 16:       # the op type stays whole in the line
+            assert box["x"] + box["width"] <= line + 1, optype.inner_text()
+    page.query_selector(out).screenshot(path=str(SHOTS / "programs_side_by_side.png"))

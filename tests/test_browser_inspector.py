@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import lab_browser
+from browser_layout import assert_nothing_clipped, assert_stats_on_one_line, cut_lines
 from lab_browser import CHROMIUM, click_and_wait, shot
 
 pytestmark = [
@@ -53,25 +54,34 @@ def _inspector_says(page, text: str) -> None:
 
 def _step_three_and_back_two(page, debugger: str, shot_3: str, shot_back: str) -> None:
     """In the notebook "Open in a notebook" opened: Run All, step the CNN three ops (conv2d,
-    elementwise_add, batch_norm: the feed op is not a step) and back two, checking the
-    current op and which values the scopes hold at each stop."""
+    elementwise_add, batch_norm: the feed op is not a step) and back two, checking the op
+    that ran last, the op that runs next (the current line) and which values the scopes
+    hold at each stop."""
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                            timeout=90000)
     page.wait_for_timeout(1000)
     lab_browser.menu(page, "Run", "Run All Cells")
     page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
     page.wait_for_timeout(500)
+    # before the first step the current line is conv2d: the feed op is skipped (fed)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
     for n, op in ((1, "conv2d"), (2, "elementwise_add"), (3, "batch_norm")):
-        click_and_wait(page, "step", f"op {n} {op}", debugger)
-    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:3']", timeout=30000)
+        click_and_wait(page, "step", f"ran block 0 > op {n} {op}", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-last-run[data-op='b0:3']", timeout=30000)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:4']", timeout=30000)
     for made in ("conv2d_0.tmp_1", "batch_norm_0.tmp_3"):       # the three ops' outputs
         row = page.wait_for_selector(f"{debugger} .pd-scope [data-var='{made}']",
                                      timeout=30000)
         assert "pd-empty-var" not in row.get_attribute("class"), made
     _shoot_output(page, debugger, shot_3)
-    click_and_wait(page, "step_back", "op 2 elementwise_add", debugger)
-    click_and_wait(page, "step_back", "op 1 conv2d", debugger)
-    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
+    assert_nothing_clipped(page, debugger)
+    assert_stats_on_one_line(page, f"{debugger} .pd-scope")
+    click_and_wait(page, "step_back", "ran block 0 > op 2 elementwise_add", debugger)
+    click_and_wait(page, "step_back", "ran block 0 > op 1 conv2d", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-last-run[data-op='b0:1']", timeout=30000)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:2']", timeout=30000)
+    status = page.inner_text(f"{debugger} .pd-status")
+    assert "2 steps behind the live run: stepping forward replays them" in status, status
     # conv2d's output has its value (6 channels of 8 x 8); what the two undone ops wrote
     # is back to no value, as before they ran
     conv = page.wait_for_selector(f"{debugger} .pd-scope [data-var='conv2d_0.tmp_0']")
@@ -108,6 +118,9 @@ def test_the_sidebar_follows_two_cells_in_jupyterlab(lab, page):
     code = page.inner_text(f"{PANEL} .pd-code")
     assert "relu" in code and "mean" not in code, code
     shot(page, "inspector_1_first_cell.png", full_page=False)
+    # at the sidebar's default width a long line ends in an ellipsis, its title the line
+    assert_nothing_clipped(page, PANEL)
+    assert cut_lines(page, PANEL)
     _run_cell(page, 2)
     _inspector_says(page, "6 ops in 1 block")
     assert "mean" in page.inner_text(f"{PANEL} .pd-code")
@@ -124,10 +137,18 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     assert "conv2d" in tab.inner_text()
     facts = page.inner_text(".pd-program-file-facts")
     assert "16 ops in 1 block" in facts and "image [?, 1, 8, 8] float32" in facts, facts
-    assert "10 persistable tensors loaded from cnn_infer.pdiparams" in facts
+    assert "10 persistable tensors" in facts and "cnn_infer.pdiparams" in facts, facts
     page.click(".pd-program-file [data-op='b0:1']")               # the detail pane follows
     page.wait_for_selector(".pd-program-file .pd-detail :text('conv2d')", timeout=30000)
     shot(page, "inspector_3_pdmodel_tab.png", full_page=False)
+    # the op's documentation once (the OpProto section has its slots, not its comment
+    # again), and where the program came from instead of "(not recorded)"
+    detail = page.inner_text(".pd-program-file .pd-detail")
+    first = "Output = a 2-D convolution"
+    assert detail.count(first) == 1 and "Inputs:" in detail, detail
+    created = page.inner_text(".pd-program-file .pd-detail .pd-created")
+    assert created.startswith("not recorded: ") and "(not recorded)" not in detail, created
+    assert_nothing_clipped(page, ".pd-program-file")
     # the graph: a click on an op's node is the op shown in the code view
     page.click(".pd-program-file .pd-tab[data-tab='graph']")
     page.click(".pd-program-file .pd-graph g.node[id='b0:3']", timeout=30000)
@@ -143,8 +164,12 @@ def test_a_paddle_model_opens_from_the_file_browser_and_steps_back(lab, page):
     assert (root / "cnn" / "cnn_infer.ipynb").is_file()
     # the sidebar follows the debugger the notebook opened
     page.click(SIDEBAR_TAB)
-    _inspector_says(page, "op 1 conv2d")
+    _inspector_says(page, "ran block 0 > op 1 conv2d")
+    page.wait_for_selector(f"{PANEL} .pd-op.pd-current[data-op='b0:2']", timeout=30000)
     shot(page, "inspector_5_stepped_back.png", full_page=False)
+    # the sidebar at its default width: the scopes' feature maps and stats fit or scroll
+    assert_nothing_clipped(page, PANEL)
+    assert_stats_on_one_line(page, PANEL)
     lab_browser.shut_down_kernels(url)
 
 

@@ -13,6 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 import paddle_nb as pd
+from paddle_nb.__main__ import main as pd_main
 
 
 def _cli(*args):
@@ -34,6 +35,40 @@ def test_ops_of_fc_shows_the_op_and_the_layer():
     assert done.returncode == 0 and "Traceback" not in done.stderr
     assert "fc is also a layer: pd.layer.fc" in done.stdout and "pd.passes.apply" in done.stdout
     assert "mul" in done.stdout and "elementwise_add" in done.stdout and "Input" in done.stdout
+
+
+@pytest.mark.parametrize("name", ["conv2d", "dropout", "batch_norm", "layer_norm"])
+def test_ops_of_a_layer_that_emits_its_op_says_so(name, capsys):
+    """Said of every layer with an op's name: "builds other ops; the op is what a pass
+    makes of them". pd.layer.conv2d emits conv2d itself; only fc is built of other ops."""
+    assert pd_main(["ops", name]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{name} is also a layer: pd.layer.{name} builds this op (a program as built " \
+           f"holds {name}" in out
+    assert "what a pass makes" not in out and "pass makes" not in out
+
+
+def test_ops_of_fc_says_which_pass_makes_the_op_of_what_the_layer_builds(capsys):
+    assert pd_main(["ops", "fc"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("pd.layer.fc builds mul, elementwise_add (what a program holds as built), not "
+            "this op; the fc op is what the fc_fuse pass makes of them") in out
+
+
+def test_every_layer_named_like_an_op_is_built_to_say_which_ops_it_makes():
+    """The sentence comes from building the layer (LAYER_CALLS), so each layer with an
+    op's name needs a way to call it; building it leaves the default programs alone."""
+    from paddle_nb.__main__ import LAYER_CALLS, _layer_and_op   # noqa: PLC0415
+    named = sorted(n for n in dir(pd.layers) if not n.startswith("_") and
+                   callable(getattr(pd.layers, n)) and getattr(pd.layers, n).__doc__ and
+                   pd.core.registry.is_registered(n))
+    assert named == sorted(LAYER_CALLS)
+    for name in named:
+        assert "builds" in _layer_and_op(name) and "not checked" not in _layer_and_op(name)
+    assert pd.default_main_program().global_block().ops == []
+    assert pd.default_startup_program().global_block().ops == []
+    assert "builds softmax_with_cross_entropy, reduce_mean, not this op; no pass makes " \
+           "it of them" in _layer_and_op("cross_entropy")
 
 
 def test_ops_of_an_unknown_name_is_a_message_and_exit_code_2():

@@ -93,6 +93,7 @@ def _isolated(code: str, memory_gb: float = 3, timeout: int = 120) -> dict:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         sys.path.insert(0, {ROOT!r})
         import paddle_nb as pd
+        pd.Program          # the API loads on first use (paddle_nb/lazy.py): not in a timing
     """)
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)

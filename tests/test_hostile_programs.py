@@ -741,3 +741,161 @@ def test_a_bad_inference_model_leaves_the_scope_alone(tmp_path):
                                                     r"parent_idx=3"):
         pd.io.load_inference_model(str(tmp_path), exe, scope=fresh)
     assert fresh.local_var_names() == [] and fresh.kids == []
+
+
+# --- bookkeeping attributes of a type Paddle never writes ------------------------------------
+def _training_program():
+    """A small classifier trained with SGD: forward, backward and optimizer ops, so that
+    op_role decides what clone(for_test=True) keeps."""
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [None, 3])
+        h = pd.layer.fc(x, 2, param_attr=pd.ParamAttr(initializer=pd.Constant(0.5)))
+        loss = pd.mean(h * h)
+        pd.optimizer.SGD(0.1).minimize(loss)
+    return main, startup, loss
+
+
+def _replace_attr(op: OpDesc, name: str, type_, value) -> None:
+    for i, a in enumerate(op.attrs):
+        if a.name == name:
+            del op.attrs[i]
+            break
+    a = op.attrs.add(name=name, type=type_)
+    setattr(a, {A.STRING: "s", A.INT: "i", A.FLOAT: "f", A.BOOLEAN: "b"}.get(type_, "i"),
+            value) if type_ not in A.LIST_TYPES else getattr(
+                a, {A.INTS: "ints", A.STRINGS: "strings", A.FLOATS: "floats"}[type_]).extend(value)
+
+
+MALFORMED_BOOKKEEPING = [          # (attribute, type, value, the op it is put on)
+    ("op_role", A.STRING, "backward", "elementwise_mul_grad"),
+    ("op_role", A.FLOAT, 1.0, "sgd"),
+    ("op_callstack", A.INT, 7, "mul"),
+    ("op_callstack", A.STRING, "File x.py", "mean"),
+    ("op_role_var", A.INT, 3, "sgd"),
+    ("op_namescope", A.INT, 4, "mul"),
+    ("op_device", A.INTS, [1, 2], "mul"),
+    ("with_quant_attr", A.STRING, "yes", "mean"),
+    ("is_test", A.STRING, "no", "mul"),
+]
+
+
+_MALFORMED_IDS = [f"{m[0]}-{A.TYPE_NAMES[m[1]]}" for m in MALFORMED_BOOKKEEPING]
+
+
+def _malformed(name, type_, value, op_type):
+    """(the clean program, its startup, loss, the op's index, the bytes with ``name`` on
+    the first ``op_type`` op replaced by a value of ``type_``)."""
+    main, startup, loss = _training_program()
+    d = main.desc
+    j, op = next((j, o) for j, o in enumerate(d.blocks[0].ops) if o.type == op_type)
+    _replace_attr(op, name, type_, value)
+    return main, startup, loss, j, d.SerializeToString()
+
+
+def _load_quietly(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pd.Program.from_bytes(data)
+
+
+@pytest.mark.parametrize("name,type_,value,op_type", MALFORMED_BOOKKEEPING, ids=_MALFORMED_IDS)
+def test_a_malformed_bookkeeping_attribute_is_named_in_a_warning(name, type_, value, op_type):
+    """A tool's slip in an attribute only Paddle's bookkeeping reads (op_role as a string,
+    op_callstack as an int): the program opens, with a warning naming op and attribute;
+    validate() warns the same and finds no problem (it runs), and readers take the
+    attribute as absent."""
+    _, _, _, j, data = _malformed(name, type_, value, op_type)
+    with pytest.warns(UserWarning, match=rf"block 0 > op {j} {op_type}: attribute {name} is "
+                                         rf"{A.TYPE_NAMES[type_]} .*; ignored: read as absent"):
+        bad = pd.Program.from_bytes(data)
+    with pytest.warns(UserWarning, match=rf"op {j} {op_type}: attribute {name}"):
+        assert validate(bad) == []
+    bad_op = bad.global_block().ops[j]
+    assert bad_op.attr(name, "absent") == "absent" and name not in bad_op.attrs
+    assert bad.to_bytes() == data                       # kept as it came, not rewritten
+
+
+@pytest.mark.parametrize("reader", ["exe.run", "clone(for_test=True)", "Debugger",
+                                    "ProgramView"])
+@pytest.mark.parametrize("name,type_,value,op_type", MALFORMED_BOOKKEEPING, ids=_MALFORMED_IDS)
+def test_every_reader_of_bookkeeping_attributes_works_with_a_malformed_one(name, type_, value,
+                                                                          op_type, reader):
+    from paddle_nb.notebook.debugger import Debugger
+    from paddle_nb.notebook.widgets import ProgramView
+    main, startup, loss, j, data = _malformed(name, type_, value, op_type)
+    bad = _load_quietly(data)
+    feed = {"x": np.float32([[1, 2, 3], [0, 1, 0]])}
+    exe = pd.Executor()
+
+    def run(program):
+        scope = pd.Scope()
+        exe.run(startup, scope=scope)
+        return exe.run(program, feed=feed, fetch_list=[loss.name], scope=scope)[0]
+    if reader == "exe.run":                             # the same numbers
+        np.testing.assert_array_equal(run(bad), run(main))
+    elif reader == "clone(for_test=True)":              # op_role read as absent: forward
+        kept = [o.type for o in bad.clone(for_test=True).global_block().ops]
+        want = [o.type for i, o in enumerate(main.global_block().ops)
+                if not o.attr("op_role", 0) & 3 or (name == "op_role" and i == j)]
+        assert kept == want and len(want) < len(main.global_block().ops)
+    elif reader == "Debugger":
+        dbg = Debugger(bad, feed, [loss.name], scope=pd.Scope(), startup=startup)
+        while (step := dbg.step()) is not None:
+            dbg.forward_op_of(step.op)                  # as the debugger's view asks
+        assert dbg.error is None and dbg.finished
+        np.testing.assert_array_equal(dbg.results[0], run(main))
+    else:                                               # the program view (the Lab tab)
+        view = ProgramView(bad)
+        assert op_type in view.graph_text
+
+
+def test_a_bookkeeping_attribute_of_the_wrong_type_is_refused_when_built():
+    """Built in code it is the user's mistake: refused where it is written, by name."""
+    x = pd.data("x", [None, 3])
+    gb = pd.default_main_program().global_block()
+    y = gb.create_var("y")
+    with pytest.raises(pd.BuildError, match=r"op relu, attribute op_role: expected an "
+                                            r"integer, got 'backward'"):
+        gb.append_op("relu", {"X": [x]}, {"Out": [y]}, {"op_role": "backward"})
+    op = gb.append_op("relu", {"X": [x]}, {"Out": [y]}, {"op_role_var": []})
+    assert op.desc.attrs[-1].type == A.STRINGS          # typed as Paddle types it
+    _replace_attr(op.desc, "is_test", A.STRING, "no")
+    op._set_attr("is_test", True)                       # as clone(for_test=True) does
+    assert op.attr("is_test") is True and op.attr_type("is_test") == A.BOOLEAN
+    with pytest.raises(TypeError, match="expected an integer"):
+        op._set_attr("op_role", "forward")
+    assert op.attr("op_role", "none") == "none"         # the refused value changed nothing
+
+
+def test_paddle_writes_an_empty_op_callstack_as_ints_and_that_is_fine():
+    """Paddle 2.6's grad ops carry op_callstack = [] typed INTS: not malformed."""
+    data = _bytes(os.path.join("paddle", "recipe_lstm_sgd.pdesc"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prog = pd.Program.from_bytes(data)
+        validate(prog)
+    grads = [op for op in prog.global_block().ops if op.type.endswith("_grad")]
+    assert grads and all(op.attr_type("op_callstack") == A.INTS for op in grads)
+    assert all(op.created_at is None for op in grads)
+
+
+def test_a_pass_copying_a_malformed_creating_line_skips_it(exe):
+    """fc_fuse copies mul's op_callstack and op_role onto the fc op it makes."""
+    x = pd.data("x", [None, 3])
+    h = pd.layer.fc(x, 2, param_attr=pd.ParamAttr(initializer=pd.Constant(0.5)))
+    main = pd.default_main_program()
+    d = main.desc
+    mul = next(o for o in d.blocks[0].ops if o.type == "mul")
+    _replace_attr(mul, "op_callstack", A.INT, 7)
+    _replace_attr(mul, "op_role", A.STRING, "forward")
+    with pytest.warns(UserWarning, match="op 0 mul: attribute op_callstack is int 7"):
+        bad = pd.Program.from_bytes(d.SerializeToString())
+    fused = pd.passes.apply(bad, ["fc_fuse"])
+    fc, = fused.global_block().ops
+    assert fc.type == "fc" and fc.attr_type("op_callstack") == A.STRINGS   # its own line
+    assert fc.attr("op_role", 0) == 0
+    exe.run(pd.default_startup_program())
+    feed = {"x": np.float32([[1, 2, 3]])}
+    np.testing.assert_allclose(exe.run(fused, feed=feed, fetch_list=[h.name])[0],
+                               exe.run(main, feed=feed, fetch_list=[h.name])[0])

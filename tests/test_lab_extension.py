@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import nbformat
-import numpy as np
 import pytest
 
-from paddle_nb.lab import program_file as pf
+from paddle_nb.lab import notebook_file, program_file as pf
+from paddle_nb.lab.request_bodies import BadRequest
 
 CNN = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "paddle_cnn"
 JUPYTER = [sys.executable, "-m", "jupyter"]
@@ -69,7 +69,7 @@ def test_a_paddle_saved_model_opens_with_its_parameters(served):
     # a click in the tab reaches the same view, which answers with its new traits
     opened.apply({"selected": [0, 1]})
     assert opened.state()["traits"]["selected"] == [0, 1]
-    with pytest.raises(pf.ProgramFileError, match="no trait bogus"):
+    with pytest.raises(BadRequest, match='no trait "bogus"'):
         opened.apply({"bogus": 1})
 
 
@@ -146,4 +146,108 @@ def test_a_fluid_model_folder_finds_its_parameter_files(tmp_path):
     assert opened.params_file is None and {p["name"] for p in opened.params} == \
         {"fc_0.w_0", "fc_0.b_0"}
     w = scope.find_var("fc_0.w_0").get()
-    assert np.array_equal(opened.scope.find_var("fc_0.w_0").get(), w)
+    listed = next(p for p in opened.params if p["name"] == "fc_0.w_0")
+    assert listed["min"] == float(w.min()) and listed["max"] == float(w.max())
+    assert listed["shape"] == [3, 2] and listed["bytes"] == w.nbytes
+
+
+# --- "Open in a notebook" never writes through a link, nor over what is not a notebook ------
+@pytest.mark.parametrize("leads_to", ["missing", "a file"])
+def test_a_symlink_out_of_the_root_in_the_notebooks_place_is_not_followed(
+        served, tmp_path_factory, leads_to):
+    """Before: os.path.exists() is False for a dangling link, so the notebook was written
+    through it, outside the served folder (HTTP 200)."""
+    outside = tmp_path_factory.mktemp("outside") / "planted.ipynb"
+    if leads_to == "a file":
+        outside.write_text("theirs")
+    os.symlink(outside, served / "cnn" / "cnn_infer.ipynb")
+    opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
+    with pytest.raises(notebook_file.NotebookNotWritten,
+                       match=r"cnn/cnn_infer.ipynb is a symlink to .*planted.ipynb, outside "
+                             r"the folder this server serves: it is not followed") as caught:
+        pf.write_notebook(opened)
+    assert caught.value.status == 409
+    assert (outside.read_text() == "theirs") if leads_to == "a file" else not outside.exists()
+    assert os.path.islink(served / "cnn" / "cnn_infer.ipynb")          # left as it was
+
+
+def test_a_dangling_symlink_inside_the_root_is_not_followed_either(served):
+    os.symlink(served / "nowhere" / "x.ipynb", served / "cnn" / "cnn_infer.ipynb")
+    opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
+    with pytest.raises(notebook_file.NotebookNotWritten, match="which is missing: it is not "
+                                                               "followed"):
+        pf.write_notebook(opened)
+    assert not (served / "nowhere").exists()
+
+
+def test_a_link_to_a_notebook_inside_the_root_is_the_users_notebook(served):
+    (served / "mine.ipynb").write_text("mine")
+    os.symlink(served / "mine.ipynb", served / "cnn" / "cnn_infer.ipynb")
+    opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
+    assert pf.write_notebook(opened) == "cnn/cnn_infer.ipynb"
+    assert (served / "mine.ipynb").read_text() == "mine"
+
+
+def test_a_folder_named_like_the_notebook_is_not_an_existing_notebook(served):
+    """Before: os.path.exists() was True, so the tab was told to open a folder as its
+    notebook."""
+    (served / "cnn" / "cnn_infer.ipynb").mkdir()
+    opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
+    with pytest.raises(notebook_file.NotebookNotWritten,
+                       match="cnn/cnn_infer.ipynb is a folder, not a notebook: nothing was "
+                             "written") as caught:
+        pf.write_notebook(opened)
+    assert caught.value.status == 409 and os.listdir(served / "cnn" / "cnn_infer.ipynb") == []
+
+
+# --- what the server holds ---------------------------------------------------------------------
+def test_a_program_is_freed_when_its_last_tab_closes(served):
+    """Before: OpenedPrograms evicted by count only, and a ProgramView is kept in
+    ipywidgets' registry (and by anywidget's stylesheet signal) until closed: a closed
+    tab's program, view and parameters stayed in the server."""
+    import gc
+    import weakref
+    programs = pf.OpenedPrograms(str(served))
+    opened = programs.get("cnn/cnn_infer.pdmodel", tab="a")
+    assert programs.get("cnn/cnn_infer.pdmodel", tab="b") is opened     # one file, two tabs
+    view, program = weakref.ref(opened.view), weakref.ref(opened.program)
+    del opened
+    assert programs.release("cnn/cnn_infer.pdmodel", "a") == 1          # b still shows it
+    assert programs.held()["programs"] == 1
+    assert programs.release("cnn/cnn_infer.pdmodel", "b") == 0
+    gc.collect()
+    assert programs.held() == {"programs": 0, "tabs": 0, "held_bytes": 0}
+    assert view() is None and program() is None
+    assert programs.release("cnn/cnn_infer.pdmodel", "b") == 0          # twice: harmless
+
+
+def test_programs_no_tab_shows_go_first_and_the_held_bytes_are_bounded(served):
+    for k in range(4):
+        shutil.copy(served / "cnn" / "cnn_infer.pdmodel", served / f"m{k}.pdmodel")
+    programs = pf.OpenedPrograms(str(served), keep=3)
+    programs.get("m0.pdmodel", tab="t0")
+    programs.get("m1.pdmodel")                       # no tab (a reload lost it): goes first
+    programs.get("m2.pdmodel", tab="t2")
+    programs.get("m3.pdmodel", tab="t3")
+    assert programs.held()["programs"] == 3 and "m1.pdmodel" not in programs._opened
+    one = programs.get("m0.pdmodel").held_bytes
+    small = pf.OpenedPrograms(str(served), max_held_bytes=2 * one + one // 2)
+    for k in range(4):
+        small.get(f"m{k}.pdmodel", tab=f"t{k}")
+    assert small.held()["programs"] == 2 and small.held()["held_bytes"] <= 2 * one + one // 2
+    assert list(small._opened) == ["m2.pdmodel", "m3.pdmodel"]       # least recently used go
+
+
+def test_parameters_are_listed_from_their_headers_and_large_ones_are_not_read(served,
+                                                                           monkeypatch):
+    """The tab holds no tensor: shapes and dtypes from the headers, min/max read in chunks
+    for tensors up to SUMMARY_MAX_TENSOR_BYTES (a larger one says why it has none)."""
+    from paddle_nb.lab import parameters
+    opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
+    assert not hasattr(opened, "scope")
+    w = next(p for p in opened.params if p["name"] == "conv2d_0.w_0")
+    assert w["bytes"] == 6 * 9 * 4 and "note" not in w
+    monkeypatch.setattr(parameters, "SUMMARY_MAX_TENSOR_BYTES", 100)
+    w = next(p for p in pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel").params
+             if p["name"] == "conv2d_0.w_0")
+    assert "min" not in w and w["note"] == "min/max not read: 216 bytes, more than 100 bytes"

@@ -410,3 +410,68 @@ def test_check_nan_inf_stops_the_step_debugger_at_the_first_bad_value(ip, capsys
     assert bad.inputs[0]["values"] == [[1.0, -2.0]]
     with pytest.raises(pd.ExecutionError, match="log"):
         ip.run_cell(cell.replace("--step", "--run"), store_history=False).raise_error()
+
+
+# --- --step after a broken cell ---------------------------------------------------------------
+# A cell whose op builds but fails when it runs (labels 1..3 for 3 classes): a later
+# --step cell's debugger steps into it.
+BROKEN = ("%%paddle --show none\nh = pd.minibatch(np.ones((2, 3), np.float32))\n"
+          "label = pd.minibatch([[1], [3]], dtype='int64')\n"
+          "loss = pd.layer.softmax_with_cross_entropy(h, label)")
+STEPPER = "%%paddle --step\nz = pd.layer.fc(h, 2)"
+
+
+class _Kernel:
+    """What the magic reads of a Jupyter kernel: the running cell's id."""
+
+    def __init__(self, cell_id):
+        self.cell_id = cell_id
+
+    def get_parent(self):
+        return {"metadata": {"cellId": self.cell_id}}
+
+
+def test_step_after_a_broken_cell_names_that_cell_and_rerunning_it_replaces_its_op(ip):
+    """The debugger's status said only "op created at: Cell In[3]"; it says, as --run does,
+    that the op comes from another cell and how to fix it. Fixing that cell (the same
+    Jupyter cell id) replaces its op: one softmax_with_cross_entropy, not a second copy."""
+    ok(ip, "import numpy as np")
+    ip.kernel = _Kernel("labels")
+    ok(ip, BROKEN)
+    ip.kernel.cell_id = "model"
+    view = ok(ip, STEPPER)
+    view.handle_message({"cmd": "continue"})
+    prog = program(ip)
+    label = prog.cells["id:labels"].label
+    failing = op_types(prog).index("softmax_with_cross_entropy")
+    assert view.controls.state == "error" and "IndexRangeError" in view.status
+    assert (f"The failing op comes from another cell, {label}, not this one (its "
+            f"softmax_with_cross_entropy op): fix that cell and run it again (its ops are "
+            f"replaced), or %paddle reset main") in view.status
+    assert view.program_view.failed == [0, failing]          # marked in the code
+    ip.kernel.cell_id = "labels"
+    ok(ip, BROKEN.replace("[[1], [3]]", "[[0], [2]]"))       # the fix, in the same cell
+    assert op_types(prog).count("softmax_with_cross_entropy") == 1
+    ip.kernel.cell_id = "model"
+    view = ok(ip, STEPPER)
+    view.handle_message({"cmd": "continue"})
+    assert view.controls.state == "finished", view.status
+    # the stepping cell's own op failing names no other cell
+    ok(ip, "%%paddle --show none --cell own\nbad = pd.layers.reshape(h, [5, -1])")
+    view = ok(ip, "%%paddle --step --show none --cell own\nbad = pd.layers.reshape(h, [5, -1])")
+    view.handle_message({"cmd": "continue"})
+    assert "reshape" in view.status and "another cell" not in view.status
+
+
+def test_without_cell_ids_the_fix_hint_says_an_edited_cell_is_a_new_one(ip):
+    """Where the front end sends no cell ids (a cell is known by its source), an edited
+    cell would be a new cell and leave the bad op in: the hint says to reset instead."""
+    ok(ip, "import numpy as np")
+    ok(ip, BROKEN)
+    view = ok(ip, STEPPER)
+    view.handle_message({"cmd": "continue"})
+    assert "not this one (its softmax_with_cross_entropy op): this front end sends no " \
+           "cell ids" in view.status and "%paddle reset main, then run the fixed cells" \
+           in view.status and "its ops are replaced" not in view.status
+    ok(ip, BROKEN.replace("[[1], [3]]", "[[0], [2]]"))       # edited: a new cell ...
+    assert op_types(program(ip)).count("softmax_with_cross_entropy") == 2   # ... as it said

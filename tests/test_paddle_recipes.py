@@ -423,5 +423,9 @@ def test_the_readme_training_recipe_runs_as_written(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    scheduled, used = map(float, done.stdout.split())
+    *training, last = done.stdout.strip().splitlines()
+    scheduled, used = map(float, last.split())
     assert scheduled == used == 0.1 * 0.5 ** 3
+    # a reader sees it train: the loss it prints goes down
+    losses = [float(v) for v in re.findall(r"loss (\d+\.\d+)", "\n".join(training))]
+    assert len(losses) >= 3 and losses[-1] < losses[0], done.stdout

@@ -154,3 +154,49 @@ def test_op_facts_live_in_the_opdef_and_fit_its_slots_and_attributes():
     assert {"sum", "fill_zeros_like"} <= set(registry.types_where("grad_plumbing"))
     assert pd.layers.ACTIVATIONS == tuple(registry.types_where("activation"))
     assert "log" not in pd.layers.ACTIVATIONS and "relu" in pd.layers.ACTIVATIONS
+
+
+# --- attribute tensors (registry.ATTRIBUTE_TENSORS) ------------------------------------------
+def test_every_attribute_tensor_is_an_input_slot_of_its_registered_op():
+    for op_type, tensors in registry.ATTRIBUTE_TENSORS.items():
+        op_def = registry.lookup(op_type)              # only op types registered here
+        for t in tensors:
+            slot = op_def.input(t.slot)
+            assert slot is not None and slot.dispensable, (op_type, t.slot)
+            assert slot.duplicable == (t.form == "list"), (op_type, t.slot)
+            assert op_def.attr(t.attr) is not None or op_type.endswith("interp_v2"), \
+                (op_type, t.attr)                      # interp's is "out_h and out_w"
+            assert t.elements in ("int", "float", "number", "real"), t
+
+
+def test_every_tensor_slot_named_like_an_attribute_is_in_the_table():
+    """A new op with an attribute-tensor slot (Fluid names them ...Tensor, ...TensorList,
+    ..._tensor) needs its row, or its tensor would be read by no rule at all."""
+    listed = {(op, t.slot) for op, ts in registry.ATTRIBUTE_TENSORS.items() for t in ts}
+    for op_type in registry.registered_types(include_grad=False):
+        for slot in registry.lookup(op_type).inputs:
+            if slot.name.endswith(("Tensor", "TensorList", "_tensor")):
+                assert (op_type, slot.name) in listed, (op_type, slot.name)
+
+
+def test_an_op_reads_only_attribute_tensors_it_has_and_its_gradient_inherits_them():
+    for op_type in registry.registered_types():
+        op_def = registry.lookup(op_type)
+        stands = {t.slot for t in registry.attribute_tensors(op_def)}
+        assert set(op_def.reads_attr_tensors) <= stands, op_type
+    assert registry.lookup("slice_grad").reads_attr_tensors == registry.lookup(
+        "slice").reads_attr_tensors
+    assert registry.lookup("clip_grad").reads_attr_tensors == ("Min", "Max")
+    with pytest.raises(pd.BuildError, match=r"op not_an_op says it reads \['X'\] as "
+                                            r"attribute tensors"):
+        registry.register(registry.OpDef("not_an_op", [registry.Slot("X")], [],
+                                         reads_attr_tensors=("X",)))
+    assert not registry.is_registered("not_an_op")
+
+
+def test_the_creators_say_which_attribute_tensors_are_read():
+    doc = pd.op.fill_constant.__doc__
+    assert "ShapeTensorList (duplicable, dispensable) [attribute shape as a tensor: refused, " \
+           "give the attribute]" in doc
+    assert "StartsTensor (dispensable) [attribute starts as a tensor: read at run time]" in \
+        pd.op.slice.__doc__

@@ -2,6 +2,7 @@
 program, the scopes and the debugger dictate (the browser just draws it)."""
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,6 +68,9 @@ def _ifelse():
     return main, startup, loss, feed
 
 
+CNN = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "paddle_cnn"
+
+
 def _line_of(marker: str) -> int:
     with open(__file__) as f:
         return next(i for i, line in enumerate(f, 1) if marker in line and "def " not in line)
@@ -85,13 +89,36 @@ def test_program_model_of_an_mlp_lists_vars_ops_docs_and_creating_lines():
     assert mul["type"] == "mul" and mul["inputs"] == {"X": ["x"], "Y": ["fc_0.w_0"]}
     assert mul["attrs"] == {"x_num_col_dims": "1", "y_num_col_dims": "1"}
     assert mul["role"] == "forward" and mul["forward_op"] is None
-    assert mul["doc"] == pd.core.registry.lookup("mul").doc() and "Inputs:" in mul["doc"]
-    assert __file__ in mul["created_at"]
+    # the page shows the comment once, at the top, and the OpProto's slots, attributes,
+    # kernels and gradient under it (the whole doc() repeated the comment)
+    op_def = pd.core.registry.lookup("mul")
+    assert mul["comment"] == op_def.comment and mul["comment"] not in mul["doc"]
+    assert mul["doc"].startswith("Inputs:") and op_def.doc().endswith(mul["doc"])
+    assert __file__ in mul["created_at"] and mul["created_note"] is None
     assert f"line {_line_of('MLP_FC_LINE')}" in mul["created_at"]
+    assert m["source"] is None
     w = {v["name"]: v for v in b0["vars"]}["fc_0.w_0"]
     assert w == {**w, "shape": [4, 8], "dtype": "float32", "kind": "tensor",
                  "persistable": True, "is_parameter": True}
     assert {v["name"]: v for v in b0["vars"]}["x"]["shape"] == [-1, 4]
+
+
+def test_ops_without_a_creating_line_say_where_the_program_came_from():
+    """A model PaddlePaddle saved records no line for most ops: the detail pane said
+    "(not recorded)"; it says where the program was loaded from (the .pdmodel tab gives
+    ProgramView its file name), or that the op carries no op_callstack."""
+    with open(CNN / "cnn_infer.pdmodel", "rb") as f:
+        program = pd.Program.from_bytes(f.read())
+    conv = program_model(program, source="cnn_infer.pdmodel")["blocks"][0]["ops"][1]
+    assert conv["type"] == "conv2d" and conv["created_at"] is None
+    assert conv["created_note"] == ("not recorded: loaded from cnn_infer.pdmodel, which "
+                                    "records no source line for this op")
+    view = ProgramView(program, graph=False, source="cnn_infer.pdmodel")
+    assert view.model["source"] == "cnn_infer.pdmodel"
+    assert view.model["blocks"][0]["ops"][1]["created_note"] == conv["created_note"]
+    plain = program_model(program)["blocks"][0]["ops"][1]
+    assert plain["created_note"] == ("not recorded: this op carries no op_callstack (the "
+                                     "line that built it)")
 
 
 def test_grad_ops_link_to_the_forward_op_they_differentiate():
@@ -380,12 +407,16 @@ def test_debugger_view_steps_an_mlp_and_shows_the_current_op_and_values():
     view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
     assert view.highlight == [] and view.controls.state == "ready"
     ops = main.global_block().ops
+    assert view.next_op == [0, 0] and view.status == "ready — next: block 0 > op 0 mul " \
+                                                     "(press Step)"
     for n in range(1, 5):
         _send(view, view.controls, {"cmd": "step"})
         d = view.debugger
+        # the op that ran is marked apart; the current line is the op the next Step runs
         assert view.highlight == [0, n - 1] == list(d.location())
-        word = "step" if n == 1 else "steps"           # "1 step", not "1 steps"
-        assert view.status == f"block 0 > op {n - 1} {ops[n - 1].type} — {n} {word}"
+        assert view.next_op == [0, n]
+        assert view.status == (f"ran block 0 > op {n - 1} {ops[n - 1].type} (step {n}) — "
+                               f"next: block 0 > op {n} {ops[n].type}")
         assert view.frames == d.frame_stack() and len(view.frames) == 1
         model = view.scope_view.model
         run = find_scope_node(model, "run")
@@ -406,8 +437,9 @@ def test_debugger_view_steps_into_an_rnn_time_step():
     view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
     rec = next(i for i, op in enumerate(main.global_block().ops) if op.type == "recurrent")
     view.handle_message({"cmd": "run_to", "block": 0, "index": rec - 1})
+    assert view.next_op == [0, rec]                       # it starts before its block
     view.handle_message({"cmd": "step"})                  # into step 0 of the step block
-    assert view.highlight == [1, 0]
+    assert view.highlight == [1, 0] and view.next_op == [1, 1]
     assert [f["block_idx"] for f in view.frames] == [0, 1]
     assert view.frames[1]["owner_type"] == "recurrent"
     assert view.frames[1]["scope_name"] == f"recurrent@{rec}/step 0"
@@ -420,13 +452,17 @@ def test_debugger_view_steps_into_an_rnn_time_step():
     np.testing.assert_allclose(x_t["preview"]["data"], feed["x"][0], rtol=1e-5)
     outer = find_var(find_scope_node(model, "run"), "x")
     assert outer["shape"] == [3, 2, 3] and not outer["changed"]
-    for _ in range(len(main.block(1).ops)):              # on into step 1
-        view.handle_message({"cmd": "step"})
+    for _ in range(len(main.block(1).ops) - 1):          # to the block's last op: next,
+        view.handle_message({"cmd": "step"})             # the op that runs the block
+    assert view.next_op == [0, rec] and view.status.endswith(
+        f"next: back to block 0 > op {rec} recurrent, which runs block 1")
+    view.handle_message({"cmd": "step"})                 # on into step 1
     step1 = find_scope_node(view.scope_view.model, f"recurrent@{rec}/step 1")
     np.testing.assert_allclose(find_var(step1, "x")["preview"]["data"], feed["x"][1],
                                rtol=1e-5)
     view.handle_message({"cmd": "step_out"})              # the recurrent op itself
     assert view.highlight == [0, rec] and len(view.frames) == 1
+    assert view.next_op == [0, rec + 1]
     assert view.program_view.running == []
 
 
@@ -456,18 +492,74 @@ def test_stepping_a_whole_program_through_the_view_matches_executor_run(make):
     view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
     steps = 0
     while view.controls.state != "finished":
+        coming = view.next_op
         view.handle_message({"cmd": "step"})
         steps += 1
         assert steps < 10_000
+        # what the view called next is what ran: that op, or an op inside the block it
+        # runs (a control-flow op starts first; the last op of a block hands back to it)
+        assert view.highlight in ([], coming) or \
+            f"b{coming[0]}:{coming[1]}" in view.program_view.running, (coming, view.status)
     got, = view.debugger.results
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert view.status == f"finished — {steps - 1} steps"   # the last press found the end
-    assert view.highlight == [] and view.frames == []
+    assert view.highlight == [] and view.next_op == [] and view.frames == []
     assert view.controls.results[0]["name"] == loss.name
     # parameters the SGD ops updated are what a plain run left behind
     for p in main.all_parameters():
         np.testing.assert_allclose(view.debugger.scope.find_var(p.name).get(),
                                    want_scope.find_var(p.name).get(), rtol=1e-6)
+
+
+def _paddle_model(folder: str, name: str, data: str):
+    """A model PaddlePaddle saved (notebooks/data), its parameters and its input."""
+    folder = CNN.parent / folder
+    scope = pd.Scope()
+    program, feeds, fetches = pd.io.load_inference_model(
+        str(folder), pd.Executor(), model_filename=f"{name}.pdmodel",
+        params_filename=f"{name}.pdiparams", scope=scope)
+    return program, {feeds[0]: np.load(folder / data)}, fetches, scope
+
+
+def test_the_next_op_skips_the_ops_a_feed_replaces_and_stays_on_a_fused_op():
+    """A saved model's feed op does not run when its output is fed: the first op the view
+    calls next is the conv2d after it. The rnn op steps one cell at a time: while it does,
+    the op that runs next is the rnn op itself."""
+    program, feed, fetches, scope = _paddle_model("paddle_cnn", "cnn_infer", "image.npy")
+    assert program.global_block().ops[0].type == "feed"
+    view = DebuggerView.from_program(program, feed=feed, fetch_list=fetches, scope=scope)
+    assert view.next_op == [0, 1] and "next: block 0 > op 1 conv2d" in view.status
+    view.handle_message({"cmd": "step"})
+    assert view.highlight == [0, 1] and view.next_op == [0, 2]
+    program, feed, fetches, scope = _paddle_model("paddle_lstm", "lstm_infer", "ids.npy")
+    rnn = next(i for i, op in enumerate(program.global_block().ops) if op.type == "rnn")
+    view = DebuggerView.from_program(program, feed=feed, fetch_list=fetches, scope=scope)
+    view.handle_message({"cmd": "run_to", "block": 0, "index": rnn - 1})
+    assert view.next_op == [0, rnn]
+    view.handle_message({"cmd": "step"})                    # the first cell
+    assert view.highlight == [0, rnn] == view.next_op and len(view.frames) == 2
+    assert view.status.startswith(f"ran block 0 > rnn@{rnn} layer 0 forward/step 0 (step ")
+    assert view.status.endswith(f"next: block 0 > op {rnn} rnn goes on (or finishes)")
+    view.handle_message({"cmd": "step_out"})                # the rnn op as a whole
+    assert view.highlight == [0, rnn] and view.next_op == [0, rnn + 1]
+
+
+def test_stepping_back_says_how_far_behind_the_live_run_the_view_is():
+    main, startup, loss, feed = _mlp(train=False)
+    ops = main.global_block().ops
+    view = DebuggerView.from_program(main, feed=feed, fetch_list=[loss], startup=startup)
+    for _ in range(4):
+        view.handle_message({"cmd": "step"})
+    view.handle_message({"cmd": "step_back"})
+    view.handle_message({"cmd": "step_back"})
+    assert view.highlight == [0, 1] and view.next_op == [0, 2]
+    assert view.status == (f"ran block 0 > op 1 {ops[1].type} (step 2) — next: block 0 > "
+                           f"op 2 {ops[2].type} — 2 steps behind the live run: stepping "
+                           f"forward replays them")
+    view.handle_message({"cmd": "step"})                    # one replayed
+    assert view.status.endswith("— 1 step behind the live run: stepping forward replays it")
+    view.handle_message({"cmd": "step"})
+    assert "behind" not in view.status and view.highlight == [0, 3]
 
 
 def test_a_runtime_error_is_shown_in_the_status_line():
@@ -477,6 +569,7 @@ def test_a_runtime_error_is_shown_in_the_status_line():
     view.handle_message({"cmd": "continue"})
     assert view.controls.state == "error" and "reshape" in view.status
     assert view.debugger.error is not None
+    assert view.program_view.failed == [0, 0] and view.next_op == []   # marked in the code
     view.handle_message({"cmd": "bogus"})
     assert "unknown debugger command 'bogus'" in view.status
     view.handle_message({"cmd": "restart"})
@@ -569,6 +662,7 @@ def test_a_snapshot_keeps_the_state_it_was_taken_in():
     assert controls.status == view.status and controls.state == "paused"
     assert controls.frames == view.frames and len(controls.frames) == 2
     assert program_view.highlight == [1, 0] and program_view.model == view.program_view.model
+    assert program_view.next_op == [1, 1] == view.next_op
     assert not program_view.debug                     # its gutter sets no breakpoints
     assert program_view.collapsed == [1] and program_view.graph_groups == \
         view.program_view.graph_groups

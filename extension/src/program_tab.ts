@@ -4,7 +4,7 @@
  * parameters listed, and a button that writes and opens a notebook that runs and steps it.
  * The Jupyter server reads the file and holds the view (paddle_nb/lab/); no kernel starts.
  */
-import { ToolbarButton } from '@jupyterlab/apputils';
+import { ToolbarButton, showErrorMessage } from '@jupyterlab/apputils';
 import {
   ABCWidgetFactory, DocumentRegistry, DocumentWidget
 } from '@jupyterlab/docregistry';
@@ -20,7 +20,10 @@ interface ProgramState {
   traits: Record<string, unknown>;
   feeds: { name: string; shape: number[]; dtype: string }[];
   fetches: string[];
-  params: { name: string; shape: number[]; dtype: string; min?: number; max?: number }[];
+  params: {
+    name: string; shape: number[]; dtype: string; min?: number; max?: number;
+    nonfinite?: number; note?: string;
+  }[];
   params_file: string | null;
   params_note: string;
   ops: number;
@@ -36,12 +39,42 @@ function el(tag: string, cls: string, text = ''): HTMLElement {
 
 const shape = (s: number[]) => `[${s.map(d => (d < 0 ? '?' : d)).join(', ')}]`;
 
-/** The tab's content: a facts bar, the parameters (folded), the program view. */
+/** What the parameters table says of a tensor's values: its range, what is not finite. */
+function range(p: ProgramState['params'][number]): string {
+  const parts = [];
+  if (p.min !== undefined) {
+    parts.push(`${p.min.toPrecision(4)} .. ${p.max!.toPrecision(4)}`);
+  }
+  if (p.nonfinite) {
+    parts.push(`${p.nonfinite} NaN/Inf`);
+  }
+  return parts.join(', ') || p.note || '';
+}
+
+/**
+ * The tab's content: a facts bar, the parameters (folded), the program view. The server
+ * holds the program while a tab shows it: the tab names itself (`tab`, its own id: two
+ * tabs on one file count apart) when it asks for the program, and says when it closes.
+ */
 export class ProgramPanel extends Widget {
+  readonly tab = Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+
   constructor(readonly path: string) {
     super();
     this.addClass('pd-program-file');
     void this.load();
+  }
+
+  private query(): string {
+    return `program?path=${encodeURIComponent(this.path)}&tab=${this.tab}`;
+  }
+
+  dispose(): void {
+    if (!this.isDisposed) {
+      // the server frees the program when no tab shows it (nothing to wait for here)
+      requestAPI(this.query(), { method: 'DELETE' }).catch(() => undefined);
+    }
+    super.dispose();
   }
 
   private async load(): Promise<void> {
@@ -49,8 +82,7 @@ export class ProgramPanel extends Widget {
     let state: ProgramState;
     try {
       await loadStyles();
-      state = await requestAPI<ProgramState>(
-        `program?path=${encodeURIComponent(this.path)}`);
+      state = await requestAPI<ProgramState>(this.query());
     } catch (e) {
       this.node.replaceChildren(el('div', 'pd-program-file-error',
                                    `Cannot open ${this.path}: ${(e as Error).message}`));
@@ -69,8 +101,7 @@ export class ProgramPanel extends Widget {
     const table = document.createElement('table');
     for (const p of state.params) {
       const row = document.createElement('tr');
-      const range = p.min !== undefined ? `${p.min.toPrecision(4)} .. ${p.max!.toPrecision(4)}` : '';
-      for (const text of [p.name, shape(p.shape), p.dtype, range]) {
+      for (const text of [p.name, shape(p.shape), p.dtype, range(p)]) {
         row.append(el('td', '', text));
       }
       table.append(row);
@@ -80,7 +111,7 @@ export class ProgramPanel extends Widget {
     this.node.replaceChildren(facts, params, host);
     const model = new RemoteModel(state.traits, body =>
       requestAPI<ProgramState>('program', {
-        method: 'POST', body: JSON.stringify({ path: this.path, ...body })
+        method: 'POST', body: JSON.stringify({ path: this.path, tab: this.tab, ...body })
       }).then(s => s.traits));
     const view = await loadView('program_view.js');
     view.default.render({ model, el: host });
@@ -105,9 +136,10 @@ export class ProgramFactory extends ABCWidgetFactory<DocumentWidget<ProgramPanel
                'parameters and opens the step debugger (an existing one is kept), and open it',
       className: 'pd-open-notebook',
       onClick: () => {
-        void requestAPI<{ path: string }>('notebook', {
+        requestAPI<{ path: string }>('notebook', {
           method: 'POST', body: JSON.stringify({ path: context.path })
-        }).then(r => this.openPath(r.path));
+        }).then(r => this.openPath(r.path))
+          .catch(e => showErrorMessage('No notebook written', (e as Error).message));
       }
     }));
     return widget;

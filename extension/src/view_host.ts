@@ -56,12 +56,17 @@ export class RemoteModel {
     const changes = this.dirty;
     this.dirty = {};
     if (Object.keys(changes).length) {
-      void this.post({ changes }).then(t => this.update(t));
+      this.post({ changes }).then(t => this.update(t), e => this.failed(e));
     }
   }
 
   send(message: State): void {
-    void this.post({ message }).then(t => this.update(t));
+    this.post({ message }).then(t => this.update(t), e => this.failed(e));
+  }
+
+  /** A refused request: said in the browser's console (the view keeps its last state). */
+  private failed(e: unknown): void {
+    console.warn(`paddle_nb: the server refused a change: ${(e as Error).message}`);
   }
 
   on(events: string, fn: Listener): void {

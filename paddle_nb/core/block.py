@@ -42,7 +42,8 @@ class Block:
 
     @property
     def owner_op(self) -> tuple[int, Operator] | None:
-        """(index, op) of the op in the parent block whose BLOCK attribute is this block."""
+        """(index, op) of the op in the parent block whose BLOCK attribute is this block
+        (:func:`block_owners`: every block's at once)."""
         parent = self.parent_block
         if parent is None:
             return None
@@ -53,15 +54,11 @@ class Block:
 
     @property
     def path(self) -> str:
-        """Where this block sits: ``block 0 > conditional_block@3 (block 1)``."""
-        owner = self.owner_op
+        """Where this block sits: ``block 0 > conditional_block@3 (block 1)``
+        (:func:`block_paths`: every block's at once)."""
         parent = self.parent_block
-        if parent is None:
-            return f"block {self.idx}"
-        if owner is None:
-            return f"{parent.path} > (block {self.idx})"
-        i, op = owner
-        return f"{parent.path} > {op.type}@{i} (block {self.idx})"
+        return _path_text(self.idx, parent.path if parent is not None else None,
+                          self.owner_op)
 
     # --- variables -------------------------------------------------------------------
     def lookup(self, name: str):
@@ -258,3 +255,43 @@ def _fill(desc, op_def, inputs, outputs, attrs) -> None:
                 set_attr(desc, name, value)
             except TypeError as e:
                 raise BuildError(f"op {op_def.type}, attribute {name}: {e}") from None
+
+
+# --- every block at once -------------------------------------------------------------------
+# Block.owner_op walks the parent block's ops on each call, so asking it of every block is
+# quadratic: a program of 2,000 sibling blocks (2,000 conditional_block ops in block 0)
+# took 4 million steps. A view that shows every block asks these instead: one pass.
+def block_owners(program) -> dict[int, tuple[int, Operator]]:
+    """``{block idx: Block.owner_op}`` for every block that has an owner op."""
+    owners: dict[int, tuple[int, Operator]] = {}
+    n = program.num_blocks
+    for block in program.blocks:
+        for i, op in enumerate(block.ops):
+            for sub in op.sub_block_indices():
+                if 0 <= sub < n and sub not in owners and \
+                        program.block(sub).parent_idx == block.idx:
+                    owners[sub] = (i, op)
+    return owners
+
+
+def block_paths(program, owners: dict | None = None) -> list[str]:
+    """``Block.path`` of every block, in block order (``owners``: :func:`block_owners`)."""
+    owners = block_owners(program) if owners is None else owners
+    paths: dict[int, str] = {}
+
+    def path(idx: int) -> str:       # parents first; depth is bounded by MAX_BLOCK_DEPTH
+        if idx not in paths:
+            parent = program.block(idx).parent_idx
+            paths[idx] = _path_text(idx, path(parent) if parent >= 0 else None,
+                                    owners.get(idx))
+        return paths[idx]
+    return [path(b) for b in range(program.num_blocks)]
+
+
+def _path_text(idx: int, parent_path: str | None, owner) -> str:
+    if parent_path is None:
+        return f"block {idx}"
+    if owner is None:
+        return f"{parent_path} > (block {idx})"
+    i, op = owner
+    return f"{parent_path} > {op.type}@{i} (block {idx})"

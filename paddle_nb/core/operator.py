@@ -1,13 +1,93 @@
 """``Operator``: a view over one ``OpDesc`` message in a block."""
 from __future__ import annotations
 
+import warnings
+
 from . import attrs as A
 from .framework_pb2 import OpDesc
 from . import registry
 
-# Attributes Paddle adds to every op for its own bookkeeping: kept, not printed.
-BOOKKEEPING_ATTRS = frozenset({"op_role", "op_role_var", "op_callstack", "op_namescope",
-                               "op_device", "with_quant_attr", "is_test"})
+# Attributes Paddle adds to every op for its own bookkeeping: kept, not printed, and read
+# only through Operator (attr, attrs, created_at), which takes one of a type Paddle never
+# writes (a tool's slip: op_role as a string, op_callstack as an int) as absent, so that
+# such a program still opens, prints and runs; Program.from_desc and validate() warn about
+# it, naming op and attribute (bookkeeping_problems). Each name maps to the types Paddle
+# writes it as, the first being the one set_attr writes.
+BOOKKEEPING = {
+    "op_role": (A.INT, A.LONG),          # a bit set: 0 forward, 1 backward, 2 optimize, ...
+    "op_role_var": (A.STRINGS,),         # parameter and gradient names of an update
+    "op_callstack": (A.STRINGS,),        # the Python lines that built the op
+    "op_namescope": (A.STRING,),         # the name scope it was built in, "/linear_1/"
+    "op_device": (A.STRING,),            # the device it was pinned to
+    "with_quant_attr": (A.BOOLEAN,),     # it carries quantization attributes
+    "is_test": (A.BOOLEAN,),             # inference mode
+}
+BOOKKEEPING_ATTRS = frozenset(BOOKKEEPING)
+
+
+def bookkeeping_problem(attr: OpDesc.Attr) -> str | None:
+    """What is wrong with a bookkeeping attribute (a type Paddle never writes it as), or
+    None: for a sound one and for every other attribute."""
+    types = BOOKKEEPING.get(attr.name)
+    if types is None or attr.type in types:
+        return None
+    try:
+        value = A.read(attr)
+    except (KeyError, ValueError, TypeError):     # a type code no AttrType names
+        value = None
+    if value == [] and A.STRINGS in types:
+        return None      # an empty list of any type: Paddle writes grad ops' [] as INTS
+    given = A.TYPE_NAMES.get(attr.type, f"type {attr.type}")
+    shown = f" {A.format_value(value)}" if value is not None else ""
+    return (f"attribute {attr.name} is {given}{shown}, a type Paddle never writes it as "
+            f"(expected {' or '.join(A.TYPE_NAMES[t] for t in types)}); ignored: read as "
+            f"absent")
+
+
+def bookkeeping_problems(blocks) -> list[str]:
+    """``block 0 > op 3 relu: attribute op_role is ...`` for each malformed bookkeeping
+    attribute of the ops of ``blocks`` (Block objects). One the op declares (dropout's
+    is_test) is its own attribute, whose type validation checks (a ValidationError)."""
+    out = []
+    for b in blocks:
+        for j, desc in enumerate(b.table.ops):
+            for a in desc.attrs:
+                problem = bookkeeping_problem(a) if a.name in BOOKKEEPING else None
+                if problem and not (registry.is_registered(desc.type) and
+                                    registry.lookup(desc.type).attr(a.name) is not None):
+                    out.append(f"{b.path} > op {j} {desc.type}: {problem}")
+    return out
+
+
+def warn_about_bookkeeping(blocks, stacklevel: int = 3) -> None:
+    """One UserWarning naming each malformed bookkeeping attribute of ``blocks`` (the
+    first 10), if there is any: at load and in validate()."""
+    problems = bookkeeping_problems(blocks)
+    if problems:
+        more = [f"... and {len(problems) - 10} more"] if len(problems) > 10 else []
+        warnings.warn("the program has bookkeeping attributes of a type Paddle never writes; "
+                      "paddle_nb reads each as absent, and the program still runs:\n  " +
+                      "\n  ".join(problems[:10] + more), UserWarning, stacklevel=stacklevel)
+
+
+def created_at(desc: OpDesc) -> str | None:
+    """The user's line that created the op (from ``op_callstack``)."""
+    stack = _read(desc, "op_callstack", None)
+    if not stack:
+        return None
+    # Paddle's format, '  File "f.py", line 3, in g\n    code': shown on one line as
+    # the errors show the user's line, 'File "f.py", line 3, in g: code'
+    last = stack[-1].strip().splitlines()
+    return ": ".join(s.strip() for s in last)
+
+
+def _read(desc: OpDesc, name: str, default):
+    for a in desc.attrs:
+        if a.name == name:
+            if name in BOOKKEEPING and bookkeeping_problem(a):
+                return default
+            return A.read(a)
+    return default
 
 
 class Operator:
@@ -72,17 +152,21 @@ class Operator:
         return [a.name for a in self.desc.attrs]
 
     def has_attr(self, name: str) -> bool:
-        return any(a.name == name for a in self.desc.attrs)
+        """Does the op have ``name`` (a malformed bookkeeping one counts as absent, as
+        ``attr`` reads it: a pass copying op_callstack skips it)?"""
+        _missing = object()
+        return _read(self.desc, name, _missing) is not _missing
 
     def attr(self, name: str, default=None):
-        for a in self.desc.attrs:
-            if a.name == name:
-                return A.read(a)
-        return default
+        """The attribute's value; ``default`` where the op has none (or has a bookkeeping
+        attribute of a type Paddle never writes, taken as absent: BOOKKEEPING)."""
+        return _read(self.desc, name, default)
 
     @property
     def attrs(self) -> dict:
-        return {a.name: A.read(a) for a in self.desc.attrs}
+        """Every attribute the op has (a malformed bookkeeping one left out)."""
+        return {a.name: A.read(a) for a in self.desc.attrs
+                if a.name not in BOOKKEEPING or not bookkeeping_problem(a)}
 
     def attr_type(self, name: str) -> int | None:
         for a in self.desc.attrs:
@@ -107,13 +191,7 @@ class Operator:
     @property
     def created_at(self) -> str | None:
         """The user's line that created this op (from ``op_callstack``)."""
-        stack = self.attr("op_callstack")
-        if not stack:
-            return None
-        # Paddle's format, '  File "f.py", line 3, in g\n    code': shown on one line as
-        # the errors show the user's line, 'File "f.py", line 3, in g: code'
-        last = stack[-1].strip().splitlines()
-        return ": ".join(s.strip() for s in last)
+        return created_at(self.desc)
 
     @property
     def op_def(self):
@@ -131,12 +209,20 @@ class Operator:
 
 
 def set_attr(desc: OpDesc, name: str, value, type_: int | None = None) -> None:
-    """Set attribute ``name`` on an OpDesc, typed as declared, as given, or guessed."""
+    """Set attribute ``name`` on an OpDesc, typed as declared, as given, or guessed; a
+    bookkeeping attribute as Paddle types it (a value that does not fit is a TypeError,
+    and a malformed one already there is replaced)."""
+    types = BOOKKEEPING.get(name)
     for a in desc.attrs:
         if a.name == name:
-            A.write(a, type_ if type_ is not None else a.type, value)
+            if type_ is None:
+                type_ = types[0] if types and bookkeeping_problem(a) else a.type
+            new = OpDesc.Attr(name=name)      # written aside: a refused value changes nothing
+            A.write(new, type_, value)
+            a.CopyFrom(new)
             return
     if type_ is None:
-        type_ = A.guess_type(value)
-    a = desc.attrs.add(name=name)
-    A.write(a, type_, value)
+        type_ = types[0] if types else A.guess_type(value)
+    new = OpDesc.Attr(name=name)
+    A.write(new, type_, value)
+    desc.attrs.add().CopyFrom(new)

@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 from .block import Block
 from .errors import BuildError, ProgramFormatError
 from .framework_pb2 import BlockDesc, OpDesc, ProgramDesc, VarDesc
+from .operator import warn_about_bookkeeping
 from .symbol_table import SymbolTable
 from .validate import check_structure
 from .wire_check import check_program_bytes, locate_fault
@@ -109,8 +110,11 @@ class Program:
     def from_desc(cls, desc: ProgramDesc, *, check_text: bool = True) -> "Program":
         """A Program over copies of ``desc``'s messages. Only the structure is checked
         (a ProgramFormatError, and nothing is made); ``paddle_nb.core.validate.validate``
-        checks the rest (op types, variables, attribute types, sizes). ``check_text=False``
-        (clone) skips the check that names are UTF-8 text: only parsed bytes can break it."""
+        checks the rest (op types, variables, attribute types, sizes). A bookkeeping
+        attribute of a type Paddle never writes (``op_role`` as a string) is named in a
+        warning and read as absent (core/operator.py, BOOKKEEPING). ``check_text=False``
+        (clone) skips the check that names are UTF-8 text, and that warning: only a desc
+        from outside can break them."""
         _check_structure(desc, check_text)
         prog = cls.__new__(cls)
         prog._header = ProgramDesc()
@@ -136,6 +140,8 @@ class Program:
                 own.CopyFrom(o)
                 table.ops.append(own)
             prog.blocks.append(Block(prog, table))
+        if check_text:       # a desc from outside (clone copies one already here)
+            warn_about_bookkeeping(prog.blocks, stacklevel=4)
         return prog
 
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .. import lazy
 from . import attrs as A
 from .errors import BuildError, UnknownOpError, did_you_mean
 from .framework_pb2 import OpProto
@@ -84,6 +85,11 @@ class OpDef:
     # the barriers: ops/distributed.py): a run of a program holding one has effects outside
     # the scope, so Executor.run never retries it (no rewritten copy is run first)
     remote: bool = False
+    # the attribute-tensor inputs (ATTRIBUTE_TENSORS, below: Fluid's inputs that stand for
+    # an attribute) whose value its kernels read in place of the attribute; any other one
+    # given is refused (check_attr_tensors), never run on the attribute's value instead.
+    # A <type>_grad op declared by a Grad reads those of its forward op's that it reads.
+    reads_attr_tensors: tuple[str, ...] = ()
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}
@@ -115,10 +121,16 @@ class OpDef:
         lines = [self.comment or self.type, ""]
         for title, slots in (("Inputs", self.inputs), ("Outputs", self.outputs)):
             lines.append(f"{title}:")
+            stands = {t.slot: t for t in attribute_tensors(self)} if title == "Inputs" else {}
             for s in slots:
                 flags = [f for f, on in (("duplicable", s.duplicable), ("intermediate",
                          s.intermediate), ("dispensable", s.dispensable)) if on]
                 extra = f" ({', '.join(flags)})" if flags else ""
+                t = stands.get(s.name)
+                if t is not None:       # said here, from the one table, not in each comment
+                    extra += (f" [attribute {t.attr} as a tensor: " +
+                              ("read at run time]" if s.name in self.reads_attr_tensors else
+                               "refused, give the attribute]"))
                 lines.append(f"    {s.name}{extra}: {s.comment}")
         if self.attrs:
             lines.append("Attributes:")
@@ -142,12 +154,32 @@ class OpDef:
 _REGISTRY: dict[str, OpDef] = {}
 
 
+def _declared() -> dict[str, OpDef]:
+    """The registry with every op in it. The core imports no op module: the package that
+    declares them is loaded through paddle_nb/lazy.py the first time anyone asks (a
+    program that imports only ``paddle_nb.core.executor`` still finds every op)."""
+    lazy.declare_ops()
+    return _REGISTRY
+
+
 def register(op: OpDef) -> OpDef:
     """Add an op declaration (and its ``<type>_grad`` op when ``op.grad`` is a Grad);
-    registering one type twice is a mistake."""
+    registering one type twice is a mistake. Its shape rule gets the attribute-tensor
+    check in front (check_attr_tensors), so the check runs wherever the rule runs: when
+    the op is appended and, on the values, before its kernel."""
+    registered = _declared()        # a user's op, registered before ours were: checked too
     for name in (op.type, *op.aliases):
-        if name in _REGISTRY:
+        if name in registered:
             raise BuildError(f"op type {name!r} is registered twice")
+    stands = {t.slot for t in attribute_tensors(op)}
+    wrong = [s for s in op.reads_attr_tensors if s not in stands or op.input(s) is None]
+    if wrong:
+        raise BuildError(f"op {op.type} says it reads {wrong} as attribute tensors; its "
+                         f"attribute tensors (registry.ATTRIBUTE_TENSORS) that are input "
+                         f"slots are {sorted(s for s in stands if op.input(s))}")
+    if stands and op.infer_shape is not None:
+        op.infer_shape = _checking_attr_tensors(op, op.infer_shape)
+    for name in (op.type, *op.aliases):
         _REGISTRY[name] = op
     if isinstance(op.grad, Grad):
         register(_grad_op_def(op))
@@ -170,12 +202,14 @@ def _grad_op_def(forward: OpDef) -> OpDef:
                  comment=spec.comment or f"The gradient of {forward.type}.",
                  infer_shape=spec.shape_rule(forward),
                  kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type,
-                 uses_cores=forward.uses_cores)
+                 uses_cores=forward.uses_cores,
+                 reads_attr_tensors=tuple(s for s in forward.reads_attr_tensors
+                                          if s in spec.reads))
 
 
 def lookup(op_type: str) -> OpDef:
     """The declaration of ``op_type``; an unknown type names the closest registered ones."""
-    op = _REGISTRY.get(op_type)
+    op = _declared().get(op_type)
     if op is None:
         hint = did_you_mean(op_type, _REGISTRY, cutoff=0.5)
         raise UnknownOpError(f"unknown op type {op_type!r}{hint} "
@@ -185,13 +219,13 @@ def lookup(op_type: str) -> OpDef:
 
 
 def is_registered(op_type: str) -> bool:
-    return op_type in _REGISTRY
+    return op_type in _declared()
 
 
 def types_where(fact: str) -> list[str]:
     """The registered op types (aliases excluded) whose OpDef has ``fact`` set, sorted:
     ``types_where("activation")``."""
-    return sorted({op.type for op in _REGISTRY.values() if getattr(op, fact)})
+    return sorted({op.type for op in _declared().values() if getattr(op, fact)})
 
 
 def registered_types(include_grad: bool = True) -> list[str]:
@@ -207,3 +241,129 @@ def check_attr(op: OpDef, name: str, value) -> None:
         problem = spec.check(value)
         if problem:
             raise BuildError(f"attribute {name}={value!r} of op {op.type}: {problem}")
+
+
+# --- attribute tensors -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AttrTensor:
+    """An optional input of a Fluid op that stands for one of its attributes: when it is
+    given, Fluid reads the attribute's value from it at run time instead (``paddle.full(
+    [n, 3])`` with a tensor ``n`` saves fill_constant with ShapeTensorList and
+    shape=[-1, 3]). ``elements``: what its elements must be (a key of
+    ``infer_shape.Requirements.KINDS``); ``form``: ``"scalar"`` (one tensor of one
+    element), ``"list"`` (a duplicable slot: one one-element tensor per entry) or
+    ``"vector"`` (one 1-D tensor holding the entries)."""
+    slot: str
+    attr: str
+    elements: str
+    form: str
+
+
+def _stand_for(attr: str, elements: str, *slots: tuple[str, str]) -> tuple[AttrTensor, ...]:
+    return tuple(AttrTensor(slot, attr, elements, form) for slot, form in slots)
+
+
+_SHAPE = _stand_for("shape", "int", ("ShapeTensor", "vector"), ("ShapeTensorList", "list"))
+_BOUNDS = (_stand_for("starts", "int", ("StartsTensor", "vector"), ("StartsTensorList", "list"))
+           + _stand_for("ends", "int", ("EndsTensor", "vector"), ("EndsTensorList", "list")))
+_INTERP = (_stand_for("out_h and out_w", "int", ("OutSize", "vector"), ("SizeTensor", "list"))
+           + _stand_for("scale", "float", ("Scale", "vector")))
+_ADAM = (_stand_for("beta1", "float", ("Beta1Tensor", "scalar"))
+         + _stand_for("beta2", "float", ("Beta2Tensor", "scalar"))
+         + _stand_for("epsilon", "float", ("EpsilonTensor", "scalar")))
+
+# Fluid's attribute tensors of every op type registered here (a <type>_grad op has its
+# forward op's): the inputs whose comment in PaddlePaddle 2.6.2's OpProtos
+# (paddle.base.core.get_all_op_protos()) says "attribute N for <op> op from ... Tensor",
+# or, in the hand-written makers, that it is used instead of (has a higher priority than)
+# an attribute. Inputs that only carry data (MasterParam, SkipUpdate, PriorDist, Y of
+# expand_as_v2, SequenceLength) are not listed. Whether an op reads one is its own
+# declaration's ``reads_attr_tensors``; tests/test_registry.py checks that every slot
+# listed here is an input slot of its op.
+ATTRIBUTE_TENSORS: dict[str, tuple[AttrTensor, ...]] = {
+    "adam": _ADAM,
+    "adamw": _ADAM,
+    "batch_norm": _stand_for("momentum", "float", ("MomentumTensor", "scalar")),
+    "bilinear_interp_v2": _INTERP,
+    "nearest_interp_v2": _INTERP,
+    "clip": (_stand_for("min", "number", ("Min", "scalar"))
+             + _stand_for("max", "number", ("Max", "scalar"))),
+    "concat": _stand_for("axis", "int", ("AxisTensor", "scalar")),
+    "dropout": _stand_for("seed", "int", ("Seed", "scalar")),
+    "expand_v2": _stand_for("shape", "int", ("Shape", "vector"),
+                            ("expand_shapes_tensor", "list")),
+    "fill_constant": _SHAPE + _stand_for("value", "real", ("ValueTensor", "scalar")),
+    "gather": _stand_for("axis", "int", ("Axis", "scalar")),
+    "gaussian_random": _SHAPE,
+    "uniform_random": _SHAPE,
+    "one_hot_v2": _stand_for("depth", "int", ("depth_tensor", "scalar")),
+    "pad3d": _stand_for("paddings", "int", ("Paddings", "vector")),
+    "pow": _stand_for("factor", "number", ("FactorTensor", "scalar")),
+    "reshape2": _stand_for("shape", "int", ("Shape", "vector"), ("ShapeTensor", "list")),
+    "scale": _stand_for("scale", "number", ("ScaleTensor", "scalar")),
+    "slice": _BOUNDS,
+    "strided_slice": _BOUNDS + _stand_for("strides", "int", ("StridesTensor", "vector"),
+                                          ("StridesTensorList", "list")),
+    "split": (_stand_for("axis", "int", ("AxisTensor", "scalar"))
+              + _stand_for("sections", "int", ("SectionsTensorList", "list"))),
+    "tile": _stand_for("repeat_times", "int", ("RepeatTimes", "vector"),
+                       ("repeat_times_tensor", "list")),
+    "top_k_v2": _stand_for("k", "int", ("K", "scalar")),
+    "unsqueeze2": _stand_for("axes", "int", ("AxesTensor", "vector"), ("AxesTensorList", "list")),
+}
+
+
+def attribute_tensors(op: OpDef) -> tuple[AttrTensor, ...]:
+    """The attribute tensors of ``op``'s type (a gradient op: its forward op's)."""
+    return ATTRIBUTE_TENSORS.get(op.grad_of or op.type, ())
+
+
+def unread_attr_tensors(op: OpDef, given) -> list[AttrTensor]:
+    """The attribute tensors among the input slots ``given`` (the slots that name a
+    variable) that ``op``'s kernels do not read. Each must be refused: Fluid takes the
+    attribute's value from the tensor, this package would take the attribute's, and the
+    two differ whenever the program needs the tensor (a shape known at run time)."""
+    return [t for t in attribute_tensors(op)
+            if t.slot in given and t.slot not in op.reads_attr_tensors]
+
+
+def attr_tensor_refusal(op_type: str, t: AttrTensor) -> tuple[str, str]:
+    """(what is wrong, what was expected) for a refused attribute tensor: one text for
+    the shape rule's error (after ``slot <t.slot>:``) and validation's problem."""
+    return (f"stands for attribute {t.attr}, which Fluid reads from this tensor at run "
+            f"time; paddle_nb does not yet read {op_type}'s {t.attr} from a tensor, and "
+            f"refuses the op rather than run it on the attribute's value (another result)",
+            f"no {t.slot} input, the value given in attribute {t.attr}")
+
+
+def check_attr_tensors(ctx, op: OpDef) -> None:
+    """The attribute-tensor rule, for a shape-rule context (build time or run time):
+    an unread attribute tensor is refused (``ctx.fail`` names the op, its block path,
+    the slot, the attribute and the user's line); one the op reads must hold ``elements``
+    (an int shape, not a float one) and, for a scalar or a list entry, one element."""
+    for t in attribute_tensors(op):
+        names = ctx.input_names(t.slot)
+        if not names:
+            continue
+        if t.slot not in op.reads_attr_tensors:
+            message, expected = attr_tensor_refusal(op.type, t)
+            ctx.fail(message, slot=t.slot, expected=expected, given=f"{t.slot} {names}")
+        ctx.require_dtype(t.slot, t.elements)
+        if t.form == "vector":
+            continue
+        for i, name in enumerate(names):
+            shape = ctx.shape(t.slot, i)
+            if any(d not in (1, -1) for d in shape):
+                what = "one entry of" if t.form == "list" else "the value of"
+                ctx.fail(f"must hold exactly one element: {what} attribute {t.attr}",
+                         slot=t.slot, expected="shape [] or [1]",
+                         given=f"{name}: shape {list(shape)}")
+
+
+def _checking_attr_tensors(op: OpDef, infer: Callable) -> Callable:
+    def infer_shape(ctx):
+        check_attr_tensors(ctx, op)
+        infer(ctx)
+    infer_shape.__name__ = getattr(infer, "__name__", "infer_shape")
+    infer_shape.__doc__ = getattr(infer, "__doc__", None)
+    return infer_shape

@@ -18,8 +18,10 @@ printed and inspected:
   programs may use ops we lack), input/output variables that no block the op can see
   declares, missing required input slots, attributes whose type is not the one our OpProto
   declares (attributes it does not declare, Paddle's ``use_mkldnn`` and friends, are not
-  checked), and sizes: variables, and ops that allocate from a ``shape`` attribute, that
-  would take more than :data:`MAX_TENSOR_BYTES`. These are checked in the blocks that can
+  checked), inputs that stand for an attribute the op does not read from a tensor
+  (``registry.ATTRIBUTE_TENSORS``: fill_constant's ShapeTensorList...), and sizes:
+  variables, and ops that allocate from a ``shape`` attribute, that would take more than
+  :data:`MAX_TENSOR_BYTES`. These are checked in the blocks that can
   run: block 0 and the blocks its ops own (and theirs); a block no op owns never runs
   (prune leaves such blocks behind, and a program being built has them). It raises one
   :class:`ValidationError` listing every problem (``err.problems``), or returns the list
@@ -39,6 +41,7 @@ from . import dtypes, registry
 from .errors import ExecutionError, PaddleNBError, ProgramFormatError, did_you_mean
 from .framework_pb2 import ProgramDesc, VarType
 from .grad_maker import EMPTY_VAR
+from .operator import created_at, warn_about_bookkeeping
 from .symbol_table import tensor_desc
 
 # --- limits (module attributes: set them to change them) ------------------------------------
@@ -68,7 +71,8 @@ class ValidationError(PaddleNBError, ValueError):
 class Problem:
     """One thing wrong with a program: where (``block 0 > op 3 relu``), what, and a kind
     (``structure``, ``unknown-op``, ``undeclared-var``, ``slot``, ``attr-type``,
-    ``attr-value``, ``missing-attr``, ``dtype``, ``dims``, ``too-large``)."""
+    ``attr-value``, ``missing-attr``, ``attr-tensor``, ``dtype``, ``dims``,
+    ``too-large``)."""
     where: str
     message: str
     kind: str
@@ -416,7 +420,9 @@ class _Checker:
                 if not registry.is_registered(op.type):
                     continue             # the executor names an unknown op itself
                 op_def = registry.lookup(op.type)
-                self.check_attrs(f"{self.path(b.idx)} > op {j} {op.type}", op, op_def)
+                where = f"{self.path(b.idx)} > op {j} {op.type}"
+                self.check_attrs(where, op, op_def)
+                self.check_attr_tensors(where, op, op_def)
         return self.problems
 
     def check_var(self, i, desc):
@@ -465,6 +471,7 @@ class _Checker:
         if op_def is None:
             return
         self.check_slots(where, op, op_def)
+        self.check_attr_tensors(where, op, op_def)
         values = self.check_attrs(where, op, op_def)
         if op_def.allocates:
             self.check_allocation(where, op, op_def, values)
@@ -490,6 +497,20 @@ class _Checker:
                 self.add(where, f"needs input slot {spec.name} ({spec.comment or 'no doc'}); "
                                 f"given input slots: {sorted(k for k, v in given.items() if v)}",
                          "slot")
+
+    def check_attr_tensors(self, where, op, op_def):
+        """An input standing for an attribute that the op does not read from a tensor
+        (registry.unread_attr_tensors): run on the attribute's value, it would give
+        another result than Paddle's."""
+        given = {v.parameter for v in op.inputs
+                 if any(a not in ("", EMPTY_VAR) for a in v.arguments)}
+        for t in registry.unread_attr_tensors(op_def, given):
+            message, expected = registry.attr_tensor_refusal(op.type, t)
+            names = [a for v in op.inputs if v.parameter == t.slot for a in v.arguments]
+            created = created_at(op)
+            self.add(where, f"input slot {t.slot} {message}; expected {expected}, given "
+                            f"{t.slot} {names}" +
+                     (f"; op created at: {created}" if created else ""), "attr-tensor")
 
     def check_attrs(self, where, op, op_def) -> dict:
         """Type-check the attributes the OpProto declares; returns their values (those of a
@@ -564,9 +585,10 @@ class _Checker:
 
 def check_before_run(program) -> None:
     """What ``Executor.run`` and ``Executor.steps`` check once per version of a program
-    (the executor caches the answer on the program): block references and attribute
-    types and values. Raises a :class:`ValidationError` listing every problem; the rest
-    of :func:`validate` (declared variables, sizes) is left to the kernels and the
+    (the executor caches the answer on the program): block references, attribute
+    types and values, and inputs standing for an attribute that the op does not read.
+    Raises a :class:`ValidationError` listing every problem; the rest of
+    :func:`validate` (declared variables, sizes) is left to the kernels and the
     allocation guard, which meet the real values."""
     problems = _Checker(program, strict=False).run_attributes()
     if problems:
@@ -587,6 +609,8 @@ def validate(program, strict: bool = True, raise_on_error: bool = True) -> list[
     if not isinstance(program, Program):
         raise ValidationError(f"validate needs a Program, got {type(program).__name__}")
     problems = _Checker(program, strict).run()
+    if not any(p.kind == "structure" for p in problems):   # (block paths need a sound tree)
+        warn_about_bookkeeping(program.blocks)             # not a problem: the program runs
     if problems and raise_on_error:
         raise ValidationError(_summary(problems, "the program"), problems)
     return problems

@@ -126,6 +126,25 @@ def read_file(path: str, what: str, limit: str, hint: str = "") -> bytearray:
     (``MAX_PROGRAM_BYTES`` or ``MAX_PARAMS_BYTES``). Anything else, a larger file, or one
     that cannot be read is an :class:`IOFormatError` naming the file."""
     cap = getattr(_limits, limit)
+    with open_checked(path, what, limit, hint) as (f, size):
+        try:
+            data = _read_at_most(f.fileno(), size, cap)
+        except OSError as e:
+            raise IOFormatError(f"cannot load {what}: cannot read {path}: "
+                                f"{e.strerror or e}") from None
+    if data is None:
+        raise IOFormatError(f"cannot load {what}: {path} grew past the limit "
+                            f"paddle_nb.core.validate.{limit} = {human_bytes(cap)} while it "
+                            f"was read (is something still writing it?)")
+    return data
+
+
+@contextlib.contextmanager
+def open_checked(path: str, what: str, limit: str, hint: str = ""):
+    """The regular file ``path`` opened for reading (unbuffered) and its size, as
+    :func:`read_file` checks it, without reading it: for a reader that takes only parts
+    of a large file (the tensor headers of a parameter file: tensor_format.FileReader)."""
+    cap = getattr(_limits, limit)
     # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of waiting for a
     # writer (for a regular file it changes nothing). No O_NOFOLLOW: a symlink to a regular
     # file is fine, and fstat below sees what the link leads to.
@@ -143,26 +162,23 @@ def read_file(path: str, what: str, limit: str, hint: str = "") -> bytearray:
                             f"name") from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IOFormatError(f"cannot load {what}: {path} is {_kind(st.st_mode)}, not a "
-                                f"regular file (only regular files, or symlinks to them, are "
-                                f"read)")
-        if st.st_size > cap:
-            raise IOFormatError(f"cannot load {what}: {path} is {human_bytes(st.st_size)} "
-                                f"({st.st_size:,} bytes), more than the limit "
-                                f"paddle_nb.core.validate.{limit} = {human_bytes(cap)}; nothing "
-                                f"was read. If the file is right, raise the limit")
-        data = _read_at_most(fd, st.st_size, cap)
     except OSError as e:
-        raise IOFormatError(f"cannot load {what}: cannot read {path}: "
-                            f"{e.strerror or e}") from None
-    finally:
         os.close(fd)
-    if data is None:
-        raise IOFormatError(f"cannot load {what}: {path} grew past the limit "
-                            f"paddle_nb.core.validate.{limit} = {human_bytes(cap)} while it "
-                            f"was read (is something still writing it?)")
-    return data
+        raise IOFormatError(f"cannot load {what}: cannot read {path}: {e.strerror or e}"
+                            ) from None
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = (f"{path} is {_kind(st.st_mode)}, not a regular file (only regular files, "
+                   f"or symlinks to them, are read)")
+    elif st.st_size > cap:
+        problem = (f"{path} is {human_bytes(st.st_size)} ({st.st_size:,} bytes), more than "
+                   f"the limit paddle_nb.core.validate.{limit} = {human_bytes(cap)}; nothing "
+                   f"was read. If the file is right, raise the limit")
+    if problem:
+        os.close(fd)
+        raise IOFormatError(f"cannot load {what}: {problem}")
+    with open(fd, "rb", buffering=0) as f:       # a regular file: closed with f
+        yield f, st.st_size
 
 
 def _open_error(path: str, e: OSError) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -77,12 +78,61 @@ class Reader:
         self.pos += n
         return chunk
 
+    def skip(self, n: int, what: str) -> None:
+        self.take(n, what)
+
     def number(self, fmt: struct.Struct, what: str) -> int:
         return fmt.unpack(self.take(fmt.size, what))[0]
 
 
-def read_tensor(r: Reader) -> np.ndarray:
-    """Parse one tensor at the reader's position; raises BadTensor with the fault."""
+class FileReader(Reader):
+    """An open file read front to back without holding it: ``take`` reads the few bytes
+    asked for, ``skip`` only moves on (a tensor's data is never read). For listing the
+    tensors of a parameter file of any size (:func:`read_header`)."""
+
+    def __init__(self, f, size: int, path: str):
+        self.f, self.size, self.path = f, size, path
+        self.pos = 0
+
+    def remaining(self) -> int:
+        return self.size - self.pos
+
+    def take(self, n: int, what: str) -> memoryview:
+        self.skip(n, what)
+        self.f.seek(self.pos - n)
+        data = self.f.read(n)
+        if len(data) != n:
+            raise BadTensor(f"the file ended while {what} was read (did it shrink meanwhile?)")
+        return memoryview(data)
+
+    def skip(self, n: int, what: str) -> None:
+        if n > self.remaining():
+            raise BadTensor(f"the file ends {self.remaining()} bytes into the {n} bytes of "
+                            f"{what} (it is truncated, or the bytes before were not what "
+                            f"they claim)")
+        self.pos += n
+
+
+@dataclass(frozen=True)
+class TensorHeader:
+    """What a tensor's bytes say before its data (checked): enough to list the tensor."""
+    dtype: np.dtype
+    dims: list[int]
+    nbytes: int              # of the data that follows
+    kind: str                # "FP32[6, 1, 3, 3] tensor", as errors name it
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.dims)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.dims)
+
+
+def read_header(r: Reader) -> TensorHeader:
+    """Parse one tensor's header at the reader's position, its LoD levels skipped, up to
+    its data; raises BadTensor with the fault."""
     version = r.number(U32, "the version")
     if version != 0:
         raise BadTensor(f"it starts with version {version}, but a Paddle tensor starts with 0 "
@@ -96,7 +146,7 @@ def read_tensor(r: Reader) -> np.ndarray:
         if nbytes % 8:
             raise BadTensor(f"LoD level {level} has {nbytes} bytes, not a whole number of "
                             f"uint64 offsets (corrupt)")
-        r.take(nbytes, f"LoD level {level}")
+        r.skip(nbytes, f"LoD level {level}")
     tensor_version = r.number(U32, "the tensor version")
     if tensor_version != 0:
         raise BadTensor(f"tensor version {tensor_version}, expected 0 (corrupt)")
@@ -133,12 +183,23 @@ def read_tensor(r: Reader) -> np.ndarray:
         raise BadTensor(f"the TensorDesc asks for {what}; the limit is "
                         f"paddle_nb.core.validate.MAX_TENSOR_BYTES = "
                         f"{human_bytes(_limits.MAX_TENSOR_BYTES)} (corrupt, or raise the limit)")
-    nbytes = math.prod(dims) * dtype.itemsize
-    raw = r.take(nbytes, f"the data of a {kind}")
+    return TensorHeader(dtype, dims, math.prod(dims) * dtype.itemsize, kind)
+
+
+def read_tensor(r: Reader) -> np.ndarray:
+    """Parse one tensor at the reader's position; raises BadTensor with the fault."""
+    header = read_header(r)
+    raw = r.take(header.nbytes, f"the data of a {header.kind}")
+    return elements(raw, header.dtype).reshape(header.dims)
+
+
+def elements(raw, dtype: np.dtype) -> np.ndarray:
+    """Tensor data bytes (a whole number of elements: all of a tensor's, or a chunk) as a
+    flat array that owns its memory, in native byte order."""
     if dtype == np.bool_:                    # a byte other than 0 or 1 is not a numpy bool
-        return np.frombuffer(raw, np.uint8).reshape(dims) != 0
+        return np.frombuffer(raw, np.uint8) != 0
     # astype copies: the array owns its memory, native byte order, writable.
-    return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(dims)
+    return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype)
 
 
 def _element_types() -> str:

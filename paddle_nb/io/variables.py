@@ -1,7 +1,9 @@
 """save_vars / load_vars and the params / persistables shorthands built on them."""
 from __future__ import annotations
 
+import contextlib
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,8 +14,9 @@ from ..core.program import Program, default_main_program
 from ..core.scope import Scope, current
 from ..core.symbol_table import var_dtype, var_shape
 from ..core.variable import Variable
-from .files import file_for, read_file, short_name, write_files
-from .tensor_format import BadTensor, Reader, read_tensor, serialize_tensor
+from .files import file_for, open_checked, read_file, short_name, write_files
+from .tensor_format import (BadTensor, FileReader, Reader, TensorHeader, read_header,
+                            read_tensor, serialize_tensor)
 
 # --- which variables -------------------------------------------------------------------------
 def is_parameter(var: Variable) -> bool:
@@ -130,18 +133,62 @@ def save_persistables(executor, dirname: str, main_program=None, filename: str |
 
 
 # --- load ------------------------------------------------------------------------------------
-def _parse_checked(r: Reader, var: Variable, where: str) -> np.ndarray:
+def _parse_checked(r: Reader, var: Variable, where: str, read=read_tensor):
+    """``read(r)`` (the tensor, or its header) checked against the variable's declaration;
+    a fault names the variable, the file and the byte."""
     start = r.pos
     try:
-        array = read_tensor(r)
+        value = read(r)
     except BadTensor as e:
         raise IOFormatError(f"cannot load {short_name(var.name)} from {r.path} ({where}at byte "
                             f"{start}): {e}") from None
-    problem = _mismatch(var, array)
+    problem = _mismatch(var, value)
     if problem:
         raise IOFormatError(f"cannot load {short_name(var.name)} from {r.path} ({where}at byte "
                             f"{start}): {problem}; the file was saved from another program")
-    return array
+    return value
+
+
+@contextlib.contextmanager
+def _in_memory(path: str, what: str, hint: str = ""):
+    yield Reader(read_file(path, what, "MAX_PARAMS_BYTES", hint), path)
+
+
+@contextlib.contextmanager
+def _on_disk(path: str, what: str, hint: str = ""):
+    with open_checked(path, what, "MAX_PARAMS_BYTES", hint) as (f, size):
+        yield FileReader(f, size, path)
+
+
+def _walk(dirname: str, chosen: list[Variable], filename: str | None, reader, read):
+    """(variable, ``read``'s value, its file, the byte after it) for each chosen variable,
+    checked as a load checks it: one file each (``filename`` None) or one combined file,
+    every byte of it accounted for. ``reader``: :func:`_in_memory` or :func:`_on_disk`."""
+    if filename is None:
+        for var in chosen:
+            path = file_for(dirname, var.name)
+            hint = ("; if everything was saved in one combined file, pass its name as "
+                    "filename=")
+            with reader(path, f"variable {short_name(var.name)}", hint) as r:
+                yield var, _parse_checked(r, var, "", read), path, r.pos
+                if r.remaining():
+                    raise IOFormatError(
+                        f"cannot load {short_name(var.name)} from {path}: {r.remaining()} "
+                        f"bytes follow its tensor; a file of one variable holds one tensor "
+                        f"(is it a combined file? then pass filename=)")
+        return
+    path = os.path.join(dirname, filename)
+    names = [v.name for v in chosen]
+    with reader(path, f"the combined file of {len(names)} "
+                      f"variable{'s' if len(names) != 1 else ''}") as r:
+        for i, var in enumerate(chosen):
+            yield var, _parse_checked(r, var, f"tensor {i + 1} of {len(chosen)}, ", read), \
+                path, r.pos
+        if r.remaining():
+            raise IOFormatError(
+                f"cannot load {path}: {r.remaining()} bytes are left after the {len(names)} "
+                f"tensors this program expects ({', '.join(names) or 'none'}); the file holds "
+                f"more variables, so it was saved from another program")
 
 
 def load_vars(executor, dirname: str, main_program=None, vars=None, predicate=None,
@@ -151,36 +198,38 @@ def load_vars(executor, dirname: str, main_program=None, vars=None, predicate=No
     program = program_or_default(main_program)
     scope = scope if scope is not None else current()
     chosen = chosen_vars(program, vars, predicate or is_persistable)
-    arrays: dict[str, np.ndarray] = {}
-    if filename is None:
-        for var in chosen:
-            path = file_for(dirname, var.name)
-            hint = ("; if everything was saved in one combined file, pass its name as "
-                    "filename=")
-            data = read_file(path, f"variable {short_name(var.name)}", "MAX_PARAMS_BYTES", hint)
-            r = Reader(data, path)
-            arrays[var.name] = _parse_checked(r, var, "")
-            if r.remaining():
-                raise IOFormatError(
-                    f"cannot load {short_name(var.name)} from {path}: {r.remaining()} bytes "
-                    f"follow its tensor; a file of one variable holds one tensor (is it a "
-                    f"combined file? then pass filename=)")
-    else:
-        path = os.path.join(dirname, filename)
-        names = [v.name for v in chosen]
-        r = Reader(read_file(path, f"the combined file of {len(names)} "
-                             f"variable{'s' if len(names) != 1 else ''}",
-                             "MAX_PARAMS_BYTES"), path)
-        for i, var in enumerate(chosen):
-            arrays[var.name] = _parse_checked(r, var, f"tensor {i + 1} of {len(chosen)}, ")
-        if r.remaining():
-            raise IOFormatError(
-                f"cannot load {path}: {r.remaining()} bytes are left after the {len(names)} "
-                f"tensors this program expects ({', '.join(names) or 'none'}); the file holds "
-                f"more variables, so it was saved from another program")
+    arrays = {var.name: array for var, array, _, _ in
+              _walk(dirname, chosen, filename, _in_memory, read_tensor)}
     # Everything checked: only now touch the scope.
     for name, array in arrays.items():
         scope.var(name).set(array)
+
+
+@dataclass(frozen=True)
+class StoredTensor:
+    """A variable's tensor in a file, as its header says: where its data lies."""
+    name: str
+    header: TensorHeader       # dtype, dims, nbytes
+    path: str
+    offset: int                # of its data in the file
+
+
+def _header_only(r: Reader) -> TensorHeader:
+    header = read_header(r)
+    r.skip(header.nbytes, f"the data of a {header.kind}")
+    return header
+
+
+def stored_tensors(dirname: str, main_program=None, vars=None, predicate=None,
+                   filename: str | None = None) -> list[StoredTensor]:
+    """What :func:`load_vars` would load, with the same checks (every header, dtypes and
+    shapes against the program, sizes, no byte left over), from the headers alone: the
+    data is skipped, never read, so a parameter file of gigabytes costs a few KiB. Each
+    tensor's data can then be read where it lies (:class:`StoredTensor`)."""
+    program = program_or_default(main_program)
+    chosen = chosen_vars(program, vars, predicate or is_persistable)
+    return [StoredTensor(var.name, header, path, end - header.nbytes) for var, header, path, end
+            in _walk(dirname, chosen, filename, _on_disk, _header_only)]
 
 
 def load_params(executor, dirname: str, main_program=None, filename: str | None = None,

@@ -10,7 +10,9 @@ Two halves talk to Python:
   started to read a file.
 
 The server loads this module through ``jupyter-config/paddle_nb.json``, which pip installs
-into ``etc/jupyter/jupyter_server_config.d``.
+into ``etc/jupyter/jupyter_server_config.d``. Importing it (and ``handlers.py``) loads
+nothing of the library's weight: the tab's work loads on its first request
+(``paddle_nb/lazy.py``), so the server starts as fast without paddle_nb as with it.
 """
 
 

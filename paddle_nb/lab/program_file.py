@@ -10,39 +10,60 @@ kernel or importing anything into one.
 
 The parameters come from the file beside the program when there is one: ``X.pdiparams``
 for ``X.pdmodel`` (Paddle 2's combined file), ``__params__`` or one file per variable for a
-``__model__`` (Fluid's). A program that runs is one step away: :func:`notebook_for` writes
-a notebook that loads both and opens the step debugger on them.
+``__model__`` (Fluid's). The tab lists them from their headers (``parameters.py``: no
+tensor is held). A program that runs is one step away: ``notebook_file.py`` writes a
+notebook that loads both and opens the step debugger on them.
 
 Everything read here comes from a user's folder, so it goes through the loaders' checks
 (regular files only, size caps, program bytes checked before protobuf parses them), and a
 path must stay inside the server's root folder.
+
+**What the server holds.** :class:`OpenedPrograms` keeps each open program (its view and
+the facts the tab shows) while a tab shows it: a tab says when it opens and closes (its
+id, so two tabs on one file are counted apart), and a program no tab shows is freed at
+once. Whatever tabs a browser lost without closing them (a reload) are bounded too: at
+most ``KEEP_OPENED`` programs, and at most ``MAX_HELD_BYTES`` accounted for all of them,
+the least recently used going first (a tab whose program went is given it again, anew,
+on its next request).
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..core.errors import PaddleNBError
 from ..core.program import Program
-from ..core.scope import Scope
 from ..io.files import read_file
-from ..io.variables import is_persistable, load_vars
+from ..notebook.widgets import ProgramView, view_asset  # noqa: F401 (the asset route's)
+from . import parameters, request_bodies
+from .notebook_file import write_notebook
 
 PROGRAM_SUFFIXES = (".pdmodel",)
 PROGRAM_NAMES = ("__model__",)
 # A ProgramView's synced traits the tab reads (the widget's own layout traits are not).
 VIEW_TRAITS = ("model", "svg", "graph_text", "selected", "highlight", "running",
                "breakpoints", "debug", "tab", "collapsed", "graph_groups")
-# Opened programs kept (by path and modification time), so a tab's clicks reach the view
-# that drew it; the oldest is dropped past this many.
-KEEP_OPENED = 8
+KEEP_OPENED = 8                   # programs held at most, shown or not
+MAX_HELD_BYTES = 1024 * 2 ** 20   # accounted for all of them (see OpenedProgram.held_bytes)
+# What a program holds in this process for each byte of it we can count, measured on a
+# program of 2,000 blocks (0.9 MB file, 8 MB of JSON state; 63 MB RSS in all): the parsed
+# program (a SymbolTable and its dicts per block: 32 MB) and the view's dicts and strings.
+PROGRAM_BYTES_HELD = 32
+STATE_BYTES_HELD = 4
 
 
 class ProgramFileError(PaddleNBError):
-    """A program file the tab cannot open: outside the root, missing, not a program."""
+    """A program file the tab cannot open: outside the root, missing, not a program.
+    ``status``: the HTTP status the route answers with."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
 
 
 def is_program_file(path: str) -> bool:
@@ -50,31 +71,23 @@ def is_program_file(path: str) -> bool:
     return name in PROGRAM_NAMES or name.endswith(PROGRAM_SUFFIXES)
 
 
+def inside(root_dir: str, path: str) -> bool:
+    """Whether ``path``, links followed, is in the folder ``root_dir``."""
+    root = os.path.realpath(root_dir)
+    return os.path.commonpath([root, os.path.realpath(path)]) == root
+
+
 def resolve(root_dir: str, path: str) -> str:
     """The absolute path of ``path`` (relative to the server's root, as the file browser
     names it), refused when it leaves the root or is not a regular file."""
     if not isinstance(path, str) or not path or "\x00" in path:
         raise ProgramFileError(f"no program path given (got {path!r})")
-    root = os.path.realpath(root_dir)
-    full = os.path.realpath(os.path.join(root, path.lstrip("/")))
-    if os.path.commonpath([root, full]) != root:
-        raise ProgramFileError(f"{path}: outside the folder this server serves")
+    full = os.path.realpath(os.path.join(os.path.realpath(root_dir), path.lstrip("/")))
+    if not inside(root_dir, full):
+        raise ProgramFileError(f"{path}: outside the folder this server serves", 403)
     if not os.path.isfile(full):
-        raise ProgramFileError(f"{path}: no such file")
+        raise ProgramFileError(f"{path}: no such file", 404)
     return full
-
-
-def params_source(model_path: str) -> tuple[str, str | None] | None:
-    """(folder, combined file name or None for one file per variable) of the parameters
-    beside a program file, or None where there are none."""
-    folder, name = os.path.split(model_path)
-    if name.endswith(".pdmodel"):
-        combined = name[:-len(".pdmodel")] + ".pdiparams"
-        return (folder, combined) if os.path.isfile(os.path.join(folder, combined)) else None
-    if os.path.isfile(os.path.join(folder, "__params__")):
-        return folder, "__params__"
-    others = [n for n in os.listdir(folder) if n != name and not n.startswith(".")]
-    return (folder, None) if others else None
 
 
 def feeds_and_fetches(program: Program) -> tuple[list[dict], list[str]]:
@@ -97,28 +110,27 @@ def feeds_and_fetches(program: Program) -> tuple[list[dict], list[str]]:
     return out, [n for _, n in sorted(fetches)]
 
 
-def _summary(name: str, a) -> dict:
-    a = np.asarray(a)
-    entry = {"name": name, "shape": list(a.shape), "dtype": str(a.dtype)}
-    if a.size and a.dtype.kind in "fiub":
-        entry.update(min=float(a.min()), max=float(a.max()))
-    return entry
-
-
 @dataclass
 class OpenedProgram:
-    """One program file as the tab shows it: the program, its parameters in a scope of
-    its own, and the ProgramView that draws it."""
+    """One program file as the tab shows it: the program, the facts about its parameters,
+    and the ProgramView that draws it. Its view is used by one thread at a time (``lock``:
+    the server answers requests on a pool of threads)."""
     path: str                       # as the file browser names it
     full_path: str
+    root_dir: str
     program: Program
-    scope: Scope
+    program_bytes: int
     feeds: list
     fetches: list
+    stamp: tuple = ()               # the files as they were read (reopened when changed)
     params: list = field(default_factory=list)
     params_file: str | None = None
     params_note: str = ""
     view: object = None
+    holders: set = field(default_factory=set)     # ids of the tabs showing it
+    held_bytes: int = 0             # accounted (PROGRAM_BYTES_HELD, STATE_BYTES_HELD)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def state(self) -> dict:
         """What the tab draws: the ProgramView's traits and the file's facts."""
@@ -126,144 +138,173 @@ class OpenedProgram:
         return {"path": self.path, "traits": traits, "feeds": self.feeds,
                 "fetches": self.fetches, "params": self.params,
                 "params_file": self.params_file, "params_note": self.params_note,
-                "ops": sum(len(b.ops) for b in self.program.blocks),
+                "ops": sum(len(b.table.ops) for b in self.program.blocks),
                 "blocks": len(self.program.blocks)}
 
+    def state_json(self) -> str:
+        """:meth:`state` as the route sends it; what the program holds is recounted."""
+        text = json.dumps(self.state())
+        self.held_bytes = self.program_bytes * PROGRAM_BYTES_HELD + len(text) * STATE_BYTES_HELD
+        return text
+
     def apply(self, changes: dict) -> None:
-        """Trait changes the page made (a click selecting an op, a tab switch)."""
-        unknown = sorted(set(changes) - set(VIEW_TRAITS))
-        if unknown:
-            raise ProgramFileError(f"the program view has no trait {', '.join(unknown)}")
+        """Trait changes the page made (a click selecting an op, a tab switch), checked
+        (request_bodies.view_changes: the traits the page may set, their types)."""
+        changes = request_bodies.view_changes(changes)
         with self.view.hold_sync():
             for name, value in changes.items():
                 setattr(self.view, name, value)
 
     def message(self, content: dict) -> None:
         """A message the page sent the view (``model.send``), as a kernel would get it."""
-        self.view._handle_custom_msg(content, [])
+        self.view._handle_custom_msg(request_bodies.view_message(content), [])
+
+    def close(self) -> None:
+        """Let the view go: a widget is kept in ipywidgets' registry of every widget until
+        it is closed, so without this no closed tab's view was ever freed."""
+        if self.view is not None:
+            self.view.layout.close()       # the view's own child widget, registered too
+            self.view.close()
+
+
+def _stamp(full: str) -> tuple:
+    """What says the files changed: the program's and its parameter file's times and
+    sizes."""
+    st = os.stat(full)
+    stamp = (st.st_mtime_ns, st.st_size)
+    source = parameters.params_source(full)
+    if source is not None and source[1] is not None:
+        p = os.stat(os.path.join(*source))
+        stamp += (p.st_mtime_ns, p.st_size)
+    return stamp
 
 
 def _load_params(opened: OpenedProgram) -> None:
-    source = params_source(opened.full_path)
+    source = parameters.params_source(opened.full_path)
     if source is None:
         opened.params_note = "no parameter file beside the program"
         return
     folder, filename = source
     opened.params_file = filename
     try:
-        load_vars(None, folder, opened.program, predicate=is_persistable, filename=filename,
-                  scope=opened.scope)
+        opened.params = parameters.summaries(opened.program, folder, filename,
+                                             lambda p: inside(opened.root_dir, p))
     except PaddleNBError as e:
         opened.params_note = f"parameters not loaded: {e}"
         return
-    gb = opened.program.global_block()
-    opened.params = [_summary(v.name, opened.scope.find_var(v.name).get())
-                     for v in gb.vars.values() if is_persistable(v) and
-                     opened.scope.find_var(v.name) is not None]
-    opened.params_note = (f"{len(opened.params)} persistable tensors loaded from "
+    opened.params_note = (f"{len(opened.params)} persistable tensors in "
                           f"{filename or 'one file per variable'}")
 
 
 def load(root_dir: str, path: str) -> OpenedProgram:
-    """Read, check and parse the program at ``path`` and load its parameters."""
-    from ..notebook.widgets import ProgramView   # noqa: PLC0415 (needs the notebook extra)
+    """Read, check and parse the program at ``path`` and list its parameters."""
     full = resolve(root_dir, path)
     if not is_program_file(full):
         raise ProgramFileError(f"{path}: not a program file (a .pdmodel or __model__)")
+    stamp = _stamp(full)
     try:
-        program = Program.from_bytes(read_file(full, "the program", "MAX_PROGRAM_BYTES"))
+        data = read_file(full, "the program", "MAX_PROGRAM_BYTES")
+        program = Program.from_bytes(data)
     except PaddleNBError as e:
         raise ProgramFileError(f"{path}: {e}") from None
     feeds, fetches = feeds_and_fetches(program)
-    opened = OpenedProgram(path=path, full_path=full, program=program, scope=Scope(),
-                           feeds=feeds, fetches=fetches)
+    opened = OpenedProgram(path=path, full_path=full, root_dir=root_dir, program=program,
+                           program_bytes=len(data), feeds=feeds, fetches=fetches, stamp=stamp)
     _load_params(opened)
-    opened.view = ProgramView(program)
+    opened.view = ProgramView(program, source=os.path.basename(full))
+    opened.state_json()           # counts what it holds
     return opened
 
 
 class OpenedPrograms:
-    """The programs the tabs show, by path; reopened when the file changed on disk."""
+    """The programs the tabs show, by path; reopened when the file changed on disk, freed
+    when no tab shows them, bounded in number and size (see the module doc)."""
 
-    def __init__(self, root_dir: str):
+    def __init__(self, root_dir: str, keep: int = KEEP_OPENED,
+                 max_held_bytes: int = MAX_HELD_BYTES):
         self.root_dir = root_dir
+        self.keep, self.max_held_bytes = keep, max_held_bytes
         self._lock = threading.Lock()
-        self._opened: dict[str, tuple[float, OpenedProgram]] = {}
+        self._opened: dict[str, OpenedProgram] = {}
+        self._loading: dict[str, threading.Lock] = {}   # one load of a path at a time
 
-    def get(self, path: str) -> OpenedProgram:
+    def get(self, path: str, tab: str = "") -> OpenedProgram:
+        """The program at ``path``, loaded now unless it is held and unchanged; ``tab``
+        (a tab's id): that tab shows it from now on."""
         full = resolve(self.root_dir, path)
-        stamp = os.stat(full).st_mtime_ns
+        try:
+            stamp = _stamp(full)
+        except OSError as e:
+            raise ProgramFileError(f"{path}: {e.strerror or e}", 404) from None
         with self._lock:
-            kept = self._opened.get(path)
-            if kept is not None and kept[0] == stamp:
-                return kept[1]
-        opened = load(self.root_dir, path)
-        with self._lock:
-            self._opened[path] = (stamp, opened)
-            while len(self._opened) > KEEP_OPENED:
-                self._opened.pop(next(iter(self._opened)))
+            gate = self._loading.setdefault(path, threading.Lock())
+        with gate:                     # a second tab on the same file waits for this load
+            with self._lock:
+                kept = self._opened.get(path)
+                if kept is not None and kept.stamp == stamp:
+                    return self._use(kept, tab)
+            opened = load(self.root_dir, path)
+            with self._lock:
+                old = self._opened.pop(path, None)
+                if old is not None:    # changed on disk: its tabs show the new one
+                    opened.holders |= old.holders
+                    old.close()
+                self._opened[path] = opened
+                return self._use(opened, tab)
+
+    def _use(self, opened: OpenedProgram, tab: str) -> OpenedProgram:
+        if tab:
+            opened.holders.add(tab)
+        opened.last_used = time.monotonic()
+        self._evict(keep=opened)
         return opened
 
+    def release(self, path: str, tab: str) -> int:
+        """Tab ``tab`` no longer shows ``path``; the program is freed when no tab does.
+        Returns how many tabs still show it."""
+        with self._lock:
+            opened = self._opened.get(path)
+            if opened is None:
+                return 0
+            opened.holders.discard(tab)
+            if opened.holders:
+                return len(opened.holders)
+            del self._opened[path]
+            self._loading.pop(path, None)
+        opened.close()
+        return 0
 
-# --- the notebook that runs it -------------------------------------------------------------
-def _feed_line(feed: dict) -> str:
-    shape = tuple(1 if d is None or d < 0 else int(d) for d in feed["shape"]) or (1,)
-    kind = np.dtype(feed["dtype"]).kind
-    value = (f"rng.standard_normal({shape}).astype(np.{feed['dtype']})" if kind == "f" else
-             f"np.zeros({shape}, np.{feed['dtype']})")
-    return f"    {feed['name']!r}: {value},"
+    def held(self) -> dict:
+        """What is held, for a person (and the tests): programs, tabs, bytes accounted."""
+        with self._lock:
+            return {"programs": len(self._opened),
+                    "tabs": sum(len(o.holders) for o in self._opened.values()),
+                    "held_bytes": sum(o.held_bytes for o in self._opened.values())}
 
+    def recount(self) -> None:
+        """After an answer changed what a program holds (a new svg): keep within bounds."""
+        with self._lock:
+            self._evict(keep=None)
 
-def notebook_for(opened: OpenedProgram) -> dict:
-    """A notebook (nbformat 4, as a dict) that loads the program and its parameters and
-    opens the step debugger on a made-up input; it lives beside the program file."""
-    import nbformat   # noqa: PLC0415 (the notebook extra)
-    name = os.path.basename(opened.full_path)
-    v4 = nbformat.v4
-    if opened.feeds and opened.fetches and opened.params_file is not None:
-        load_code = (
-            f"program, feed_names, fetch_targets = pd.io.load_inference_model(\n"
-            f"    '.', exe, model_filename={name!r}, params_filename={opened.params_file!r},\n"
-            f"    scope=scope)")
-    else:
-        load_code = (
-            f"program = pd.Program.from_bytes(open({name!r}, 'rb').read())\n"
-            + (f"pd.io.load_persistables(exe, '.', program, filename={opened.params_file!r}, "
-               f"scope=scope)\n" if opened.params else "")
-            + f"fetch_targets = {opened.fetches!r}")
-    feed_lines = "\n".join(_feed_line(f) for f in opened.feeds)
-    cells = [
-        v4.new_markdown_cell(
-            f"# {name}\n\nThe program in `{name}`"
-            + (f" with its parameters from `{opened.params_file}`" if opened.params else "")
-            + ", loaded by paddle_nb. Run the cells, then step through it with the "
-            "debugger's buttons (Step, Back, Over, Out, Continue)."),
-        v4.new_code_cell(
-            "import numpy as np\nimport paddle_nb as pd\n"
-            "from paddle_nb.notebook.widgets import DebuggerView, ProgramView\n\n"
-            "exe = pd.Executor(pd.CPUPlace())\nscope = pd.Scope()\n" + load_code
-            + "\nProgramView(program)"),
-        v4.new_markdown_cell("A made-up input of the shapes the program declares (-1, the "
-                             "batch, taken as 1): put real data here."),
-        v4.new_code_cell("rng = np.random.default_rng(0)\nfeed = {\n" + feed_lines + "\n}"),
-        v4.new_code_cell("dbg = DebuggerView.from_program(program, feed=feed, "
-                         "fetch_list=fetch_targets, scope=scope)\ndbg"),
-    ]
-    nb = v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
+    def _evict(self, keep: OpenedProgram | None) -> None:
+        """Free programs past the bounds: those no tab shows first, then the least
+        recently used; never ``keep`` (the one being answered). Called with the lock."""
+        def over() -> bool:
+            return len(self._opened) > self.keep or \
+                sum(o.held_bytes for o in self._opened.values()) > self.max_held_bytes
+        order = sorted(self._opened.items(), key=lambda kv: (bool(kv[1].holders),
+                                                             kv[1].last_used))
+        for path, opened in order:
+            if not over():
+                break
+            if opened is keep:
+                continue
+            del self._opened[path]
+            self._loading.pop(path, None)
+            opened.close()
 
-
-def write_notebook(opened: OpenedProgram) -> str:
-    """Write :func:`notebook_for` beside the program (``X.ipynb`` for ``X.pdmodel``,
-    ``model.ipynb`` for ``__model__``) unless a notebook of that name exists, which is
-    kept as the user left it; returns its path as the file browser names it."""
-    import nbformat   # noqa: PLC0415
-    folder, name = os.path.split(opened.full_path)
-    stem = "model" if name in PROGRAM_NAMES else os.path.splitext(name)[0]
-    target = os.path.join(folder, stem + ".ipynb")
-    if not os.path.exists(target):
-        nbformat.write(nbformat.from_dict(notebook_for(opened)), target)
-    rel_folder = os.path.dirname(opened.path.lstrip("/"))
-    return f"{rel_folder}/{stem}.ipynb" if rel_folder else f"{stem}.ipynb"
+    def notebook(self, path: str) -> str:
+        """Write the notebook that runs ``path`` (notebook_file.write_notebook)."""
+        opened = self.get(path)
+        with opened.lock:
+            return write_notebook(opened)

@@ -6,7 +6,8 @@ output of the cell that made a view:
 - the **program**: the one the last ``%%paddle`` cell built into (with the notebook's
   names), else the default main program of plain Python code;
 - the **debugger**: the latest step debugger a cell opened (``%%paddle --step`` or a
-  ``DebuggerView``), its current op marked in the program and its frames listed;
+  ``DebuggerView``), the op it runs next and the one it ran last marked in the program
+  (as in its view) and its frames listed;
 - the **scopes**: the debugger's scope while one is open, else the program's scope.
 
 The sidebar asks the kernel for :func:`sidebar_model_id` (a silent request, only in a kernel
@@ -79,7 +80,10 @@ class InspectorView(ipywidgets.VBox):
                 pv.program, pv.user_names, program_too = program, names, True
             if program_too:
                 pv.refresh()
-            pv.highlight = list(d.location()) if d is not None and d.location() else []
+            # the debugger view's marks: the op that runs next, the one that ran last
+            marks = view.program_view if view is not None else None
+            for name in ("highlight", "next_op", "failed"):
+                setattr(pv, name, list(getattr(marks, name)) if marks is not None else [])
         step = d.current if d is not None else None
         self.scope_view.scope, self.scope_view.user_names = scope, names
         self.scope_view.refresh(changed=d.changed if d is not None else (),

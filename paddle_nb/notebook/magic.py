@@ -251,7 +251,7 @@ class PaddleMagics(Magics):
             fetch = self._fetch(prog, args.fetch, assigned, feed)
             prog.initialize(Executor(place))
             if args.step:
-                return self._debugger(prog, feed, fetch, place, args.check_nan_inf)
+                return self._debugger(prog, feed, fetch, place, args.check_nan_inf, key)
             values = Executor(place).run(prog.main, feed=feed, fetch_list=list(fetch.values()),
                                          scope=prog.scope, check_nan_inf=args.check_nan_inf)
         except PaddleNBError as e:
@@ -298,7 +298,8 @@ class PaddleMagics(Magics):
                 out[name] = v.name
         return out
 
-    def _debugger(self, prog: NotebookProgram, feed, fetch, place, check_nan_inf=False):
+    def _debugger(self, prog: NotebookProgram, feed, fetch, place, check_nan_inf=False,
+                  key: str | None = None):
         try:
             Debugger = importlib.import_module(__package__ + ".debugger").Debugger  # noqa: N806
         except ImportError:
@@ -306,7 +307,9 @@ class PaddleMagics(Magics):
             return None
         dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place,
                        check_nan_inf=check_nan_inf)
-        view = _widget("DebuggerView", dbg, user_names=prog.user_names())
+        # a step that fails on an op an earlier cell built says which cell, as --run does
+        view = _widget("DebuggerView", dbg, user_names=prog.user_names(),
+                       error_note=lambda e: _other_cell_note(prog, e, key))
         # kept on the program too: pd.notebook.program().debugger, for code that drives it
         prog.debugger = view if view is not None else dbg
         if view is not None:
@@ -456,8 +459,11 @@ def _cell_frames(tb, shell):
 
 
 def _other_cell_note(prog: NotebookProgram, e: BaseException, key: str | None) -> str:
-    """Where the failing op of a run came from when that is not the running cell: a bad op
-    kept from an earlier cell fails every later run, and the fix belongs in that cell."""
+    """Where the failing op of a run (or of a --step debugger's step) came from when that
+    is not the running cell: a bad op kept from an earlier cell fails every later run, and
+    the fix belongs in that cell. Re-running that cell replaces its ops only where the
+    cell is known again after an edit (a Jupyter cell id, or --cell NAME); a cell known
+    by its source text is a new cell once edited, so the note says so."""
     op = getattr(e, "failed_op", None)
     if op is None:
         return ""
@@ -466,10 +472,16 @@ def _other_cell_note(prog: NotebookProgram, e: BaseException, key: str | None) -
             if cell_key == key:
                 return ""
             label = record.label or _short_key(cell_key)
-            return (f"\nThe failing op comes from another cell, {label}, not this one: "
-                    f"fix that cell and run it "
-                    f"again (its ops are replaced), or %paddle reset {prog.name} to start "
-                    f"the program over.")
+            if cell_key.startswith("source:"):
+                fix = (f"this front end sends no cell ids, so that cell, edited, would be a "
+                       f"new cell and leave this op in the program: %paddle reset "
+                       f"{prog.name}, then run the fixed cells (a cell named with "
+                       f"%%paddle --cell NAME replaces itself when run again, edited or not).")
+            else:
+                fix = (f"fix that cell and run it again (its ops are replaced), or "
+                       f"%paddle reset {prog.name} to start the program over.")
+            return (f"\nThe failing op comes from another cell, {label}, not this one "
+                    f"(its {op.type} op): {fix}")
     return ""
 
 

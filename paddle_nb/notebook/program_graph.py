@@ -32,7 +32,10 @@ expanded block or group ``id="cluster_blk:{idx}"`` / ``id="cluster_grp:{name}"``
 """
 from __future__ import annotations
 
+import subprocess
+from collections import deque
 from dataclasses import dataclass, field
+from html import escape
 
 from ..core.grad_maker import EMPTY_VAR, forward_name
 from ..core.symbol_table import describe
@@ -62,33 +65,46 @@ class Structure:
     roots: list[int] = field(default_factory=list)   # block 0 and blocks no op runs
     groups: list[Group] = field(default_factory=list)
     group_of: dict[int, str] = field(default_factory=dict)   # global op index -> group key
+    # Looked up once, so that every question below is linear in the program: ``Block.ops``
+    # makes a new list of views at each call, and scanning ``owner`` for a block's kids
+    # once per block made a program of 2,000 sub-blocks take 4 million steps.
+    ops: list[list] = field(default_factory=list)            # block -> its ops (views)
+    runs: dict[tuple[int, int], list[int]] = field(default_factory=dict)   # op -> blocks
+    group_by_key: dict[str, Group] = field(default_factory=dict)
 
     def blocks(self) -> list[int]:
         """Every block drawn, parents before children."""
-        return self.roots + [b for b in self.owner if b not in self.roots]
+        roots = set(self.roots)
+        return self.roots + [b for b in self.owner if b not in roots]
+
+    def kids(self, idx: int) -> list[int]:
+        """The blocks the ops of block ``idx`` run (claimed by them), in op order."""
+        return [k for i in range(len(self.ops[idx])) for k in self.runs.get((idx, i), ())]
 
 
 def structure(program, grouped: bool | None = None) -> Structure:
     """Which op runs which block (each block claimed once, from block 0 down, so a hostile
     program whose blocks own each other draws as a tree), and the global block's groups
     (``grouped`` None: when the program has more than GROUP_OVER ops)."""
-    s = Structure()
+    s = Structure(ops=[b.ops for b in program.blocks])
     n = program.num_blocks
-    todo, seen = [0], {0}
+    todo, seen = deque([0]), {0}
     while todo:
-        b = todo.pop(0)
-        for i, op in enumerate(program.block(b).ops):
+        b = todo.popleft()
+        for i, op in enumerate(s.ops[b]):
             for sub in op.sub_block_indices():
                 if 0 < sub < n and sub not in seen:
                     seen.add(sub)
                     s.owner[sub] = (b, i)
+                    s.runs.setdefault((b, i), []).append(sub)
                     todo.append(sub)
     s.roots = [0] + [b for b in range(1, n) if b not in seen]
     if grouped is None:
-        grouped = sum(len(b.ops) for b in program.blocks) > GROUP_OVER
+        grouped = sum(len(ops) for ops in s.ops) > GROUP_OVER
     if grouped:
-        s.groups = _groups(program)
+        s.groups = _groups(s.ops[0])
         s.group_of = {i: g.key for g in s.groups for i in g.ops}
+        s.group_by_key = {g.key: g for g in s.groups}
     return s
 
 
@@ -126,10 +142,10 @@ def _is_param(op, name: str) -> bool:
 LOOSE_RUN = 3     # this many ops in a row that share no key with a neighbour: one group
 
 
-def _groups(program) -> list[Group]:
+def _groups(global_ops: list) -> list[Group]:
     _, role_name = _roles()
     runs: list[tuple[str, list[int]]] = []
-    for i, op in enumerate(program.global_block().ops):
+    for i, op in enumerate(global_ops):
         key = group_key(op)
         if runs and runs[-1][0] == key:
             runs[-1][1].append(i)
@@ -158,7 +174,7 @@ def _groups(program) -> list[Group]:
             continue
         used[key] = used.get(key, 0) + 1
         name = key if used[key] == 1 else f"{key}~{used[key]}"
-        out.append(Group(name, ops, role_name(program.global_block().ops[ops[0]])))
+        out.append(Group(name, ops, role_name(global_ops[ops[0]])))
     return out
 
 
@@ -173,16 +189,14 @@ def default_collapsed(program) -> list:
 
 def _count_ops(program, s: Structure, idx: int) -> int:
     """Ops in block ``idx`` and in the blocks its ops run."""
-    kids = [b for b, (ob, _) in s.owner.items() if ob == idx]
-    return len(program.block(idx).ops) + sum(_count_ops(program, s, k) for k in kids)
+    return len(s.ops[idx]) + sum(_count_ops(program, s, k) for k in s.kids(idx))
 
 
 def _op_ids(program, s: Structure, idx: int) -> list[str]:
     """The ids of the ops in block ``idx`` and in the blocks its ops run."""
     op_id, _ = _roles()
-    kids = [b for b, (ob, _) in s.owner.items() if ob == idx]
-    return [op_id(idx, i) for i in range(len(program.block(idx).ops))] + \
-        [o for k in kids for o in _op_ids(program, s, k)]
+    return [op_id(idx, i) for i in range(len(s.ops[idx]))] + \
+        [o for k in s.kids(idx) for o in _op_ids(program, s, k)]
 
 
 def _block_text(program, s: Structure, idx: int) -> str:
@@ -205,15 +219,14 @@ def collapsible(program, collapsed=None, grouped: bool | None = None) -> list[di
         if b == 0:
             continue
         owner = s.owner.get(b)
-        what = program.block(owner[0]).ops[owner[1]].type if owner else "(no op runs it)"
+        what = s.ops[owner[0]][owner[1]].type if owner else "(no op runs it)"
         out.append({"key": b, "label": f"{what} ({_block_text(program, s, b)})",
                     "collapsed": b in shut,
                     "node": op_id(*owner) if owner else f"blk:{b}",
                     "cluster": f"cluster_blk:{b}", "ops": _op_ids(program, s, b)})
     for g in s.groups:
         hidden = [o for i in g.ops for o in [op_id(0, i)] +
-                  [x for b, (ob, oi) in s.owner.items() if (ob, oi) == (0, i)
-                   for x in _op_ids(program, s, b)]]
+                  [x for b in s.runs.get((0, i), ()) for x in _op_ids(program, s, b)]]
         out.append({"key": g.key, "label": f"{g.key} ({len(g.ops)} ops)",
                     "collapsed": g.key in shut, "node": f"grp:{g.key}",
                     "cluster": f"cluster_grp:{g.key}", "ops": hidden})
@@ -234,10 +247,38 @@ def _esc(text: str) -> str:
 def graph_dot(program, user_names: dict | None = None, collapsed=None,
               grouped: bool | None = None) -> str:
     """The DOT text (see the module doc); ``collapsed`` None: :func:`default_collapsed`."""
+    return _graph(program, user_names, collapsed, grouped, max_edges=None).dot
+
+
+@dataclass
+class _Drawing:
+    dot: str
+    nodes: int
+    edges: int
+
+
+class GraphTooLarge(Exception):
+    """More edges than the drawing may have: found before all of them were made."""
+
+    def __init__(self, nodes: int, edges: int):
+        super().__init__(f"{nodes} nodes, more than {edges} edges")
+        self.nodes, self.edges = nodes, edges
+
+
+def _graph(program, user_names, collapsed, grouped, max_edges: int | None) -> _Drawing:
+    """The DOT text and how many nodes and edges it draws; past ``max_edges`` edges,
+    :class:`GraphTooLarge` as soon as that is known (before the rest is made)."""
     op_id, role_name = _roles()
     s = structure(program, grouped)
     shut = set(default_collapsed(program) if collapsed is None else collapsed)
-    blocks = program.blocks
+    root_rank = {r: k for k, r in enumerate(s.roots)}
+    group_rank = {g.key: k for k, g in enumerate(s.groups)}
+    block_text: dict[int, str] = {}
+
+    def text_of(b: int) -> str:      # "block 3: 14 ops", once per block
+        if b not in block_text:
+            block_text[b] = _block_text(program, s, b)
+        return block_text[b]
 
     # Every item has a container: ("op", b, i) -> its block or group; ("grp", key) -> block
     # 0; ("blk", b) -> the container of the op that runs it (None for a root block);
@@ -293,11 +334,12 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
         while b in s.owner:
             b, i = s.owner[b]
             path.append(i)
-        return (s.roots.index(b) if b in s.roots else 0, *reversed(path))
+        return (root_rank.get(b, 0), *reversed(path))
 
     # The ops in drawing order, and for each variable every op touching it.
-    ops = [(b, i, blocks[b].ops[i]) for b in s.blocks() for i in range(len(blocks[b].ops))]
+    ops = [(b, i, op) for b in s.blocks() for i, op in enumerate(s.ops[b])]
     declared: dict[tuple[int, str], object] = {}
+    blocks = program.blocks
 
     def var_block(b, name, seen=()):
         block = blocks[b]
@@ -353,19 +395,33 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
                         later = first is not None and order(*o[1:]) > first
                         var_edges[(r, v)] = var_edges.get((r, v), True) and later
                 continue
-        # the variable is hidden (inside a collapsed node) or only joins collapsed nodes
-        writers = [(o, r) for d, o, r in mapped if d == "out"]
-        readers = [(o, r) for d, o, r in mapped if d == "in"]
-        for wo, wr in writers:
-            for ro, rr in readers:
-                if wr != rr and order(*wo[1:]) < order(*ro[1:]):
+        # the variable is hidden (inside a collapsed node) or only joins collapsed nodes:
+        # an edge from each node writing it to each node reading it later, i.e. where the
+        # node's first write comes before the other's last read (compared per node, not
+        # per op: a variable that 2,000 ops write and read is 2,000 x 2,000 op pairs)
+        first_write: dict[tuple, tuple] = {}
+        last_read: dict[tuple, tuple] = {}
+        for d, o, r in mapped:
+            at = order(*o[1:])
+            if d == "out":
+                first_write[r] = min(first_write.get(r, at), at)
+            else:
+                last_read[r] = max(last_read.get(r, at), at)
+        latest_first = sorted(last_read.items(), key=lambda x: x[1], reverse=True)
+        for wr, written in first_write.items():
+            for rr, read in latest_first:
+                if read <= written:
+                    break
+                if wr != rr:
                     edges.setdefault((wr, rr), set()).add(key[1])
+            if max_edges is not None and len(edges) + len(var_edges) > max_edges:
+                raise GraphTooLarge(len(drawn), len(edges) + len(var_edges))
 
     def role(item) -> str:
         if item[0] == "op":
-            return role_name(blocks[item[1]].ops[item[2]])
+            return role_name(s.ops[item[1]][item[2]])
         if item[0] == "grp":
-            return next(g.role for g in s.groups if g.key == item[1])
+            return s.group_by_key[item[1]].role
         return "forward"
 
     def name_of(item) -> str:
@@ -382,7 +438,7 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
         label = f"{i}: {op.type}"
         extra = ""
         if hidden:
-            label += "\\n(" + ", ".join(_block_text(program, s, h) for h in hidden) + ")"
+            label += "\\n(" + ", ".join(text_of(h) for h in hidden) + ")"
             extra = ', peripheries=2, class="pd-collapsed"'
         return (f'{_q(name_of(("op", b, i)))} [shape=box, style="rounded,filled", '
                 f'fillcolor="{ROLE_COLORS[role_name(op)]}", label="{_esc(label)}", '
@@ -398,11 +454,11 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
 
     def collapsed_line(item) -> str:
         if item[0] == "grp":
-            g = next(g for g in s.groups if g.key == item[1])
+            g = s.group_by_key[item[1]]
             label, node_id = f"{g.key}\\n({len(g.ops)} ops)", f"grp:{g.key}"
             color = ROLE_COLORS.get(g.role, "#eeeeee")
         else:
-            label, node_id = _block_text(program, s, item[1]), f"blk:{item[1]}"
+            label, node_id = text_of(item[1]), f"blk:{item[1]}"
             color = "#eeeeee"
         return (f'{_q(name_of(item))} [shape=box3d, style=filled, fillcolor="{color}", '
                 f'label="{_esc(label)}", id={_q(node_id)}, class="pd-collapsed", '
@@ -436,24 +492,32 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
 
     def cluster_label(item) -> str:
         if item[0] == "grp":
-            g = next(g for g in s.groups if g.key == item[1])
+            g = s.group_by_key[item[1]]
             return f"{g.key} ({len(g.ops)} ops)"
         b = item[1]
         owner = s.owner.get(b)
         if owner is None:
             return f"block {b}" if b == 0 else f"block {b} (no op runs it)"
-        return f"{blocks[owner[0]].ops[owner[1]].type} {op_id(*owner)} runs block {b}"
+        return f"{s.ops[owner[0]][owner[1]].type} {op_id(*owner)} runs block {b}"
+
+    nodes = 0
 
     def emit(item, depth) -> list[str]:
+        nonlocal nodes
         pad = "  " * depth
         if item[0] == "op":
-            return [pad + op_line(item[1], item[2], blocks[item[1]].ops[item[2]])]
+            nodes += 1
+            return [pad + op_line(item[1], item[2], s.ops[item[1]][item[2]])]
         if item[0] == "var":
+            nodes += 1
             return [pad + var_line(item)]
         if is_shut(item):
-            return [] if node_of(item) != item else [pad + collapsed_line(item)]
+            if node_of(item) != item:
+                return []
+            nodes += 1
+            return [pad + collapsed_line(item)]
         cid = f"cluster_grp:{item[1]}" if item[0] == "grp" else f"cluster_blk:{item[1]}"
-        name = f"cluster_g{[g.key for g in s.groups].index(item[1])}" if item[0] == "grp" \
+        name = f"cluster_g{group_rank[item[1]]}" if item[0] == "grp" \
             else f"cluster_b{item[1]}"
         style = 'style="rounded,dashed"; color="#999999"' if item[0] == "grp" else \
             'style=rounded; color="#bbbbbb"'
@@ -473,6 +537,7 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
              '  edge [color="#777777", arrowsize=0.5, fontname="monospace", fontsize=8];']
     for r in s.roots:
         lines += emit(("blk", r), 1)
+    first_edge = len(lines)
     for (a, b), later in sorted(var_edges.items(), key=lambda e: (name_of(e[0][0]),
                                                                     name_of(e[0][1]))):
         style = ' [style=dashed, constraint=false, color="#aaaaaa"]' if later else ""
@@ -490,10 +555,76 @@ def graph_dot(program, user_names: dict | None = None, collapsed=None,
     # the dashed edge from an op to each (expanded, visible) block it runs
     for sub, (b, i) in s.owner.items():
         if is_shut(("blk", sub)) or rep(("op", b, i)) != ("op", b, i) or \
-                not blocks[sub].ops or rep(("op", sub, 0)) != ("op", sub, 0):
+                not s.ops[sub] or rep(("op", sub, 0)) != ("op", sub, 0):
             continue
         head = "" if header.get((b, i)) == sub else f'lhead={_q(f"cluster_b{sub}")}, '
         lines.append(f'  {_q(name_of(("op", b, i)))} -> {_q(name_of(("op", sub, 0)))} '
                      f'[style=dashed, {head}label="runs"];')
+    edge_count = len(lines) - first_edge
     lines.append("}")
-    return "\n".join(lines)
+    return _Drawing("\n".join(lines), nodes, edge_count)
+
+
+# --- the drawing, bounded --------------------------------------------------------------------
+# graphviz lays a graph out in time that grows faster than the graph (thousands of clusters
+# take minutes) and holds it all in memory meanwhile. A view (a notebook's, and the Jupyter
+# server's Paddle program tab) never waits for that: a larger graph is not given to dot,
+# and dot is stopped after DOT_SECONDS; either way the view shows a notice in place of the
+# drawing, saying what to collapse. (The defaults draw a program of 2,000 sub-blocks as a
+# handful of nodes; expanding everything is what meets these.)
+MAX_DRAWN_NODES = 2000
+MAX_DRAWN_EDGES = 4000
+DOT_SECONDS = 20
+
+
+def graph_svg(program, executable: str, user_names: dict | None = None,
+              collapsed=None) -> str | None:
+    """The graph drawn by graphviz's ``dot`` (``executable``) as an inline ``<svg>``, within
+    the bounds above (past them, an ``<svg class="pd-graph-notice">`` that says which);
+    None where dot fails otherwise (the view then shows the graph as text)."""
+    try:
+        drawing = _graph(program, user_names, collapsed, None, max_edges=MAX_DRAWN_EDGES)
+    except GraphTooLarge as e:
+        return _too_large(f"more than {e.edges:,} edges")
+    if drawing.nodes > MAX_DRAWN_NODES or drawing.edges > MAX_DRAWN_EDGES:
+        return _too_large(f"{drawing.nodes:,} nodes and {drawing.edges:,} edges")
+    try:
+        done = subprocess.run([executable, "-Tsvg"], input=drawing.dot.encode("utf-8"),
+                              capture_output=True, timeout=DOT_SECONDS)
+    except subprocess.TimeoutExpired:       # run() has killed dot and waited for it
+        return notice_svg([
+            f"graphviz's dot took longer than {DOT_SECONDS} s to lay this graph out "
+            f"({drawing.nodes:,} nodes, {drawing.edges:,} edges) and was stopped",
+            "(paddle_nb.notebook.program_graph.DOT_SECONDS).", *_WHAT_TO_DO])
+    except OSError:
+        return None
+    if done.returncode != 0:
+        return None
+    svg = done.stdout.decode("utf-8", "replace")
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else None
+
+
+_WHAT_TO_DO = ["Collapse blocks or groups (the list above) to draw less of it,",
+               "or read the program in the Code tab."]
+
+
+def _too_large(size: str) -> str:
+    return notice_svg([
+        f"This graph is too large to draw: {size}.",
+        f"The limit is {MAX_DRAWN_NODES:,} nodes and {MAX_DRAWN_EDGES:,} edges "
+        f"(paddle_nb.notebook.program_graph.MAX_DRAWN_NODES, MAX_DRAWN_EDGES).",
+        *_WHAT_TO_DO])
+
+
+def notice_svg(lines: list[str]) -> str:
+    """An ``<svg>`` of a few lines of text, shown where the drawing would be (the page
+    puts the svg trait in place as it is, and keeps the collapse list above it)."""
+    height = 18 * len(lines) + 10
+    width = 7 * max(len(line) for line in lines) + 20
+    spans = "".join(f'<tspan x="10" dy="{18 if k else 0}">{escape(line, quote=False)}'
+                    f"</tspan>" for k, line in enumerate(lines))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="pd-graph-notice" '
+            f'width="{width}pt" height="{height}pt" viewBox="0 0 {width} {height}">'
+            f'<text x="10" y="20" font-family="monospace" font-size="12">{spans}</text>'
+            f"</svg>")

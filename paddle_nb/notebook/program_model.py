@@ -3,9 +3,10 @@
 The widgets never send Python objects to JavaScript. They send one JSON-able dict that says
 everything the page draws: the block tree (which op owns which block), each block's
 variables and ops, and for every op what a student clicks to see (its slots, attributes, the
-OpProto documentation, the line of user code that made it, and for a gradient op the forward
-op it differentiates). The graph view is graphviz's DOT (``program_graph.py``: nested
-blocks as clusters that collapse), rendered to SVG by ``dot``.
+OpProto documentation, the line of user code that made it or, where the program records
+none, why not, and for a gradient op the forward op it differentiates). The graph view is
+graphviz's DOT (``program_graph.py``: nested blocks as clusters that collapse), rendered
+to SVG by ``dot``.
 
 In a notebook the model also carries the user's names (``user_names``: program name ->
 the notebook name a ``%%paddle`` cell bound to it, see ``user_names.py``), so the page can
@@ -16,6 +17,7 @@ from __future__ import annotations
 import shutil
 
 from ..core import registry
+from ..core.block import block_owners, block_paths
 from ..core.backward import OP_ROLE_BACKWARD, OP_ROLE_LOSS, OP_ROLE_OPTIMIZE, op_role
 from ..core.grad_maker import EMPTY_VAR, GRAD_SUFFIX, forward_name
 from ..core.printer import _attr_text, op_line
@@ -99,7 +101,22 @@ def _var_model(desc, user_names) -> dict:
             "stop_gradient": bool(desc.stop_gradient)}
 
 
-def _op_model(block, index: int, op, links) -> dict:
+def _proto_doc(op_def) -> str:
+    """The OpProto's documentation below its first paragraph (which is ``comment``: the
+    page shows that once, at the top): slots, attributes, kernels, gradient."""
+    doc, head = op_def.doc(), op_def.comment or op_def.type
+    return doc[len(head):].lstrip("\n") if doc.startswith(head) else doc
+
+
+def _not_recorded(source: str | None) -> str:
+    """What the page says for an op without ``op_callstack`` (the user's line): every op
+    paddle_nb builds records one, so such an op came from bytes made elsewhere."""
+    if source:
+        return f"not recorded: loaded from {source}, which records no source line for this op"
+    return "not recorded: this op carries no op_callstack (the line that built it)"
+
+
+def _op_model(block, index: int, op, links, source: str | None = None) -> dict:
     op_def = registry.lookup(op.type) if registry.is_registered(op.type) else None
     attrs = {}
     for a in op.desc.attrs:
@@ -110,33 +127,39 @@ def _op_model(block, index: int, op, links) -> dict:
     return {"id": op_id(block.idx, index), "block": block.idx, "index": index,
             "type": op.type, "text": op_line(op.desc),
             "inputs": op.inputs, "outputs": op.outputs, "attrs": attrs,
-            "doc": op_def.doc() if op_def is not None else "",
+            "doc": _proto_doc(op_def) if op_def is not None else "",
             "comment": op_def.comment if op_def is not None else "(op type not registered)",
-            "created_at": op.created_at, "role": role_name(op),
+            "created_at": op.created_at,
+            "created_note": None if op.created_at else _not_recorded(source),
+            "role": role_name(op),
             "sub_blocks": op.sub_block_indices(),
             "forward_op": {"block": fwd[0], "index": fwd[1], "id": op_id(*fwd)} if fwd else None}
 
 
-def program_model(program, user_names: dict | None = None) -> dict:
+def program_model(program, user_names: dict | None = None, source: str | None = None) -> dict:
     """Everything the ProgramView draws, as JSON-able data (see the module doc).
 
     ``user_names`` (program name -> the user's name) gives each variable its ``user_name``
     and the model a ``user_names`` map of every named variable, gradients included, which
-    the page uses for the names inside op lines and slot tables."""
+    the page uses for the names inside op lines and slot tables. ``source`` says where the
+    program came from (``"cnn_infer.pdmodel"``), for ops that record no creating line."""
     links = forward_links(program)
+    owners = block_owners(program)          # one pass: b.owner_op per block is quadratic
+    paths = block_paths(program, owners)
     blocks = []
     for b in program.blocks:
-        owner = b.owner_op
+        owner = owners.get(b.idx)
         blocks.append({
             "idx": b.idx, "parent_idx": b.parent_idx, "forward_block_idx": b.forward_block_idx,
-            "path": b.path,
+            "path": paths[b.idx],
             "owner": {"block": b.parent_idx, "index": owner[0], "type": owner[1].type,
                       "id": op_id(b.parent_idx, owner[0])} if owner else None,
             "vars": [_var_model(d, user_names) for d in b.table.vars.values()],
-            "ops": [_op_model(b, i, op, links) for i, op in enumerate(b.ops)]})
+            "ops": [_op_model(b, i, op, links, source) for i, op in enumerate(b.ops)]})
     named = {v["name"]: v["user_name"] for b in blocks for v in b["vars"] if v["user_name"]}
     return {"blocks": blocks, "num_blocks": len(blocks),
-            "num_ops": sum(len(b["ops"]) for b in blocks), "user_names": named}
+            "num_ops": sum(len(b["ops"]) for b in blocks), "user_names": named,
+            "source": source}
 
 
 # --- the dataflow graph ---------------------------------------------------------------------
@@ -157,25 +180,21 @@ def program_dot(program, user_names: dict | None = None, collapsed=None,
 
 def program_svg(program, user_names: dict | None = None, collapsed=None) -> str | None:
     """The graph as an inline ``<svg>`` (no XML prolog), or None where graphviz's ``dot``
-    is not installed (the view then shows :func:`program_graph_text`). ``collapsed``: as
-    for :func:`program_dot`."""
-    if shutil.which("dot") is None:
+    is not installed or fails (the view then shows :func:`program_graph_text`). A graph
+    too large to draw, or one ``dot`` takes too long over, is an ``<svg>`` that says so
+    (``program_graph.graph_svg``: the bounds). ``collapsed``: as for :func:`program_dot`."""
+    executable = shutil.which("dot")
+    if executable is None:
         return None
-    try:
-        import graphviz   # noqa: PLC0415 (optional: only the graph tab needs it)
-        dot = program_dot(program, user_names, collapsed)
-        svg = graphviz.Source(dot).pipe(format="svg").decode("utf-8")
-    except Exception:     # noqa: BLE001 (no package, no executable, a dot crash: fall back)
-        return None
-    start = svg.find("<svg")
-    return svg[start:] if start >= 0 else None
+    from .program_graph import graph_svg   # noqa: PLC0415 (it imports op_id from here)
+    return graph_svg(program, executable, user_names, collapsed)
 
 
 def program_graph_text(program) -> str:
     """The dataflow graph as text: each op with the variables it reads and writes."""
     lines = []
-    for b in program.blocks:
-        lines.append(b.path)
+    for b, path in zip(program.blocks, block_paths(program)):
+        lines.append(path)
         for i, op in enumerate(b.ops):
             ins = ", ".join(op.input_arg_names) or "-"
             outs = ", ".join(op.output_arg_names) or "-"

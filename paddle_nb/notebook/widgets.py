@@ -25,6 +25,8 @@ import ipywidgets
 import numpy as np
 import traitlets as t
 
+from ..core.errors import PaddleNBError
+from ..core.executor import Executor
 from ..core.program import default_main_program
 from ..core.scope import current as current_scope
 from .program_graph import GROUP_OVER, collapsible, default_collapsed
@@ -57,7 +59,10 @@ def _asset(name: str):
             f"'paddle_nb: notebook/views/{name} was not found (is the package installed?)'; }} }};")
 
 
+# The text, not the Path: anywidget wraps a Path in a FileContents whose `changed` signal
+# holds every instance of the class (a strong lambda each), so no view was ever freed.
 _CSS = _asset("widgets.css")
+_CSS = _CSS.read_text(encoding="utf-8") if isinstance(_CSS, Path) else _CSS
 
 
 def view_asset(name: str) -> str:
@@ -81,7 +86,12 @@ class ProgramView(anywidget.AnyWidget):
     ``GROUP_OVER`` (60) ops starts with its global block's ops in collapsed groups (layers,
     backward, optimize) and every sub-block collapsed. The page sets ``collapsed`` (a
     click on a collapsed node or a cluster's label, or a toggle); Python answers with a new
-    ``svg``. A click on an op's node sets ``selected``, as a click on its code line does."""
+    ``svg``. A click on an op's node sets ``selected``, as a click on its code line does.
+
+    ``source`` says where the program came from (``"cnn_infer.pdmodel"``): an op that
+    records no creating line then says it was loaded from there. In a DebuggerView,
+    ``next_op`` is the op the next Step runs (marked as the current line, as debuggers
+    mark the line about to run) and ``highlight`` the op that ran last (marked apart)."""
     GROUP_OVER = GROUP_OVER
     _esm = _asset("program_view.js")
     _css = _CSS
@@ -90,7 +100,9 @@ class ProgramView(anywidget.AnyWidget):
     svg = t.Unicode("").tag(sync=True)          # graphviz drawing; "" without dot
     graph_text = t.Unicode("").tag(sync=True)   # the graph as text (the fallback)
     selected = t.List().tag(sync=True)          # [block, index] of the op in the detail pane
-    highlight = t.List().tag(sync=True)         # [block, index] of the op that just ran
+    highlight = t.List().tag(sync=True)         # [block, index] of the op that ran last
+    next_op = t.List().tag(sync=True)           # [block, index] of the op that runs next
+    failed = t.List().tag(sync=True)            # [block, index] of the op the run failed in
     running = t.List().tag(sync=True)           # ids "b0:1" of ops whose blocks are running
     breakpoints = t.List().tag(sync=True)       # [[block, index], ...]
     debug = t.Bool(False).tag(sync=True)        # the gutter toggles breakpoints
@@ -99,10 +111,12 @@ class ProgramView(anywidget.AnyWidget):
     graph_groups = t.List().tag(sync=True)      # collapsible(program, collapsed)
 
     def __init__(self, program=None, *, graph: bool | str = True,
-                 user_names: dict | None = None, collapsed=None, **kwargs):
+                 user_names: dict | None = None, collapsed=None, source: str | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.program = program if program is not None else default_main_program()
         self.user_names = user_names
+        self.source = source
         self.collapsed = list(collapsed) if collapsed is not None else \
             default_collapsed(self.program)
         self._graph = graph             # from here on a change of collapsed redraws
@@ -111,7 +125,7 @@ class ProgramView(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Read the program again (after more ops were appended, or append_backward)."""
         with self.hold_sync():
-            self.model = program_model(self.program, self.user_names)
+            self.model = program_model(self.program, self.user_names, self.source)
             self.graph_text = program_graph_text(self.program)
             self._draw_graph()
 
@@ -267,18 +281,24 @@ class DebuggerControls(anywidget.AnyWidget):
 
 
 class DebuggerView(ipywidgets.VBox):
-    """A Debugger with buttons: the program (current op highlighted, breakpoints in the
-    gutter) next to the scope forest (values the last op wrote highlighted).
+    """A Debugger with buttons: the program (the op that runs next marked as the current
+    line, the op that ran last marked apart, breakpoints in the gutter) next to the scope
+    forest (values the last op wrote highlighted).
 
     Every click reaches :meth:`handle_message` as ``{"cmd": ...}``; it runs the debugger
-    command and then :meth:`update` copies the debugger's state into the views."""
+    command and then :meth:`update` copies the debugger's state into the views.
+    ``error_note(error)``, if given, returns a line to add under an error that ended the
+    run (the ``%%paddle`` magic's: which cell built the failing op, and how to fix it)."""
 
     COMMANDS = {"step": "step", "step_over": "step_over", "step_out": "step_out",
                 "continue": "cont", "run_to_end": "run_to_end"}
 
-    def __init__(self, debugger, *, user_names: dict | None = None, **kwargs):
+    def __init__(self, debugger, *, user_names: dict | None = None, error_note=None,
+                 **kwargs):
         self.debugger = debugger
         self.user_names = user_names
+        self.error_note = error_note
+        self._planner = None       # an Executor that knows which fed ops a run skips
         self.controls = DebuggerControls()
         self.program_view, self.scope_view = _panes(debugger, user_names)
         self.program_view.debug = True
@@ -313,14 +333,16 @@ class DebuggerView(ipywidgets.VBox):
         program_view, scope_view = _panes(self.debugger, self.user_names, graph=False)
         live = self.program_view
         with program_view.hold_sync():
-            for name in ("model", "svg", "graph_text", "selected", "highlight", "running",
-                         "breakpoints", "tab", "collapsed", "graph_groups"):
+            for name in ("model", "svg", "graph_text", "selected", "highlight", "next_op",
+                         "failed", "running", "breakpoints", "tab", "collapsed",
+                         "graph_groups"):
                 setattr(program_view, name, getattr(live, name))
         scope_view.model = self.scope_view.model
         return ipywidgets.VBox([controls, _side_by_side(program_view, scope_view)])
 
     # What a test (or a curious student) reads back.
-    highlight = property(lambda self: self.program_view.highlight)
+    highlight = property(lambda self: self.program_view.highlight)    # the op that ran last
+    next_op = property(lambda self: self.program_view.next_op)        # the op that runs next
     frames = property(lambda self: self.controls.frames)
     status = property(lambda self: self.controls.status)
 
@@ -371,26 +393,36 @@ class DebuggerView(ipywidgets.VBox):
         stack = d.frame_stack()
         # the error that ended the run shows at the end; after a step back, the step does
         error = self.last_error or (d.error if d.finished else None)
+        coming, coming_text = next_op_of(d, self._skipped)
         with self.program_view.hold_sync(), self.controls.hold_sync():
             self.program_view.highlight = _pair(d.location())
+            self.program_view.next_op = coming
+            self.program_view.failed = _failed_at(error)
             self.program_view.breakpoints = sorted(_pair(b) for b in d.breakpoints)
             self.program_view.running = [f"b{outer['block_idx']}:{inner['owner_index']}"
                                          for outer, inner in zip(stack, stack[1:])
                                          if inner["owner_index"] is not None]
             self.controls.frames = stack
             if error is not None:
-                self.controls.state, self.controls.status = "error", _error_text(error)
+                note = self.error_note(error) if self.error_note is not None else ""
+                self.controls.state = "error"
+                self.controls.status = _error_text(error) + (f"\n{note.strip()}" if note
+                                                             else "")
             elif d.finished:
                 self.controls.state = "finished"
                 self.controls.status = f"finished — {_steps(d.steps_taken)}"
             elif step is None:
-                self.controls.state, self.controls.status = "ready", "ready — press Step"
+                self.controls.state = "ready"
+                self.controls.status = f"ready — next: {coming_text} (press Step)"
             else:
                 self.controls.state = "paused"
-                self.controls.status = (f"block {step.block_idx} > op {step.op_index} "
-                                        f"{step.op.type} — {_steps(d.steps_taken)}")
+                self.controls.status = (f"ran {_ran(step)} (step {d.steps_taken}) — next: "
+                                        f"{coming_text}")
             if d.redo_count and not d.finished and error is None:
-                self.controls.status += f" (stepped back: {_steps(d.redo_count)} to replay)"
+                # the view shows an earlier point of the run; the live run is further on
+                them = "it" if d.redo_count == 1 else "them"
+                self.controls.status += (f" — {_steps(d.redo_count)} behind the live run: "
+                                         f"stepping forward replays {them}")
             if d.history_dropped:
                 self.controls.status += (f"\nhistory: the first {_steps(d.history_dropped)} "
                                          f"can no longer be undone (history_bytes="
@@ -405,6 +437,81 @@ class DebuggerView(ipywidgets.VBox):
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
         from .inspector import debugger_moved   # noqa: PLC0415 (it imports this module)
         debugger_moved(self)       # the sidebar's inspector follows the debugger that moved
+
+    def _skipped(self) -> frozenset:
+        """Indices of the global block's ops this run skips: the executor skips an op all of
+        whose outputs are fed (a saved model's feed ops), so the next op is past them. Its
+        own rule, asked of an Executor (one per view: it caches the prepared block)."""
+        d = self.debugger
+        fed = frozenset(k if isinstance(k, str) else getattr(k, "name", str(k))
+                        for k in (d.feed or {}))
+        if not fed:
+            return frozenset()
+        try:
+            if self._planner is None or self._planner.place is not d.place:
+                self._planner = Executor(d.place)
+            return self._planner.prepare(d.program, 0).skipped_for(fed)
+        except PaddleNBError:       # the run itself says what is wrong with the program
+            return frozenset()
+
+
+# --- where the debugger is: the op that ran last, the op that runs next -------------------
+def _where(block_idx: int, op_index: int, op_type: str) -> str:
+    return f"block {block_idx} > op {op_index} {op_type}"
+
+
+def _ran(step) -> str:
+    """The step just taken: its op, or for an inner step of a fused op (one cell of the rnn
+    op) its frame's path, which says which cell."""
+    if step.frames and step.frames[-1].owner == step.op:
+        return step.frames[-1].block_path
+    return _where(step.block_idx, step.op_index, step.op.type)
+
+
+def next_op_of(d, skipped=frozenset) -> tuple[list, str]:
+    """``([block, index], what to call it)`` of the op debugger ``d`` runs next: what its
+    next Step (or a replay) starts with. ``[]`` when no single op is next: the run has
+    ended, or the next thing is the end of the run. ``skipped()`` gives the global block's
+    ops the run skips (fed outputs).
+
+    Read from the program and the frames, so it holds for a replay too: the next op of the
+    block; after the last op of a sub-block, the op that runs that block (it runs it again,
+    or finishes); after an inner step of a fused op (the rnn op's cells, whose frame's
+    owner is the op itself), that op again. A control-flow op is next before its
+    block's ops: it starts first, and Step stops inside it."""
+    if d.finished:
+        return [], ""
+    step = d.current
+    if step is not None and step.depth > 1:
+        if step.frames[-1].owner == step.op:       # an inner step of the op itself
+            here = _where(step.block_idx, step.op_index, step.op.type)
+            return [step.block_idx, step.op_index], f"{here} goes on (or finishes)"
+        ops = d.program.block(step.block_idx).ops
+        if step.op_index + 1 < len(ops):
+            i = step.op_index + 1
+            return [step.block_idx, i], _where(step.block_idx, i, ops[i].type)
+        stack = d.frame_stack()
+        owner, outer = stack[-1]["owner_index"], stack[-2]["block_idx"]
+        if owner is None:
+            return [], f"back to the op that runs block {step.block_idx}"
+        owner_type = d.program.block(outer).ops[owner].type
+        return [outer, owner], (f"back to {_where(outer, owner, owner_type)}, which runs "
+                                f"block {step.block_idx}")
+    ops = d.program.global_block().ops
+    skip = skipped()
+    for i in range(step.op_index + 1 if step is not None else 0, len(ops)):
+        if i not in skip:
+            return [0, i], _where(0, i, ops[i].type)
+    return [], "the end of the run"
+
+
+def _failed_at(error) -> list:
+    """[block, index] of the op a located run error failed in, else []."""
+    op = getattr(error, "failed_op", None)
+    try:
+        return [op.block.idx, op.idx] if op is not None else []
+    except ValueError:              # the op was removed from its block since
+        return []
 
 
 def _steps(n: int) -> str:

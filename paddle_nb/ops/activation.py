@@ -188,13 +188,14 @@ def _float_like_x(ctx):
 
 def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attrs=(),
                kernel_of=None, params_of=_no_params, inputs=(), act: bool = True,
-               check_attrs=None):
+               check_attrs=None, reads_attr_tensors=()):
     """Declare the op ``op_type`` (slots X and ``inputs`` -> Out) and its ``_grad`` op
     (X@GRAD from Out@GRAD and the forward slot ``reads``), with a kernel for each place.
     They run the @pointwise kernels named ``op_type`` and ``op_type + "_grad"``, or, with
     ``kernel_of(ctx)``, the ones its attributes pick, with the scalar arguments
     ``params_of(ctx, dtype)`` gives. ``act``: a layer's ``act=`` may name it;
-    ``check_attrs``: the OpDef's check of its attributes together."""
+    ``check_attrs``: the OpDef's check of its attributes together; ``reads_attr_tensors``:
+    the ``inputs`` that stand for an attribute and that ``params_of`` reads."""
     kernel_of = kernel_of or _named(op_type)
     register(OpDef(
         op_type, [X, *inputs], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
@@ -204,7 +205,8 @@ def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attr
         grad=Grad(reads=[reads, *(s.name for s in inputs)], writes=["X"],
                   kernel=_backward(CPU, op_type, kernel_of, params_of, reads),
                   cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, reads)),
-        unary=True, activation=act, check_attrs=check_attrs))
+        unary=True, activation=act, check_attrs=check_attrs,
+        reads_attr_tensors=tuple(reads_attr_tensors)))
 
 
 activation("relu", "max(X, 0)", "Out", infer=_real_like_x)
@@ -274,7 +276,7 @@ register(OpDef(
           "(X + bias)*scale if false")],
     comment="Out = scale * X + bias (or scale * (X + bias)).",
     infer_shape=same_shape_as_x, kernels={"cpu": _scale, "cuda": _cuda_scale},
-    grad=_scale_grad))
+    grad=_scale_grad, reads_attr_tensors=("ScaleTensor",)))
 
 
 def _cast_infer(ctx):

@@ -33,8 +33,11 @@ def _decay_rate(v):
 
 _BETAS = [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment", check=_decay_rate),
           Attr("beta2", A.FLOAT, 0.999, "decay of the second moment", check=_decay_rate)]
-_UNUSED = [Slot(n, "kept for Paddle compatibility (unused)", dispensable=True)
-           for n in ("SkipUpdate", "Beta1Tensor", "Beta2Tensor", "EpsilonTensor")]
+# SkipUpdate is kept for Paddle compatibility (unused); the three tensors stand for beta1,
+# beta2 and epsilon, which the registry refuses (ATTRIBUTE_TENSORS: not read here)
+_UNUSED = [Slot("SkipUpdate", "kept for Paddle compatibility (unused)", dispensable=True)] + \
+    [Slot(f"{n}Tensor", f"{n.lower()} as a 1-element tensor", dispensable=True)
+     for n in ("Beta1", "Beta2", "Epsilon")]
 _LAZY = Attr("lazy_mode", A.BOOLEAN, False, "with a SelectedRows Grad: update only its rows "
              "(else every row, the others with a zero gradient)")
 _KEPT = [Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),

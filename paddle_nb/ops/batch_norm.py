@@ -165,9 +165,6 @@ def _batch_norm_infer(ctx):
     c = xs[-1] if channels_last(ctx) and len(xs) > 2 else xs[1]
     for slot in ("Scale", "Bias", "Mean", "Variance"):
         require_vector(ctx, slot, c, "channel")
-    if ctx.has_input("MomentumTensor"):
-        ctx.require_dtype("MomentumTensor", "float")
-        ctx.require_one_element("MomentumTensor")
     ctx.set_output("Y", xs, ctx.dtype("X"))
     for out, src in (("MeanOut", "Mean"), ("VarianceOut", "Variance"), ("SavedMean", "Mean"),
                      ("SavedVariance", "Variance")):
@@ -280,4 +277,5 @@ register(OpDef(
                      "VarianceOut", "ReserveSpace"],
               grads_of=["Y"], writes=["X", "Scale", "Bias"],
               kernel=_batch_norm_grad(CPU), cuda_kernel=_batch_norm_grad(CUDA),
-              infer_shape=_batch_norm_grad_infer)))
+              infer_shape=_batch_norm_grad_infer),
+    reads_attr_tensors=("MomentumTensor",)))

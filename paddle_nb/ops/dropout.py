@@ -112,9 +112,6 @@ def _dropout_grad(place):
 
 def _dropout_infer(ctx):
     require_float(ctx, "X")
-    if ctx.has_input("Seed"):
-        ctx.require_dtype("Seed", "int")
-        ctx.require_one_element("Seed")
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
     if ctx.has_output("Mask"):
         ctx.set_output("Mask", ctx.shape("X"), "uint8")
@@ -152,4 +149,5 @@ register(OpDef(
     infer_shape=_dropout_infer,
     kernels={"cpu": _dropout(CPU), "cuda": _dropout(CUDA)},
     grad=Grad(reads=["Mask"], grads_of=["Out"], writes=["X"], kernel=_dropout_grad(CPU),
-              cuda_kernel=_dropout_grad(CUDA), infer_shape=_dropout_grad_infer)))
+              cuda_kernel=_dropout_grad(CUDA), infer_shape=_dropout_grad_infer),
+    reads_attr_tensors=("Seed",)))

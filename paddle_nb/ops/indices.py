@@ -27,9 +27,6 @@ def _axis_in(ctx, axis: int, rank: int, slot="X") -> int:
 
 # --- gather -------------------------------------------------------------------------------------
 def _gather_infer(ctx):
-    if ctx.has_input("Axis"):
-        ctx.fail("Axis is not supported here: its value is only known at run time",
-                 slot="Axis", expected="the axis attribute", given=str(ctx.input_names("Axis")))
     ctx.require_dtype("Index", "int")
     xs, idx = ctx.require_rank("X", 1), ctx.shape("Index")
     if len(idx) > 1:
@@ -77,7 +74,7 @@ def _gather_grad(place):
 
 register(OpDef(
     "gather", [X, Slot("Index", "the positions to take (1-D)"),
-               Slot("Axis", "axis as a tensor (refused: use axis)", dispensable=True)], [OUT],
+               Slot("Axis", "axis as a tensor", dispensable=True)], [OUT],
     [Attr("axis", A.INT, 0, "the axis to take along"),
      Attr("overwrite", A.BOOLEAN, True, "kept for Paddle compatibility", extra=True)],
     comment="Out = X's entries at Index along axis.", infer_shape=_gather_infer,
@@ -88,10 +85,6 @@ register(OpDef(
 
 # --- one_hot_v2 ---------------------------------------------------------------------------------
 def _one_hot_infer(ctx):
-    if ctx.has_input("depth_tensor"):
-        ctx.fail("depth_tensor is not supported here: its value is only known at run time",
-                 slot="depth_tensor", expected="the depth attribute",
-                 given=str(ctx.input_names("depth_tensor")))
     ctx.require_dtype("X", "int")
     if ctx.attr("depth") < 1:
         ctx.fail("depth must be at least 1", slot="X", expected="depth >= 1",
@@ -112,7 +105,7 @@ def _one_hot(place):
 
 
 register(OpDef(
-    "one_hot_v2", [X, Slot("depth_tensor", "depth as a tensor (refused: use depth)",
+    "one_hot_v2", [X, Slot("depth_tensor", "depth as a tensor",
                            dispensable=True)], [OUT],
     [Attr("depth", A.INT, 1, "how many classes"),
      Attr("dtype", A.INT, 5, "VarType code of Out's element type",

@@ -101,9 +101,6 @@ def _infer(method: str):
         if 0 in hw:
             fail("an empty plane has nothing to interpolate from", expected="H, W >= 1",
                  given=ctx.describe_input("X"))
-        for slot in SIZE_SLOTS:
-            if ctx.has_input(slot):
-                ctx.require_dtype(slot, "float" if slot == "Scale" else "int")
         if any(ctx.has_input(s) for s in SIZE_SLOTS):
             oh, ow = -1, -1                      # read at run time
         else:
@@ -246,4 +243,5 @@ for _method in ("nearest", "bilinear"):
                  "cuda": _interp("cuda", _method, _type)},
         grad=Grad(reads=["X", *SIZE_SLOTS], writes=["X"],
                   kernel=_interp_grad("cpu", _method, _type),
-                  cuda_kernel=_interp_grad("cuda", _method, _type))))
+                  cuda_kernel=_interp_grad("cuda", _method, _type)),
+        reads_attr_tensors=SIZE_SLOTS))

@@ -21,7 +21,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from .common import OUT, X
 from .places import CPU, CUDA
-from .stack import _refuse_tensors, _runtime_fail
+from .stack import _runtime_fail
 
 MODES = ("constant", "reflect", "replicate", "circular")
 # pad3d's spatial axes (D, H, W) for each layout
@@ -140,7 +140,6 @@ def _spatial_pads(paddings) -> list:
 
 
 def _pad3d_infer(ctx):
-    _refuse_tensors(ctx, ("Paddings",))
     ctx.require_dtype("X", "real")
     xs, paddings = ctx.shape("X"), ctx.attr("paddings")
     mode, layout = ctx.attr("mode"), ctx.attr("data_format")
@@ -199,8 +198,7 @@ def _pad3d_grad(place):
 
 
 register(OpDef(
-    "pad3d", [X, Slot("Paddings", "paddings as a tensor (refused: use paddings)",
-                      dispensable=True)], [OUT],
+    "pad3d", [X, Slot("Paddings", "paddings as a tensor", dispensable=True)], [OUT],
     [Attr("paddings", A.INTS, [0] * 6, "left, right, top, bottom, front, back (W, H, D)"),
      Attr("mode", A.STRING, "constant", "constant, reflect, replicate or circular"),
      Attr("value", A.FLOAT, 0.0, "the border's value in constant mode"),

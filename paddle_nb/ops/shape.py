@@ -67,7 +67,11 @@ def _reshape_infer(ctx):
 
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
-    ctx.set_output("Out", resolve_shape(ctx.attr("shape"), xs, fail), ctx.dtype("X"))
+    n = numel(ctx.shape("Shape")) if ctx.has_input("Shape") else -1
+    if n >= 0:       # the dims are the Shape tensor's values, read by the kernel (Fluid's rule)
+        ctx.set_output("Out", [-1] * n, ctx.dtype("X"))
+    else:
+        ctx.set_output("Out", resolve_shape(ctx.attr("shape"), xs, fail), ctx.dtype("X"))
     _set_xshape(ctx)
 
 
@@ -114,7 +118,8 @@ register(OpDef(
     comment="Out = X with a new shape (same elements, same order).",
     infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _reshape},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
-              cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer)))
+              cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer),
+    reads_attr_tensors=("Shape",)))
 
 
 # --- transpose2 ------------------------------------------------------------------------------

@@ -220,7 +220,8 @@ for _type, _strided in (("slice", False), ("strided_slice", True)):
         kernels={"cpu": _slice(CPU, _strided, _type), "cuda": _slice(CUDA, _strided, _type)},
         grad=Grad(reads=["Input", *_slots], writes=["Input"],
                   kernel=_slice_grad(CPU, _strided, _type),
-                  cuda_kernel=_slice_grad(CUDA, _strided, _type))))
+                  cuda_kernel=_slice_grad(CUDA, _strided, _type)),
+        reads_attr_tensors=_slots))
 
 
 # --- flip ---------------------------------------------------------------------------------------

@@ -74,11 +74,6 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
     def infer(ctx):
         def fail(msg, expected=None, given=None):
             ctx.fail(msg, slot="X", expected=expected, given=given)
-        for slot in inputs:           # shapes from tensors: refused, not ignored
-            if ctx.has_input(slot.name):
-                ctx.fail(f"{slot.name} is not supported here: its value is only known at "
-                         f"run time", slot=slot.name, expected="the axes attribute",
-                         given=f"{slot.name} {ctx.input_names(slot.name)}")
         ctx.set_output("Out", out_shape(ctx.shape("X"), _attrs_of(ctx, names), fail),
                        ctx.dtype("X"))
         _set_xshape(ctx)
@@ -115,9 +110,8 @@ reshape_like("squeeze2", squeezed,
 reshape_like("unsqueeze2", unsqueezed,
              [Attr("axes", A.INTS, [], "where to insert dims of size 1, in turn")],
              "Out = X with dims of size 1 inserted.",
-             inputs=[Slot("AxesTensor", "axes as a tensor (refused: use axes)",
-                          dispensable=True),
-                     Slot("AxesTensorList", "axes as 1-element tensors (refused: use axes)",
+             inputs=[Slot("AxesTensor", "axes as a tensor", dispensable=True),
+                     Slot("AxesTensorList", "axes as 1-element tensors",
                           dispensable=True, duplicable=True)])
 reshape_like("flatten_contiguous_range", flattened,
              [Attr("start_axis", A.INT, 1, "the first dim to merge"),

@@ -4,8 +4,8 @@ slots and attributes, as ``paddle.stack`` ... ``paddle.tile`` save them).
 Each kernel is one function for both places over arrays.py (stack, split) and the places'
 ``broadcast_to`` / ``sum_axes``. Their gradients undo the copying: unstack and stack are
 each other's, and the gradient of a broadcast (expand_v2, tile) sums the copies back.
-Shapes and repeat counts given as tensors (``Shape``, ``RepeatTimes``...) are refused by
-name at build time: this package reads shapes from attributes.
+Shapes and repeat counts given as tensors (``Shape``, ``RepeatTimes``...) are not read
+here: the registry refuses them (core/registry.py, ATTRIBUTE_TENSORS).
 """
 from __future__ import annotations
 
@@ -18,13 +18,6 @@ from .common import OUT, X
 from .places import CPU, CUDA
 
 Y_LIST = Slot("Y", "the pieces", duplicable=True)
-
-
-def _refuse_tensors(ctx, slots):
-    for slot in slots:
-        if ctx.has_input(slot):
-            ctx.fail(f"{slot} is not supported here: its value is only known at run time",
-                     slot=slot, expected="the attribute", given=str(ctx.input_names(slot)))
 
 
 def _axis_in(ctx, axis: int, rank: int) -> int:
@@ -175,8 +168,6 @@ def expanded(x_shape, shape, fail) -> list:
 
 
 def _expand_infer(ctx):
-    _refuse_tensors(ctx, ("Shape", "expand_shapes_tensor"))
-
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
     ctx.set_output("Out", expanded(ctx.shape("X"), ctx.attr("shape"), fail), ctx.dtype("X"))
@@ -211,9 +202,8 @@ def _runtime_fail(op_type):
 
 
 register(OpDef(
-    "expand_v2", [X, Slot("Shape", "the shape as a tensor (refused: use shape)",
-                          dispensable=True),
-                  Slot("expand_shapes_tensor", "the shape as tensors (refused: use shape)",
+    "expand_v2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
+                  Slot("expand_shapes_tensor", "the shape as 1-element tensors",
                        dispensable=True, duplicable=True)], [OUT],
     [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
@@ -297,8 +287,6 @@ def _tiled(x_shape, reps, fail) -> tuple[list, list]:
 
 
 def _tile_infer(ctx):
-    _refuse_tensors(ctx, ("RepeatTimes", "repeat_times_tensor"))
-
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
     dims, reps = _tiled(ctx.shape("X"), ctx.attr("repeat_times"), fail)
@@ -332,9 +320,8 @@ def _tile_grad(place):
 
 
 register(OpDef(
-    "tile", [X, Slot("RepeatTimes", "the repeats as a tensor (refused: use repeat_times)",
-                     dispensable=True),
-             Slot("repeat_times_tensor", "the repeats as tensors (refused)",
+    "tile", [X, Slot("RepeatTimes", "the repeats as a tensor", dispensable=True),
+             Slot("repeat_times_tensor", "the repeats as 1-element tensors",
                   dispensable=True, duplicable=True)], [OUT],
     [Attr("repeat_times", A.INTS, [], "how often X repeats along each dim")],
     comment="Out = X repeated along each dim (numpy's tile).", infer_shape=_tile_infer,

@@ -28,9 +28,7 @@ def _top_k_infer(ctx):
     xs = ctx.require_rank("X", 1)
     axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
     out = list(xs)
-    if ctx.has_input("K"):
-        ctx.require_dtype("K", "int")
-        ctx.require_one_element("K")
+    if ctx.has_input("K"):                       # an int of one element (registry's rule)
         out[axis] = -1                           # known when K is read, at run time
     else:
         k = ctx.attr("k")
@@ -105,4 +103,5 @@ register(OpDef(
     infer_shape=_top_k_infer, kernels={"cpu": _top_k(CPU), "cuda": _top_k(CUDA)},
     grad=Grad(reads=["X", "Indices", "K"], grads_of=["Out"], writes=["X"],
               kernel=_top_k_grad(CPU), cuda_kernel=_top_k_grad(CUDA),
-              infer_shape=_top_k_grad_infer)))
+              infer_shape=_top_k_grad_infer),
+    reads_attr_tensors=("K",)))

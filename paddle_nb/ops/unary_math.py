@@ -120,7 +120,8 @@ activation("rsqrt", "1 / sqrt(X)", "Out", infer=_float_like_x, act=False)
 activation("pow", "X ** factor", "X", act=False,
            inputs=[Slot("FactorTensor", "factor as a 1-element tensor", dispensable=True)],
            attrs=[Attr("factor", A.FLOAT, 1.0, "the exponent")],
-           params_of=lambda ctx, dtype: (_scalar(ctx, "FactorTensor", "factor", dtype),))
+           params_of=lambda ctx, dtype: (_scalar(ctx, "FactorTensor", "factor", dtype),),
+           reads_attr_tensors=("FactorTensor",))
 activation("clip", "min(max(X, min), max)", "X", act=False,
            inputs=[Slot("Min", "min as a 1-element tensor", dispensable=True),
                    Slot("Max", "max as a 1-element tensor", dispensable=True)],
@@ -130,7 +131,8 @@ activation("clip", "min(max(X, min), max)", "X", act=False,
                        check=_not_nan)],
            check_attrs=_min_below_max,
            params_of=lambda ctx, dtype: (_scalar(ctx, "Min", "min", dtype),
-                                         _scalar(ctx, "Max", "max", dtype)))
+                                         _scalar(ctx, "Max", "max", dtype)),
+           reads_attr_tensors=("Min", "Max"))
 
 
 def _sign_grad(op, no_grad):

@@ -4,7 +4,10 @@
 // and ScopeView next to this bar). Nothing is decided here.
 //
 // Synced traits (DebuggerControls in paddle_nb/notebook/widgets.py):
-//   status       one line: "block 1 > op 2 relu — 14 steps", "finished — 40 steps", an error
+//   status       "ran block 1 > op 2 relu (step 14) — next: block 1 > op 3 scale" (and,
+//                after Back, "— 2 steps behind the live run: stepping forward replays
+//                them"), "ready — next: ...", "finished — 40 steps", or an error with, from
+//                a %%paddle --step cell, which cell built the failing op and how to fix it
 //   state        "ready" | "paused" | "finished" | "error"
 //   frames       [{block_idx, block_path, scope_name, owner_type, owner_index}], outermost first
 //   results      [{name, user_name, shown, text}] once finished: shown is "y (softmax_0.tmp_0)"

@@ -7,7 +7,10 @@
 //   svg          the dataflow graph ("" when graphviz's dot is missing)
 //   graph_text   the text fallback of the graph
 //   selected     [block, index] of the op shown in the detail pane, or []
-//   highlight    [block, index] of the op that just ran (the debugger), or []
+//   next_op      [block, index] of the op the debugger runs next, or []: the current line
+//                (.pd-current), as debuggers mark the line about to run
+//   highlight    [block, index] of the op that ran last (the debugger), or []: .pd-last-run
+//   failed       [block, index] of the op the run failed in, or []: .pd-failed
 //   running      ids ("b0:1") of the ops whose blocks are running (the frame owners)
 //   breakpoints  [[block, index], ...]
 //   debug        true inside a DebuggerView: the gutter toggles breakpoints
@@ -20,7 +23,8 @@
 // node (an op running collapsed blocks, "grp:fc_3", "blk:4") is taken out of collapsed; a
 // cluster's label put into it. Python answers with a new svg.
 //
-// Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-bp,
+// Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-last-run,
+// .pd-failed, .pd-bp, .pd-created,
 // .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link,
 // .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit,
 // g.node[id="b0:3"], g.node.pd-collapsed, g.cluster[id="cluster_blk:2"] text,
@@ -56,34 +60,44 @@ function named(text, names) {
   return out;
 }
 
+// A line's text is one .pd-text span: where the pane is narrower than the line it ends in
+// an ellipsis, and its hover (title) shows the whole line; a click shows the op's slots
+// and attributes in the detail pane. The gutter, the index and the tags after the text
+// (role, "next", "ran last") always stay in view.
+
 /** "float32[-1, 4]  # x, param" for a variable declaration line. */
 function varLine(v) {
   const notes = [];
   if (v.user_name) notes.push(v.user_name);
   if (v.is_parameter) notes.push("param");
   else if (v.persistable) notes.push("persistable");
+  const type = v.text + (notes.length ? `  # ${notes.join(", ")}` : "");
   return h("div", { class: "pd-line pd-var" + (v.is_parameter ? " pd-param" : ""),
                     "data-block-var": v.name },
     h("span", { class: "pd-gutter" }),
     h("span", { class: "pd-idx" }),
-    "var ", h("span", { class: "pd-name" + (v.user_name ? " pd-named" : ""),
-                        title: v.user_name ? `${v.user_name} (${v.name})` : null }, v.name),
-    " : ", h("span", { class: "pd-type" },
-             v.text + (notes.length ? `  # ${notes.join(", ")}` : "")));
+    h("span", { class: "pd-text", title: `var ${v.name} : ${type}` },
+      "var ", h("span", { class: "pd-name" + (v.user_name ? " pd-named" : ""),
+                          title: v.user_name ? `${v.user_name} (${v.name})` : null }, v.name),
+      " : ", h("span", { class: "pd-type" }, type)));
 }
 
-/** One op line: the printer's text with the op type picked out. */
+/** One op line: the printer's text with the op type picked out. Where it is cut, the
+ *  outputs (at most 60% of the line) end in an ellipsis of their own, so the op type
+ *  stays in view, and the line ends in one. */
 function opLine(op, names) {
   const at = op.text.indexOf(op.type + "(");
-  const lhs = at > 0 ? op.text.slice(0, at) : "";
+  const lhs = at > 0 ? op.text.slice(0, at).replace(/ = $/, "") : "";
   const rest = at >= 0 ? op.text.slice(at + op.type.length) : op.text;
   return h("div", { class: `pd-line pd-op pd-role-${op.role}`, "data-op": op.id,
                     "data-block": op.block, "data-index": op.index, title: op.comment },
     h("span", { class: "pd-gutter", "data-bp": op.id, title: "toggle breakpoint" }, "●"),
     h("span", { class: "pd-idx" }, op.index),
-    h("span", { class: "pd-lhs" }, named(lhs, names)),
-    h("span", { class: "pd-optype" }, at >= 0 ? op.type : ""),
-    h("span", { class: "pd-args" }, named(rest, names)),
+    h("span", { class: "pd-text", title: `${op.text}\n\n${op.comment}` },
+      lhs ? [h("span", { class: "pd-lhs" }, named(lhs, names)),
+             h("span", { class: "pd-eq" }, " = ")] : null,
+      h("span", { class: "pd-optype" }, at >= 0 ? op.type : ""),
+      h("span", { class: "pd-args" }, named(rest, names))),
     op.role !== "forward" ? h("span", { class: "pd-role-tag" }, op.role) : null);
 }
 
@@ -106,7 +120,8 @@ function blockEl(model, idx, folded) {
     + (b.forward_block_idx >= 0 ? `, gradient of block ${b.forward_block_idx}` : "");
   return h("div", { class: "pd-block", "data-block": idx },
     h("div", { class: "pd-line pd-brace" }, h("span", { class: "pd-gutter" }),
-      h("span", { class: "pd-idx" }), h("span", { class: "pd-comment" }, header), fold),
+      h("span", { class: "pd-idx" }), h("span", { class: "pd-text pd-comment", title: header },
+                                        header), fold),
     body,
     h("div", { class: "pd-line pd-brace" }, h("span", { class: "pd-gutter" }),
       h("span", { class: "pd-idx" }), "}"));
@@ -159,7 +174,9 @@ function detailEl(model, op, goto) {
     grads.length ? [h("h5", {}, "Differentiated by"),
       h("div", {}, grads.map((g) => h("div", {}, link(g.id, `${g.id} ${g.type}`))))] : null,
     h("h5", {}, "Created at"),
-    h("div", { class: "pd-created" }, op.created_at || "(not recorded)"),
+    h("div", { class: "pd-created" + (op.created_at ? "" : " pd-empty") },
+      op.created_at || op.created_note),
+    // the OpProto's slots, attributes, kernels and gradient (its comment is at the top)
     h("h5", {}, "OpProto"),
     h("pre", { class: "pd-doc" }, op.doc || "(not registered)"));
 }
@@ -193,33 +210,39 @@ function render({ model, el }) {
 
   // The classes that move (current, selected, breakpoints, running) are set on the
   // existing lines, so stepping does not redraw the program.
+  const idOf = (name) => {
+    const pair = model.get(name);
+    return pair && pair.length === 2 ? opId(pair[0], pair[1]) : null;
+  };
   function mark() {
-    const cur = model.get("highlight");
-    const curId = cur && cur.length === 2 ? opId(cur[0], cur[1]) : null;
-    const sel = model.get("selected");
-    const selId = sel && sel.length === 2 ? opId(sel[0], sel[1]) : null;
+    // the op that runs next is the current line; the one that ran last is marked apart
+    const marks = { "pd-current": idOf("next_op"), "pd-last-run": idOf("highlight"),
+                    "pd-failed": idOf("failed"), "pd-selected": idOf("selected") };
     const bps = new Set((model.get("breakpoints") || []).map(([b, i]) => opId(b, i)));
     const running = new Set(model.get("running") || []);
     for (const line of root.querySelectorAll("[data-op]")) {
       const id = line.dataset.op;
-      line.classList.toggle("pd-current", id === curId);
-      line.classList.toggle("pd-selected", id === selId);
+      for (const [cls, markId] of Object.entries(marks)) line.classList.toggle(cls, id === markId);
       line.classList.toggle("pd-bp", bps.has(id));
       line.classList.toggle("pd-running", running.has(id));
     }
     for (const node of graph.querySelectorAll("g.node")) {
-      node.classList.toggle("pd-current", node.id === curId);
-      node.classList.toggle("pd-selected", node.id === selId);
-    }
-    // the current op hidden in a collapsed block or group: mark the node drawn for it
-    if (curId && !graph.querySelector(`g.node[id="${curId}"]`)) {
-      for (const g of model.get("graph_groups") || []) {
-        const node = g.collapsed && (g.ops || []).includes(curId)
-          && graph.querySelector(`g.node[id="${g.node}"]`);
-        if (node) { node.classList.add("pd-current"); break; }
+      for (const [cls, markId] of Object.entries(marks)) {
+        node.classList.toggle(cls, node.id === markId);
       }
     }
-    if (curId) reveal(code, code.querySelector(`[data-op="${curId}"]`));
+    // an op hidden in a collapsed block or group: mark the node drawn for it
+    for (const cls of ["pd-current", "pd-last-run", "pd-failed"]) {
+      const id = marks[cls];
+      if (!id || graph.querySelector(`g.node[id="${id}"]`)) continue;
+      for (const g of model.get("graph_groups") || []) {
+        const node = g.collapsed && (g.ops || []).includes(id)
+          && graph.querySelector(`g.node[id="${g.node}"]`);
+        if (node) { node.classList.add(cls); break; }
+      }
+    }
+    const shown = marks["pd-current"] || marks["pd-failed"] || marks["pd-last-run"];
+    if (shown) reveal(code, code.querySelector(`[data-op="${shown}"]`));
   }
 
   function drawDetail() {
@@ -341,7 +364,7 @@ function render({ model, el }) {
     "change:model": () => { drawCode(); drawDetail(); },
     "change:svg change:graph_text change:graph_groups": drawGraph,
     "change:selected": () => { mark(); drawDetail(); },
-    "change:highlight change:breakpoints change:running": mark,
+    "change:highlight change:next_op change:failed change:breakpoints change:running": mark,
     "change:debug": drawCode,
     "change:tab": showTab,
   };

@@ -128,12 +128,18 @@ function previewEl(v) {
   }
 }
 
-function statsEl(st, v) {
-  if (!st) return "";
-  if (v.preview && v.preview.type === "scalar" && !st.nan && !st.inf) return "";  // one value
-  return h("span", {}, `min ${fmt(st.min)}  max ${fmt(st.max)}  mean ${fmt(st.mean)}`,
-    st.nan ? h("span", { class: "pd-nan" }, `  ${st.nan} NaN`) : "",
-    st.inf ? h("span", { class: "pd-nan" }, `  ${st.inf} inf`) : "");
+/** The stats as [short text, its NaN / inf counts, the long form for the title]: "-0.5 to
+ *  0.497, mean 0.00552" (or "all 0"), short enough to sit on the type's line ("" for none,
+ *  or for a single value). */
+function statsParts(st, v) {
+  if (!st) return ["", "", ""];
+  if (v.preview && v.preview.type === "scalar" && !st.nan && !st.inf) return ["", "", ""];
+  const bad = (st.nan ? `  ${st.nan} NaN` : "") + (st.inf ? `  ${st.inf} inf` : "");
+  const long = `min ${fmt(st.min)}  max ${fmt(st.max)}  mean ${fmt(st.mean)}`;
+  if (st.min === null) return ["", bad, bad.trim()];             // no finite value
+  const short = st.min === st.max ? `all ${fmt(st.min)}`
+    : `${fmt(st.min)} to ${fmt(st.max)}, mean ${fmt(st.mean)}`;
+  return [short, bad, long + bad];
 }
 
 /** The user's name first (what the %%paddle cell said), the program's name beside it. */
@@ -145,18 +151,24 @@ function nameEl(v) {
 }
 const shown = (v) => (v.user_name ? `${v.user_name} (${v.name})` : v.name);
 
-/** One variable: name, then type and stats in small print under it, then its picture and
- *  (for a few values) the numbers. Two lines, not four columns: the pane is often narrow. */
+/** One variable: its name, and under it type and stats on one line, then its picture and
+ *  (for a few values) the numbers. The name and the type line are one line each, ending
+ *  in an ellipsis where the pane is narrow (their titles hold the whole text); the
+ *  picture and the numbers go under them when there is no room beside them. */
 function varRow(v) {
   const type = v.kind === "tensor" ? `${v.dtype}[${v.shape.join(", ")}]`
     : v.kind === "selected_rows" ? `SelectedRows ${v.dtype}[${v.shape.join(", ")}]` : v.kind;
-  return h("tr", { class: "pd-svar" + (v.changed ? " pd-changed" : "") +
-                          (v.kind === "empty" ? " pd-empty-var" : ""), "data-var": v.name },
-    h("td", { class: "pd-vname-cell" },
-      h("div", { class: "pd-vname" }, nameEl(v)),
-      h("div", { class: "pd-vtype" }, type, "  ", h("span", { class: "pd-stats" }, statsEl(v.stats, v)))),
-    h("td", { class: "pd-preview" }, previewEl(v)),
-    h("td", { class: "pd-vtext" }, v.text && v.preview.type !== "scalar" ? v.text : ""));
+  const [stats, bad, long] = statsParts(v.stats, v);
+  return h("div", { class: "pd-svar" + (v.changed ? " pd-changed" : "") +
+                           (v.kind === "empty" ? " pd-empty-var" : ""), "data-var": v.name },
+    h("div", { class: "pd-vname-cell" },
+      h("div", { class: "pd-vname", title: shown(v) }, nameEl(v)),
+      h("div", { class: "pd-vtype", title: [type, long].filter(Boolean).join("  ") },
+        type, "  ", h("span", { class: "pd-stats" }, stats,
+                      bad ? h("span", { class: "pd-nan" }, bad) : ""))),
+    h("div", { class: "pd-preview" }, previewEl(v)),
+    v.text && v.preview.type !== "scalar" ? h("div", { class: "pd-vtext pd-values" }, v.text)
+      : null);
 }
 
 function render({ model, el }) {
@@ -194,7 +206,7 @@ function render({ model, el }) {
       // local of the block from the start, and a list of "(no value yet)" hides the rest.
       const set = vars.filter((v) => v.kind !== "empty");
       const unset = vars.filter((v) => v.kind === "empty");
-      if (set.length) el.append(h("table", { class: "pd-vars-table" }, set.map(varRow)));
+      if (set.length) el.append(h("div", { class: "pd-vars-table" }, set.map(varRow)));
       if (unset.length) {
         el.append(h("div", { class: "pd-unset" }, "not written yet: ",
           unset.map((v, i) => [i ? ", " : "", h("span", { class: "pd-svar pd-empty-var",

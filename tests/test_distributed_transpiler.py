@@ -3,6 +3,8 @@ into trainer and pserver programs, the ops it adds, the parameter server's round
 LocalCluster (trainer threads) giving what one process gives."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -332,3 +334,50 @@ def test_distributed_ops_are_registered_and_documented():
     for op in trainer.global_block().ops[-6:]:
         assert op_role(op) & OP_ROLE_OPTIMIZE       # dropped by clone(for_test=True)
     assert "send" not in {op.type for op in trainer.clone(for_test=True).global_block().ops}
+
+
+@pytest.mark.parametrize("given, words", [
+    ({"trainers": 0}, "LocalCluster: trainers must be an int >= 1, got int 0"),
+    ({"trainers": -1}, "LocalCluster: trainers must be an int >= 1, got int -1"),
+    ({"trainers": 2.0}, "LocalCluster: trainers must be an int >= 1, got float 2.0"),
+    ({"trainers": True}, "LocalCluster: trainers must be an int >= 1, got bool True"),
+    ({"pservers": 0}, "LocalCluster: pservers must be an int >= 1, got int 0"),
+    ({"pservers": "2"}, "LocalCluster: pservers must be an int >= 1, got str '2'"),
+    ({"endpoints": ["a:1"]}, "LocalCluster: 1 endpoints given for pservers=2; give one "
+                             "endpoint per pserver"),
+    ({"endpoints": ["a:1", "a:1"]}, "LocalCluster: endpoints must be distinct"),
+    ({"endpoints": "a:1,b:2"}, "LocalCluster: endpoints must be a list of 2"),
+    ({"endpoints": ["a:1", " "]}, "LocalCluster: each endpoint must be a non-empty"),
+    ({"timeout": 0}, "LocalCluster: timeout must be a number of seconds > 0, got int 0"),
+    ({"timeout": float("inf")}, "LocalCluster: timeout must be a number of seconds > 0"),
+    ({"loss": "nope"}, "LocalCluster: loss 'nope' is not a variable of main's global block"),
+    ({"loss": 3}, "LocalCluster: loss must be a Variable of main (or its name), got int 3"),
+    ({"main": None}, "LocalCluster: main must be a Program, got NoneType"),
+    ({"startup": "startup"}, "LocalCluster: startup must be a Program, got str"),
+])
+def test_distributed_a_bad_cluster_shape_is_a_clear_error(given, words):
+    """trainers=0 was an IndexError from deep inside plan.py: every argument of a cluster's
+    shape is checked first, in one place (plan.check_shape and its helpers)."""
+    main, startup, loss = build("sgd")
+    args = {"main": main, "startup": startup, "loss": loss, "trainers": 2, "pservers": 2,
+            **given}
+    with pytest.raises(pd.ExecutionError, match=re.escape(words)):
+        LocalCluster(**args)
+
+
+def test_distributed_numpy_counts_are_counts():
+    main, startup, loss = build("sgd")
+    with LocalCluster(main, startup, loss, trainers=np.int64(2), pservers=np.int32(1),
+                      endpoints=("127.0.0.1:7000",)) as cluster:
+        assert cluster.trainers == 2 and type(cluster.trainers) is int
+        assert cluster.endpoints == ["127.0.0.1:7000"]
+
+
+@pytest.mark.parametrize("feed, parts, words", [
+    ([{"x": np.ones((4, 2))}], 2, "a feed is a dict of variable name -> array"),
+    ({"x": np.ones((4, 2))}, 0, "shard: parts must be an int >= 1, got int 0"),
+    ({"x": np.ones((1, 2))}, 2, "cannot split feed 'x' (shape [1, 2]) across 2 trainers"),
+])
+def test_distributed_shard_refuses_what_it_cannot_cut(feed, parts, words):
+    with pytest.raises(pd.ExecutionError, match=re.escape(words)):
+        pd.distributed.shard(feed, parts)

@@ -25,7 +25,7 @@ from ..core.executor import Executor
 from ..core.program import Program
 from ..core.scope import Scope
 from .pserver import ParameterServer
-from .plan import Cluster, first_line, make_plan, shard
+from .plan import Cluster, check_seconds, first_line, make_plan, shard
 from .transpiler import DistributeTranspilerConfig
 from .transport import DEFAULT_TIMEOUT_S
 
@@ -117,10 +117,12 @@ class LocalCluster(Cluster):
     def __init__(self, main: Program, startup: Program, loss, trainers: int = 2,
                  pservers: int = 2, config: DistributeTranspilerConfig | None = None,
                  place=None, timeout: float = DEFAULT_TIMEOUT_S, endpoints=None):
+        timeout = check_seconds("LocalCluster", "timeout", timeout)
         plan = self.plan = make_plan(main, startup, loss, trainers, pservers, config, place,
                                      endpoints, who="LocalCluster")
         self.endpoints, self.loss_name = plan.endpoints, plan.loss_name
-        self.trainers, self.timeout = trainers, float(timeout)
+        trainers = plan.trainers                   # checked (an int >= 1)
+        self.trainers, self.timeout = trainers, timeout
         self.transpiler, self.trainer_programs = plan.transpiler, plan.trainer_programs
         self.servers: dict[str, ParameterServer] = {}
         for ep in self.endpoints:

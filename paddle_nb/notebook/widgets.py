@@ -508,8 +508,12 @@ def next_op_of(d, skipped=frozenset) -> tuple[list, str]:
 def _failed_at(error) -> list:
     """[block, index] of the op a located run error failed in, else []."""
     op = getattr(error, "failed_op", None)
+    if op is None:
+        return []
+    if getattr(op, "desc", None) is None:   # an OpDescription: the error crossed processes
+        return [op.block_idx, op.index] if None not in (op.block_idx, op.index) else []
     try:
-        return [op.block.idx, op.idx] if op is not None else []
+        return [op.block.idx, op.idx]
     except ValueError:              # the op was removed from its block since
         return []
 

@@ -15,7 +15,7 @@ import os
 # The tests whose launches are recorded: those files' tests matching the words (the
 # ``-k "cuda or kernels or training"`` a subprocess run uses).
 FILES = ("test_cuda_kernels.py", "test_ops_table.py", "test_op_gradients.py",
-         "test_cuda_training.py")
+         "test_cuda_training.py", "test_selected_rows.py")
 WORDS = ("cuda", "kernels", "training")
 
 SIGNATURES: set[str] = set()

@@ -85,7 +85,10 @@ def test_every_launched_kernel_compiles_to_ptx(tmp_path):
         cuda_signatures.write(sigs)
     else:
         _record_in_a_subprocess(sigs)
-    assert len(json.loads(sigs.read_text())) > 30
+    recorded = json.loads(sigs.read_text())
+    assert len(recorded) > 30
+    assert any("_add_segments" in s for s in recorded)           # the sparse (SelectedRows)
+    assert any("adam_rows__cuda" in s for s in recorded)         # kernels too
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", CUDA_HOME=home)
     done = subprocess.run([sys.executable, "-c", COMPILER, str(sigs)], env=env,
                           capture_output=True, text=True, timeout=600)

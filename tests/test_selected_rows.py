@@ -10,8 +10,6 @@ Each on the CPU and on CUDA (numba's simulator), whose row loops add in the same
 """
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -658,30 +656,5 @@ def test_a_selected_rows_value_moves_to_the_device_and_back():
     with pytest.raises(pd.ExecutionError, match=r"call \.to_host\(\) first"):
         scope.find_var("g").get().to_dense()
 
-
-# --- the device kernels compile for a real GPU ---------------------------------------------------
-def test_the_sparse_kernels_compile_for_a_real_gpu(tmp_path):
-    """As tests/test_cuda_compile.py does for the op table: record the argument types the
-    device tests here launch kernels with (in the simulator), compile each to PTX."""
-    import test_cuda_compile as cc     # noqa: PLC0415
-    home = cc._nvcc_home()
-    if home is None:
-        pytest.skip("needs NVVM (pip install nvidia-cuda-nvcc-cu12, or CUDA_HOME)")
-    (tmp_path / "record_signatures.py").write_text(cc.RECORDER)
-    sigs = tmp_path / "signatures.json"
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SIGNATURES_OUT=str(sigs),
-               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-         "record_signatures", __file__, "-k", "cuda and not real_gpu"],
-        env=env, capture_output=True, text=True, timeout=600, cwd=cc.TESTS.parent)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    recorded = json.loads(sigs.read_text())
-    assert any("_add_segments" in s for s in recorded)
-    assert any("adam_rows__cuda" in s for s in recorded)
-    done = subprocess.run([sys.executable, "-c", cc.COMPILER, str(sigs)],
-                          env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0", CUDA_HOME=home),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    failed = json.loads(done.stdout.strip().splitlines()[-1])
-    assert not failed, "\n".join(failed)
+# The device kernels' launches here are compiled for a real GPU by test_cuda_compile.py
+# (tests/cuda_signatures.py records this file's CUDA tests too).

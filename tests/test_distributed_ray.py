@@ -167,9 +167,7 @@ def test_distributed_ray_train_refuses_bad_steps_and_readers(given, words):
     assert ray.is_initialized() == was_running
 
 
-# SGD on Ray under -m slow: the runtime moves blocks the same way whatever the optimizer, and
-# test_distributed_transpiler.py checks SGD, Momentum and Adam clusters in one process.
-@pytest.mark.parametrize("optimizer", [pytest.param("sgd", marks=pytest.mark.slow), "adam"])
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_distributed_ray_two_trainers_two_pservers_equal_one_process(optimizer, digits,
                                                                     local_ray):
     main, startup, loss = digits_mlp(optimizer)

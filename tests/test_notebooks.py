@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -339,52 +337,11 @@ def test_readme_links_every_notebook():
         assert f"(notebooks/{name})" in text, f"README does not link {name}"
 
 
-# --- running them, two at a time ---------------------------------------------------------------
-# A notebook's kernel keeps one core busy while this process waits for it, and the machine
-# the suite is sized for has two: the runs this session collected start together, two
-# kernels at a time, the first time a test asks for one; each test then waits for its own.
-# The same runs as one at a time (a fresh kernel each, solutions twice in one kernel, the
-# student's Run All once), in about half the time. The notebooks that start a local Ray
-# cluster (chapter 10) never run beside each other.
-STARTS_RAY = {"10_distributed.ipynb"}
-_ray_turn = threading.Lock()
-_runs: dict = {}
-_runs_lock = threading.Lock()
-
-
-def _execute(name: str, solutions: bool):
-    runs = 2 if solutions else 1
-    if name in STARTS_RAY:
-        with _ray_turn:
-            return runner.execute(runner.NOTEBOOKS / name, solutions=solutions, runs=runs)
-    return runner.execute(runner.NOTEBOOKS / name, solutions=solutions, runs=runs)
-
-
-def _run(request, name: str, solutions: bool):
-    """(executed notebook, seconds) of ``name`` run with or without the solutions."""
-    with _runs_lock:
-        if not _runs:
-            wanted = [(item.callspec.params["name"], item.originalname == SOLVED)
-                      for item in request.session.items
-                      if item.originalname in (SOLVED, AS_IS)]
-            pool = ThreadPoolExecutor(2, thread_name_prefix="notebook")
-            for key in sorted(wanted, key=lambda k: not k[1]):   # the solved runs first
-                _runs[key] = pool.submit(_execute, *key)
-            pool.shutdown(wait=False)
-        if (name, solutions) not in _runs:          # asked for outside the collected set
-            return _execute(name, solutions)
-    return _runs[(name, solutions)].result()
-
-
-SOLVED = "test_notebook_runs_and_keeps_its_promises"
-AS_IS = "test_run_all_as_a_student_reaches_the_end_without_ticks"
-
-
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_and_keeps_its_promises(name, request):
+def test_notebook_runs_and_keeps_its_promises(name):
     """Run All twice in one kernel, as a student does: the second run keeps the promises
     too (no code that only works once, such as a generated name typed in)."""
-    executed, seconds = _run(request, name, solutions=True)
+    executed, seconds = runner.execute(runner.NOTEBOOKS / name, runs=2)
     print(f"{name}: {seconds:.1f} s")
     got = runner.results(executed)             # later cells win: the second run's values
     _check_displayed_debuggers(name, executed)
@@ -427,10 +384,10 @@ def test_self_checks_wait_for_an_answer_and_reject_wrong_ones(capsys):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_run_all_as_a_student_reaches_the_end_without_ticks(name, request):
+def test_run_all_as_a_student_reaches_the_end_without_ticks(name):
     """Unanswered, the notebook still runs to the end (Run All), and no exercise's
     self-check passes on the placeholder."""
-    executed, _ = _run(request, name, solutions=False)
+    executed, _ = runner.execute(runner.NOTEBOOKS / name, solutions=False)
     exercise_checks = {ex + 1 for ex, _ in runner.exercises(executed)}
     for i, cell in enumerate(executed.cells):
         if "self-check" in runner.tags(cell):

@@ -6,6 +6,7 @@ must be set before numba is imported, hence here, first. On a GPU machine run
 where no real GPU is present).
 """
 import os
+import sys
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
@@ -16,6 +17,22 @@ import paddle_nb as pd  # noqa: E402
 from paddle_nb.kernels.cuda import device  # noqa: E402
 
 cuda_signatures.install()
+
+# numba's simulator runs each GPU thread of a block as a Python thread, beside a manager that
+# polls them in a busy loop (numba/cuda/simulator/kernel.py, BlockManager.run). At Python's
+# default 5 ms switch interval the poller may keep the GIL for 5 ms each time a simulated
+# thread ends, so a small launch mostly spins: at 0.5 ms the CUDA gradient table runs in 31 s
+# instead of 90 s. Only the test process is set so; paddle_nb itself never changes the
+# interpreter's settings.
+_DEFAULT_SWITCH_INTERVAL = sys.getswitchinterval()
+
+
+def pytest_configure(config):
+    sys.setswitchinterval(5e-4)
+
+
+def pytest_unconfigure(config):
+    sys.setswitchinterval(_DEFAULT_SWITCH_INTERVAL)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -71,17 +71,16 @@ def fill_solutions(nb):
     return nb
 
 
-def execute(path: Path, solutions: bool = True, timeout: int = 600, runs: int = 1):
+def execute(path: Path, passes=("solved",), timeout: int = 600):
     """Execute the notebook at ``path`` (cwd: its folder) with widget state stored;
-    returns (executed notebook, seconds). ``runs=2`` is a second Run All in the same
-    kernel, as a student does (the executed notebook then holds every cell twice; the
-    second copy is the second run). A failing cell raises nbclient's CellExecutionError,
-    which shows the cell and the traceback."""
+    returns (executed notebook, seconds). Each of ``passes`` is one Run All in the same
+    kernel: ``"as-is"`` with the exercises unanswered (``...``), as the student first meets
+    them, or ``"solved"`` with every exercise's solution typed in. The executed notebook
+    holds the cells of every pass in turn (``pass_cells`` splits them). A failing cell
+    raises nbclient's CellExecutionError, which shows the cell and the traceback."""
     nb = nbformat.read(path, as_version=4)
-    if solutions:
-        nb = fill_solutions(nb)
-    once = nb.cells
-    nb.cells = [nbformat.from_dict(copy.deepcopy(dict(c))) for _ in range(runs) for c in once]
+    versions = {"as-is": nb.cells, "solved": fill_solutions(nb).cells}
+    nb.cells = [nbformat.from_dict(copy.deepcopy(dict(c))) for p in passes for c in versions[p]]
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{cell.get('id', 'cell')}-{i}"          # ids stay unique
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
@@ -92,10 +91,16 @@ def execute(path: Path, solutions: bool = True, timeout: int = 600, runs: int = 
     return nb, time.perf_counter() - t0
 
 
-def results(nb) -> dict:
-    """The merged values the ``result`` cells displayed with ``measured``."""
+def pass_cells(nb, passes: int) -> list[list]:
+    """The executed cells of each of ``passes`` Run Alls, in order."""
+    n = len(nb.cells) // passes
+    return [nb.cells[i * n:(i + 1) * n] for i in range(passes)]
+
+
+def results(cells) -> dict:
+    """The merged values the ``result`` cells among ``cells`` displayed with ``measured``."""
     out = {}
-    for cell in nb.cells:
+    for cell in cells:
         if "result" not in tags(cell):
             continue
         shown = [o for o in cell.get("outputs", []) if o.get("output_type") == "execute_result"
@@ -116,6 +121,7 @@ def widget_models(nb) -> dict:
 if __name__ == "__main__":
     as_is = "--as-is" in sys.argv
     for arg in (a for a in sys.argv[1:] if a != "--as-is"):
-        executed, seconds = execute(Path(arg).resolve(), solutions=not as_is)
+        executed, seconds = execute(Path(arg).resolve(), ("as-is",) if as_is else ("solved",))
         print(f"{arg}: {seconds:.1f} s, {len(widget_models(executed))} widget models")
-        print("  results:", results(executed))
+        if not as_is:
+            print("  results:", results(executed.cells))

@@ -1,5 +1,5 @@
-"""Command line: ``python -m paddle_nb tour`` (the main job), ``python -m paddle_nb ops`` and
-``python -m paddle_nb distributed``."""
+"""Command line: ``python -m paddle_nb tour`` (the main job), ``python -m paddle_nb ops``,
+``python -m paddle_nb distributed`` and ``python -m paddle_nb coverage``."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,13 @@ def main(argv=None) -> int:
     dist.add_argument("--steps", type=_positive, default=40)
     dist.add_argument("--trainers", type=_positive, default=2)
     dist.add_argument("--pservers", type=_positive, default=2)
+    cov = sub.add_parser("coverage", help="run PaddlePaddle 2.6.2's public APIs (programs "
+                                          "saved by Paddle) here and compare")
+    cov.add_argument("--module", help="one module: paddle.nn, paddle.nn.functional, "
+                                      "paddle.tensor.math, ... (or nn, F, tensor.math)")
+    cov.add_argument("--api", help="run one API (F.relu, or a bare name) and show the "
+                                   "whole error")
+    cov.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
     if args.command == "tour":
         from .tour import main as tour   # noqa: PLC0415
@@ -29,6 +36,9 @@ def main(argv=None) -> int:
         return _ops(args.op_type)
     elif args.command == "distributed":
         return _distributed(args.steps, args.trainers, args.pservers)
+    elif args.command == "coverage":
+        from .coverage.cli import main as coverage   # noqa: PLC0415
+        return coverage(args.module, args.api, args.json)
     return 0
 
 

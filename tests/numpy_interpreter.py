@@ -1395,6 +1395,383 @@ REFERENCES = {
 }
 
 
+# --- mish, logsigmoid, celu, selu, softsign, tanh_shrink (ops/smooth_activations.py),
+# hard_shrink, softshrink, thresholded_relu, brelu (ops/shrink_activations.py) and
+# logsumexp (ops/logsumexp.py): Paddle 2.6.2's formulas, in float64 -----------------------
+def _mish(x, threshold):
+    return x * np.tanh(np.where(x > threshold, x, np.logaddexp(0, x)))
+
+
+def _logsumexp(op, env):
+    x, a = _x(op, env), op.attrs
+    rank, axis = x.ndim, a.get("axis", [0])
+    if rank and not all(-rank <= d < rank for d in axis):
+        raise ValueError(f"axis {axis} is out of range for rank {rank}")
+    axes = {d % rank for d in axis} if rank else set()
+    every = a.get("reduce_all") or not axis or len(axes) == rank
+    if x.size == 0:                      # sums of no terms: log(0) = -inf
+        out = np.full(np.sum(x, axis=None if every else tuple(sorted(axes)),
+                             keepdims=a.get("keepdim", False)).shape, -np.inf)
+    else:
+        with np.errstate(all="ignore"):  # scipy: max + log(sum(exp(x - max)))
+            out = scipy.special.logsumexp(_wide(x), keepdims=a.get("keepdim", False),
+                                          axis=None if every else tuple(sorted(axes)))
+    if every and a.get("keepdim", False):
+        out = np.reshape(out, (1,) * rank)
+    return _out(op, "Out", np.asarray(out).astype(x.dtype))
+
+
+def _maxout(op, env):
+    x, groups, axis = _x(op, env), op.attrs["groups"], op.attrs.get("axis", 1)
+    if x.ndim != 4 or axis not in (1, -1, 3) or groups < 1 or x.shape[axis] % groups:
+        raise ValueError("maxout takes a 4-D X whose channels groups divides")
+    c = 1 if axis == 1 else 3
+    grouped = x.reshape(x.shape[:c] + (x.shape[c] // groups, groups) + x.shape[c + 1:])
+    return _out(op, "Out", grouped.max(axis=c + 1))
+
+
+REFERENCES.update({
+    "maxout": _maxout,
+    "mish": _act(_mish, "threshold"),
+    "logsigmoid": _act(lambda x: -np.logaddexp(0, -x)),
+    "celu": _act(lambda x, a: np.where(x > 0, x, a * np.expm1(x / a)), "alpha"),
+    "selu": _act(lambda x, s, a: np.where(x > 0, s * x, s * a * np.expm1(x)), "scale", "alpha"),
+    "softsign": _act(lambda x: np.where(np.isinf(x), np.sign(x), x / (1 + np.abs(x)))),
+    "tanh_shrink": _act(lambda x: x - np.tanh(x)),
+    "hard_shrink": _act(lambda x, t: np.where((x >= -t) & (x <= t), 0, x), "threshold"),
+    "softshrink": _act(lambda x, l: np.where((x >= -l) & (x <= l), 0,
+                                             np.where(x > 0, x - l, x + l)), "lambda"),
+    "thresholded_relu": _act(lambda x, t: np.where(x <= t, 0, x), "threshold"),
+    "brelu": _act(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), "t_min", "t_max"),
+    "logsumexp": _logsumexp,
+})
+
+
+# --- accuracy, auc (ops/metrics.py), nll_loss, kldiv_loss (ops/log_prob_losses.py) ---------
+def _accuracy(op, env):
+    indices, label = _x(op, env, "Indices"), _x(op, env, "Label").reshape(-1)
+    if (label < 0).any():
+        raise ValueError("accuracy: a negative label")
+    correct = int((indices == label[:, None]).any(axis=1).sum())
+    n = label.size
+    return {**_out(op, "Accuracy", np.float32(correct / n if n else 0.0)),
+            **_out(op, "Correct", np.int32(correct)), **_out(op, "Total", np.int32(n))}
+
+
+def _roc_area(pos, neg):
+    """Trapezoids under (false positives, true positives) walked from the top bucket."""
+    tp = np.concatenate([[0.0], np.cumsum(pos[::-1], dtype=np.float64)])
+    fp = np.concatenate([[0.0], np.cumsum(neg[::-1], dtype=np.float64)])
+    area = float(np.sum(np.diff(fp) * (tp[1:] + tp[:-1]) / 2))
+    return area / tp[-1] / fp[-1] if tp[-1] > 0 and fp[-1] > 0 else area
+
+
+def _auc(op, env):
+    a = op.attrs
+    predict, label = _x(op, env, "Predict"), _x(op, env, "Label").reshape(-1)
+    nt, slides = a.get("num_thresholds", 8191), a.get("slide_steps", 1)
+    p = predict[:, -1]
+    if not ((p >= 0) & (p <= 1)).all():
+        raise ValueError("auc: a probability outside [0, 1]")
+    buckets = (p * p.dtype.type(nt)).astype(np.int64)   # in p's type, as Paddle's kernel
+    batch_pos = np.bincount(buckets[label > 0], minlength=nt + 1)
+    batch_neg = np.bincount(buckets[label == 0], minlength=nt + 1)
+    weight = op.input("InsTagWeight")
+    fake = bool(weight) and float(np.ravel(env[weight[0]])[0]) == 0.0
+    pos = _x(op, env, "StatPos").astype(np.int64).reshape(-1).copy()
+    neg = _x(op, env, "StatNeg").astype(np.int64).reshape(-1).copy()
+    if slides == 0:
+        if not fake:
+            pos += batch_pos
+            neg += batch_neg
+        area = _roc_area(pos, neg)
+    else:
+        rings_p = pos[:-1].reshape(slides + 1, nt + 1)        # rings, then their sum
+        rings_n = neg[:-1].reshape(slides + 1, nt + 1)
+        ring = int(pos[-1]) % slides
+        rings_p[ring], rings_n[ring] = batch_pos, batch_neg
+        kept = [r for r in range(slides) if r != ring or not fake]
+        rings_p[slides] = rings_p[kept].sum(axis=0)
+        rings_n[slides] = rings_n[kept].sum(axis=0)
+        area = _roc_area(rings_p[slides], rings_n[slides])
+        pos[-1] += 1
+        neg[-1] += 1
+    shape = [(1 + slides) * (nt + 1) + 1] if slides else [1, nt + 1]
+    return {**_out(op, "AUC", np.float64(area)),
+            **_out(op, "StatPosOut", pos.reshape(shape)),
+            **_out(op, "StatNegOut", neg.reshape(shape))}
+
+
+def _nll_loss(op, env):
+    a = op.attrs
+    x, label = _x(op, env), _x(op, env, "Label").astype(np.int64)
+    classes, ignore = x.shape[1], a.get("ignore_index", -100)
+    weight = _wide(_x(op, env, "Weight")) if op.input("Weight") else np.ones(classes)
+    keep = label != ignore
+    if ((label[keep] < 0) | (label[keep] >= classes)).any():
+        raise IndexError("nll_loss: a label outside the classes")
+    safe = np.where(keep, label, 0)
+    picked = np.take_along_axis(_wide(x), safe[:, None], axis=1)[:, 0]   # [N, ...]
+    w = np.where(keep, weight[safe], 0.0)
+    losses = -picked * w
+    reduction = a.get("reduction", "mean")
+    if reduction == "none":
+        return {**_out(op, "Out", losses.astype(x.dtype)),
+                **_out(op, "Total_weight", np.zeros((), x.dtype))}
+    total = w.sum()
+    out = losses.sum() / total if reduction == "mean" and total != 0 else losses.sum()
+    return {**_out(op, "Out", np.asarray(out, x.dtype)),
+            **_out(op, "Total_weight", np.asarray(total, x.dtype))}
+
+
+def _kldiv_loss(op, env):
+    a = op.attrs
+    x, t = _wide(_x(op, env)), _wide(_x(op, env, "Target"))
+    with np.errstate(all="ignore"):
+        if a.get("log_target", False):
+            loss = np.exp(t) * (t - x)
+        else:
+            loss = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0.0)
+            loss = np.where(np.isnan(t), np.nan, loss)
+    reduction = a.get("reduction", "mean")
+    if reduction == "sum":
+        loss = loss.sum()
+    elif reduction == "mean":
+        loss = loss.mean() if loss.size else np.nan
+    elif reduction == "batchmean":
+        loss = loss.sum() / x.shape[0] if x.shape[0] else loss.sum()
+    return _out(op, "Loss", np.asarray(loss).astype(_x(op, env).dtype))
+
+
+REFERENCES.update({"accuracy": _accuracy, "auc": _auc, "nll_loss": _nll_loss,
+                   "kldiv_loss": _kldiv_loss})
+
+
+# --- argsort, masked_select, roll, meshgrid, tril_triu (ops/sort.py, masked_select.py,
+# roll.py, meshgrid.py, triangular.py): Paddle 2.6.2's rules, by plain indexing ----------
+def _argsort(op, env):
+    """Paddle's order: ascending puts NaN last, descending puts it first; equal values
+    in the order of their positions."""
+    x, a = _x(op, env), op.attrs
+    axis, descending = a.get("axis", -1), a.get("descending", False)
+    if x.ndim == 0:
+        if axis not in (-1, 0):
+            raise ValueError(f"axis {axis} for a 0-d X")
+        return {**_out(op, "Out", x.copy()), **_out(op, "Indices", np.int64(0))}
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for rank {x.ndim}")
+    moved = np.moveaxis(x, axis, -1)
+    rows = moved.reshape(int(np.prod(moved.shape[:-1])), x.shape[axis])   # (-1: not at 0)
+
+    def key(row):
+        def of(j):
+            v = row[j].item()                 # a Python number: -v cannot overflow
+            nan = v != v
+            if descending:
+                return (0 if nan else 1, 0 if nan else -v, j)
+            return (1 if nan else 0, 0 if nan else v, j)
+        return of
+    order = np.array([sorted(range(rows.shape[1]), key=key(r)) for r in rows],
+                     np.int64).reshape(rows.shape)
+    values = np.take_along_axis(rows, order, axis=1)
+    return {**_out(op, "Out", np.moveaxis(values.reshape(moved.shape), -1, axis)),
+            **_out(op, "Indices", np.moveaxis(order.reshape(moved.shape), -1, axis))}
+
+
+def _masked_select(op, env):
+    """X and Mask broadcast (numpy's rule); the elements where Mask holds, row-major."""
+    x, mask = _x(op, env), _x(op, env, "Mask")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"Mask is {mask.dtype}, not bool")
+    xb, mb = np.broadcast_arrays(x, mask)
+    return _out(op, "Y", xb[mb])
+
+
+def _roll(op, env):
+    """Out[..., o, ...] = X[..., (o - shift) mod n, ...] along each axis (an axis named
+    twice: the shifts add up); no axis: X rolled flattened."""
+    x, a = _x(op, env), op.attrs
+    shifts = [int(s) for s in np.ravel(_x(op, env, "ShiftsTensor"))] \
+        if op.input("ShiftsTensor") else list(a.get("shifts") or [])
+    axes = list(a.get("axis") or [])
+    if not axes:
+        if len(shifts) != 1:
+            raise ValueError("a flattened roll takes one shift")
+        flat = x.reshape(-1)
+        n = flat.size
+        return _out(op, "Out", flat[(np.arange(n) - shifts[0] % max(n, 1)) % max(n, 1)]
+                    .reshape(x.shape) if n else x.copy())
+    if len(shifts) != len(axes) or not all(-x.ndim <= d < x.ndim for d in axes):
+        raise ValueError(f"shifts {shifts} / axis {axes} for rank {x.ndim}")
+    out = x
+    for s, d in zip(shifts, axes):
+        n = x.shape[d]
+        if n:
+            out = np.take(out, (np.arange(n) - s % n) % n, axis=d)
+    return _out(op, "Out", np.array(out, copy=True))
+
+
+def _meshgrid(op, env):
+    """numpy's meshgrid with indexing='ij' (a 0-d input counts as a vector of one)."""
+    xs = _xs(op, env)
+    if any(x.ndim > 1 for x in xs):
+        raise ValueError("meshgrid takes vectors")
+    return _out(op, "Out", *np.meshgrid(*[x.reshape(-1) for x in xs], indexing="ij"))
+
+
+def _tril_triu(op, env):
+    """Each matrix of X's last two dims: X[i, j] where j - i <= diagonal (lower) or
+    j - i >= diagonal (upper), 0 elsewhere."""
+    x, a = _x(op, env), op.attrs
+    if x.ndim < 2:
+        raise ValueError("tril_triu takes matrices")
+    diagonal = a.get("diagonal", 0)
+    above = np.arange(x.shape[-1])[None, :] - np.arange(x.shape[-2])[:, None]   # j - i
+    keep = above <= diagonal if a.get("lower", True) else above >= diagonal
+    return _out(op, "Out", np.where(keep, x, np.zeros((), x.dtype)))
+
+
+REFERENCES.update({"argsort": _argsort, "masked_select": _masked_select, "roll": _roll,
+                   "meshgrid": _meshgrid, "tril_triu": _tril_triu})
+
+
+# --- trunc, floor, ceil, round, log1p, log2, log10, logit, lgamma, digamma, conj, cumprod
+def _round_half_away(w):
+    """C's round (Paddle's): halves go away from zero (numpy's np.round goes to even)."""
+    return np.sign(w) * np.floor(np.abs(w) + 0.5)
+
+
+def _logit(op, env):
+    """ln(x / (1 - x)), x clipped to [eps, 1 - eps] first when eps > 0."""
+    x, eps = _x(op, env), op.attrs.get("eps", 1e-6)
+    w = _wide(x)
+    if eps > 0:
+        w = np.clip(w, eps, 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _out(op, "Out", np.log(w / (1 - w)).astype(x.dtype))
+
+
+def _poles_nan(fn):
+    """``fn`` with NaN at 0, -1, -2, ... (the poles of the gamma function's log-derivative)."""
+    def at(w):
+        return np.where((w <= 0) & (w == np.floor(w)), np.nan, fn(w))
+    return at
+
+
+def _i0(op, env):
+    """scipy's i0, but +inf at +-inf (the limit; scipy gives NaN there)."""
+    x = _x(op, env, "x")
+    w = _wide(x)
+    return _out(op, "out", np.where(np.isinf(w), np.inf, scipy.special.i0(w)).astype(x.dtype))
+
+
+def _polygamma(op, env):
+    """scipy's polygamma, with the limits at the ends: 0 at +inf (digamma: +inf), NaN at
+    -inf, and at a pole +inf for odd n, NaN for even n (and digamma)."""
+    x, n = _x(op, env, "x"), op.attrs["n"]
+    w = _wide(x)
+    with np.errstate(all="ignore"):
+        out = scipy.special.polygamma(n, np.where(np.isfinite(w), w, 1.0))
+    pole = (w <= 0) & (w == np.floor(w))
+    out = np.where(pole, np.inf if n % 2 == 1 else np.nan, out)
+    out = np.where(w == np.inf, np.inf if n == 0 else 0.0,
+                   np.where((w == -np.inf) | np.isnan(w), np.nan, out))
+    return _out(op, "out", out.astype(x.dtype))
+
+
+def _cumprod(op, env):
+    x = _x(op, env)
+    if x.ndim == 0:
+        return _out(op, "Out", x.copy())
+    return _out(op, "Out", np.cumprod(x, axis=op.attrs["dim"] % x.ndim, dtype=x.dtype))
+
+
+REFERENCES.update({
+    "trunc": _in_wide(np.trunc), "floor": _in_wide(np.floor), "ceil": _in_wide(np.ceil),
+    "round": _in_wide(_round_half_away),
+    "log1p": _in_wide(np.log1p), "log2": _in_wide(np.log2), "log10": _in_wide(np.log10),
+    # C's lgamma (Paddle's) gives +inf at -inf, where scipy's gammaln gives -inf
+    "logit": _logit, "lgamma": _in_wide(lambda w: np.where(
+        np.isneginf(w), np.inf, scipy.special.gammaln(w))),
+    "digamma": _in_wide(_poles_nan(scipy.special.digamma)),
+    "conj": lambda op, env: _out(op, "Out", np.conj(_x(op, env)).copy()),
+    "cumprod": _cumprod,
+    # i0 and polygamma: Paddle's lower-case slots x -> out
+    "i0": _i0, "polygamma": _polygamma})
+
+# --- greater_equal, less_equal (ops/elementwise.py), reduce_all/_any (ops/bool_reduce.py),
+# isnan_v2/isinf_v2/isfinite_v2 (ops/finite_checks.py), size (ops/size.py), bitwise_*
+# (ops/bitwise.py), sequence_mask (ops/sequence_mask.py) ---------------------------------
+def _bool_reduce(fn):
+    """np.all / np.any over dim (AxisTensor's values, or AxisTensorList's, if given); all
+    of X when reduce_all or dim is empty."""
+    def run(op, env):
+        x, a = _x(op, env), op.attrs
+        if op.input("AxisTensor"):
+            dims = [int(d) for d in np.ravel(_x(op, env, "AxisTensor"))]
+        elif op.input("AxisTensorList"):
+            dims = [int(np.ravel(t)[0]) for t in _xs(op, env, "AxisTensorList")]
+        else:
+            dims = [int(d) for d in a.get("dim", [0])]
+        if a.get("reduce_all") or not dims or x.ndim == 0:
+            axes = None
+        else:
+            axes = tuple(sorted({d % x.ndim for d in dims}))
+        return _out(op, "Out", np.asarray(fn(x != 0, axis=axes,
+                                             keepdims=bool(a.get("keep_dim")))))
+    return run
+
+
+def _bitwise(fn):
+    def run(op, env):
+        x, y = _x(op, env, "X"), _x(op, env, "Y")
+        if x.dtype != y.dtype or x.dtype.kind not in "biu":
+            raise TypeError(f"X {x.dtype} and Y {y.dtype}: one bool or integer dtype")
+        return _out(op, "Out", np.asarray(fn(x, y)))
+    return run
+
+
+def _bitwise_not(op, env):
+    x = _x(op, env)
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"X {x.dtype}: bool or integer")
+    return _out(op, "Out", np.asarray(np.invert(x)))      # numpy's invert of bool is not
+
+
+def _sequence_mask(op, env):
+    """Y[..., j] = j < X[...] for j < maxlen (MaxLenTensor's value if given; negative:
+    max(X)), cast to out_dtype."""
+    x = _x(op, env)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"X {x.dtype}: integer lengths")
+    maxlen = int(np.ravel(_x(op, env, "MaxLenTensor"))[0]) if op.input("MaxLenTensor") \
+        else op.attrs.get("maxlen", -1)
+    if maxlen < 0:
+        maxlen = int(x.max()) if x.size else 0
+    mask = np.arange(maxlen)[(None,) * x.ndim] < x[..., None]
+    return _out(op, "Y", mask.astype(NUMPY_DTYPE[op.attrs.get("out_dtype", INT64)]))
+
+
+def _finite_check(fn):
+    def run(op, env):
+        x = _x(op, env)
+        if x.dtype.kind not in "iuf":
+            raise TypeError(f"X {x.dtype}: a number type")
+        return _out(op, "Out", np.asarray(fn(x)))
+    return run
+
+
+REFERENCES.update({
+    "greater_equal": _binary(np.greater_equal), "less_equal": _binary(np.less_equal),
+    "reduce_all": _bool_reduce(np.all), "reduce_any": _bool_reduce(np.any),
+    "isnan_v2": _finite_check(np.isnan), "isinf_v2": _finite_check(np.isinf),
+    "isfinite_v2": _finite_check(np.isfinite),
+    "size": lambda op, env: _out(op, "Out", np.int64(_x(op, env, "Input").size)),
+    "bitwise_and": _bitwise(np.bitwise_and), "bitwise_or": _bitwise(np.bitwise_or),
+    "bitwise_xor": _bitwise(np.bitwise_xor), "bitwise_not": _bitwise_not,
+    "sequence_mask": _sequence_mask, "logical_xor": _logical(np.logical_xor)})
+
+
 def run_op(op, env) -> dict:
     """The values ``op`` writes, as ``{name: value}``, computed from ``env``."""
     try:

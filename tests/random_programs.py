@@ -58,7 +58,7 @@ EXACT_OPS = {
     "relu", "square", "cast", "assign", "rnn_memory_helper", "reshape2", "transpose2",
     "concat", "split", "elementwise_add", "elementwise_sub", "elementwise_mul",
     "elementwise_div", "greater_than", "less_than", "equal", "not_equal", "logical_and",
-    "logical_or", "logical_not", "select_input", "select_output", "fill_zeros_like",
+    "logical_or", "logical_not", "logical_xor", "greater_equal", "less_equal", "select_input", "select_output", "fill_zeros_like",
     "fill_any_like", "fill_constant", "assign_value", "fill_constant_batch_size_like",
     "increment", "split_lod_tensor", "merge_lod_tensor", "write_to_array",
     "read_from_array", "lod_array_length", "tensor_array_to_tensor",
@@ -66,7 +66,7 @@ EXACT_OPS = {
 # Ops whose result jumps when an input moves by one rounding step: their outputs are
 # reproducible only if their inputs are bit-exact.
 DISCRETE_OPS = {"greater_than", "less_than", "equal", "not_equal", "split_lod_tensor",
-                "merge_lod_tensor"}
+                "merge_lod_tensor", "greater_equal", "less_equal"}
 # Ops whose rounding error scales with the product of their inputs' magnitudes.
 PRODUCT_OPS = {"matmul", "matmul_v2", "bmm", "mul", "conv2d", "depthwise_conv2d",
                "conv2d_transpose", "depthwise_conv2d_transpose"}
@@ -336,6 +336,22 @@ def b_reduce(B, type_):
     attrs = {"dim": dims, "keep_dim": B.draw(st.booleans())}
     if B.draw(st.integers(0, 4)) == 0:
         attrs["reduce_all"] = True
+    B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
+    return True
+
+
+def b_logsumexp(B, type_):
+    """logsumexp (ops/logsumexp.py) over random axes of a non-empty float tensor (the -inf
+    of an empty one would only make the ops after it refuse)."""
+    names = [n for n in B.tensors(FLOAT_TYPES) if 0 not in B.info[n].shape]
+    if not names:
+        return False
+    x = B.pick(names)
+    r = len(B.info[x].shape)
+    axis = B.draw(st.lists(st.integers(-r, r - 1), max_size=r, unique_by=lambda d: d % r)) \
+        if r else []
+    attrs = {"axis": axis, "keepdim": B.draw(st.booleans()),
+             "reduce_all": B.draw(st.integers(0, 4)) == 0}
     B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
     return True
 
@@ -1289,7 +1305,7 @@ def b_pool(B, type_):
     """pool2d (max or avg, either layout, paddings below the window, ceil_mode where the
     last window still holds an element, SAME/VALID, global, adaptive),
     max_pool2d_with_index (its Mask moves on a near-tie: discrete), the interpolations
-    (a size or a scale, align_corners, align_mode) and prelu (each mode), on a 4-D float
+    (a size or a scale, align_corners, align_mode), prelu (each mode) and maxout, on a 4-D float
     tensor of the program or a fresh one."""
     rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
     names = B.tensors(FLOAT_TYPES, min_rank=4, max_rank=4, pred=lambda n, i: min(i.shape) > 0)
@@ -1309,6 +1325,10 @@ def b_pool(B, type_):
         a = B.add_feed(rng.uniform(-1, 1, alpha).astype(dtype))
         B.append(type_, {"X": [x], "Alpha": [a]}, {"Out": 1},
                  {"mode": mode, "data_format": "NHWC" if last else "NCHW"})
+        return True
+    if type_ == "maxout":                   # groups: a divisor of the channel count
+        groups = B.pick(divisors(shape[3] if last else shape[1]))
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"groups": groups, "axis": -1 if last else 1})
         return True
     if type_.endswith("interp_v2"):
         method = type_.split("_")[0]
@@ -1355,6 +1375,7 @@ OP_CHOICES = (
     + [(t, b_squeeze) for t in ("squeeze2", "unsqueeze2", "flatten_contiguous_range",
                                 "shape")]
     + [("log_softmax", b_softmax)]
+    + [("logsumexp", b_logsumexp)]
     + [(t, b_copies) for t in ("stack", "unstack", "expand_v2", "tile", "where")]
     + [(t, b_indices) for t in ("gather", "one_hot_v2", "arg_max", "arg_min")]
     + [(t, b_embedding) for t in ("lookup_table_v2", "lookup_table")]
@@ -1385,9 +1406,179 @@ OP_CHOICES = (
     + [("layer_norm", b_layer_norm), ("rnn", b_rnn)]
     + [("dropout", b_dropout)]
     + [(t, b_pool) for t in ("pool2d", "max_pool2d_with_index", "nearest_interp_v2",
-                             "bilinear_interp_v2", "prelu")]
+                             "bilinear_interp_v2", "prelu", "maxout")]
     + [(t, b_random) for t in ("uniform_random", "gaussian_random")]
 )
+
+
+# --- argsort, masked_select, roll, meshgrid, tril_triu (ops/sort.py, masked_select.py,
+# roll.py, meshgrid.py, triangular.py) ------------------------------------------------------
+def b_manipulation(B, type_):
+    """argsort (ties by position on both sides, but a rounding step can reorder near-ties:
+    discrete), masked_select (a fed mask of X's shape, or of its last dim, broadcast),
+    roll (shifts of either sign along some axes, or flattened), meshgrid (2 or 3 vectors of
+    one dtype), tril_triu (a diagonal in [-3, 3] of matrices)."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ == "meshgrid":
+        names = B.tensors(FLOAT_TYPES + INT_TYPES, max_rank=1)
+        if not names:
+            return False
+        dtype = B.info[B.pick(names)].dtype
+        same = [n for n in names if B.info[n].dtype == dtype]
+        xs = [B.pick(same) for _ in range(B.draw(st.integers(2, 3)))]
+        B.append(type_, {"X": xs}, {"Out": len(xs)})
+        return True
+    min_rank = {"tril_triu": 2, "argsort": 1}.get(type_, 0)
+    names = B.tensors(FLOAT_TYPES + INT_TYPES, min_rank=min_rank)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape = B.info[x].shape
+    rank = len(shape)
+    if type_ == "argsort":
+        B.append(type_, {"X": [x]}, {"Out": 1, "Indices": 1},
+                 {"axis": B.draw(st.integers(-rank, rank - 1)),
+                  "descending": B.draw(st.booleans())}, discrete=True)
+    elif type_ == "masked_select":
+        mask_shape = shape[-1:] if rank and B.draw(st.booleans()) else shape
+        mask = B.add_feed(rng.integers(0, 2, mask_shape).astype(bool))
+        B.append(type_, {"X": [x], "Mask": [mask]}, {"Y": 1})
+    elif type_ == "roll":
+        axes = [] if rank == 0 or B.draw(st.booleans()) else \
+            B.draw(st.lists(st.integers(-rank, rank - 1), min_size=1, max_size=rank))
+        shifts = [B.draw(st.integers(-7, 7)) for _ in range(max(len(axes), 1))]
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"shifts": shifts, "axis": axes})
+    else:                                                 # tril_triu
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"diagonal": B.draw(st.integers(-3, 3)),
+                                                 "lower": B.draw(st.booleans())})
+    return True
+
+
+OP_CHOICES += [(t, b_manipulation)
+               for t in ("argsort", "masked_select", "roll", "meshgrid", "tril_triu")]
+
+
+# --- accuracy (ops/metrics.py), nll_loss, kldiv_loss (ops/log_prob_losses.py) ---------------
+def b_log_prob(B, type_):
+    """accuracy over a top_k of a [N, C] tensor and labels in [0, C] (C: a class no row
+    has); nll_loss of a [N, C] tensor (log-probabilities or not: it only picks) with labels,
+    some rows ignored, maybe weighted; kldiv_loss of X against a target >= 0 of its shape."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ == "kldiv_loss":
+        names = B.tensors(FLOAT_TYPES, min_rank=1, pred=lambda n, i: B.mag(n) <= 100)
+        if not names:
+            return False
+        x = B.pick(names)
+        xi = B.info[x]
+        target = B.add_feed(rng.uniform(0.0, 1.0, xi.shape).astype(xi.dtype))
+        B.append(type_, {"X": [x], "Target": [target]}, {"Loss": 1},
+                 {"reduction": B.draw(st.sampled_from(["none", "sum", "mean", "batchmean"]))})
+        return True
+    names = B.tensors(FLOAT_TYPES, min_rank=2, max_rank=2, pred=lambda n, i: B.mag(n) <= 100)
+    if not names:
+        return False
+    x = B.pick(names)
+    n, c = B.info[x].shape
+    if type_ == "accuracy":
+        k = B.draw(st.integers(1, c))
+        _, top = B.append("top_k_v2", {"X": [x]}, {"Out": 1, "Indices": 1}, {"k": k},
+                          discrete=True)
+        label = B.add_feed(rng.integers(0, c + 1, (n, 1)).astype(np.int64))
+        B.append(type_, {"Out": top["Out"], "Indices": top["Indices"], "Label": [label]},
+                 {"Accuracy": 1, "Correct": 1, "Total": 1}, discrete=True)
+        return True
+    label = np.where(rng.random(n) < 0.25, -100, rng.integers(0, c, n)).astype(np.int64)
+    ins = {"X": [x], "Label": [B.add_feed(label)]}
+    if B.draw(st.booleans()):
+        ins["Weight"] = [B.add_feed(rng.uniform(0.5, 2.0, c).astype(B.info[x].dtype))]
+    B.append(type_, ins, {"Out": 1, "Total_weight": 1},
+             {"reduction": B.draw(st.sampled_from(["none", "sum", "mean"])),
+              "ignore_index": -100})
+    return True
+
+
+OP_CHOICES += [(t, b_log_prob) for t in ("accuracy", "nll_loss", "kldiv_loss")]
+
+
+# --- isnan_v2 / isinf_v2 / isfinite_v2, size, reduce_all / reduce_any, bitwise_*,
+# sequence_mask (ops/finite_checks.py, size.py, bool_reduce.py, bitwise.py,
+# sequence_mask.py); greater_equal, less_equal and logical_xor join their families above ---
+def b_bool_and_bits(B, type_):
+    """The checks of float values (NaN and infinities among them where earlier ops made
+    them), numel of any tensor, all/any over some dims of a bool (or number) tensor,
+    bitwise ops on ints or bools (broadcast), and a mask from lengths in [0, 5]."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ == "sequence_mask":
+        lengths = B.add_feed(rng.integers(0, 6, B.draw(st.integers(1, 4))).astype(np.int64))
+        B.append(type_, {"X": [lengths]}, {"Y": 1},
+                 {"maxlen": B.draw(st.sampled_from([-1, 3, 6])),
+                  "out_dtype": B.draw(st.sampled_from([2, 3, 5]))}, discrete=True)
+        return True
+    if type_ in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
+        names = B.tensors(INT_TYPES + (B8,))
+        if not names:
+            like = B.tensors()
+            names = [bool_feed(B, B.info[B.pick(like)].shape if like else (2, 3))]
+        x = B.pick(names)
+        if type_ == "bitwise_not":
+            B.append(type_, {"X": [x]}, {"Out": 1}, discrete=True)
+            return True
+        xi = B.info[x]
+        ys = [y for y in names if B.info[y].dtype == xi.dtype
+              and _np_broadcastable(xi.shape, B.info[y].shape)]
+        B.append(type_, {"X": [x], "Y": [B.pick(ys)]}, {"Out": 1}, discrete=True)
+        return True
+    names = B.tensors(FLOAT_TYPES if type_.startswith("is") else None)
+    if not names:
+        return False
+    x = B.pick(names)
+    if type_ in ("reduce_all", "reduce_any"):
+        r = len(B.info[x].shape)
+        dims = B.draw(st.lists(st.integers(0, r - 1), min_size=1, max_size=r, unique=True)) \
+            if r else [0]
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"dim": dims, "keep_dim": B.draw(st.booleans()),
+                  "reduce_all": B.draw(st.integers(0, 4)) == 0}, discrete=True)
+        return True
+    slots = {"size": ("Input", "Out")}.get(type_, ("X", "Out"))
+    B.append(type_, {slots[0]: [x]}, {slots[1]: 1}, discrete=True)
+    return True
+
+
+OP_CHOICES += [(t, b_bool_and_bits)
+               for t in ("isnan_v2", "isinf_v2", "isfinite_v2", "size", "reduce_all",
+                         "reduce_any", "bitwise_and", "bitwise_or", "bitwise_xor",
+                         "bitwise_not", "sequence_mask")]
+OP_CHOICES += [("greater_equal", b_elementwise), ("less_equal", b_elementwise),
+               ("logical_xor", b_logical)]
+
+
+# --- cumprod (ops/cumprod.py), i0, polygamma (ops/bessel_and_polygamma.py) -----------------
+def b_math_tail(B, type_):
+    """cumprod along one axis of values of magnitude <= 1 (a product grows fast); i0 of
+    values in [-2, 2]; polygamma of order 0..3 at x in [0.25, 2) (clear of its poles)."""
+    if type_ == "cumprod":
+        names = B.tensors(FLOAT_TYPES, min_rank=1, pred=lambda n, i: B.mag(n) <= 1)
+        if not names:
+            return False
+        x = B.pick(names)
+        rank = len(B.info[x].shape)
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"dim": B.draw(st.integers(-rank, rank - 1))})
+        return True
+    if type_ == "i0":
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: B.mag(n) <= 2)
+        if not names:
+            return False
+        B.append(type_, {"x": [B.pick(names)]}, {"out": 1})
+        return True
+    like = B.tensors(FLOAT_TYPES)
+    li = B.info[B.pick(like)] if like else None
+    x = positive_feed(B, li.shape if li else (2, 3), li.dtype if li else F64)
+    B.append(type_, {"x": [x]}, {"out": 1}, {"n": B.draw(st.integers(0, 3))})
+    return True
+
+
+OP_CHOICES += [(t, b_math_tail) for t in ("cumprod", "i0", "polygamma")]
 
 
 def covered_op_types() -> set[str]:
@@ -1409,7 +1600,10 @@ NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc
                  # along dim 0) is the op table's and the fuzzer's:
                  # tests/test_distributed_transpiler.py
                  "send", "send_barrier", "recv", "fetch_barrier", "listen_and_serv",
-                 "split_byref"}
+                 "split_byref",
+                 # its buckets accumulate across runs (StatPosOut is StatPos's own
+                 # variable): tests/test_metrics.py runs Paddle's program three times
+                 "auc"}
 
 
 def small_shapes(min_dims=1):

@@ -1,7 +1,7 @@
 """Inputs that stand for an attribute (issue "Robustness", Programs: run-time attribute
 tensors). Fluid reads fill_constant's shape from ShapeTensorList, concat's axis from
 AxisTensor... when they are given; an op that does not read one here must refuse it, never
-run on the attribute's value instead (core/registry.py: ATTRIBUTE_TENSORS,
+run on the attribute's value instead (core/attr_tensors.py: ATTRIBUTE_TENSORS,
 reads_attr_tensors, check_attr_tensors).
 
 Each case is built twice, with the tensor given to the builder (the shape rule refuses it
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.core import registry
+import test_ops_table as ops_table
+from paddle_nb.core import attr_tensors, registry
 from paddle_nb.core.errors import PaddleNBError
 from paddle_nb.core.validate import ValidationError, validate
 
@@ -57,24 +58,51 @@ def _shape_is(shape, low=None, high=None):
     return check
 
 
-def _adam_case():
-    """One Adam step on w (three ones) with Beta1Tensor = 0.5 instead of beta1 = 0.9:
-    Paddle's update with beta1 = 0.5 and the accumulated Beta1Pow (0.9)."""
-    lr, b1, b2, eps, b1p, b2p = 0.1, 0.5, 0.999, 1e-8, 0.9, 0.999
+def _adam_step(beta1=0.9, beta2=0.999, eps=1e-8, decay=0.0, lr=0.1):
+    """One Adam(W) step on w (three ones) for loss mean(w * c), as Paddle computes it: the
+    bias corrections use the accumulated powers (beta1^1 = 0.9, beta2^1 = 0.999 after the
+    startup), whichever betas the step itself uses."""
+    b1p, b2p = 0.9, 0.999
     c = np.float32([1, -2, 3])
     g = c / 3
-    m1, m2 = (1 - b1) * g, (1 - b2) * g * g
+    w0 = 1 - lr * decay
+    m1, m2 = (1 - beta1) * g, (1 - beta2) * g * g
     lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
-    w = 1 - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - b2p))
+    return w0 - lr_t * m1 / (np.sqrt(m2) + eps * np.sqrt(1 - b2p))
+
+
+def _adam_case(op_type, slot, value):
+    """One step with ``slot`` = ``value`` instead of the optimizer's attribute: Paddle's
+    update with that value. (Loaded only: the optimizers have no argument for it, as
+    Paddle's have none either.)"""
+    attr = {"Beta1Tensor": "beta1", "Beta2Tensor": "beta2", "EpsilonTensor": "epsilon"}[slot]
+    decay = 0.01 if op_type == "adamw" else 0.0
+    keyword = {"beta1": "beta1", "beta2": "beta2", "epsilon": "eps"}[attr]
+    want = _adam_step(**{keyword: value}, decay=decay)
 
     def op():
         w = pd.create_parameter([3], "float32", name="w", initializer=pd.Constant(1.0))
-        loss = pd.mean(w * pd.var(c))
-        pd.optimizer.Adam(lr).minimize(loss)
+        loss = pd.mean(w * pd.var(np.float32([1, -2, 3])))
+        (pd.optimizer.AdamW(0.1, weight_decay=decay) if op_type == "adamw"
+         else pd.optimizer.Adam(0.1)).minimize(loss)
         return [w]
-    # (loaded only: the optimizer has no argument for it, as Paddle's has none either)
-    return Case("adam_Beta1Tensor", "adam", "Beta1Tensor", "beta1",
-                lambda: {"Beta1Tensor": [_const([b1], "float32")]}, op, [w], paths=("load",))
+    return Case(f"{op_type}_{slot}", op_type, slot, attr,
+                lambda: {slot: [_const([value], "float32")]}, op, [want], paths=("load",))
+
+
+X1123 = X23.reshape(1, 1, 2, 3)
+X1123_UP = np.repeat(np.repeat(X1123, 2, axis=2), 2, axis=3)     # nearest, 2x, no corners
+
+
+def _interp(op_type, **slots):
+    return getattr(pd.op, op_type)(X=pd.var(X1123), out_h=3, out_w=5, align_corners=False,
+                                   **slots)
+
+
+def _dropout_kept_or_scaled(got):
+    out = got[0]
+    kept = out != 0
+    np.testing.assert_allclose(out[kept], (X23 / 0.5)[kept], rtol=1e-6)
 
 
 CASES = [
@@ -156,7 +184,42 @@ CASES = [
          lambda: {"Paddings": [_const([1, 1, 0, 0, 0, 0], "int32")]},
          lambda **s: pd.op.pad3d(X=pd.var(np.float32([[[[[1, 2]]]]])), paddings=[0] * 6, **s),
          [np.float32([[[[[0, 1, 2, 0]]]]])]),
-    _adam_case(),
+    *[_adam_case(op_type, slot, value) for op_type in ("adam", "adamw")
+      for slot, value in (("Beta1Tensor", 0.5), ("Beta2Tensor", 0.9), ("EpsilonTensor", 0.1))],
+    Case("uniform_random_ShapeTensorList", "uniform_random", "ShapeTensorList", "shape",
+         lambda: {"ShapeTensorList": _ints(4, 3, dtype="int64")},
+         lambda **s: pd.op.uniform_random(shape=[2, 3], min=2.0, max=3.0, seed=3, **s),
+         _shape_is((4, 3), 2.0, 3.0)),
+    Case("gaussian_random_ShapeTensor", "gaussian_random", "ShapeTensor", "shape",
+         lambda: {"ShapeTensor": [_const([4, 3], "int32")]},
+         lambda **s: pd.op.gaussian_random(shape=[2, 3], seed=3, **s), _shape_is((4, 3))),
+    Case("dropout_Seed", "dropout", "Seed", "seed",
+         lambda: {"Seed": [_const([7], "int32")]},
+         lambda **s: pd.op.dropout(X=pd.var(X23), dropout_prob=0.5, is_test=False,
+                                   dropout_implementation="upscale_in_train", seed=1,
+                                   fix_seed=True, **s), _dropout_kept_or_scaled),
+    Case("slice_StartsTensor_EndsTensor", "slice", "StartsTensor", "starts",
+         lambda: {"StartsTensor": [_const([1], "int64")], "EndsTensor": [_const([3], "int64")]},
+         lambda **s: pd.op.slice(Input=pd.var(X23), axes=[1], starts=[0], ends=[1], **s),
+         [X23[:, 1:3]]),
+    Case("strided_slice_lists", "strided_slice", "StartsTensorList", "starts",
+         lambda: {"StartsTensorList": _ints(0), "EndsTensorList": _ints(3),
+                  "StridesTensorList": _ints(2)},
+         lambda **s: pd.op.strided_slice(Input=pd.var(X23), axes=[1], starts=[1], ends=[2],
+                                         strides=[1], **s), [X23[:, 0:3:2]]),
+    Case("strided_slice_StridesTensor", "strided_slice", "StridesTensor", "strides",
+         lambda: {"StridesTensor": [_const([2], "int32")]},
+         lambda **s: pd.op.strided_slice(Input=pd.var(X23), axes=[1], starts=[0], ends=[3],
+                                         strides=[1], **s), [X23[:, 0:3:2]]),
+    Case("bilinear_interp_v2_OutSize", "bilinear_interp_v2", "OutSize", "out_h and out_w",
+         lambda: {"OutSize": [_const([2, 3], "int32")]},
+         lambda **s: _interp("bilinear_interp_v2", **s), [X1123]),
+    Case("nearest_interp_v2_SizeTensor", "nearest_interp_v2", "SizeTensor", "out_h and out_w",
+         lambda: {"SizeTensor": _ints(4, 6)},
+         lambda **s: _interp("nearest_interp_v2", **s), [X1123_UP]),
+    Case("nearest_interp_v2_Scale", "nearest_interp_v2", "Scale", "scale",
+         lambda: {"Scale": [_const([2.0, 2.0], "float32")]},
+         lambda **s: _interp("nearest_interp_v2", **s), [X1123_UP]),
     # read here: the tensor's value, and the wrong element type refused
     Case("reshape2_Shape", "reshape2", "Shape", "shape",
          lambda: {"Shape": [_const([3, 2], "int32")]},
@@ -197,21 +260,22 @@ def _with_inputs(program, op_type, slots) -> pd.Program:
     return pd.Program.from_bytes(d.SerializeToString())
 
 
-def _run(case, path):
-    exe, scope = pd.Executor(), pd.Scope()
+def _run(case, path, place=None):
+    exe, scope = pd.Executor(place or pd.CPUPlace()), pd.Scope()
     if path == "build":
         main, startup, _, out = _build(case, True)
     else:
         main, startup, slots, out = _build(case, False)
         main = _with_inputs(main, case.op_type, slots)
     exe.run(startup, scope=scope)
-    return exe.run(main, fetch_list=[v.name for v in out], scope=scope)
+    got = exe.run(main, fetch_list=[v.name for v in out], scope=scope)
+    return [g.copy_to_host() if hasattr(g, "copy_to_host") else g for g in got]
 
 
-def honoured_or_refused(case, path):
+def honoured_or_refused(case, path, place=None):
     """Run the case; "refused" with the clear error, or "honoured" with Paddle's result."""
     try:
-        got = _run(case, path)
+        got = _run(case, path, place)
     except (PaddleNBError, ValidationError) as e:
         msg = str(e)
         assert case.op_type in msg and "block 0 > op " in msg, msg
@@ -239,7 +303,41 @@ def test_an_attribute_tensor_is_honoured_or_refused_never_ignored(case, path):
     honoured_or_refused(case, path)
 
 
-def test_a_refused_tensor_is_refused_as_the_op_is_appended():
+def test_every_op_in_the_table_honours_its_attribute_tensors():
+    """Every case above that Paddle runs is honoured here, by each path; only the inputs
+    Paddle refuses too (a float shape, a two-element scale) are refused."""
+    for case in CASES:
+        for path in case.paths:
+            pd.reset()
+            want = "refused" if case.expected is REFUSED else "honoured"
+            assert honoured_or_refused(case, path) == want, (case, path)
+    honoured = [c for c in CASES if c.expected is not REFUSED]
+    covered = {(c.op_type, slot) for c in honoured for slot in c.tensors()}
+    table = {(op, t.slot) for op, ts in attr_tensors.ATTRIBUTE_TENSORS.items() for t in ts}
+    fed_by_the_op_table = {(c.op, slot) for c in ops_table.CASES for slot in c.inputs}
+    assert table - covered - fed_by_the_op_table == set()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.expected is not REFUSED],
+                         ids=lambda c: c.name)
+def test_the_tensors_are_read_on_cuda_too(case):
+    """The device keeps the tensor; its value comes to the host (one small copy)."""
+    assert honoured_or_refused(case, case.paths[-1], pd.CUDAPlace(0)) == "honoured"
+
+
+@pytest.fixture
+def unread(monkeypatch):
+    """``unread("fill_constant")``: the op forgets that it reads its attribute tensors, for
+    the length of a test. Every op in the table reads them now; this is how the refusal of
+    one that does not (a future op, declared before its kernels read them) is checked."""
+    def forget(*op_types):
+        for t in op_types:
+            monkeypatch.setattr(registry.lookup(t), "reads_attr_tensors", ())
+    return forget
+
+
+def test_a_refused_tensor_is_refused_as_the_op_is_appended(unread):
+    unread("fill_constant")
     a, b = _ints(4, 3)
     with pytest.raises(pd.ShapeError) as e:
         pd.op.fill_constant(ShapeTensorList=[a, b], shape=[2, 3], value=1.0)  # THIS LINE
@@ -254,7 +352,8 @@ def test_a_refused_tensor_is_refused_as_the_op_is_appended():
         ["assign_value", "assign_value"]              # the refused op was taken out again
 
 
-def test_validation_lists_every_unread_attribute_tensor_and_a_run_refuses_first():
+def test_validation_lists_every_unread_attribute_tensor_and_a_run_refuses_first(unread):
+    unread("fill_constant", "concat")
     main, startup, slots, (out,) = _build(CASES[0], False)
     main = _with_inputs(main, "fill_constant", slots)
     with pd.program_guard(main, startup):              # and a concat's AxisTensor
@@ -277,9 +376,14 @@ def test_validation_lists_every_unread_attribute_tensor_and_a_run_refuses_first(
         next(pd.Executor().steps(main, fetch_list=[out.name], scope=scope))
 
 
-def test_a_gradient_op_carrying_an_unread_attribute_tensor_is_refused():
-    """Paddle's pad3d_grad carries the forward op's Paddings; a slice_grad's bounds tensors
-    are read (the recurrent fixtures have them)."""
+def test_a_gradient_op_carrying_an_unread_attribute_tensor_is_refused(unread):
+    """Paddle's pad3d_grad carries the forward op's Paddings, which it reads as its
+    forward op does (as slice_grad reads its bounds tensors: the recurrent fixtures have
+    them); one that did not read them would be refused."""
+    assert registry.lookup("pad3d_grad").reads_attr_tensors == ("Paddings",)
+    assert registry.lookup("slice_grad").reads_attr_tensors == \
+        registry.lookup("slice").reads_attr_tensors
+    unread("pad3d_grad")
     main = pd.Program()
     with pd.program_guard(main):
         x = pd.data("x", [1, 1, 1, 1, 2])
@@ -294,13 +398,11 @@ def test_a_gradient_op_carrying_an_unread_attribute_tensor_is_refused():
     assert len(problems) == 1 and problems[0].where.endswith("pad3d_grad")
     assert "input slot Paddings stands for attribute paddings" in problems[0].message
     assert "does not yet read pad3d_grad's paddings" in problems[0].message
-    assert registry.lookup("slice_grad").reads_attr_tensors == \
-        registry.lookup("slice").reads_attr_tensors
-    assert registry.lookup("pad3d_grad").reads_attr_tensors == ()
 
 
-def test_an_edited_program_is_checked_again_before_it_runs(exe):
+def test_an_edited_program_is_checked_again_before_it_runs(exe, unread):
     """A slot added to a built program in memory (no shape rule runs): the run's check."""
+    unread("fill_constant")
     a = _ints(5)[0]
     out = pd.op.fill_constant(shape=[2], value=1.0)
     got, = exe.run(fetch_list=[out])
@@ -323,3 +425,24 @@ def test_reshape2_reads_its_shape_tensor_as_paddle_saves_it(exe):
     np.testing.assert_array_equal(got, X23.reshape(3, 2))
     with pytest.raises(pd.ExecutionError, match=r"block 0 > op \d+ reshape2"):
         exe.run(feed={"x": X23[:1]}, fetch_list=[out])       # 3 elements into [3, 2]
+
+
+def test_the_debugger_shows_the_value_a_tensor_gave_the_op_that_ran():
+    """The program shows the build-time placeholder (shape [2, -1, 16]); the status line
+    after the step shows what the kernel read."""
+    from paddle_nb.notebook.widgets import DebuggerView   # noqa: PLC0415 (front end)
+    main = pd.Program()
+    with pd.program_guard(main):
+        x = pd.data("x", [None, 5])
+        batch = pd.op.slice(Input=pd.op.shape(Input=x), axes=[0], starts=[0], ends=[1])
+        state = pd.op.fill_constant(ShapeTensorList=[_const([2], "int64"), batch,
+                                                     _const([16], "int64")],
+                                    shape=[2, -1, 16], value=0.0)
+    assert state.shape == (2, -1, 16)
+    view = DebuggerView.from_program(main, feed={"x": np.ones((3, 5), np.float32)},
+                                     fetch_list=[state])
+    ops = main.global_block().ops
+    fill = next(i for i, op in enumerate(ops) if op.type == "fill_constant")
+    for _ in range(fill + 1):
+        view.handle_message({"cmd": "step"})
+    assert view.status.endswith("\n  shape = [2, 3, 16] (from ShapeTensorList)"), view.status

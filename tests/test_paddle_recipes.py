@@ -116,7 +116,8 @@ def _trains_like_paddle(exe, name, program=None, scheduler=None):
     """Recipe ``name`` (its saved program, or ``program``) from Paddle's initial values
     for the steps Paddle trained, ``scheduler`` (ours) bound to the program's learning
     rate and stepped between runs: every loss, every parameter after every step and
-    every persistable at the end within 1e-5 (not the cuDNN buffers, _cudnn_buffers)."""
+    every persistable at the end within 1e-5 (not the cuDNN buffers, _cudnn_buffers), and
+    every parameter's gradient at every step where the recipe saved Paddle's."""
     saved_program, saved = _recipe(name)
     program = program or saved_program
     scope = pd.Scope()
@@ -128,15 +129,20 @@ def _trains_like_paddle(exe, name, program=None, scheduler=None):
         scheduler.bind(program, lr_var)
     skip = _cudnn_buffers(program)
     params = [str(p) for p in saved["params"] if str(p) not in skip]
+    graded = [p for p in params if f"grad_0__{p}" in saved]     # where Paddle saved them
     for k in range(sum(key[2:].isdigit() for key in saved if key.startswith("x_"))):
         if scheduler is not None:
             assert scheduler() == pytest.approx(float(saved[f"lr_{k}"]), rel=1e-12)
         out = exe.run(program, feed={"x": saved[f"x_{k}"], "y": saved[f"y_{k}"]},
-                      fetch_list=[str(saved["loss_name"])] + params, scope=scope)
+                      fetch_list=[str(saved["loss_name"])] + params +
+                      [p + "@GRAD" for p in graded], scope=scope)
         np.testing.assert_allclose(out[0], saved[f"loss_{k}"], rtol=1e-5, atol=1e-6)
         for p, value in zip(params, out[1:]):
             np.testing.assert_allclose(value, saved[f"after_{k}__{p}"], rtol=1e-5, atol=1e-6,
                                        err_msg=f"{p} after step {k}")
+        for p, value in zip(graded, out[1 + len(params):]):
+            np.testing.assert_allclose(value, saved[f"grad_{k}__{p}"], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{p}@GRAD at step {k}")
         if scheduler is not None:
             scheduler.step()
     for key, value in saved.items():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.core import registry
+from paddle_nb.core import attr_tensors, registry
 from paddle_nb.core.framework_pb2 import OpProto
 
 
@@ -149,16 +149,16 @@ def test_op_facts_live_in_the_opdef_and_fit_its_slots_and_attributes():
     for t in registry.types_where("allocates"):
         op = registry.lookup(t)
         assert all(op.attr(a) is not None for a in op.allocates), (t, op.allocates)
-    assert registry.types_where("out_dtype") == ["equal", "greater_than", "less_than",
-                                                 "not_equal"]
+    assert registry.types_where("out_dtype") == ["equal", "greater_equal", "greater_than",
+                                                 "less_equal", "less_than", "not_equal"]
     assert {"sum", "fill_zeros_like"} <= set(registry.types_where("grad_plumbing"))
     assert pd.layers.ACTIVATIONS == tuple(registry.types_where("activation"))
     assert "log" not in pd.layers.ACTIVATIONS and "relu" in pd.layers.ACTIVATIONS
 
 
-# --- attribute tensors (registry.ATTRIBUTE_TENSORS) ------------------------------------------
+# --- attribute tensors (attr_tensors.ATTRIBUTE_TENSORS) ------------------------------------------
 def test_every_attribute_tensor_is_an_input_slot_of_its_registered_op():
-    for op_type, tensors in registry.ATTRIBUTE_TENSORS.items():
+    for op_type, tensors in attr_tensors.ATTRIBUTE_TENSORS.items():
         op_def = registry.lookup(op_type)              # only op types registered here
         for t in tensors:
             slot = op_def.input(t.slot)
@@ -172,7 +172,7 @@ def test_every_attribute_tensor_is_an_input_slot_of_its_registered_op():
 def test_every_tensor_slot_named_like_an_attribute_is_in_the_table():
     """A new op with an attribute-tensor slot (Fluid names them ...Tensor, ...TensorList,
     ..._tensor) needs its row, or its tensor would be read by no rule at all."""
-    listed = {(op, t.slot) for op, ts in registry.ATTRIBUTE_TENSORS.items() for t in ts}
+    listed = {(op, t.slot) for op, ts in attr_tensors.ATTRIBUTE_TENSORS.items() for t in ts}
     for op_type in registry.registered_types(include_grad=False):
         for slot in registry.lookup(op_type).inputs:
             if slot.name.endswith(("Tensor", "TensorList", "_tensor")):
@@ -182,7 +182,7 @@ def test_every_tensor_slot_named_like_an_attribute_is_in_the_table():
 def test_an_op_reads_only_attribute_tensors_it_has_and_its_gradient_inherits_them():
     for op_type in registry.registered_types():
         op_def = registry.lookup(op_type)
-        stands = {t.slot for t in registry.attribute_tensors(op_def)}
+        stands = {t.slot for t in attr_tensors.attribute_tensors(op_def)}
         assert set(op_def.reads_attr_tensors) <= stands, op_type
     assert registry.lookup("slice_grad").reads_attr_tensors == registry.lookup(
         "slice").reads_attr_tensors
@@ -196,7 +196,7 @@ def test_an_op_reads_only_attribute_tensors_it_has_and_its_gradient_inherits_the
 
 def test_the_creators_say_which_attribute_tensors_are_read():
     doc = pd.op.fill_constant.__doc__
-    assert "ShapeTensorList (duplicable, dispensable) [attribute shape as a tensor: refused, " \
-           "give the attribute]" in doc
+    assert "ShapeTensorList (duplicable, dispensable) [attribute shape as a tensor: read at " \
+           "run time]" in doc
     assert "StartsTensor (dispensable) [attribute starts as a tensor: read at run time]" in \
         pd.op.slice.__doc__

@@ -106,13 +106,24 @@ def _grad_ops_for(op: Operator, no_grad: set[str]) -> list[GradOp]:
     return kept
 
 
-def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
-    """Put ``fill_zeros_like`` before a grad op that reads a gradient nobody wrote."""
+def _is_tensor_array(block, name: str) -> bool:
+    v = _forward_var(block, name)
+    return v is not None and v.type.type == VarType.LOD_TENSOR_ARRAY
+
+
+def _fill_missing(block, grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
+    """Put ``fill_zeros_like`` before a grad op that reads a gradient nobody wrote; not for
+    a tensor array's gradient, only declared: left without a value it is an empty array,
+    whose entries read_from_array (write_to_array's gradient, with X_W) reads as zeros."""
     out = []
     for g in grad_ops:
         for names in g.inputs.values():
             for n in names:
-                if GRAD_SUFFIX in n and n not in available:
+                if GRAD_SUFFIX in n and n not in available and \
+                        _is_tensor_array(block, forward_name(n)):
+                    _declare_names(block, [n])
+                    available.add(n)
+                elif GRAD_SUFFIX in n and n not in available:
                     out.append(GradOp("fill_zeros_like", {"X": [forward_name(n)]}, {"Out": [n]},
                                       {"op_role": OP_ROLE_BACKWARD}))
                     available.add(n)
@@ -121,14 +132,16 @@ def _fill_missing(grad_ops: list[GradOp], available: set[str]) -> list[GradOp]:
     return out
 
 
-def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
+def _add_up_repeated(block, grad_ops: list[GradOp], initial=()) -> list[GradOp]:
     """Rename gradients written more than once and sum them before their first read.
     ``initial`` gradients hold a value before the first op (set by the op that runs a
     gradient block, e.g. the gradient arriving from the next RNN step): writes add to it.
     Once the gradient op of a variable's writer has read its gradient, the gradient is
     spent: a later write (the variable's value before an overwrite) starts afresh. An
     initial gradient spent and never written again ends as zeros, so the op running the
-    block reads the right (zero) gradient of the value the block started with."""
+    block reads the right (zero) gradient of the value the block started with; not a
+    tensor array's: a write_to_array set one entry, and the gradient of the others (the
+    array the block started with) is the gradient array as it stands."""
     parts: dict[str, list[str]] = {n: [n] for n in initial}   # x@GRAD -> partial sums
     writer: dict[str, tuple[GradOp, str, int]] = {}
     spent_initial = set()
@@ -170,6 +183,8 @@ def _add_up_repeated(grad_ops: list[GradOp], initial=()) -> list[GradOp]:
         flush(n)
         spent_initial.discard(n)            # written again after it was spent
     for n in sorted(spent_initial):
+        if _is_tensor_array(block, forward_name(n)):
+            continue
         result.append(GradOp("fill_zeros_like", {"X": [forward_name(n)]}, {"Out": [n]},
                              {"op_role": OP_ROLE_BACKWARD}))
     return result
@@ -233,8 +248,8 @@ def _append_backward_ops(block, targets: list[Variable], target_grads, no_grad: 
             grad_ops.append(_ones_like(t))
     for op in reversed(path):
         grad_ops.extend(_grad_ops_for(op, no_grad))
-    grad_ops = _fill_missing(grad_ops, set())
-    grad_ops = _add_up_repeated(grad_ops)
+    grad_ops = _fill_missing(block, grad_ops, set())
+    grad_ops = _add_up_repeated(block, grad_ops)
     _declare_grad_vars(block, grad_ops)
     for g in grad_ops:
         block.append_op(g.type, g.inputs, g.outputs, g.attrs, infer_shape=False)
@@ -264,8 +279,8 @@ def append_grad_block(op: Operator, sub_block_idx: int, targets: set[str],
     grad_ops: list[GradOp] = []
     for fop in reversed(differentiated):
         grad_ops.extend(_grad_ops_for(fop, no_grad))
-    grad_ops = _fill_missing(grad_ops, set(initial_grads))
-    grad_ops = _add_up_repeated(grad_ops, initial_grads)
+    grad_ops = _fill_missing(grad_block, grad_ops, set(initial_grads))
+    grad_ops = _add_up_repeated(grad_block, grad_ops, initial_grads)
     sparse = [g for g in grad_ops if g.selected_rows]
     if sparse and op.type in _ADDS_UP_STEPS:
         raise BuildError(

@@ -46,6 +46,7 @@ from . import fast_path
 from .errors import (ExecutionError, FeedError, FetchError, IndexRangeError, PaddleNBError,
                      did_you_mean)
 from .non_finite import all_finite, check_feed_finite, count_non_finite, float_arrays
+from .attr_tensors import RunTimeAttrs
 from .operator import Operator
 from .place import CPUPlace, is_place
 from .program import Program, default_main_program
@@ -101,7 +102,8 @@ class PreparedOp:
                  "where", "created_at", "output_set", "is_generator", "keep_scopes",
                  "output_pairs", "infer_shape", "checked_inputs", "input_list",
                  # the compiled path's (core/fast_path.py): slots by number, output buffers
-                 "in_ix", "out_ix", "sig_ix", "buffers", "data_sized", "memo")
+                 "in_ix", "out_ix", "sig_ix", "buffers", "data_sized", "memo",
+                 "tensor_attrs")
 
     def __init__(self, program, block, index: int, op: Operator, place, program_reads=()):
         self.program = program
@@ -124,6 +126,8 @@ class PreparedOp:
         attrs = {a.name: a.default for a in op_def.attrs}
         attrs.update(op.attrs)
         self.attrs = attrs
+        # attributes that tensors give at run time (core/attr_tensors.py): ctx.attr reads them
+        self.tensor_attrs = RunTimeAttrs(op_def, op.inputs)
         self.output_set = frozenset(op.output_arg_names)
         # (slot, name) of every output, for the NaN/Inf check
         self.output_pairs = tuple((slot, n) for slot, names in self.outputs.items()

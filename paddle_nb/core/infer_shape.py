@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .errors import ShapeError
 from .symbol_table import var_dtype, var_shape, tensor_desc
-from . import dtypes
+from . import attr_tensors, dtypes
 from .framework_pb2 import VarType
 from .operator import Operator
 
@@ -22,6 +22,27 @@ class Requirements:
     # element kinds, as numpy's dtype.kind letters, under the names an error shows
     KINDS = {"float": "f", "int": "iu", "number": "iuf", "float or complex": "fc",
              "integer or bool": "iub", "real": "biuf", "bool": "b"}
+
+    def attr_from_tensor(self, name: str) -> bool:
+        """True where a tensor gives attribute ``name`` and its value is not known here
+        (build time; core/attr_tensors.py): the shape rule writes -1 where the output
+        depends on it. The run-time context reads the tensor instead, and says False."""
+        return name in attr_tensors.given(self.op_def, self.has_input)
+
+    def int_list_attr(self, name: str) -> list[int]:
+        """An int-list attribute (a shape, repeat times, axes). Where a tensor gives it
+        and its value is not known yet: one entry per value the tensor holds (a list's
+        length, a 1-D tensor's size), each -1 unless the attribute has as many entries
+        (Paddle saves ``paddle.full([n, 3])`` with shape [-1, 3]: -1 where a tensor is)."""
+        value = [int(d) for d in (self.attr(name) or [])]
+        if not self.attr_from_tensor(name):
+            return value
+        t = attr_tensors.given(self.op_def, self.has_input)[name]
+        n = len(self.input_names(t.slot)) if t.form == "list" else \
+            ([*self.shape(t.slot), -1][0] if self.has_value(t.slot) else -1)
+        if n < 0 or n == len(value):
+            return value
+        return [-1] * n
 
     def require_dtype(self, slot: str, kind: str) -> None:
         """Every variable of ``slot`` holds elements of ``kind`` (a key of KINDS)."""
@@ -127,6 +148,12 @@ class ForwardShapes(Requirements):
 
     def attr(self, name):
         return self._ctx.attr(name)
+
+    def attr_from_tensor(self, name):
+        return self._ctx.attr_from_tensor(name)
+
+    def has_value(self, slot, i=0):
+        return self._ctx.has_value(slot, i)
 
     def describe_input(self, slot, i=0):
         return self._ctx.describe_input(slot, i)

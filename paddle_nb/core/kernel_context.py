@@ -66,13 +66,21 @@ class KernelContext:
 
     # --- attributes and outputs ---------------------------------------------------------
     def attr(self, name: str):
+        """Attribute ``name``; where a tensor gives it (fill_constant's ShapeTensorList...),
+        the tensor's value now (core/attr_tensors.py): a kernel never reads those itself."""
+        given = self.op.tensor_attrs
+        if given and name in given:
+            return given.value(name, self.inputs)
         return self.op.attrs[name]
 
     def resolved(self, key, make):
         """``make()``, computed once per op and ``key`` (say, the input's dtype) and kept on
         the prepared op: the glue a kernel derives from attributes (which kernel, the
-        constants in the input's type) is resolved at its first run, not at every run.
+        constants in the input's type) is resolved at its first run, not at every run
+        (at every run where a tensor gives an attribute: its value may change).
         The prepared op is rebuilt when the program changes, and the memo with it."""
+        if self.op.tensor_attrs:          # attributes that tensors give change per run
+            return make()
         memo = self.op.memo
         value = memo.get(key, memo)
         if value is memo:

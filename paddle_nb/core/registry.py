@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from .. import lazy
 from . import attrs as A
+from .attr_tensors import attribute_tensors, check_attr_tensors
 from .errors import BuildError, UnknownOpError, did_you_mean
 from .framework_pb2 import OpProto
 from .grad_maker import GRAD_SUFFIX, Grad
@@ -85,7 +86,7 @@ class OpDef:
     # the barriers: ops/distributed.py): a run of a program holding one has effects outside
     # the scope, so Executor.run never retries it (no rewritten copy is run first)
     remote: bool = False
-    # the attribute-tensor inputs (ATTRIBUTE_TENSORS, below: Fluid's inputs that stand for
+    # the attribute-tensor inputs (core/attr_tensors.py: Fluid's inputs that stand for
     # an attribute) whose value its kernels read in place of the attribute; any other one
     # given is refused (check_attr_tensors), never run on the attribute's value instead.
     # A <type>_grad op declared by a Grad reads those of its forward op's that it reads.
@@ -175,7 +176,7 @@ def register(op: OpDef) -> OpDef:
     wrong = [s for s in op.reads_attr_tensors if s not in stands or op.input(s) is None]
     if wrong:
         raise BuildError(f"op {op.type} says it reads {wrong} as attribute tensors; its "
-                         f"attribute tensors (registry.ATTRIBUTE_TENSORS) that are input "
+                         f"attribute tensors (attr_tensors.ATTRIBUTE_TENSORS) that are input "
                          f"slots are {sorted(s for s in stands if op.input(s))}")
     if stands and op.infer_shape is not None:
         op.infer_shape = _checking_attr_tensors(op, op.infer_shape)
@@ -241,123 +242,6 @@ def check_attr(op: OpDef, name: str, value) -> None:
         problem = spec.check(value)
         if problem:
             raise BuildError(f"attribute {name}={value!r} of op {op.type}: {problem}")
-
-
-# --- attribute tensors -------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AttrTensor:
-    """An optional input of a Fluid op that stands for one of its attributes: when it is
-    given, Fluid reads the attribute's value from it at run time instead (``paddle.full(
-    [n, 3])`` with a tensor ``n`` saves fill_constant with ShapeTensorList and
-    shape=[-1, 3]). ``elements``: what its elements must be (a key of
-    ``infer_shape.Requirements.KINDS``); ``form``: ``"scalar"`` (one tensor of one
-    element), ``"list"`` (a duplicable slot: one one-element tensor per entry) or
-    ``"vector"`` (one 1-D tensor holding the entries)."""
-    slot: str
-    attr: str
-    elements: str
-    form: str
-
-
-def _stand_for(attr: str, elements: str, *slots: tuple[str, str]) -> tuple[AttrTensor, ...]:
-    return tuple(AttrTensor(slot, attr, elements, form) for slot, form in slots)
-
-
-_SHAPE = _stand_for("shape", "int", ("ShapeTensor", "vector"), ("ShapeTensorList", "list"))
-_BOUNDS = (_stand_for("starts", "int", ("StartsTensor", "vector"), ("StartsTensorList", "list"))
-           + _stand_for("ends", "int", ("EndsTensor", "vector"), ("EndsTensorList", "list")))
-_INTERP = (_stand_for("out_h and out_w", "int", ("OutSize", "vector"), ("SizeTensor", "list"))
-           + _stand_for("scale", "float", ("Scale", "vector")))
-_ADAM = (_stand_for("beta1", "float", ("Beta1Tensor", "scalar"))
-         + _stand_for("beta2", "float", ("Beta2Tensor", "scalar"))
-         + _stand_for("epsilon", "float", ("EpsilonTensor", "scalar")))
-
-# Fluid's attribute tensors of every op type registered here (a <type>_grad op has its
-# forward op's): the inputs whose comment in PaddlePaddle 2.6.2's OpProtos
-# (paddle.base.core.get_all_op_protos()) says "attribute N for <op> op from ... Tensor",
-# or, in the hand-written makers, that it is used instead of (has a higher priority than)
-# an attribute. Inputs that only carry data (MasterParam, SkipUpdate, PriorDist, Y of
-# expand_as_v2, SequenceLength) are not listed. Whether an op reads one is its own
-# declaration's ``reads_attr_tensors``; tests/test_registry.py checks that every slot
-# listed here is an input slot of its op.
-ATTRIBUTE_TENSORS: dict[str, tuple[AttrTensor, ...]] = {
-    "adam": _ADAM,
-    "adamw": _ADAM,
-    "batch_norm": _stand_for("momentum", "float", ("MomentumTensor", "scalar")),
-    "bilinear_interp_v2": _INTERP,
-    "nearest_interp_v2": _INTERP,
-    "clip": (_stand_for("min", "number", ("Min", "scalar"))
-             + _stand_for("max", "number", ("Max", "scalar"))),
-    "concat": _stand_for("axis", "int", ("AxisTensor", "scalar")),
-    "dropout": _stand_for("seed", "int", ("Seed", "scalar")),
-    "expand_v2": _stand_for("shape", "int", ("Shape", "vector"),
-                            ("expand_shapes_tensor", "list")),
-    "fill_constant": _SHAPE + _stand_for("value", "real", ("ValueTensor", "scalar")),
-    "gather": _stand_for("axis", "int", ("Axis", "scalar")),
-    "gaussian_random": _SHAPE,
-    "uniform_random": _SHAPE,
-    "one_hot_v2": _stand_for("depth", "int", ("depth_tensor", "scalar")),
-    "pad3d": _stand_for("paddings", "int", ("Paddings", "vector")),
-    "pow": _stand_for("factor", "number", ("FactorTensor", "scalar")),
-    "reshape2": _stand_for("shape", "int", ("Shape", "vector"), ("ShapeTensor", "list")),
-    "scale": _stand_for("scale", "number", ("ScaleTensor", "scalar")),
-    "slice": _BOUNDS,
-    "strided_slice": _BOUNDS + _stand_for("strides", "int", ("StridesTensor", "vector"),
-                                          ("StridesTensorList", "list")),
-    "split": (_stand_for("axis", "int", ("AxisTensor", "scalar"))
-              + _stand_for("sections", "int", ("SectionsTensorList", "list"))),
-    "tile": _stand_for("repeat_times", "int", ("RepeatTimes", "vector"),
-                       ("repeat_times_tensor", "list")),
-    "top_k_v2": _stand_for("k", "int", ("K", "scalar")),
-    "unsqueeze2": _stand_for("axes", "int", ("AxesTensor", "vector"), ("AxesTensorList", "list")),
-}
-
-
-def attribute_tensors(op: OpDef) -> tuple[AttrTensor, ...]:
-    """The attribute tensors of ``op``'s type (a gradient op: its forward op's)."""
-    return ATTRIBUTE_TENSORS.get(op.grad_of or op.type, ())
-
-
-def unread_attr_tensors(op: OpDef, given) -> list[AttrTensor]:
-    """The attribute tensors among the input slots ``given`` (the slots that name a
-    variable) that ``op``'s kernels do not read. Each must be refused: Fluid takes the
-    attribute's value from the tensor, this package would take the attribute's, and the
-    two differ whenever the program needs the tensor (a shape known at run time)."""
-    return [t for t in attribute_tensors(op)
-            if t.slot in given and t.slot not in op.reads_attr_tensors]
-
-
-def attr_tensor_refusal(op_type: str, t: AttrTensor) -> tuple[str, str]:
-    """(what is wrong, what was expected) for a refused attribute tensor: one text for
-    the shape rule's error (after ``slot <t.slot>:``) and validation's problem."""
-    return (f"stands for attribute {t.attr}, which Fluid reads from this tensor at run "
-            f"time; paddle_nb does not yet read {op_type}'s {t.attr} from a tensor, and "
-            f"refuses the op rather than run it on the attribute's value (another result)",
-            f"no {t.slot} input, the value given in attribute {t.attr}")
-
-
-def check_attr_tensors(ctx, op: OpDef) -> None:
-    """The attribute-tensor rule, for a shape-rule context (build time or run time):
-    an unread attribute tensor is refused (``ctx.fail`` names the op, its block path,
-    the slot, the attribute and the user's line); one the op reads must hold ``elements``
-    (an int shape, not a float one) and, for a scalar or a list entry, one element."""
-    for t in attribute_tensors(op):
-        names = ctx.input_names(t.slot)
-        if not names:
-            continue
-        if t.slot not in op.reads_attr_tensors:
-            message, expected = attr_tensor_refusal(op.type, t)
-            ctx.fail(message, slot=t.slot, expected=expected, given=f"{t.slot} {names}")
-        ctx.require_dtype(t.slot, t.elements)
-        if t.form == "vector":
-            continue
-        for i, name in enumerate(names):
-            shape = ctx.shape(t.slot, i)
-            if any(d not in (1, -1) for d in shape):
-                what = "one entry of" if t.form == "list" else "the value of"
-                ctx.fail(f"must hold exactly one element: {what} attribute {t.attr}",
-                         slot=t.slot, expected="shape [] or [1]",
-                         given=f"{name}: shape {list(shape)}")
 
 
 def _checking_attr_tensors(op: OpDef, infer: Callable) -> Callable:

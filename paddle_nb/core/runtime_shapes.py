@@ -42,6 +42,9 @@ def signature(pop, scope) -> tuple:
         value = var._value if var is not None else None
         sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
                    else (value.__class__, getattr(value, "shape", None)))
+    if pop.tensor_attrs:       # shapes that depend on a tensor's value: the value too
+        sig.append(pop.tensor_attrs.key(
+            lambda slot: [scope.find_var(n).get() for n in pop.inputs[slot]]))
     return tuple(sig)
 
 
@@ -78,7 +81,9 @@ def check_outputs(pop, scope, block) -> bool:
     refuse_selected_rows(pop, scope)
     ctx = RuntimeShapeContext(pop, scope, block)
     pop.op_def.infer_shape(ctx)
-    known = True
+    # where a tensor gives an attribute, shapes follow its value, not the block's entry
+    # shapes: the guard runs for this op every run (its signature holds the value)
+    known = not pop.tensor_attrs
     for slot, name, shape, code in ctx.made:
         if any(d < 0 for d in shape):
             known = False
@@ -156,7 +161,17 @@ class RuntimeShapeContext(Requirements):
         return d if d is not None else dtypes.to_code(np.float32)
 
     def attr(self, name: str):
+        """The attribute, or the value of the tensor that gives it in this run."""
+        given = self._pop.tensor_attrs
+        if given and name in given:
+            return given.value(name, self._values)
         return self._pop.attrs.get(name)
+
+    def attr_from_tensor(self, name: str) -> bool:
+        return False                        # known here: attr() read the tensor
+
+    def _values(self, slot: str) -> list:
+        return [self._value(slot, i)[1] for i in range(len(self.input_names(slot)))]
 
     def set_output(self, slot: str, shape, dtype=None, i: int | None = None,
                    lod_level: int | None = None) -> None:

@@ -19,7 +19,7 @@ printed and inspected:
   declares, missing required input slots, attributes whose type is not the one our OpProto
   declares (attributes it does not declare, Paddle's ``use_mkldnn`` and friends, are not
   checked), inputs that stand for an attribute the op does not read from a tensor
-  (``registry.ATTRIBUTE_TENSORS``: fill_constant's ShapeTensorList...), and sizes:
+  (``attr_tensors.ATTRIBUTE_TENSORS``: fill_constant's ShapeTensorList...), and sizes:
   variables, and ops that allocate from a ``shape`` attribute, that would take more than
   :data:`MAX_TENSOR_BYTES`. These are checked in the blocks that can
   run: block 0 and the blocks its ops own (and theirs); a block no op owns never runs
@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 
 from . import attrs as A
-from . import dtypes, registry
+from . import attr_tensors, dtypes, registry
 from .errors import ExecutionError, PaddleNBError, ProgramFormatError, did_you_mean
 from .framework_pb2 import ProgramDesc, VarType
 from .grad_maker import EMPTY_VAR
@@ -500,12 +500,12 @@ class _Checker:
 
     def check_attr_tensors(self, where, op, op_def):
         """An input standing for an attribute that the op does not read from a tensor
-        (registry.unread_attr_tensors): run on the attribute's value, it would give
+        (attr_tensors.unread_attr_tensors): run on the attribute's value, it would give
         another result than Paddle's."""
         given = {v.parameter for v in op.inputs
                  if any(a not in ("", EMPTY_VAR) for a in v.arguments)}
-        for t in registry.unread_attr_tensors(op_def, given):
-            message, expected = registry.attr_tensor_refusal(op.type, t)
+        for t in attr_tensors.unread_attr_tensors(op_def, given):
+            message, expected = attr_tensors.attr_tensor_refusal(op.type, t)
             names = [a for v in op.inputs if v.parameter == t.slot for a in v.arguments]
             created = created_at(op)
             self.add(where, f"input slot {t.slot} {message}; expected {expected}, given "
@@ -553,6 +553,10 @@ class _Checker:
         """The size of the tensor an ``allocates`` op makes from its attributes: (shape
         attr, dtype attr[, attr naming the dim that is only known when it runs])."""
         shape_attr, dtype_attr, *run_time_dim = op_def.allocates
+        tensors = attr_tensors.given(op_def, lambda slot: any(
+            v.parameter == slot and any(v.arguments) for v in op.inputs))
+        if shape_attr in tensors:
+            return          # a tensor's value, known when it runs: the allocation guard's
         shape, code = values.get(shape_attr), values.get(dtype_attr)
         if not isinstance(shape, list) or not isinstance(code, int):
             return                   # a wrong type was reported already

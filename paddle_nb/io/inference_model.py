@@ -96,7 +96,14 @@ def load_inference_model(dirname: str, executor, model_filename: str | None = No
     """Load a model saved by :func:`save_inference_model` or by PaddlePaddle. Returns
     ``[program, feed_target_names, fetch_targets]``: the input names in feed-op column order
     and the Variables the fetch ops fetch, in column order. Run it with
-    ``exe.run(program, feed={name: array}, fetch_list=fetch_targets, scope=scope)``."""
+    ``exe.run(program, feed={name: array}, fetch_list=fetch_targets, scope=scope)``.
+    ``dirname`` may also be Paddle 2's path prefix (``paddle.static.load_inference_model(
+    "model/lstm", exe)`` reads model/lstm.pdmodel and model/lstm.pdiparams)."""
+    if model_filename is None and not os.path.isdir(dirname) and \
+            os.path.isfile(dirname + ".pdmodel"):
+        dirname, prefix = os.path.split(dirname)
+        model_filename = prefix + ".pdmodel"
+        params_filename = params_filename or prefix + ".pdiparams"
     model_path = os.path.join(dirname, model_filename or MODEL_FILENAME)
     try:
         program = Program.from_bytes(read_file(model_path, "the inference program",

@@ -25,6 +25,8 @@ import ipywidgets
 import numpy as np
 import traitlets as t
 
+from ..core import registry
+from ..core.attr_tensors import read_in_scope
 from ..core.errors import PaddleNBError
 from ..core.executor import Executor
 from ..core.program import default_main_program
@@ -417,7 +419,7 @@ class DebuggerView(ipywidgets.VBox):
             else:
                 self.controls.state = "paused"
                 self.controls.status = (f"ran {_ran(step)} (step {d.steps_taken}) — next: "
-                                        f"{coming_text}")
+                                        f"{coming_text}") + _tensor_attrs(step)
             if d.redo_count and not d.finished and error is None:
                 # the view shows an earlier point of the run; the live run is further on
                 them = "it" if d.redo_count == 1 else "them"
@@ -466,6 +468,17 @@ def _ran(step) -> str:
     if step.frames and step.frames[-1].owner == step.op:
         return step.frames[-1].block_path
     return _where(step.block_idx, step.op_index, step.op.type)
+
+
+def _tensor_attrs(step) -> str:
+    """The attributes tensors gave the op that ran, as its kernel read them (the program
+    shows only the attribute's build-time placeholder, shape=[2, -1, 16])."""
+    try:
+        given = read_in_scope(step.op, registry.lookup(step.op.type), step.scope)
+    except PaddleNBError:
+        return ""
+    return "".join(f"\n  {name} = {value} (from {slot})"
+                   for name, (value, slot) in given.items())
 
 
 def next_op_of(d, skipped=frozenset) -> tuple[list, str]:

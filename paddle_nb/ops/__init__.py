@@ -7,3 +7,14 @@ from . import (activation, adam, arange, batch_norm, cnn_activations, conditiona
                pointwise_losses, pool, recurrent, reduce, rnn, scatter, shape, slice, softmax,
                squeeze, stack, tensor_array, top_k, unary_math, while_op)
 from . import distributed, embedding, layer_norm  # noqa: F401
+# mish, logsigmoid, celu, selu, softsign, tanh_shrink; hard_shrink, softshrink,
+# thresholded_relu, brelu; logsumexp; maxout
+from . import logsumexp, maxout, shrink_activations, smooth_activations  # noqa: F401
+# accuracy, auc; nll_loss, kldiv_loss
+from . import log_prob_losses, metrics  # noqa: F401
+# argsort, masked_select, roll, meshgrid, tril_triu (tensor manipulation)
+from . import masked_select, meshgrid, roll, sort, triangular  # noqa: F401
+# isnan_v2/isinf_v2/isfinite_v2, size, reduce_all/_any, bitwise_*, sequence_mask
+from . import bitwise, bool_reduce, finite_checks, sequence_mask, size  # noqa: F401
+# trunc/floor/ceil/round, log1p/log2/log10/logit, lgamma/digamma, conj; cumprod; i0, polygamma
+from . import bessel_and_polygamma, cumprod, rounding_and_special  # noqa: F401

@@ -23,7 +23,6 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.pointwise import KERNELS, pointwise
-from . import arrays
 from .common import OUT, X, dtype_code_check, same_shape_as_x
 from .places import CPU, CUDA
 
@@ -228,30 +227,22 @@ def _scale_glue(ctx, dtype):
 
 def _scale(ctx):
     x = ctx.input("X")
-    scale = ctx.input("ScaleTensor")
-    if scale is None and x.dtype.type in (np.float32, np.float64):   # the common case
+    if x.dtype.type in (np.float32, np.float64):   # the common case
         kernel, s, b = ctx.resolved(x.dtype, lambda: _scale_glue(ctx, x.dtype))
         ctx.set_output("Out", kernel(x, s, b, out=ctx.out("Out", x.shape, x.dtype)))
         return
-    s = float(scale.ravel()[0]) if scale is not None else ctx.attr("scale")
-    kernel = K.scale_then_bias if ctx.attr("bias_after_scale") else K.bias_then_scale
-    if x.dtype.type not in (np.float32, np.float64):
-        # integers: the exact numpy path; float16: computed in float32, as Paddle does
-        # (a scale of 1e-30 is 0 in float16, and inf * 0 would be NaN)
-        w = x.astype(np.float32) if x.dtype == np.float16 else x
-        out = (w * s + ctx.attr("bias")) if ctx.attr("bias_after_scale") \
-            else (w + ctx.attr("bias")) * s
-        ctx.set_output("Out", np.asarray(out).astype(x.dtype))
-        return
-    ctx.set_output("Out", kernel(x, x.dtype.type(s), x.dtype.type(ctx.attr("bias")),
-                                 out=ctx.out("Out", x.shape, x.dtype)))
+    s = ctx.attr("scale")               # (a ScaleTensor's value, where one is given)
+    # integers: the exact numpy path; float16: computed in float32, as Paddle does
+    # (a scale of 1e-30 is 0 in float16, and inf * 0 would be NaN)
+    w = x.astype(np.float32) if x.dtype == np.float16 else x
+    out = (w * s + ctx.attr("bias")) if ctx.attr("bias_after_scale") \
+        else (w + ctx.attr("bias")) * s
+    ctx.set_output("Out", np.asarray(out).astype(x.dtype))
 
 
 def _cuda_scale(ctx):
     x = ctx.input("X")
-    scale = ctx.input("ScaleTensor")
-    # a ScaleTensor is read on the host: one 1-element copy
-    s = float(arrays.host_scalar(scale)) if scale is not None else ctx.attr("scale")
+    s = float(ctx.attr("scale"))       # a ScaleTensor's value (one 1-element copy), if given
     op = "scale_then_bias" if ctx.attr("bias_after_scale") else "bias_then_scale"
     # integer tensors too: computed in float64, stored (truncated) in X's dtype, as on CPU
     ctx.set_output("Out", CE.unary(op, x, a=s, b=ctx.attr("bias")))

@@ -33,11 +33,12 @@ def _decay_rate(v):
 
 _BETAS = [Attr("beta1", A.FLOAT, 0.9, "decay of the first moment", check=_decay_rate),
           Attr("beta2", A.FLOAT, 0.999, "decay of the second moment", check=_decay_rate)]
-# SkipUpdate is kept for Paddle compatibility (unused); the three tensors stand for beta1,
-# beta2 and epsilon, which the registry refuses (ATTRIBUTE_TENSORS: not read here)
+# SkipUpdate is kept for Paddle compatibility (unused); the three tensors give beta1, beta2
+# and epsilon at run time (core/attr_tensors.py): ctx.attr("beta1") is Beta1Tensor's value
+_BETA_TENSORS = ("Beta1Tensor", "Beta2Tensor", "EpsilonTensor")
 _UNUSED = [Slot("SkipUpdate", "kept for Paddle compatibility (unused)", dispensable=True)] + \
-    [Slot(f"{n}Tensor", f"{n.lower()} as a 1-element tensor", dispensable=True)
-     for n in ("Beta1", "Beta2", "Epsilon")]
+    [Slot(name, f"{name[:-len('Tensor')].lower()} as a 1-element tensor", dispensable=True)
+     for name in _BETA_TENSORS]
 _LAZY = Attr("lazy_mode", A.BOOLEAN, False, "with a SelectedRows Grad: update only its rows "
              "(else every row, the others with a zero gradient)")
 _KEPT = [Attr("lazy_mode", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
@@ -128,7 +129,7 @@ optimizer_op(
     lambda ctx: (ctx.attr("beta1"), ctx.attr("beta2"), ctx.attr("epsilon"), 0.0),
     extra_inputs=_UNUSED + [Slot("Moment2Max", "kept for Paddle compatibility (unused)",
                                  dispensable=True)],
-    after=_advance_powers, sparse=adam_sparse)
+    after=_advance_powers, sparse=adam_sparse, reads_attr_tensors=_BETA_TENSORS)
 
 
 def _adamw_params(ctx):
@@ -157,7 +158,8 @@ optimizer_op(
     _BETAS + [_EPSILON, Attr("lr_ratio", A.FLOAT, 1.0, "this parameter's learning-rate factor"),
               Attr("coeff", A.FLOAT, 0.01, "the decoupled weight decay"),
               Attr("with_decay", A.BOOLEAN, False, "apply the weight decay")] + _KEPT,
-    None, extra_inputs=_UNUSED, kernels={"cpu": _adamw(CPU), "cuda": _adamw(CUDA)})
+    None, extra_inputs=_UNUSED, kernels={"cpu": _adamw(CPU), "cuda": _adamw(CUDA)},
+    reads_attr_tensors=_BETA_TENSORS)
 
 
 # --- lamb ---------------------------------------------------------------------------------------

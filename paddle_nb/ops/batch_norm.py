@@ -187,8 +187,7 @@ def _batch_norm(place):
             new_mean, new_var = running_mean, running_var           # unchanged
             saved_mean, saved_inv = np.zeros(c), np.zeros(c)      # not computed (Paddle: empty)
         else:
-            momentum = float(arrays.host_scalar(ctx.input("MomentumTensor"))) \
-                if ctx.has_input("MomentumTensor") else float(ctx.attr("momentum"))
+            momentum = float(ctx.attr("momentum"))      # MomentumTensor's, where given
             mean, var = (arrays.host(v) for v in place.norm_moments(x4))
             with np.errstate(all="ignore"):
                 new_mean = momentum * running_mean + (1.0 - momentum) * mean

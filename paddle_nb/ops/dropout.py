@@ -73,9 +73,7 @@ def _factors(ctx, t) -> tuple:
 
 
 def _seed(ctx) -> int:
-    if ctx.has_input("Seed"):
-        return int(arrays.host_scalar(ctx.input("Seed")))
-    if ctx.attr("fix_seed"):
+    if ctx.has_input("Seed") or ctx.attr("fix_seed"):   # (ctx.attr: the Seed tensor's value)
         return int(ctx.attr("seed"))
     return int(np.random.randint(1, 2**31 - 1))      # a new mask every run
 

@@ -18,8 +18,8 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, NO_GRADIENT, OpDef, Slot, register
 from ..core.validate import check_tensor_size
-from ..kernels.cpu.lazy_ufunc import (BOOL_1, BOOL_2, COMPARE_2, FLOAT_2, FLOAT_3, INT_2,
-                                      INT_AND_FLOAT_1, INT_AND_FLOAT_2)
+from ..kernels.cpu.lazy_ufunc import (COMPARE_2, FLOAT_2, FLOAT_3, INT_2, INT_AND_FLOAT_1,
+                                      INT_AND_FLOAT_2)
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
@@ -142,6 +142,16 @@ def less_than(x, y):
 
 
 @pointwise(COMPARE_2)
+def greater_equal(x, y):
+    return x >= y
+
+
+@pointwise(COMPARE_2)
+def less_equal(x, y):
+    return x <= y
+
+
+@pointwise(COMPARE_2)
 def equal(x, y):
     return x == y
 
@@ -151,19 +161,31 @@ def not_equal(x, y):
     return x != y
 
 
-@pointwise(BOOL_2)
+# Paddle's logical ops take bool, integer and float tensors alike and read each element as
+# C++'s bool(x) (nonzero, NaN included, is true): paddle.logical_and(x, y) on float32 x and
+# y is a common call. So they have a loop for each of those dtypes, as the comparisons do.
+LOGICAL_1 = [f"boolean({t})" for t in ("boolean", "int32", "int64", "float32", "float64")]
+LOGICAL_2 = COMPARE_2
+
+
+@pointwise(LOGICAL_2)
 def logical_and(x, y):
-    return x and y
+    return x != 0 and y != 0
 
 
-@pointwise(BOOL_2)
+@pointwise(LOGICAL_2)
 def logical_or(x, y):
-    return x or y
+    return x != 0 or y != 0
 
 
-@pointwise(BOOL_1)
+@pointwise(LOGICAL_2)
+def logical_xor(x, y):
+    return (x != 0) != (y != 0)
+
+
+@pointwise(LOGICAL_1)
 def logical_not(x):
-    return not x
+    return x == 0
 
 
 # where: Out = X where Condition holds, else Y; dOut goes back the way each element came
@@ -211,6 +233,9 @@ def broadcast_shape_of(ctx) -> list[int]:
 def broadcast_infer(out_dtype=None):
     def infer(ctx):
         out = broadcast_shape_of(ctx)
+        if out_dtype is None:       # arithmetic: its kernels have int and float loops only
+            ctx.require_dtype("X", "number")     # (a bool X * Y is refused here, clearly,
+            ctx.require_dtype("Y", "number")     # not a numpy casting error in the kernel)
         if out_dtype is None and ctx.dtype("X") != ctx.dtype("Y"):
             ctx.fail("X and Y have different dtypes", slot="Y",
                      expected="Y of X's dtype", given=f"X {ctx.describe_input('X')}, "
@@ -324,6 +349,7 @@ for _type, _formula in (("elementwise_floordiv", "floor(X / Y)"),
                    grad=NO_GRADIENT))
 
 for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
+                        ("greater_equal", "X >= Y"), ("less_equal", "X <= Y"),
                         ("equal", "X == Y"), ("not_equal", "X != Y")):
     register(OpDef(_type, [X, Y], [OUT],
                    [AXIS, Attr("force_cpu", A.BOOLEAN, False, "keep Out on the CPU", extra=True)],
@@ -335,7 +361,10 @@ for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
 
 
 def _logical_infer(ctx):
-    """numpy broadcasting (shapes lined up from the end), bool result."""
+    """numpy broadcasting (shapes lined up from the end), bool result; X and Y bool or
+    numbers, as Paddle's logical ops take."""
+    ctx.require_dtype("X", "real")
+    ctx.require_dtype("Y", "real")
     xs, ys = ctx.shape("X"), ctx.shape("Y")
     rank = max(len(xs), len(ys))
     out = broadcast_shapes([1] * (rank - len(xs)) + xs, [1] * (rank - len(ys)) + ys)
@@ -345,25 +374,31 @@ def _logical_infer(ctx):
     ctx.set_output("Out", out, VarType.BOOL)
 
 
-for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y")):
-    register(OpDef(_type, [X, Y], [OUT], [], comment=f"Out = {_formula} elementwise (bool).",
+for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y"),
+                        ("logical_xor", "X xor Y")):
+    register(OpDef(_type, [X, Y], [OUT], [],
+                   comment=f"Out = {_formula} elementwise (bool; a number is true where nonzero).",
                    infer_shape=_logical_infer,
                    kernels={"cpu": _binary_kernel(CPU, _type, np.bool_),
                             "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT))
 
 
+def _logical_not_infer(ctx):
+    ctx.require_dtype("X", "real")
+    ctx.set_output("Out", ctx.shape("X"), VarType.BOOL)
+
+
 def _logical_not_kernel(place):
     def run(ctx):
         x = ctx.input("X")
-        if place is CPU:            # the CPU ufunc's one loop is bool(bool)
-            x = x.astype(np.bool_, copy=False)
         ctx.set_output("Out", place.apply(logical_not, x, out=ctx.out("Out", x.shape, np.bool_),
                                           out_dtype=np.bool_))
     return run
 
 
-register(OpDef("logical_not", [X], [OUT], [], comment="Out = not X elementwise (bool).",
-               infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), VarType.BOOL),
+register(OpDef("logical_not", [X], [OUT], [],
+               comment="Out = not X elementwise (bool; a number is true where nonzero).",
+               infer_shape=_logical_not_infer,
                kernels={"cpu": _logical_not_kernel(CPU), "cuda": _logical_not_kernel(CUDA)},
                grad=NO_GRADIENT))
 

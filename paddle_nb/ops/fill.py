@@ -23,7 +23,7 @@ _FP32 = VarType.FP32
 
 
 def _shape_and_dtype(ctx) -> None:
-    ctx.set_output("Out", ctx.attr("shape"), ctx.attr("dtype"))
+    ctx.set_output("Out", ctx.int_list_attr("shape"), ctx.attr("dtype"))
 
 
 def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
@@ -41,7 +41,9 @@ def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
 def _fill_constant(place):
     def attributes(ctx):
         dtype = dtype_to_numpy(ctx.attr("dtype"))
-        value = ctx.attr("str_value") or ctx.attr("value")
+        value = ctx.attr("value")          # a ValueTensor's, where one is given
+        if not ctx.has_input("ValueTensor"):
+            value = ctx.attr("str_value") or value      # the exact text of `value`
         return _concrete(ctx.attr("shape"), dtype, "fill_constant"), float(value), dtype
 
     def run(ctx):
@@ -67,7 +69,8 @@ register(OpDef(
     comment="Out = a tensor of `shape` filled with `value`.",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _fill_constant(CPU), "cuda": _fill_constant(CUDA)},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"), grad_plumbing=True))
+    grad=NO_GRADIENT, allocates=("shape", "dtype"), grad_plumbing=True,
+    reads_attr_tensors=("ShapeTensor", "ShapeTensorList", "ValueTensor")))
 
 
 # --- assign / assign_value ------------------------------------------------------------
@@ -250,7 +253,8 @@ register(OpDef(
     comment="Out = values drawn uniformly from [min, max).",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _uniform_random, "cuda": _cuda_random(crk.uniform, "min", "max")},
-    grad=NO_GRADIENT, allocates=("shape", "dtype")))
+    grad=NO_GRADIENT, allocates=("shape", "dtype"),
+    reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))
 
 register(OpDef(
     "gaussian_random", _SHAPE_INPUTS, [OUT],
@@ -263,4 +267,5 @@ register(OpDef(
     comment="Out = values drawn from a normal distribution N(mean, std^2).",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _gaussian_random, "cuda": _cuda_random(crk.gaussian, "mean", "std")},
-    grad=NO_GRADIENT, allocates=("shape", "dtype")))
+    grad=NO_GRADIENT, allocates=("shape", "dtype"),
+    reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))

@@ -32,6 +32,9 @@ def _gather_infer(ctx):
     if len(idx) > 1:
         ctx.fail("Index must be 1-D (or 0-D)", slot="Index", expected="shape [k]",
                  given=ctx.describe_input("Index"))
+    if ctx.attr_from_tensor("axis"):        # known when it runs
+        ctx.set_output("Out", [-1] * (len(xs) if idx else len(xs) - 1), ctx.dtype("X"))
+        return
     axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
     out = list(xs)
     if idx:
@@ -79,13 +82,17 @@ register(OpDef(
      Attr("overwrite", A.BOOLEAN, True, "kept for Paddle compatibility", extra=True)],
     comment="Out = X's entries at Index along axis.", infer_shape=_gather_infer,
     kernels={"cpu": _gather(CPU), "cuda": _gather(CUDA)},
-    grad=Grad(reads=["X", "Index"], writes=["X"], kernel=_gather_grad(CPU),
-              cuda_kernel=_gather_grad(CUDA))))
+    grad=Grad(reads=["X", "Index", "Axis"], writes=["X"], kernel=_gather_grad(CPU),
+              cuda_kernel=_gather_grad(CUDA)),
+    reads_attr_tensors=("Axis",)))
 
 
 # --- one_hot_v2 ---------------------------------------------------------------------------------
 def _one_hot_infer(ctx):
     ctx.require_dtype("X", "int")
+    if ctx.attr_from_tensor("depth"):       # known when it runs
+        ctx.set_output("Out", ctx.shape("X") + [-1], ctx.attr("dtype"))
+        return
     if ctx.attr("depth") < 1:
         ctx.fail("depth must be at least 1", slot="X", expected="depth >= 1",
                  given=f"depth={ctx.attr('depth')}")
@@ -113,7 +120,7 @@ register(OpDef(
      Attr("allow_out_of_range", A.BOOLEAN, False, "refused: out-of-range values are errors")],
     comment="Out = a one-hot vector of length depth for each class index in X.",
     infer_shape=_one_hot_infer, kernels={"cpu": _one_hot(CPU), "cuda": _one_hot(CUDA)},
-    grad=NO_GRADIENT))
+    grad=NO_GRADIENT, reads_attr_tensors=("depth_tensor",)))
 
 
 # --- arg_max / arg_min --------------------------------------------------------------------------

@@ -107,13 +107,15 @@ def update_kernels(kernel, arrays, cells, outputs, params_of, after=None, sparse
 
 
 def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_of,
-                 extra_inputs=(), after=None, kernels=None, sparse=None):
+                 extra_inputs=(), after=None, kernels=None, sparse=None,
+                 reads_attr_tensors=()):
     """Declare an optimizer op: Param, Grad, LearningRate, MasterParam and ``state`` (slot
     names: accumulators of Param's shape, then ``cells``: one-element tensors) in,
     ``outputs`` ((slot, the input slot it updates) pairs) out; ``kernel`` reads Param,
     Grad, the state arrays, LearningRate and the cells, and returns the values of the
     outputs in order (ParamOut first). ``sparse`` (see update_kernels) makes Grad take a
-    SelectedRows."""
+    SelectedRows. ``reads_attr_tensors``: the inputs that give an attribute at run time
+    (Adam's Beta1Tensor...), which the kernels read as that attribute (ctx.attr)."""
     state_slots = [Slot(name, doc) for name, doc in state + cells]
     array_names = [name for name, _ in state]
     cell_names = [name for name, _ in cells]
@@ -132,7 +134,8 @@ def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_
         kernels=kernels or update_kernels(
             kernel, ["Param", "Grad", *array_names], ["LearningRate", *cell_names],
             elementwise, params_of, after, sparse),
-        grad=NO_GRADIENT, selected_rows=("Grad",) if sparse is not None else ()))
+        grad=NO_GRADIENT, selected_rows=("Grad",) if sparse is not None else (),
+        reads_attr_tensors=reads_attr_tensors))
 
 
 def unchanged(ctx, outputs) -> None:

@@ -146,7 +146,8 @@ def _pad3d_infer(ctx):
     if len(xs) != 5:
         ctx.fail("pad3d pads a 5-D tensor", slot="X", expected="rank 5 (NCDHW or NDHWC)",
                  given=ctx.describe_input("X"))
-    if len(paddings) != 6:
+    from_tensor = ctx.attr_from_tensor("paddings")      # known when it runs
+    if len(paddings) != 6 and not from_tensor:
         ctx.fail("paddings needs 6 entries: left, right, top, bottom, front, back",
                  slot="X", expected="6 entries", given=f"paddings={list(paddings)}")
     if mode not in MODES:
@@ -155,6 +156,10 @@ def _pad3d_infer(ctx):
     if layout not in SPATIAL:
         ctx.fail(f"unknown data_format {layout!r}", slot="X", expected="NCDHW or NDHWC",
                  given=f"data_format={layout!r}")
+    if from_tensor:
+        ctx.set_output("Out", [-1 if i in SPATIAL[layout] else d for i, d in enumerate(xs)],
+                       ctx.dtype("X"))
+        return
     _non_negative(ctx, paddings)
     if mode == "constant":
         check_fill(ctx, "value")
@@ -206,4 +211,5 @@ register(OpDef(
     comment="Out = X (5-D) with borders around its three spatial dims.",
     infer_shape=_pad3d_infer, kernels={"cpu": _pad3d(CPU), "cuda": _pad3d(CUDA)},
     grad=Grad(reads=["X", "Paddings"], writes=["X"], kernel=_pad3d_grad(CPU),
-              cuda_kernel=_pad3d_grad(CUDA))))
+              cuda_kernel=_pad3d_grad(CUDA)),
+    reads_attr_tensors=("Paddings",)))

@@ -67,9 +67,11 @@ def _reshape_infer(ctx):
 
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
-    n = numel(ctx.shape("Shape")) if ctx.has_input("Shape") else -1
-    if n >= 0:       # the dims are the Shape tensor's values, read by the kernel (Fluid's rule)
-        ctx.set_output("Out", [-1] * n, ctx.dtype("X"))
+    if ctx.attr_from_tensor("shape"):     # known when it runs: 0 keeps X's dim
+        target = ctx.int_list_attr("shape")
+        out = [xs[i] if d == 0 and i < len(xs) else d if d > 0 else -1
+               for i, d in enumerate(target)]
+        ctx.set_output("Out", out, ctx.dtype("X"))
     else:
         ctx.set_output("Out", resolve_shape(ctx.attr("shape"), xs, fail), ctx.dtype("X"))
     _set_xshape(ctx)
@@ -77,11 +79,7 @@ def _reshape_infer(ctx):
 
 def _reshape(ctx):
     x = ctx.input("X")
-    shape = ctx.input("Shape")
-    # a Shape tensor is read on the host (one small copy on CUDA): shapes are host values
-    target = [int(v) for v in arrays.host(shape).ravel()] if shape is not None \
-        else ctx.attr("shape")
-    target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(ctx.attr("shape"))]
     if -1 in target:                   # device arrays want the -1 resolved
         known = int(np.prod([d for d in target if d != -1]))
         target[target.index(-1)] = x.size // known if known else 0
@@ -96,12 +94,13 @@ def _reshape_grad(ctx):
 
 def _reshape_grad_infer(ctx):
     """dOut has Out's shape: the shape attribute resolved against X's dims (from XShape);
-    where a Shape tensor gave it instead (the attribute is empty), X's element count."""
+    where a tensor gave it instead (the attribute is empty, or Paddle's placeholder with a
+    -1 for each tensor), X's element count."""
     xs = ctx.shape("XShape")[1:]
     if ctx.has_value("Out@GRAD"):
         def fail(msg, expected=None, given=None):
             ctx.fail(msg, slot="Out@GRAD", expected=expected, given=given)
-        if ctx.attr("shape"):
+        if ctx.attr("shape") and list(ctx.attr("shape")).count(-1) <= 1:
             ctx.require_gradient_fits("Out", want=resolve_shape(ctx.attr("shape"), xs, fail))
         elif numel(ctx.shape("Out@GRAD")) != numel(xs) >= 0:
             fail("the gradient must have X's element count", expected=f"{numel(xs)} elements",
@@ -119,7 +118,7 @@ register(OpDef(
     infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _reshape},
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
               cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer),
-    reads_attr_tensors=("Shape",)))
+    reads_attr_tensors=("Shape", "ShapeTensor")))
 
 
 # --- transpose2 ------------------------------------------------------------------------------
@@ -174,6 +173,10 @@ def _concat_infer(ctx):
         if ctx.dtype("X", i) != ctx.dtype("X"):
             ctx.fail("inputs must have one element type", slot="X",
                      expected=dtypes.name(ctx.dtype("X")), given=ctx.describe_input("X", i))
+    if ctx.attr_from_tensor("axis"):         # any dim may be the one joined
+        ctx.set_output("Out", list(shapes[0]) if len(shapes) == 1 else [-1] * rank,
+                       ctx.dtype("X"))
+        return
     if not -rank <= axis < rank:
         ctx.fail(f"axis {axis} is out of range for rank-{rank} inputs", slot="X")
     axis %= rank
@@ -206,7 +209,9 @@ register(OpDef(
     comment="Out = the inputs joined along axis.",
     infer_shape=_concat_infer,
     kernels={"cpu": _concat, "cuda": _concat},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_concat_grad, cuda_kernel=_concat_grad)))
+    grad=Grad(reads=["X", "AxisTensor"], writes=["X"], kernel=_concat_grad,
+              cuda_kernel=_concat_grad),
+    reads_attr_tensors=("AxisTensor",)))
 
 
 # --- split -----------------------------------------------------------------------------------
@@ -222,9 +227,18 @@ def _sections(size, num, sections, n_out):
 
 def _split_infer(ctx):
     xs = ctx.require_rank("X", 1)
-    axis = ctx.require_range("axis", ctx.attr("axis"), -len(xs), len(xs), slot="X") % len(xs)
     n_out = len(ctx.output_names("Out"))
+    if ctx.attr_from_tensor("axis"):         # known when it runs: any dim may be cut
+        for i in range(n_out):
+            ctx.set_output("Out", [-1] * len(xs), ctx.dtype("X"), i=i)
+        return
+    axis = ctx.require_range("axis", ctx.attr("axis"), -len(xs), len(xs), slot="X") % len(xs)
     num, sections, size = ctx.attr("num"), list(ctx.attr("sections") or []), xs[axis]
+    if ctx.attr_from_tensor("sections"):     # their sizes are known when it runs
+        for i in range(n_out):
+            ctx.set_output("Out", [-1 if j == axis else d for j, d in enumerate(xs)],
+                           ctx.dtype("X"), i=i)
+        return
     if sections:
         known = sum(s for s in sections if s != -1)
         bad = any(s < -1 for s in sections) or sections.count(-1) > 1 or size >= 0 and (
@@ -261,8 +275,11 @@ def _split_grad(op, no_grad):
     """The gradient of a split is a concat of the pieces' gradients."""
     if op.input("X")[0] in no_grad:
         return []
-    return [GradOp("concat", {"X": [grad_name(n) for n in op.output("Out")]},
-                   {"Out": [grad_name(op.input("X")[0])]}, {"axis": op.attr("axis")})]
+    inputs = {"X": [grad_name(n) for n in op.output("Out")]}
+    if op.input("AxisTensor"):                 # the same axis, read at run time
+        inputs["AxisTensor"] = op.input("AxisTensor")
+    return [GradOp("concat", inputs, {"Out": [grad_name(op.input("X")[0])]},
+                   {"axis": op.attr("axis")})]
 
 
 register(OpDef(
@@ -274,4 +291,5 @@ register(OpDef(
      Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
      Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
     comment="Out = X cut into pieces along axis.",
-    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _split}, grad=_split_grad))
+    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _split}, grad=_split_grad,
+    reads_attr_tensors=("AxisTensor", "SectionsTensorList")))

@@ -8,8 +8,8 @@ out-of-range bounds (``slice_range``, ``strided_range``); the gradient puts dOut
 through the same maps into zeros (``scatter_maps``). flip's gradient is a flip, as in
 Paddle. Bounds may also come as tensors, read at run time (``StartsTensor``: one int per
 axis; ``StartsTensorList``: a 1-element tensor per axis), as Paddle saves ``x[:, t]``
-inside a loop (nn.RNN does): they replace the attribute, and shape inference leaves those
-axes' sizes unknown (``infer_flags`` -1).
+inside a loop (nn.RNN does): ``ctx.attr("starts")`` is then their value
+(core/attr_tensors.py), and shape inference at build time leaves those axes' sizes unknown.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from . import arrays
 from .common import OUT, X
 from .places import CPU, CUDA
 from .stack import _runtime_fail
@@ -111,30 +110,27 @@ def _decreased(full, decrease, fail) -> list:
 
 
 def _attrs(ctx, strided: bool) -> dict:
+    """The bounds attributes; where tensors give starts, ends or strides, their values now
+    (ctx.attr, core/attr_tensors.py)."""
     names = ["axes", "starts", "ends", "infer_flags", "decrease_axis"]
     return {n: list(ctx.attr(n) or []) for n in names + (["strides"] if strided else [])}
 
 
 def _tensor_bound_attrs(ctx, strided: bool) -> list:
-    """The attributes (starts, ends, strides) that tensor inputs give instead."""
-    return [name for name, slots in TENSOR_BOUNDS.items()
-            if (strided or name != "strides") and any(ctx.has_input(s) for s in slots)]
+    """The attributes (starts, ends, strides) that tensors give, unknown at build time."""
+    return [name for name in TENSOR_BOUNDS
+            if (strided or name != "strides") and ctx.attr_from_tensor(name)]
 
 
 def _run_time_attrs(ctx, strided: bool, fail) -> dict:
-    """The attributes with the bounds the tensor inputs hold now."""
+    """The attributes with the bounds the tensor inputs hold now: one per axis."""
     attrs = _attrs(ctx, strided)
-    for name in _tensor_bound_attrs(ctx, strided):
-        tensor, listed = TENSOR_BOUNDS[name]
-        if ctx.has_input(tensor):
-            values = arrays.host(ctx.input(tensor)).ravel()
-        else:
-            values = [arrays.host_scalar(v) for v in ctx.inputs(listed)]
-        if len(values) != len(attrs["axes"]) or \
-                not all(np.issubdtype(np.asarray(v).dtype, np.integer) for v in values):
-            fail(f"{tensor if ctx.has_input(tensor) else listed} must hold one int per axis",
-                 expected=f"{len(attrs['axes'])} ints", given=f"{list(values)}")
-        attrs[name] = [int(v) for v in values]
+    for name, slots in TENSOR_BOUNDS.items():
+        given_by = [slot for slot in slots if ctx.has_input(slot)]
+        if given_by and (strided or name != "strides") and \
+                len(attrs[name]) != len(attrs["axes"]):
+            fail(f"{given_by[0]} must hold one int per axis",
+                 expected=f"{len(attrs['axes'])} ints", given=f"{attrs[name]}")
     return attrs
 
 

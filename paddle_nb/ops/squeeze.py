@@ -70,12 +70,17 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
     """Declare ``op_type`` (X -> Out, XShape) whose Out is X reshaped to
     ``out_shape(X's dims, attributes, fail)``, and its gradient (reshape2's)."""
     names = [a.name for a in attrs]
+    tensors = tuple(slot.name for slot in inputs)     # attribute tensors: read as attrs
 
     def infer(ctx):
         def fail(msg, expected=None, given=None):
             ctx.fail(msg, slot="X", expected=expected, given=given)
-        ctx.set_output("Out", out_shape(ctx.shape("X"), _attrs_of(ctx, names), fail),
-                       ctx.dtype("X"))
+        if ctx.attr_from_tensor("axes"):     # unsqueeze2's, known when it runs: one more
+            rank = len(ctx.shape("X")) + len(ctx.int_list_attr("axes"))   # dim per axis
+            ctx.set_output("Out", [-1] * rank, ctx.dtype("X"))
+        else:
+            ctx.set_output("Out", out_shape(ctx.shape("X"), _attrs_of(ctx, names), fail),
+                           ctx.dtype("X"))
         _set_xshape(ctx)
 
     def run(ctx):
@@ -99,9 +104,10 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
 
     register(OpDef(op_type, [X, *inputs], [OUT, XSHAPE], attrs, comment=comment,
                    infer_shape=infer, kernels={"cpu": run, "cuda": run},
-                   grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"],
+                   grad=Grad(reads=["XShape", *tensors], grads_of=["Out"], writes=["X"],
                              kernel=_reshape_grad, cuda_kernel=_reshape_grad,
-                             infer_shape=grad_infer)))
+                             infer_shape=grad_infer),
+                   reads_attr_tensors=tensors))
 
 
 reshape_like("squeeze2", squeezed,

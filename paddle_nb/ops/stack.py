@@ -4,8 +4,8 @@ slots and attributes, as ``paddle.stack`` ... ``paddle.tile`` save them).
 Each kernel is one function for both places over arrays.py (stack, split) and the places'
 ``broadcast_to`` / ``sum_axes``. Their gradients undo the copying: unstack and stack are
 each other's, and the gradient of a broadcast (expand_v2, tile) sums the copies back.
-Shapes and repeat counts given as tensors (``Shape``, ``RepeatTimes``...) are not read
-here: the registry refuses them (core/registry.py, ATTRIBUTE_TENSORS).
+Shapes and repeat counts given as tensors (``Shape``, ``RepeatTimes``...) are read as
+the attributes (core/attr_tensors.py): ``ctx.attr("shape")`` is the tensor's value.
 """
 from __future__ import annotations
 
@@ -170,6 +170,10 @@ def expanded(x_shape, shape, fail) -> list:
 def _expand_infer(ctx):
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
+    if ctx.attr_from_tensor("shape"):        # known when it runs
+        ctx.set_output("Out", [d if d > 0 else -1 for d in ctx.int_list_attr("shape")],
+                       ctx.dtype("X"))
+        return
     ctx.set_output("Out", expanded(ctx.shape("X"), ctx.attr("shape"), fail), ctx.dtype("X"))
 
 
@@ -208,7 +212,8 @@ register(OpDef(
     [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
     kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad)))
+    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad),
+    reads_attr_tensors=("Shape", "expand_shapes_tensor")))
 
 
 # --- expand_as_v2 -------------------------------------------------------------------------------
@@ -289,6 +294,10 @@ def _tiled(x_shape, reps, fail) -> tuple[list, list]:
 def _tile_infer(ctx):
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
+    if ctx.attr_from_tensor("repeat_times"):     # known when it runs
+        reps = ctx.int_list_attr("repeat_times")
+        ctx.set_output("Out", [-1] * max(len(reps), len(ctx.shape("X"))), ctx.dtype("X"))
+        return
     dims, reps = _tiled(ctx.shape("X"), ctx.attr("repeat_times"), fail)
     ctx.set_output("Out", [d * r if d >= 0 else -1 for d, r in zip(dims, reps)],
                    ctx.dtype("X"))
@@ -326,5 +335,6 @@ register(OpDef(
     [Attr("repeat_times", A.INTS, [], "how often X repeats along each dim")],
     comment="Out = X repeated along each dim (numpy's tile).", infer_shape=_tile_infer,
     kernels={"cpu": _tile(CPU), "cuda": _tile(CUDA)},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_tile_grad(CPU),
-              cuda_kernel=_tile_grad(CUDA))))
+    grad=Grad(reads=["X", "RepeatTimes", "repeat_times_tensor"], writes=["X"],
+              kernel=_tile_grad(CPU), cuda_kernel=_tile_grad(CUDA)),
+    reads_attr_tensors=("RepeatTimes", "repeat_times_tensor")))

@@ -60,6 +60,10 @@ def _write_infer(ctx):
 
 def _read(ctx):
     array = _array(ctx)
+    written = ctx.input_or_none("X_W")
+    if written is not None:     # a gradient read: see _read_gradient
+        _read_gradient(ctx, array, written)
+        return
     i = _index(ctx, len(array), f"position {len(array)} and later are past the end of an "
                                 f"array of length {len(array)}")
     if array[i] is None:
@@ -68,17 +72,39 @@ def _read(ctx):
     ctx.set_output("Out", array[i])
 
 
+def _read_gradient(ctx, gradients: list, written):
+    """read_from_array as write_to_array's gradient (Fluid's X_W: the tensor the forward
+    op wrote): X is the gradient array of the forward array, and an entry it lacks, past
+    its end or never written, is one no gradient reached: its gradient is zeros shaped
+    like ``written``. This is how a While's gradient runs when the loss uses only some of
+    the arrays the loop wrote, e.g. paddle.nn.RNN's outputs but not its final states: the
+    states' gradient array stays empty, and each step reads zeros from it."""
+    i = _index(ctx, validate.MAX_LIST_LENGTH, "positions are below paddle_nb.core.validate."
+                                              f"MAX_LIST_LENGTH = {validate.MAX_LIST_LENGTH}")
+    if not arrays.is_tensor(written):
+        raise ExecutionError(f"X_W must be the tensor write_to_array wrote, got a "
+                             f"{type(written).__name__}")
+    found = gradients[i] if i < len(gradients) else None
+    ctx.set_output("Out", found if found is not None else arrays.zeros_like(written))
+
+
 register(OpDef(
     "write_to_array", [Slot("X", "the tensor to store"), _I], [Slot("Out", "the array")], [],
     comment="Out[I] = X (the array grows as needed).", infer_shape=_write_infer,
     kernels={"cpu": _write, "cuda": _write},
+    # X_W (the tensor written): the gradient read gives zeros where no gradient arrived
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
-        "read_from_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
+        "read_from_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I"),
+                            "X_W": op.input("X")},
         {"Out": [grad_name(op.input("X")[0])]})]))
 
 register(OpDef(
-    "read_from_array", [Slot("X", "the array"), _I], [Slot("Out", "the tensor at I")], [],
-    comment="Out = X[I].",
+    "read_from_array",
+    [Slot("X", "the array"), _I,
+     Slot("X_W", "as write_to_array's gradient, the tensor the forward op wrote: an entry "
+                 "X lacks reads as zeros shaped like it", dispensable=True)],
+    [Slot("Out", "the tensor at I")], [],
+    comment="Out = X[I] (with X_W: zeros like X_W where X has no entry I).",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
     kernels={"cpu": _read, "cuda": _read},
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(

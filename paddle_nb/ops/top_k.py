@@ -28,8 +28,8 @@ def _top_k_infer(ctx):
     xs = ctx.require_rank("X", 1)
     axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
     out = list(xs)
-    if ctx.has_input("K"):                       # an int of one element (registry's rule)
-        out[axis] = -1                           # known when K is read, at run time
+    if ctx.attr_from_tensor("k"):                # K's value: known when it runs
+        out[axis] = -1
     else:
         k = ctx.attr("k")
         if k < 1 or 0 <= xs[axis] < k:
@@ -41,9 +41,8 @@ def _top_k_infer(ctx):
 
 
 def _k(ctx, n: int) -> int:
-    """k: the K tensor's value when given (read on the host), else the attribute."""
-    k = int(arrays.host_scalar(ctx.input("K"))) if ctx.input("K") is not None \
-        else ctx.attr("k")
+    """k: the attribute (the K tensor's value where one is given), checked."""
+    k = int(ctx.attr("k"))
     if not 1 <= k <= n:
         raise ValueError(f"top_k_v2: k={k} is out of range: expected 1 <= k <= {n} (the "
                          f"size of X's axis)")

@@ -17,7 +17,6 @@ from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3, INT_AND_FLOAT_1
 from ..kernels.pointwise import pointwise
-from . import arrays
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG,
                          _float_like_x, _forward, _named, _real_like_x, activation)
 from .common import OUT, X
@@ -94,12 +93,10 @@ def clip_grad(x, dout, low, high):
 
 
 # --- the ops --------------------------------------------------------------------------------
-def _scalar(ctx, slot: str, attr: str, dtype):
-    """A tensor input that overrides an attribute (one element, read on the host), or the
-    attribute, in the kernel's dtype."""
-    tensor = ctx.input(slot)
-    value = arrays.host_scalar(tensor) if tensor is not None else ctx.attr(attr)
-    return dtype.type(value)
+def _scalar(ctx, attr: str, dtype):
+    """An attribute (a tensor's value where one gives it: core/attr_tensors.py) in the
+    kernel's dtype."""
+    return dtype.type(ctx.attr(attr))
 
 
 def _not_nan(value):
@@ -120,7 +117,7 @@ activation("rsqrt", "1 / sqrt(X)", "Out", infer=_float_like_x, act=False)
 activation("pow", "X ** factor", "X", act=False,
            inputs=[Slot("FactorTensor", "factor as a 1-element tensor", dispensable=True)],
            attrs=[Attr("factor", A.FLOAT, 1.0, "the exponent")],
-           params_of=lambda ctx, dtype: (_scalar(ctx, "FactorTensor", "factor", dtype),),
+           params_of=lambda ctx, dtype: (_scalar(ctx, "factor", dtype),),
            reads_attr_tensors=("FactorTensor",))
 activation("clip", "min(max(X, min), max)", "X", act=False,
            inputs=[Slot("Min", "min as a 1-element tensor", dispensable=True),
@@ -130,8 +127,8 @@ activation("clip", "min(max(X, min), max)", "X", act=False,
                   Attr("max", A.FLOAT, float(np.finfo(np.float32).max), "the upper bound",
                        check=_not_nan)],
            check_attrs=_min_below_max,
-           params_of=lambda ctx, dtype: (_scalar(ctx, "Min", "min", dtype),
-                                         _scalar(ctx, "Max", "max", dtype)),
+           params_of=lambda ctx, dtype: (_scalar(ctx, "min", dtype),
+                                         _scalar(ctx, "max", dtype)),
            reads_attr_tensors=("Min", "Max"))
 
 

@@ -1,0 +1,91 @@
+"""The metric kernels: top-k accuracy and the bucketed ROC AUC (ops/metrics.py).
+
+``accuracy``: ``indices`` (n, k) are each row's top-k classes, ``label`` (n,) its class;
+a row is correct when its label is among its k indices (a label no index can equal,
+such as 10**9, is simply never correct: Paddle's rule).
+
+``auc``: the statistics are counts of positives and negatives per prediction bucket
+(bucket ``int(p * num_thresholds)`` of the positive-class probability p in [0, 1]);
+the op checked every p before these run, so the bucket is always in range. With
+``slide_steps`` = 0 the counts are one set of ``num_thresholds + 1`` buckets that every
+batch adds to; with ``slide_steps`` = s they are s rings of buckets (the last s batches),
+their sum after them, and one last cell counting the batches (which ring is next):
+a batch empties the oldest ring, takes it out of the sum, fills it, adds it back.
+The AUC is the trapezoid area under the ROC curve traced from the highest bucket down,
+over (positives * negatives); 0 when either is 0 (Paddle's). Serial loops: the
+statistics are small and their order is the algorithm.
+"""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def top_k_correct(indices, label):
+    """How many rows of ``indices`` (n, k) hold their ``label`` (n,)."""
+    correct = 0
+    for i in range(indices.shape[0]):
+        for j in range(indices.shape[1]):
+            if indices[i, j] == label[i]:
+                correct += 1
+                break
+    return correct
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _count(positive, label, pos, neg, begin, scale):
+    """Each row's bucket count in ``pos`` (label > 0) or ``neg`` (label == 0) from
+    ``begin``; a negative label counts nowhere. ``scale``: num_thresholds in the
+    probabilities' own type (Paddle multiplies in float32 for float32 inputs, and the
+    product's rounding decides the bucket at a boundary)."""
+    for i in range(positive.shape[0]):
+        bucket = begin + np.int64(positive[i] * scale)
+        if label[i] > 0:
+            pos[bucket] += 1
+        elif label[i] == 0:
+            neg[bucket] += 1
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def roc_area(pos, neg, begin, num_thresholds):
+    """The ROC AUC of the buckets ``begin .. begin + num_thresholds``."""
+    area, tot_pos, tot_neg = 0.0, 0.0, 0.0
+    for idx in range(begin + num_thresholds, begin - 1, -1):
+        prev_pos, prev_neg = tot_pos, tot_neg
+        tot_pos += pos[idx]
+        tot_neg += neg[idx]
+        area += abs(tot_neg - prev_neg) * (tot_pos + prev_pos) / 2.0
+    if tot_pos > 0.0 and tot_neg > 0.0:
+        area = area / tot_pos / tot_neg
+    return area
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def auc_update(positive, label, pos, neg, num_thresholds, slide_steps, fake, scale):
+    """Add a batch (``positive``: each row's probability of the positive class) to the
+    statistics ``pos`` and ``neg`` (flat int64, updated in place) and return the AUC of
+    what they now hold (``scale``: num_thresholds in positive's type). ``fake``
+    (InsTagWeight[0] == 0): a batch that must not count; without slides nothing
+    changes, with them its ring is emptied and filled but not added to the sum
+    (Paddle's rule)."""
+    buckets = num_thresholds + 1
+    if slide_steps == 0:
+        if not fake:
+            _count(positive, label, pos, neg, 0, scale)
+        return roc_area(pos, neg, 0, num_thresholds)
+    counter = (slide_steps + 1) * buckets
+    ring = (pos[counter] % slide_steps) * buckets
+    total = slide_steps * buckets
+    for i in range(buckets):
+        pos[total + i] -= pos[ring + i]
+        neg[total + i] -= neg[ring + i]
+        pos[ring + i] = 0
+        neg[ring + i] = 0
+    _count(positive, label, pos, neg, ring, scale)
+    if not fake:
+        for i in range(buckets):
+            pos[total + i] += pos[ring + i]
+            neg[total + i] += neg[ring + i]
+    area = roc_area(pos, neg, total, num_thresholds)
+    pos[counter] += 1
+    neg[counter] += 1
+    return area

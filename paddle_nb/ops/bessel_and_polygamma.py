@@ -1,0 +1,207 @@
+"""i0 (the modified Bessel function of the first kind, order 0) and polygamma (the n-th
+derivative of digamma), as ``paddle.i0(x)`` and ``paddle.polygamma(x, n)`` save them.
+
+These two are Paddle's newer ops (phi kernels, no Fluid OpMaker), and their slots are
+written in lower case: ``x`` -> ``out``, with ``i0_grad`` / ``polygamma_grad`` reading
+``x`` and ``out@GRAD`` and writing ``x@GRAD``. So they are declared here with their own
+small kernels, not with activation()'s X -> Out shorthand.
+
+- ``i0``: the power series sum of (x^2/4)^k / (k!)^2 (positive terms: no cancellation)
+  up to |x| = 30, beyond it the asymptotic expansion of e^|x| / sqrt(2 pi |x|). Its
+  derivative is ``i1``, computed the same way.
+- ``polygamma``: for n >= 1, (-1)^(n+1) n! zeta(n + 1, x), with the Hurwitz zeta function
+  summed directly up to 10 and by Euler-Maclaurin beyond (Bernoulli numbers); a negative
+  x is brought to positive arguments by splitting the sum at 0. n = 0 is digamma. Its
+  derivative is polygamma of n + 1.
+
+At the ends, the limits: i0(+-inf) is +inf (Paddle 2.6.2 and scipy give NaN there, their
+Chebyshev form dividing inf by inf) and polygamma(+inf) is 0 (Paddle: NaN); at a pole,
+polygamma of odd n is +inf, as Paddle's, and NaN for even n (and digamma), whose two
+sides have opposite signs.
+"""
+from __future__ import annotations
+
+import math
+
+from numba.extending import register_jitable
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
+from ..kernels.pointwise import KERNELS, pointwise
+from .activation import MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG
+from .places import CPU, CUDA
+from .rounding_and_special import psi
+
+SERIES_UP_TO = 30.0          # |x| from which the Bessel asymptotic expansion is used
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+# --- Bessel I0 and I1 -------------------------------------------------------------------
+@register_jitable
+def bessel_i(x, order):
+    """I_order(x) for order 0 or 1."""
+    if x != x:
+        return x
+    a = abs(x)
+    sign = -1.0 if (order == 1 and x < 0) else 1.0
+    if a <= SERIES_UP_TO:
+        quarter = a * a / 4.0
+        term = 1.0 if order == 0 else a / 2.0    # k = 0
+        total = term
+        k = 0
+        while term > total * 1e-17:
+            k += 1
+            term *= quarter / (k * (k + order))
+            total += term
+        return sign * total
+    if a == math.inf:
+        return sign * a
+    # e^a / sqrt(2 pi a) * sum of c_k, c_k = c_{k-1} * ((2k - 1)^2 - 4 order^2) / (8 k a)
+    c, total = 1.0, 1.0
+    for k in range(1, 17):
+        c *= ((2 * k - 1) ** 2 - 4.0 * order * order) / (8.0 * k * a)
+        total += c
+    half = math.exp(a / 2)              # e^a as a square: finite a little further
+    return sign * half * (half * INV_SQRT_2PI / math.sqrt(a)) * total
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def i0(x):
+    return bessel_i(x, 0)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def i0_grad(x, dout):
+    return dout * bessel_i(x, 1)
+
+
+# --- polygamma --------------------------------------------------------------------------
+# B_2j / (2j)!, j = 1..7: the Euler-Maclaurin coefficients of the zeta tail
+_EM = (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+       -691.0 / 1307674368000, 1.0 / 74724249600)
+
+
+@register_jitable
+def zeta_positive(s, a):
+    """Hurwitz zeta, sum over k >= 0 of 1 / (a + k)^s, for s >= 2 and a > 0."""
+    total = 0.0
+    while a < 10.0:
+        total += a ** -s
+        a += 1.0
+    total += a ** (1.0 - s) / (s - 1.0) + 0.5 * a ** -s
+    term = s * a ** (-s - 1.0)         # s (s+1) ... (s+2j-2) a^(-s-2j+1), from j = 1
+    for j in range(7):
+        total += _EM[j] * term
+        term *= (s + 2 * j + 1) * (s + 2 * j + 2) / (a * a)
+    return total
+
+
+@register_jitable
+def hurwitz_zeta(s, x):
+    """The same sum for any x that is not 0, -1, -2...: for x < 0, with f = x - floor(x),
+    the terms below 0 are (-1)^s (zeta(s, 1 - f) - zeta(s, 1 - x)), those above zeta(s, f)
+    (the sum split at 0; every argument positive)."""
+    if x > 0:
+        return zeta_positive(s, x)
+    f = x - math.floor(float(x))
+    parity = 1.0 if int(s) % 2 == 0 else -1.0
+    return zeta_positive(s, f) + parity * (zeta_positive(s, 1.0 - f)
+                                           - zeta_positive(s, 1.0 - x))
+
+
+@register_jitable
+def polygamma_of(x, n):
+    if n == 0:
+        return psi(x)
+    if x != x or x == -math.inf:
+        return math.nan
+    if x == math.inf:
+        return 0.0
+    if x <= 0 and x == math.floor(float(x)):
+        # a pole: every term 1 / (x + k)^(n+1) is positive for odd n (+inf from both
+        # sides, as Paddle gives); for even n the sides disagree
+        return math.inf if int(n) % 2 == 1 else math.nan
+    factorial = 1.0
+    for k in range(2, int(n) + 1):
+        factorial *= k
+    sign = 1.0 if int(n) % 2 == 1 else -1.0       # (-1)^(n+1)
+    return sign * factorial * hurwitz_zeta(n + 1.0, x)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False, params=1)
+def polygamma(x, n):
+    return polygamma_of(x, n)
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL_LOG, fastmath=False, params=1)
+def polygamma_grad(x, dout, n):
+    return dout * polygamma_of(x, n + 1)
+
+
+# --- the ops ----------------------------------------------------------------------------
+LOWER_X = Slot("x", "the input tensor")
+LOWER_OUT = Slot("out", "the result")
+
+
+def _float_like_x(ctx):
+    ctx.require_dtype("x", "float")
+    ctx.set_output("out", ctx.shape("x"), ctx.dtype("x"))
+
+
+def _no_params(ctx, dtype):
+    return ()
+
+
+def _order(ctx, dtype):
+    """polygamma's n, as the kernels' scalar argument (in the elements' float type)."""
+    return (dtype.type(ctx.attr("n")),)
+
+
+def _forward(place, op_type: str, params_of):
+    def run(ctx):
+        x = ctx.input("x")
+        ctx.set_output("out", place.apply(KERNELS[op_type], x, *params_of(ctx, x.dtype),
+                                          out=ctx.out("out", x.shape, x.dtype),
+                                          out_dtype=x.dtype))
+    run.__name__ = f"{place.name}_{op_type}"
+    return run
+
+
+def _backward(place, op_type: str, params_of):
+    def run(ctx):
+        dout = ctx.input("out@GRAD")
+        ctx.set_output("x@GRAD", place.apply(KERNELS[op_type + "_grad"], ctx.input("x"),
+                                             dout, *params_of(ctx, dout.dtype),
+                                             out=ctx.out("x@GRAD", dout.shape, dout.dtype),
+                                             out_dtype=dout.dtype))
+    run.__name__ = f"{place.name}_{op_type}_grad"
+    return run
+
+
+def _declare(op_type: str, formula: str, attrs=(), params_of=_no_params):
+    register(OpDef(op_type, [LOWER_X], [LOWER_OUT], list(attrs),
+                   comment=f"out = {formula}, elementwise.", infer_shape=_float_like_x,
+                   kernels={"cpu": _forward(CPU, op_type, params_of),
+                            "cuda": _forward(CUDA, op_type, params_of)},
+                   grad=Grad(reads=["x"], writes=["x"],
+                             kernel=_backward(CPU, op_type, params_of),
+                             cuda_kernel=_backward(CUDA, op_type, params_of))))
+
+
+MAX_ORDER = 170        # n! must be a float64 (171! is not); the gradient reads order n + 1
+
+
+def _order_in_range(n) -> str | None:
+    if isinstance(n, int) and not 0 <= n < MAX_ORDER:
+        return (f"n={n} is out of range; expected the order of the derivative, "
+                f"0 <= n < {MAX_ORDER} (n! is computed in float64)")
+    return None
+
+
+_declare("i0", "I0(x), the modified Bessel function of the first kind of order 0")
+_declare("polygamma", "the n-th derivative of digamma at x",
+         attrs=[Attr("n", A.INT, 0, "the order of the derivative (0: digamma)",
+                     check=_order_in_range)],
+         params_of=_order)

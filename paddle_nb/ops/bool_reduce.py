@@ -1,0 +1,106 @@
+"""reduce_all, reduce_any: whether every / some element of X over ``dim`` is true.
+
+What ``paddle.all(x, axis, keepdim)`` and ``paddle.any(...)`` save (Paddle 2.6.2): the
+reduce ops' attributes (``dim``, here a list of int64 as Fluid declares it, ``keep_dim``,
+``reduce_all``) and a bool Out. X may be bool, an integer or a float tensor: an element is
+true where it is nonzero (NaN too), as C++'s ``bool(x)``. Reducing over no elements gives
+``all`` true and ``any`` false, as numpy and Paddle.
+
+Written once over the places' primitives (ops/places.py): each element becomes a 0/1 flag
+(``zero_flag`` for all, ``nonzero_flag`` for any), ``sum_axes`` counts the flags over the
+reduced axes, and the count says the answer (all: no zero counted; any: some nonzero
+counted). Counting gives the empty case for free, where a min/max fold has no first
+element to start from.
+
+``dim`` may come from a tensor (``AxisTensor``, a 1-D tensor, or ``AxisTensorList``, one
+one-element tensor per axis: core/attr_tensors.py), so the kernel reads ``ctx.attr("dim")``.
+At build time the axes are then unknown: Out has X's rank with -1 dims (keep_dim), or X's
+rank less one per axis the tensor holds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.framework_pb2 import VarType
+from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.pointwise import pointwise
+from .common import OUT, X
+from .places import CPU, CUDA
+from .reduce import _normalize_dims, _reduced_shape
+
+_REAL_TYPES = ("boolean", "int32", "int64", "float32", "float64")
+
+
+# --- the math ---------------------------------------------------------------------------
+@pointwise([f"int64({t})" for t in _REAL_TYPES])
+def zero_flag(x):
+    return 1 if x == 0 else 0
+
+
+@pointwise([f"int64({t})" for t in _REAL_TYPES])
+def nonzero_flag(x):
+    return 0 if x == 0 else 1
+
+
+@pointwise(["boolean(int64)"])
+def none_counted(count):
+    return count == 0
+
+
+@pointwise(["boolean(int64)"])
+def some_counted(count):
+    return count != 0
+
+
+# what each op counts, and what it then asks of the count
+_RULES = {"reduce_all": (zero_flag, none_counted), "reduce_any": (nonzero_flag, some_counted)}
+
+
+# --- the ops ----------------------------------------------------------------------------
+def _infer(ctx):
+    ctx.require_dtype("X", "real")
+    xs = ctx.shape("X")
+    if ctx.attr_from_tensor("dim") and not ctx.attr("reduce_all"):
+        unknown = ctx.int_list_attr("dim")          # one -1 per axis the tensor holds
+        rank = len(xs) if ctx.attr("keep_dim") else max(len(xs) - len(unknown), 0)
+        ctx.set_output("Out", [-1] * rank, VarType.BOOL)
+        return
+    dims = [int(d) for d in ctx.attr("dim")]
+    bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]
+    if bad:
+        ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
+                 expected=f"dims in [{-len(xs)}, {max(len(xs) - 1, 0)}]", given=f"dim={dims}")
+    dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
+    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), VarType.BOOL)
+
+
+def make(place, op_type: str):
+    flag, answer = _RULES[op_type]
+
+    def run(ctx):
+        x = ctx.input("X")
+        dims = _normalize_dims([int(d) for d in ctx.attr("dim")], x.ndim,
+                               ctx.attr("reduce_all"))
+        flags = place.apply(flag, x, out=None, out_dtype=np.int64)
+        counts = place.sum_axes(flags, dims, ctx.attr("keep_dim"))
+        ctx.set_output("Out", place.apply(answer, counts, out=None, out_dtype=np.bool_))
+    run.__name__ = f"{place.name}_{op_type}"
+    return run
+
+
+for _type, _what in (("reduce_all", "every"), ("reduce_any", "some")):
+    register(OpDef(
+        _type,
+        [X, Slot("AxisTensor", "dim as a 1-D int tensor (read at run time)", dispensable=True),
+         Slot("AxisTensorList", "dim as one-element int tensors (read at run time)",
+              dispensable=True, duplicable=True)],
+        [OUT],
+        [Attr("dim", A.LONGS, [0], "the axes to reduce (negative counts from the end)"),
+         Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
+         Attr("reduce_all", A.BOOLEAN, False, "reduce every axis"),
+         Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
+         Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
+        comment=f"Out = whether {_what} element of X over dim is true (nonzero), as bool.",
+        infer_shape=_infer, kernels={"cpu": make(CPU, _type), "cuda": make(CUDA, _type)},
+        grad=NO_GRADIENT, reads_attr_tensors=("AxisTensor", "AxisTensorList")))

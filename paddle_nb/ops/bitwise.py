@@ -15,8 +15,8 @@ from __future__ import annotations
 from ..core.registry import NO_GRADIENT, OpDef, register
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .common import OUT, X, Y, broadcast_shapes
-from .elementwise import logical_not
+from .common import OUT, X, Y
+from .elementwise import logical_not, numpy_broadcast_shape_of
 from .places import CPU, CUDA
 
 _INTS = ("uint8", "int8", "int16", "int32", "int64")
@@ -50,13 +50,7 @@ def _binary_infer(ctx):
     if ctx.dtype("X") != ctx.dtype("Y"):
         ctx.fail("X and Y have different dtypes", slot="Y", expected="Y of X's dtype",
                  given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
-    xs, ys = ctx.shape("X"), ctx.shape("Y")
-    rank = max(len(xs), len(ys))
-    out = broadcast_shapes([1] * (rank - len(xs)) + xs, [1] * (rank - len(ys)) + ys)
-    if out is None:
-        ctx.fail("X and Y cannot be broadcast together", slot="Y",
-                 given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
-    ctx.set_output("Out", out, ctx.dtype("X"))
+    ctx.set_output("Out", numpy_broadcast_shape_of(ctx), ctx.dtype("X"))
 
 
 def _binary(place, kernel):

@@ -360,18 +360,25 @@ for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
                    out_dtype="bool"))
 
 
-def _logical_infer(ctx):
-    """numpy broadcasting (shapes lined up from the end), bool result; X and Y bool or
-    numbers, as Paddle's logical ops take."""
-    ctx.require_dtype("X", "real")
-    ctx.require_dtype("Y", "real")
+def numpy_broadcast_shape_of(ctx) -> list[int]:
+    """The shape X and Y broadcast to under numpy's rule (shapes lined up from the end),
+    as Paddle's logical and bitwise ops broadcast (a shape inference error if they
+    cannot)."""
     xs, ys = ctx.shape("X"), ctx.shape("Y")
     rank = max(len(xs), len(ys))
     out = broadcast_shapes([1] * (rank - len(xs)) + xs, [1] * (rank - len(ys)) + ys)
     if out is None:
         ctx.fail("X and Y cannot be broadcast together", slot="Y",
                  given=f"X {ctx.describe_input('X')}, Y {ctx.describe_input('Y')}")
-    ctx.set_output("Out", out, VarType.BOOL)
+    return out
+
+
+def _logical_infer(ctx):
+    """numpy broadcasting, bool result; X and Y bool or numbers, as Paddle's logical ops
+    take."""
+    ctx.require_dtype("X", "real")
+    ctx.require_dtype("Y", "real")
+    ctx.set_output("Out", numpy_broadcast_shape_of(ctx), VarType.BOOL)
 
 
 for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y"),

@@ -52,17 +52,25 @@ def _fits(shape, want) -> bool:
 NLL_REDUCTIONS = ("none", "mean", "sum")
 
 
-def _nll_attrs(values: dict) -> str | None:
-    if values["reduction"] not in NLL_REDUCTIONS:
-        return f"reduction must be one of {NLL_REDUCTIONS}, given {values['reduction']!r}"
-    return None
+def _reduction_in(choices):
+    """The attribute check (``check_attrs``) of a loss whose ``reduction`` is one of
+    ``choices``; the shape rule runs the same check (:func:`_require_reduction`)."""
+    def check(values: dict) -> str | None:
+        if values["reduction"] not in choices:
+            return f"reduction must be one of {choices}, given {values['reduction']!r}"
+        return None
+    return check
+
+
+def _require_reduction(ctx, choices) -> None:
+    problem = _reduction_in(choices)({"reduction": ctx.attr("reduction")})
+    if problem:
+        ctx.fail(problem, slot="X", expected=" or ".join(choices),
+                 given=repr(ctx.attr("reduction")))
 
 
 def _nll_infer(ctx):
-    problem = _nll_attrs({"reduction": ctx.attr("reduction")})
-    if problem:
-        ctx.fail(problem, slot="X", expected=" or ".join(NLL_REDUCTIONS),
-                 given=repr(ctx.attr("reduction")))
+    _require_reduction(ctx, NLL_REDUCTIONS)
     ctx.require_dtype("X", "float")
     xs = ctx.shape("X")
     if len(xs) not in (2, 4):
@@ -165,7 +173,7 @@ register(OpDef(
     infer_shape=_nll_infer, kernels={"cpu": _nll(CPU), "cuda": _nll(CUDA)},
     grad=Grad(reads=["X", "Label", "Weight", "Total_weight"], grads_of=["Out"],
               writes=["X"], kernel=_nll_grad(CPU), cuda_kernel=_nll_grad(CUDA)),
-    check_attrs=_nll_attrs))
+    check_attrs=_reduction_in(NLL_REDUCTIONS)))
 
 
 # --- kldiv_loss ----------------------------------------------------------------------------
@@ -197,17 +205,8 @@ def kldiv_log_target_grad(target, dloss, divisor):
     return -math.exp(target) * dloss / divisor
 
 
-def _kl_attrs(values: dict) -> str | None:
-    if values["reduction"] not in KL_REDUCTIONS:
-        return f"reduction must be one of {KL_REDUCTIONS}, given {values['reduction']!r}"
-    return None
-
-
 def _kl_infer(ctx):
-    problem = _kl_attrs({"reduction": ctx.attr("reduction")})
-    if problem:
-        ctx.fail(problem, slot="X", expected=" or ".join(KL_REDUCTIONS),
-                 given=repr(ctx.attr("reduction")))
+    _require_reduction(ctx, KL_REDUCTIONS)
     ctx.require_dtype("X", "float")
     ctx.require_same_dtype("Target", "X")
     ctx.require_same_shape("Target", "X")
@@ -271,4 +270,4 @@ register(OpDef(
     infer_shape=_kl_infer, kernels={"cpu": _kl(CPU), "cuda": _kl(CUDA)},
     grad=Grad(reads=["X", "Target"], grads_of=["Loss"], writes=["X"],
               kernel=_kl_grad(CPU), cuda_kernel=_kl_grad(CUDA)),
-    check_attrs=_kl_attrs))
+    check_attrs=_reduction_in(KL_REDUCTIONS)))

@@ -18,6 +18,8 @@ statistics are small and their order is the algorithm.
 import numpy as np
 from numba import njit
 
+from ..roc_area import roc_area
+
 
 @njit(cache=True, fastmath=False, error_model="numpy")
 def top_k_correct(indices, label):
@@ -43,20 +45,6 @@ def _count(positive, label, pos, neg, begin, scale):
             pos[bucket] += 1
         elif label[i] == 0:
             neg[bucket] += 1
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def roc_area(pos, neg, begin, num_thresholds):
-    """The ROC AUC of the buckets ``begin .. begin + num_thresholds``."""
-    area, tot_pos, tot_neg = 0.0, 0.0, 0.0
-    for idx in range(begin + num_thresholds, begin - 1, -1):
-        prev_pos, prev_neg = tot_pos, tot_neg
-        tot_pos += pos[idx]
-        tot_neg += neg[idx]
-        area += abs(tot_neg - prev_neg) * (tot_pos + prev_pos) / 2.0
-    if tot_pos > 0.0 and tot_neg > 0.0:
-        area = area / tot_pos / tot_neg
-    return area
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

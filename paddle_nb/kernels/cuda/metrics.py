@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ..roc_area import roc_area
 from .copy import fill
 from .device import empty, flat, launch_1d
 
@@ -91,15 +92,7 @@ def _auc_finish(pos, neg, num_thresholds, slide_steps, fake, auc):
         for i in range(num_thresholds + 1):
             pos[total + i] += pos[ring + i]
             neg[total + i] += neg[ring + i]
-    area, tot_pos, tot_neg = 0.0, 0.0, 0.0
-    for idx in range(total + num_thresholds, total - 1, -1):
-        prev_pos, prev_neg = tot_pos, tot_neg
-        tot_pos += pos[idx]
-        tot_neg += neg[idx]
-        area += abs(tot_neg - prev_neg) * (tot_pos + prev_pos) / 2.0
-    if tot_pos > 0.0 and tot_neg > 0.0:
-        area = area / tot_pos / tot_neg
-    auc[0] = area
+    auc[0] = roc_area(pos, neg, total, num_thresholds)
     if slide_steps > 0:
         counter = (slide_steps + 1) * (num_thresholds + 1)
         pos[counter] += 1

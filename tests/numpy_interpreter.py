@@ -249,7 +249,8 @@ def _flatten(op, env):
     if x.ndim == 0:
         return {**_out(op, "Out", x.reshape(1).copy()), **_xshape(op, x)}
     start, stop = (op.attrs.get(k, 1) % x.ndim for k in ("start_axis", "stop_axis"))
-    shape = x.shape[:start] + (-1,) + x.shape[stop + 1:]
+    merged = int(np.prod(x.shape[start:stop + 1]))     # not -1: ambiguous for an empty X
+    shape = x.shape[:start] + (merged,) + x.shape[stop + 1:]
     return {**_out(op, "Out", x.reshape(shape).copy()), **_xshape(op, x)}
 
 

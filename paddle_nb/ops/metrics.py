@@ -178,6 +178,17 @@ def _is_fake(ctx) -> bool:
     return weight is not None and float(arrays.host_scalar(weight)) == 0.0
 
 
+def _check_counts(pos, neg) -> None:
+    """The statistics are counts: a negative one (a damaged or hand-edited program) would
+    make the area meaningless, and their sums overflow near 2**62; refused before any
+    counting (one small host copy on the device)."""
+    for slot, counts in (("StatPos", pos), ("StatNeg", neg)):
+        values = arrays.host(counts)
+        if values.size and (values.min() < 0 or values.max() > 2**52):
+            raise ValueError(f"auc: input slot {slot}: expected counts in [0, 2**52], "
+                             f"given values in [{values.min()}, {values.max()}]")
+
+
 def _auc(place: str):
     def run(ctx):
         predict, label = ctx.input("Predict"), _flat_labels(ctx.input("Label"))
@@ -191,6 +202,7 @@ def _auc(place: str):
         # read are kept until these replace them, so a failed run changes nothing)
         pos = arrays.copy(ctx.input("StatPos")).reshape((int(np.prod(shape)),))
         neg = arrays.copy(ctx.input("StatNeg")).reshape((int(np.prod(shape)),))
+        _check_counts(pos, neg)
         if place == "cpu":
             area = CPU_METRICS.auc_update(
                 np.ascontiguousarray(predict[:, predict.shape[1] - 1]),

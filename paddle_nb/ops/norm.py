@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ..core import attrs as A
+from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
@@ -67,6 +68,9 @@ def _dims(ctx, rank: int) -> list[int]:
 
 def _p_norm_infer(ctx):
     ctx.require_dtype("X", "float")
+    if dtypes.name(ctx.dtype("X")) not in ("float32", "float64"):   # its kernels' loops
+        ctx.fail("p_norm takes float32 or float64 elements (Paddle's CPU kernels)",
+                 slot="X", expected="float32 or float64", given=ctx.describe_input("X"))
     xs = ctx.shape("X")
     if not ctx.attr("asvector") and xs:
         _axis_in(ctx, ctx.attr("axis"), len(xs))

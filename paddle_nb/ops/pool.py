@@ -69,6 +69,9 @@ def _geometry(attr, in_hw, fail, with_index=False):
     if attr("global_pooling"):
         if any(n < 0 for n in in_hw):
             return None, (1, 1)
+        if 0 in in_hw:
+            fail("global pooling needs a non-empty plane (a window of nothing has no max "
+                 "or mean)", expected="H and W >= 1", given=f"H, W = {list(in_hw)}")
         return np.array([*in_hw, 1, 1, 0, 0, 0, exclusive, 0, 0], np.int64), (1, 1)
     ksize = _two("ksize", attr("ksize"), fail)
     if adaptive:

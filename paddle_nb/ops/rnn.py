@@ -366,6 +366,11 @@ def _make_rnn_grad(place, seq):
         elif not device:
             d_out = np.ascontiguousarray(d_out)
         d_final = [ctx.input_or_none("State@GRAD", i) for i in range(s.n_states)]
+        for i, d in enumerate(d_final):     # each final state's gradient: its state's shape
+            if d is not None and tuple(d.shape) != (s.cells, batch, H):
+                raise ExecutionError(
+                    f"rnn_grad: slot State@GRAD: gradient {i} must have its state's shape"
+                    f"\n  expected: {[s.cells, batch, H]}\n  given:    {list(d.shape)}")
         d_pre = [arrays.full((s.cells, batch, H), 0, dtype, x) for _ in range(s.n_states)]
         d_weights = [None] * len(weights)
         for layer in range(s.layers - 1, -1, -1):

@@ -146,7 +146,8 @@ def _python(e, elements: str):
 
 class RunTimeAttrs:
     """What a prepared op keeps of the rule: which of its attributes tensors give, and
-    how to read them from the slot values at run time. Empty (false) for most ops."""
+    how to read them from the slot values at run time. Empty (false) for most ops, whose
+    prepared op keeps None instead."""
     __slots__ = ("by_attr",)
 
     def __init__(self, op_def, inputs: dict):
@@ -154,9 +155,6 @@ class RunTimeAttrs:
 
     def __bool__(self) -> bool:
         return bool(self.by_attr)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.by_attr
 
     def value(self, name: str, read_slot):
         """Attribute ``name`` from its tensor; ``read_slot(slot)`` gives the slot's values."""

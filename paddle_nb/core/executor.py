@@ -126,8 +126,9 @@ class PreparedOp:
         attrs = {a.name: a.default for a in op_def.attrs}
         attrs.update(op.attrs)
         self.attrs = attrs
-        # attributes that tensors give at run time (core/attr_tensors.py): ctx.attr reads them
-        self.tensor_attrs = RunTimeAttrs(op_def, op.inputs)
+        # attributes that tensors give at run time (core/attr_tensors.py): ctx.attr reads
+        # them; None for most ops, so the hot paths test it without a call
+        self.tensor_attrs = RunTimeAttrs(op_def, op.inputs) or None
         self.output_set = frozenset(op.output_arg_names)
         # (slot, name) of every output, for the NaN/Inf check
         self.output_pairs = tuple((slot, n) for slot, names in self.outputs.items()

@@ -102,7 +102,7 @@ def signature(pop, env) -> tuple:
         value = var._value if var is not None else None
         sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
                    else (value.__class__, getattr(value, "shape", None)))
-    if pop.tensor_attrs:       # shapes that depend on a tensor's value: the value too
+    if pop.tensor_attrs is not None:    # shapes that depend on a tensor's value: it too
         sig.append(pop.tensor_attrs.key(
             lambda slot: [env[i].get() for i in pop.in_ix[slot]]))
     return tuple(sig)

@@ -69,7 +69,7 @@ class KernelContext:
         """Attribute ``name``; where a tensor gives it (fill_constant's ShapeTensorList...),
         the tensor's value now (core/attr_tensors.py): a kernel never reads those itself."""
         given = self.op.tensor_attrs
-        if given and name in given:
+        if given is not None and name in given.by_attr:
             return given.value(name, self.inputs)
         return self.op.attrs[name]
 
@@ -79,7 +79,7 @@ class KernelContext:
         constants in the input's type) is resolved at its first run, not at every run
         (at every run where a tensor gives an attribute: its value may change).
         The prepared op is rebuilt when the program changes, and the memo with it."""
-        if self.op.tensor_attrs:          # attributes that tensors give change per run
+        if self.op.tensor_attrs is not None:     # attributes tensors give change per run
             return make()
         memo = self.op.memo
         value = memo.get(key, memo)

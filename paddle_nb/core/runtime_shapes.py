@@ -42,7 +42,7 @@ def signature(pop, scope) -> tuple:
         value = var._value if var is not None else None
         sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
                    else (value.__class__, getattr(value, "shape", None)))
-    if pop.tensor_attrs:       # shapes that depend on a tensor's value: the value too
+    if pop.tensor_attrs is not None:    # shapes that depend on a tensor's value: it too
         sig.append(pop.tensor_attrs.key(
             lambda slot: [scope.find_var(n).get() for n in pop.inputs[slot]]))
     return tuple(sig)
@@ -83,7 +83,7 @@ def check_outputs(pop, scope, block) -> bool:
     pop.op_def.infer_shape(ctx)
     # where a tensor gives an attribute, shapes follow its value, not the block's entry
     # shapes: the guard runs for this op every run (its signature holds the value)
-    known = not pop.tensor_attrs
+    known = pop.tensor_attrs is None
     for slot, name, shape, code in ctx.made:
         if any(d < 0 for d in shape):
             known = False
@@ -163,7 +163,7 @@ class RuntimeShapeContext(Requirements):
     def attr(self, name: str):
         """The attribute, or the value of the tensor that gives it in this run."""
         given = self._pop.tensor_attrs
-        if given and name in given:
+        if given is not None and name in given.by_attr:
             return given.value(name, self._values)
         return self._pop.attrs.get(name)
 

@@ -199,7 +199,15 @@ def _reduce(fn):
         wide = x.astype(np.int64) if x.dtype.kind in "iub" and fn in (np.sum, np.prod) \
             else _wide(x)
         out = fn(wide, axis=axes, keepdims=a.get("keep_dim", False))
-        return _out(op, "Out", np.asarray(out).astype(x.dtype))
+        # Paddle's sum of bools counts the true ones, in int64; out_dtype, where set, wins
+        kept = np.int64 if x.dtype == np.bool_ and fn is np.sum else x.dtype
+        if fn is np.sum and a.get("out_dtype", -1) >= 0:
+            kept = {0: np.bool_, 1: np.int16, 2: np.int32, 3: np.int64, 4: np.float16,
+                    5: np.float32, 6: np.float64}[a["out_dtype"]]
+            out = fn(x.astype(kept).astype(np.float64 if kept(0).dtype.kind == "f" else
+                                           np.int64), axis=axes,
+                     keepdims=a.get("keep_dim", False))
+        return _out(op, "Out", np.asarray(out).astype(kept))
     return run
 
 
@@ -1700,6 +1708,138 @@ REFERENCES.update({
     # i0 and polygamma: Paddle's lower-case slots x -> out
     "i0": _i0, "polygamma": _polygamma})
 
+
+# --- lerp, atan2, elementwise_fmax/_fmin/_heaviside, nextafter (ops/binary_math.py);
+# erfinv, stanh, angle (ops/unary_math.py); i0e, i1, i1e (ops/bessel_and_polygamma.py);
+# renorm; reduce_amax/_amin; isclose, allclose, equal_all, is_empty (ops/closeness.py);
+# log_loss; assert; as_complex, as_real (ops/complex_view.py) ---------------------------
+def _scaled_bessel(fn):
+    """scipy's exponentially scaled Bessel function, with its limit 0 at +-inf."""
+    def run(op, env):
+        x = _x(op, env, "x")
+        w = _wide(x)
+        with np.errstate(all="ignore"):
+            out = np.where(np.isinf(w), 0.0 * np.sign(w), fn(np.where(np.isinf(w), 1.0, w)))
+        return _out(op, "out", out.astype(x.dtype))
+    return run
+
+
+def _i1(op, env):
+    """scipy's i1, with +-inf at +-inf (the limits)."""
+    x = _x(op, env, "x")
+    w = _wide(x)
+    return _out(op, "out", np.where(np.isinf(w), w, scipy.special.i1(w)).astype(x.dtype))
+
+
+def _erfinv(op, env):
+    """scipy's erfinv: +-inf at +-1, NaN beyond (Paddle 2.6.2 gives inf beyond 1)."""
+    x = _x(op, env)
+    return _out(op, "Out", scipy.special.erfinv(_wide(x)).astype(x.dtype))
+
+
+def _heaviside(op, env):
+    """Paddle's x == 0 ? y : x > 0 (a NaN x gives 0, where numpy's heaviside gives NaN)."""
+    x, y = _x(op, env), _x(op, env, "Y")
+    return _out(op, "Out", np.where(x == 0, y, (x > 0).astype(x.dtype)).astype(x.dtype))
+
+
+def _renorm(op, env):
+    """The norms in X's dtype, as Paddle's kernel (a float32 slice holding 1e30 has an
+    infinite 2-norm); a NaN norm leaves its slice as it is."""
+    x, a = _x(op, env), op.attrs
+    axis = a["axis"] % x.ndim
+    others = tuple(d for d in range(x.ndim) if d != axis)
+    with np.errstate(all="ignore"):
+        power_sum = (np.abs(x) ** x.dtype.type(a["p"])).sum(axis=others, keepdims=True)
+        norm = _wide(power_sum) ** (1.0 / a["p"])
+        scale = np.where(norm > a["max_norm"], a["max_norm"] / (norm + 1e-7), 1.0)
+    return _out(op, "Out", (_wide(x) * scale).astype(x.dtype))
+
+
+def _amax_amin(fn):
+    def run(op, env):
+        x, a = _x(op, env), op.attrs
+        if op.input("AxisTensor"):
+            dims = [int(d) for d in np.ravel(_x(op, env, "AxisTensor"))]
+        elif op.input("AxisTensorList"):
+            dims = [int(np.ravel(t)[0]) for t in _xs(op, env, "AxisTensorList")]
+        else:
+            dims = list(a["dim"])
+        axes = tuple(range(x.ndim)) if a["reduce_all"] or not dims or x.ndim == 0 else \
+            tuple(sorted({d % x.ndim for d in dims}))
+        return _out(op, "Out", np.asarray(fn(x, axis=axes, keepdims=a["keep_dim"]))
+                    .astype(x.dtype))
+    return run
+
+
+def _close(whole):
+    def run(op, env):
+        x, y, a = _wide(_x(op, env, "Input")), _wide(_x(op, env, "Other")), op.attrs
+        rtol = float(np.ravel(_x(op, env, "Rtol"))[0]) if op.input("Rtol") else float(a["rtol"])
+        atol = float(np.ravel(_x(op, env, "Atol"))[0]) if op.input("Atol") else float(a["atol"])
+        with np.errstate(invalid="ignore"):
+            close = (x == y) | (np.abs(x - y) <= atol + rtol * np.abs(y))
+        if a["equal_nan"]:
+            close |= np.isnan(x) & np.isnan(y)
+        return _out(op, "Out", np.asarray(close.all()) if whole else close)
+    return run
+
+
+def _equal_all(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    return _out(op, "Out", np.asarray(x.shape == y.shape and bool((x == y).all())))
+
+
+def _log_loss(op, env):
+    p, label = _x(op, env, "Predicted"), _x(op, env, "Labels")
+    w, lw, eps = _wide(p), _wide(label), op.attrs["epsilon"]
+    with np.errstate(all="ignore"):
+        loss = -lw * np.log(w + eps) - (1 - lw) * np.log(1 - w + eps)
+    return _out(op, "Loss", loss.astype(p.dtype))
+
+
+def _assert(op, env):
+    if not bool(np.ravel(_x(op, env, "Cond"))[0]):
+        raise ValueError("assert: the condition is false")
+    return {}
+
+
+def _as_complex(op, env):
+    x = np.ascontiguousarray(_x(op, env))
+    return _out(op, "Out", x.view(np.complex64 if x.dtype == np.float32 else np.complex128)
+                .reshape(x.shape[:-1]))
+
+
+def _as_real(op, env):
+    x = np.asarray(_x(op, env))
+    return _out(op, "Out", np.stack([x.real, x.imag], axis=-1))
+
+
+REFERENCES.update({
+    "lerp": lambda op, env: _out(op, "Out", (_wide(_x(op, env)) + _wide(_x(op, env, "Weight"))
+                                             * (_wide(_x(op, env, "Y")) - _wide(_x(op, env))))
+                                 .astype(_x(op, env).dtype)),
+    "atan2": lambda op, env: _out(op, "Out", np.arctan2(
+        _wide(_x(op, env, "X1")), _wide(_x(op, env, "X2"))).astype(
+        _x(op, env, "X1").dtype if _x(op, env, "X1").dtype.kind == "f" else np.float64)),
+    "elementwise_fmax": lambda op, env: _out(op, "Out", np.fmax(_x(op, env), _x(op, env, "Y"))),
+    "elementwise_fmin": lambda op, env: _out(op, "Out", np.fmin(_x(op, env), _x(op, env, "Y"))),
+    "elementwise_heaviside": _heaviside,
+    "nextafter": lambda op, env: _out(op, "out", np.nextafter(_x(op, env, "x"),
+                                                              _x(op, env, "y"))),
+    "erfinv": _erfinv,
+    "stanh": lambda op, env: _out(op, "Out", (op.attrs["scale_b"] * np.tanh(
+        op.attrs["scale_a"] * _wide(_x(op, env)))).astype(_x(op, env).dtype)),
+    "angle": lambda op, env: _out(op, "Out", np.where(_x(op, env) < 0, np.pi, 0.0)
+                                  .astype(_x(op, env).dtype)),
+    "i0e": _scaled_bessel(scipy.special.i0e), "i1": _i1,
+    "i1e": _scaled_bessel(scipy.special.i1e),
+    "renorm": _renorm, "reduce_amax": _amax_amin(np.max), "reduce_amin": _amax_amin(np.min),
+    "isclose": _close(False), "allclose": _close(True), "equal_all": _equal_all,
+    "is_empty": lambda op, env: _out(op, "Out", np.asarray(_x(op, env).size == 0)),
+    "log_loss": _log_loss, "assert": _assert, "as_complex": _as_complex, "as_real": _as_real,
+})
+
 # --- greater_equal, less_equal (ops/elementwise.py), reduce_all/_any (ops/bool_reduce.py),
 # isnan_v2/isinf_v2/isfinite_v2 (ops/finite_checks.py), size (ops/size.py), bitwise_*
 # (ops/bitwise.py), sequence_mask (ops/sequence_mask.py) ---------------------------------
@@ -1771,6 +1911,1418 @@ REFERENCES.update({
     "bitwise_and": _bitwise(np.bitwise_and), "bitwise_or": _bitwise(np.bitwise_or),
     "bitwise_xor": _bitwise(np.bitwise_xor), "bitwise_not": _bitwise_not,
     "sequence_mask": _sequence_mask, "logical_xor": _logical(np.logical_xor)})
+
+
+# --- pool3d, max_pool3d_with_index (ops/pool.py), unpool, unpool3d (ops/unpool.py) ---------
+def _pool3d(op, env, with_index):
+    """3-D pooling, window by window (the 2-D ``_pool``'s rules, over D, H, W)."""
+    x, a = _x(op, env), op.attrs
+    last = not with_index and a.get("data_format", "NCDHW") == "NDHWC"
+    if x.ndim != 5 or x.dtype not in (np.float32, np.float64):
+        raise ValueError("pool3d takes 5-D float32/float64")
+    if last:
+        x = x.transpose(0, 4, 1, 2, 3)
+    dhw = x.shape[2:]
+    k, s, p = list(a.get("ksize")), list(a.get("strides")), list(a.get("paddings"))
+    adaptive, ceil = a.get("adaptive"), not with_index and a.get("ceil_mode")
+    algorithm = "EXPLICIT" if with_index else a.get("padding_algorithm", "EXPLICIT")
+    if a.get("global_pooling"):
+        k, s, p, adaptive, ceil, algorithm = list(dhw), [1] * 3, [0] * 3, False, False, \
+            "EXPLICIT"
+    if algorithm == "VALID":
+        p = [0] * 3
+    elif algorithm == "SAME":
+        p = []
+        for n, kk, ss in zip(dhw, k, s):
+            total = max((-(-n // ss) - 1) * ss + kk - n, 0)
+            p += [total // 2, total - total // 2]
+    if len(p) == 3:
+        p = [v for v in p for _ in (0, 1)]
+    spans = [_pool_windows(dhw[i], k[i], s[i], p[2 * i], p[2 * i + 1], ceil, adaptive, k[i])
+             for i in range(3)]
+    is_max = with_index or a.get("pooling_type", "max") == "max"
+    exclusive = adaptive or a.get("exclusive", True)
+    out = np.empty(x.shape[:2] + tuple(len(sp) for sp in spans), x.dtype)
+    mask = np.empty(out.shape, np.int32)
+    for pos in np.ndindex(*out.shape[2:]):
+        (d0, d1), (h0, h1), (w0, w1) = (spans[i][pos[i]] for i in range(3))
+        window = _wide(x[:, :, d0:d1, h0:h1, w0:w1])
+        flat = window.reshape(window.shape[:2] + (-1,))
+        if is_max:
+            out[(slice(None), slice(None)) + pos] = flat.max(axis=2)
+            dd, hh, ww = np.unravel_index(flat.argmax(2), window.shape[2:])
+            mask[(slice(None), slice(None)) + pos] = ((d0 + dd) * dhw[1] + h0 + hh) * dhw[2] \
+                + w0 + ww
+        else:   # not exclusive: the window as it lies in the padded input (Paddle)
+            size = 1
+            for i in range(3):
+                start = pos[i] * s[i] - p[2 * i]
+                size *= (spans[i][pos[i]][1] - spans[i][pos[i]][0]) if exclusive else \
+                    min(start + k[i], dhw[i] + p[2 * i + 1]) - start
+            out[(slice(None), slice(None)) + pos] = flat.sum(axis=2) / size
+    if last:
+        out = out.transpose(0, 2, 3, 4, 1)
+    if with_index:
+        return {**_out(op, "Out", out), **_out(op, "Mask", mask)}
+    return _out(op, "Out", out)
+
+
+def _unpool_ref(op, env):
+    """Zeros of output_size, each X value at its Indices position in its plane (volume)."""
+    x, ids = _x(op, env), _x(op, env, "Indices")
+    size = list(op.attrs.get("output_size"))
+    if x.shape != ids.shape or x.ndim != 2 + len(size):
+        raise ValueError("Indices must have X's shape")
+    n, c = x.shape[:2]
+    out = np.zeros((n * c, int(np.prod(size))), x.dtype)
+    flat_x, flat_ids = x.reshape(n * c, -1), ids.reshape(n * c, -1)
+    if flat_ids.size and (flat_ids.min() < 0 or flat_ids.max() >= out.shape[1]):
+        raise IndexError("an index outside Out's plane")
+    for row in range(n * c):
+        out[row, flat_ids[row]] = flat_x[row]       # a repeated index: the last one stays
+    return _out(op, "Out", out.reshape((n, c, *size)))
+
+
+REFERENCES.update({
+    "pool3d": lambda op, env: _pool3d(op, env, False),
+    "max_pool3d_with_index": lambda op, env: _pool3d(op, env, True),
+    "unpool": _unpool_ref, "unpool3d": _unpool_ref})
+
+
+# --- unique, unique_consecutive, where_index, searchsorted, kthvalue, mode, nanmedian,
+# cummax, cummin, logcumsumexp (ops/unique.py, searchsorted.py, order_statistics.py,
+# cum_extrema.py, logcumsumexp.py): plain loops over Python numbers --------------------------
+def _index_type(op):
+    return {2: np.int32, 3: np.int64}[op.attrs.get("dtype", 3)]
+
+
+def _present(op, **values):
+    """The outputs among ``values`` that the op writes (its optional slots may be absent)."""
+    out = {}
+    for slot, value in values.items():
+        if op.output(slot):
+            out.update(_out(op, slot, value))
+    return out
+
+
+def _unique_ref(op, env):
+    """Distinct values (slices along one axis) by sorting Python tuples; NaN: one entry,
+    last (is_sorted=False: in the order of first appearance)."""
+    x, axes = _x(op, env), list(op.attrs.get("axis") or [])
+    it = _index_type(op)
+    axis = axes[0] % x.ndim if axes else None
+    sorted_ = op.attrs.get("is_sorted", False)
+    items = list(x.reshape(-1)) if axis is None or not sorted_ else \
+        [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+
+    def key(v):
+        vals = np.asarray(v, np.float64).reshape(-1)
+        return tuple((1, 0.0) if np.isnan(e) else (0, float(e)) for e in vals)
+    keys = [key(v) for v in items]
+    distinct = sorted(set(keys)) if sorted_ else list(dict.fromkeys(keys))
+    where = {k: i for i, k in enumerate(distinct)}
+    first = [keys.index(k) for k in distinct]
+    inverse = [where[k] for k in keys]
+    counts = [keys.count(k) for k in distinct]
+    if axis is None or not sorted_:
+        out = np.array([items[i] for i in first], x.dtype)
+    else:
+        out = np.take(x, np.array(first, np.int64), axis=axis)
+    return _present(op, Out=out, Indices=np.array(first, it), Index=np.array(inverse, it),
+                    Counts=np.array(counts, it))
+
+
+def _unique_consecutive_ref(op, env):
+    x, axes = _x(op, env), list(op.attrs.get("axis") or [])
+    it = _index_type(op)
+    if axes:
+        axis = axes[0] % x.ndim
+        items = [np.take(x, i, axis=axis) for i in range(x.shape[axis])]
+    else:
+        axis, items = 0, list(x.reshape(-1))
+    starts, inverse = [], []
+    for i, v in enumerate(items):
+        if i == 0 or np.any(np.asarray(v) != np.asarray(items[i - 1])):   # NaN != NaN
+            starts.append(i)
+        inverse.append(len(starts) - 1)
+    counts = np.diff(starts + [len(items)])
+    source = x if axes else x.reshape(-1)
+    return _present(op, Out=np.take(source, np.array(starts, np.int64), axis=axis),
+                    Index=np.array(inverse, it), Counts=counts.astype(it))
+
+
+def _where_index_ref(op, env):
+    c = _x(op, env, "Condition")
+    if c.ndim == 0:
+        raise ValueError("a 0-d Condition")
+    rows = [list(ix) for ix in np.ndindex(*c.shape) if c[ix] != 0]
+    return _out(op, "Out", np.array(rows, np.int64).reshape(len(rows), c.ndim))
+
+
+def _searchsorted_ref(op, env):
+    seq, values = _x(op, env, "SortedSequence"), _x(op, env, "Values")
+    right = op.attrs.get("right", False)
+    if seq.dtype != values.dtype:
+        raise TypeError("one element type")
+    if seq.ndim > 1 and seq.shape[:-1] != values.shape[:-1]:
+        raise ValueError("leading dims differ")
+    for ix in np.ndindex(*seq.shape[:-1]):
+        keys = [(1, 0.0) if e != e else (0, float(e)) for e in seq[ix]]
+        if keys != sorted(keys):
+            raise ValueError("an unsorted sequence")
+
+    def position(row, v):        # count the elements that go before v (NaN: the largest)
+        key = (lambda e: (1, 0.0) if e != e else (0, float(e)))
+        return sum(1 for e in row if (key(e) <= key(v) if right else key(e) < key(v)))
+    out = np.zeros(values.shape, np.int32 if op.attrs.get("out_int32") else np.int64)
+    for ix in np.ndindex(*values.shape):
+        row = seq if seq.ndim == 1 else seq[ix[:-1]]
+        out[ix] = position(list(row), values[ix])
+    return _out(op, "Out", out)
+
+
+def _sorted_positions(row):
+    """Positions of ``row`` ascending, NaN last, ties by position."""
+    return sorted(range(len(row)), key=lambda j: ((1, 0.0) if row[j] != row[j]
+                                                   else (0, float(row[j])), j))
+
+
+def _one_axis_ref(pick):
+    def ref(op, env):
+        x, a = _x(op, env), op.attrs
+        axis = a.get("axis", -1) % max(x.ndim, 1)
+        moved = np.moveaxis(x.reshape(1) if x.ndim == 0 else x, axis, -1)
+        outs, idx = np.zeros(moved.shape[:-1], x.dtype), np.zeros(moved.shape[:-1], np.int64)
+        for ix in np.ndindex(*moved.shape[:-1]):
+            row = list(moved[ix])
+            if not row:
+                raise ValueError("an empty axis")
+            j = pick(row, _sorted_positions(row), a)
+            outs[ix], idx[ix] = row[j], j
+        if a.get("keepdim", False) and x.ndim:
+            outs, idx = np.expand_dims(outs, axis), np.expand_dims(idx, axis)
+        return {**_out(op, "Out", outs), **_out(op, "Indices", idx)}
+    return ref
+
+
+def _kth_pick(row, order, a):
+    if not 1 <= a.get("k", 1) <= len(row):
+        raise ValueError("k out of range")
+    return order[a.get("k", 1) - 1]
+
+
+def _mode_pick(row, order, a):
+    """The most frequent value (the smallest of equally frequent; NaN never repeats), at
+    its last position."""
+    counts = {}
+    for j in order:
+        k = ("nan", j) if row[j] != row[j] else row[j]
+        counts[k] = counts.get(k, 0) + 1
+    best = max(counts.values())
+    value = next(row[j] for j in order
+                 if row[j] == row[j] and counts[row[j]] == best or row[j] != row[j] and best == 1)
+    if value != value:
+        return next(j for j in order if row[j] != row[j])
+    return max(j for j in range(len(row)) if row[j] == value)
+
+
+def _nanmedian_ref(op, env):
+    x, a = _x(op, env), op.attrs
+    axes = sorted({d % max(x.ndim, 1) for d in (a.get("axis") or range(x.ndim))})
+    axes = [d for d in axes if d < x.ndim]
+    kept = [d for d in range(x.ndim) if d not in axes]
+    rows = np.transpose(x, kept + axes).reshape(int(np.prod([x.shape[d] for d in kept])),
+                                                 int(np.prod([x.shape[d] for d in axes])))
+    outs, index = np.zeros(rows.shape[0], x.dtype), []
+    for r, row in enumerate(rows):
+        row = list(row)
+        order = [j for j in _sorted_positions(row) if row[j] == row[j]]
+        if not order:
+            outs[r] = np.nan
+            index += [-1, -1]
+            continue
+        lo, hi = order[(len(order) - 1) // 2], order[len(order) // 2]
+        outs[r] = row[lo] if lo == hi else (np.float64(row[lo]) + np.float64(row[hi])) / 2
+        index += [lo, hi]
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if a.get("keepdim", True) \
+        else [x.shape[d] for d in kept]
+    return {**_out(op, "Out", outs.reshape(shape)),
+            **_out(op, "MedianIndex", np.array(index, np.int64))}
+
+
+def _cum_extreme_ref(largest):
+    def ref(op, env):
+        x = _x(op, env, "x")
+        axis = op.attrs.get("axis", -1) % max(x.ndim, 1)
+        moved = np.moveaxis(x.reshape(1) if x.ndim == 0 else x, axis, -1)
+        out, idx = np.empty_like(moved), np.zeros(moved.shape, _index_type(op))
+        for ix in np.ndindex(*moved.shape[:-1]):
+            best, where = None, 0
+            for j, v in enumerate(moved[ix]):
+                if best is None or v != v or (best == best and (v >= best if largest
+                                                                else v <= best)):
+                    best, where = v, j
+                out[ix + (j,)], idx[ix + (j,)] = best, where
+        back = (lambda m: np.moveaxis(m, -1, axis).reshape(x.shape))
+        return {**_out(op, "out", back(out)), **_out(op, "indices", back(idx))}
+    return ref
+
+
+def _logcumsumexp_ref(op, env):
+    """log(cumsum(exp(x))) in float64 with the running maximum taken out."""
+    x, a = _x(op, env), op.attrs
+    w = x.reshape(-1) if a.get("flatten", False) else (x.reshape(1) if x.ndim == 0 else x)
+    axis = a.get("axis", -1) % w.ndim
+    moved = np.moveaxis(w.astype(np.float64), axis, -1)
+    out = np.empty_like(moved)
+    for ix in np.ndindex(*moved.shape[:-1]):
+        row = moved[ix][::-1] if a.get("reverse", False) else moved[ix]
+        sums = []
+        for j in range(len(row)):
+            part = row[:j] if a.get("exclusive", False) else row[:j + 1]
+            m = np.max(part) if len(part) else -np.inf
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sums.append(-np.inf if m == -np.inf else
+                            m + np.log(np.sum(np.exp(part - m))))
+        out[ix] = sums[::-1] if a.get("reverse", False) else sums
+    out = np.moveaxis(out, -1, axis).astype(x.dtype)
+    return _out(op, "Out", out.reshape(-1) if a.get("flatten", False) else
+                out.reshape(x.shape))
+
+
+REFERENCES.update({
+    "unique": _unique_ref, "unique_consecutive": _unique_consecutive_ref,
+    "where_index": _where_index_ref, "searchsorted": _searchsorted_ref,
+    "kthvalue": _one_axis_ref(_kth_pick), "mode": _one_axis_ref(_mode_pick),
+    "nanmedian": _nanmedian_ref, "cummax": _cum_extreme_ref(True),
+    "cummin": _cum_extreme_ref(False), "logcumsumexp": _logcumsumexp_ref})
+
+
+# --- svd, qr, eigh, eigvalsh, eig, eigvals, matrix_rank, lstsq (spectral linear algebra) ---
+# scipy.linalg's LAPACK wrappers (the routines Paddle calls, so the same signs), one matrix
+# at a time; scipy refuses NaN and infinity (check_finite), as the ops do.
+def _per_matrix(x, fn):
+    """fn applied to each matrix of x (float64): a list of results per output, stacked."""
+    if x.ndim < 2:
+        raise ValueError("a batch of matrices has rank >= 2")
+    batch = x.shape[:-2]
+    results = [fn(np.asarray(x[i], np.float64)) for i in np.ndindex(*batch)]
+    return [np.stack([r[j] for r in results]).reshape(batch + np.shape(results[0][j]))
+            for j in range(len(results[0]))]
+
+
+def _svd_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x = _x(op, env)
+    u, s, vh = _per_matrix(x, lambda a: scipy.linalg.svd(
+        a, full_matrices=op.attrs.get("full_matrices", False), lapack_driver="gesdd"))
+    return {**_out(op, "U", u.astype(x.dtype)), **_out(op, "S", s.astype(x.dtype)),
+            **_out(op, "VH", vh.astype(x.dtype))}
+
+
+def _qr_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x, mode = _x(op, env), op.attrs.get("mode", "reduced")
+    q, r = _per_matrix(x, lambda a: scipy.linalg.qr(
+        a, mode="full" if mode == "complete" else "economic"))
+    q = np.zeros((0,)) if mode == "r" else q
+    return {**_out(op, "Q", q.astype(x.dtype)), **_out(op, "R", r.astype(x.dtype))}
+
+
+def _eigh_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x = _x(op, env)
+    lower = op.attrs.get("UPLO", "L") == "L"
+    w, v = _per_matrix(x, lambda a: scipy.linalg.eigh(a, lower=lower, driver="evd"))
+    return {**_out(op, "Eigenvalues", w.astype(x.dtype)),
+            **_out(op, "Eigenvectors", v.astype(x.dtype))}
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+
+
+def _eig_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x = _x(op, env)
+    w, v = _per_matrix(x, scipy.linalg.eig)
+    return {**_out(op, "Eigenvalues", w.astype(_COMPLEX_OF[x.dtype])),
+            **_out(op, "Eigenvectors", v.astype(_COMPLEX_OF[x.dtype]))}
+
+
+def _eigvals_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x = _x(op, env)
+    (w,) = _per_matrix(x, lambda a: (scipy.linalg.eigvals(a),))
+    return _out(op, "Out", w.astype(_COMPLEX_OF[x.dtype]))
+
+
+def _matrix_rank_ref(op, env):
+    """Singular values (|eigenvalues| with hermitian) above the tolerance, counted."""
+    import scipy.linalg  # noqa: PLC0415
+    x, a = _x(op, env), op.attrs
+    if a.get("hermitian"):
+        (s,) = _per_matrix(x, lambda m: (np.abs(scipy.linalg.eigvalsh(m, lower=True)),))
+    else:
+        (s,) = _per_matrix(x, lambda m: (scipy.linalg.svdvals(m),))
+    if op.input("TolTensor"):
+        tol = np.asarray(_x(op, env, "TolTensor"), np.float64)
+    elif a.get("use_default_tol", True):
+        tol = np.finfo(x.dtype).eps * max(x.shape[-2:]) * s.max(axis=-1, initial=0.0)
+    else:
+        tol = np.float64(a.get("tol", 0.0))
+    return _out(op, "Out", (s > np.asarray(tol)[..., None]).sum(axis=-1).astype(np.int32))
+
+
+def _lstsq_ref(op, env):
+    """The least-norm least-squares solution through the pseudo-inverse (not lstsq)."""
+    x, y, a = _x(op, env), _x(op, env, "Y"), op.attrs
+    m, n = x.shape[-2:]
+    rcond = a.get("rcond", -1.0)
+    rcond = np.finfo(x.dtype).eps * max(m, n) if rcond < 0 else rcond
+    wide = x.astype(np.float64)
+    solution = np.linalg.pinv(wide, rcond=rcond) @ y
+    s = np.linalg.svd(wide, compute_uv=False)
+    rank = (s > rcond * s.max(axis=-1, keepdims=True)).sum(axis=-1).astype(np.int32)
+    residuals = ((wide @ solution - y) ** 2).sum(axis=-2) if m > n else np.zeros((0,))
+    values = s if a.get("driver", "gels") in ("gelsd", "gelss") else np.zeros((0,))
+    out = {**_out(op, "Solution", solution.astype(x.dtype)), **_out(op, "Rank", rank),
+           **_out(op, "SingularValues", values.astype(x.dtype))}
+    if op.output("Residuals"):                   # a dispensable output
+        out.update(_out(op, "Residuals", np.asarray(residuals).astype(x.dtype)))
+    return out
+
+
+REFERENCES.update({"svd": _svd_ref, "qr": _qr_ref, "eigh": _eigh_ref, "eigvalsh": _eigh_ref,
+                   "eig": _eig_ref, "eigvals": _eigvals_ref, "matrix_rank": _matrix_rank_ref,
+                   "lstsq": _lstsq_ref})
+
+# --- cholesky, lu, lu_unpack, determinant, solve, triangular_solve, cholesky_solve
+# (ops/triangular_factor.py, ops/linear_solve.py): numpy.linalg and scipy.linalg, one
+# matrix at a time after broadcasting the batch dims -----------------------------------------
+def _broadcast_pair(a, b):
+    """a [.., n, n] and b [.., n, k] with their batch dims broadcast, as float64."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return (np.broadcast_to(a, batch + a.shape[-2:]).astype(np.float64),
+            np.broadcast_to(b, batch + b.shape[-2:]).astype(np.float64), batch)
+
+
+def _cholesky_ref(op, env):
+    x = _x(op, env)
+    if op.attrs.get("upper", False):
+        out = np.swapaxes(np.linalg.cholesky(np.swapaxes(x.astype(np.float64), -1, -2)), -1, -2)
+    else:
+        out = np.linalg.cholesky(x.astype(np.float64))
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _lu_ref(op, env):
+    import scipy.linalg  # noqa: PLC0415
+    x = _x(op, env)
+    if not op.attrs.get("pivots", True):         # Doolittle without row swaps
+        packed = x.astype(np.float64).copy()
+        for a in packed.reshape((-1,) + x.shape[-2:]):
+            for c in range(min(a.shape)):
+                a[c + 1:, c] /= a[c, c]
+                a[c + 1:, c + 1:] -= np.outer(a[c + 1:, c], a[c, c + 1:])
+        k = min(x.shape[-2:])
+        piv = np.broadcast_to(np.arange(1, k + 1, dtype=np.int32), x.shape[:-2] + (k,))
+        info = np.zeros(x.shape[:-2] or (1,), np.int32)
+    else:
+        packed, piv, info = _per_matrix(x, lambda a: scipy.linalg.lapack.dgetrf(a))
+        piv, info = (piv + 1).astype(np.int32), np.int32(info).reshape(x.shape[:-2] or (1,))
+    return {**_out(op, "Out", packed.astype(x.dtype)), **_out(op, "Pivots", piv),
+            **_out(op, "Infos", info)}
+
+
+def _lu_unpack_ref(op, env):
+    x, piv = _x(op, env), _x(op, env, "Pivots")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    lower = np.tril(x[..., :k], -1) + np.eye(m, k, dtype=x.dtype)
+    upper = np.triu(x[..., :k, :])
+    pmat = np.zeros(x.shape[:-2] + (m, m), x.dtype)
+    for i in np.ndindex(*x.shape[:-2]):
+        rows = list(range(m))                   # P^T A = L U: row r of L U is row rows[r]
+        for c in range(k):
+            p = int(piv[i + (c,)]) - 1
+            rows[c], rows[p] = rows[p], rows[c]
+        pmat[i][rows, range(m)] = 1
+    empty = np.zeros((0,), x.dtype)
+    data, pivots = op.attrs.get("unpack_ludata", True), op.attrs.get("unpack_pivots", True)
+    return {**_out(op, "Pmat", pmat if pivots else empty),
+            **_out(op, "L", lower if data else empty), **_out(op, "U", upper if data else empty)}
+
+
+def _determinant_ref(op, env):
+    x = _x(op, env, "Input")
+    return _out(op, "Out", np.asarray(np.linalg.det(x.astype(np.float64))).astype(x.dtype))
+
+
+def _solve_ref(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    vector = y.ndim == 1
+    a, b, _ = _broadcast_pair(x, y[:, None] if vector else y)
+    out = np.linalg.solve(a, b)
+    return _out(op, "Out", (out[..., 0] if vector else out).astype(x.dtype))
+
+
+def _substitute(t, b, lower: bool, unit: bool):
+    """x with T x = b for each column of b, row by row (T's other triangle ignored); a
+    zero on T's diagonal gives inf or NaN, as Paddle's triangular_solve."""
+    n = t.shape[0]
+    x = np.zeros(b.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in (range(n) if lower else range(n - 1, -1, -1)):
+            others = range(i) if lower else range(i + 1, n)
+            s = b[i].copy()
+            for j in others:
+                s = s - t[i, j] * x[j]
+            x[i] = s if unit else s / t[i, i]
+    return x
+
+
+def _triangular_solve_ref(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    a, b, batch = _broadcast_pair(x, y)
+    upper, trans = op.attrs.get("upper", True), op.attrs.get("transpose", False)
+    out = np.empty(b.shape)
+    for i in np.ndindex(*batch):
+        t = a[i].T if trans else a[i]
+        out[i] = _substitute(t, b[i], lower=upper == trans,
+                             unit=op.attrs.get("unitriangular", False))
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _cholesky_solve_ref(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")           # X: right-hand sides, Y: the factor
+    factor, b, batch = _broadcast_pair(y, x)
+    upper = op.attrs.get("upper", False)
+    out = np.empty(b.shape)
+    for i in np.ndindex(*batch):
+        low = factor[i].T if upper else factor[i]   # A = low low^T
+        out[i] = _substitute(low.T, _substitute(low, b[i], True, False), False, False)
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+REFERENCES.update({"cholesky": _cholesky_ref, "lu": _lu_ref, "lu_unpack": _lu_unpack_ref,
+                   "determinant": _determinant_ref, "solve": _solve_ref,
+                   "triangular_solve": _triangular_solve_ref,
+                   "cholesky_solve": _cholesky_solve_ref})
+
+# --- matrix_power, multi_dot, mv, dot, addmm, kron, cross, dist, frobenius_norm, diagonal,
+# trace, diag_v2, eye, histogram, bincount (ops/matrix_products.py, kron_and_cross.py,
+# distances.py, diagonals.py, histogram.py): numpy's own linear algebra ------------------
+def _mv_ref(op, env):
+    x, vec = _x(op, env), _x(op, env, "Vec")
+    if x.ndim != 2 or vec.ndim != 1 or x.shape[1] != vec.shape[0]:
+        raise ValueError(f"mv of {x.shape} and {vec.shape}")
+    return _out(op, "Out", (x @ vec).astype(x.dtype))
+
+
+def _dot_ref(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    if x.shape != y.shape or x.ndim not in (1, 2):
+        raise ValueError(f"dot of {x.shape} and {y.shape}")
+    return _out(op, "Out", np.asarray((x * y).sum(axis=-1)).astype(x.dtype))
+
+
+def _multi_dot_ref(op, env):
+    xs = _xs(op, env)
+    out = np.linalg.multi_dot([x.astype(np.float64) for x in xs])
+    return _out(op, "Out", np.asarray(out).astype(xs[0].dtype))
+
+
+def _matrix_power_ref(op, env):
+    x = _x(op, env)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power of {x.shape}")
+    return _out(op, "Out", np.linalg.matrix_power(x.astype(np.float64), op.attrs["n"])
+                .astype(x.dtype))
+
+
+def _addmm_ref(op, env):
+    inp, x, y, a = _x(op, env, "Input"), _x(op, env), _x(op, env, "Y"), op.attrs
+    if x.ndim != 2 or y.ndim != 2 or inp.ndim > 2:
+        raise ValueError("addmm takes matrices")
+    product = x.astype(np.float64) @ y
+    out = a["Beta"] * np.broadcast_to(inp, product.shape) + a["Alpha"] * product
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _kron_ref(op, env):
+    x, y = _x(op, env), _x(op, env, "Y")
+    return _out(op, "Out", np.kron(x, y).astype(x.dtype))
+
+
+def _cross_ref(op, env):
+    x, y, dim = _x(op, env), _x(op, env, "Y"), op.attrs["dim"]
+    if x.shape != y.shape:
+        raise ValueError(f"cross of {x.shape} and {y.shape}")
+    axis = x.shape.index(3) if dim == 9 else dim     # 9: the first axis of size 3
+    if x.shape[axis] != 3:
+        raise ValueError(f"cross along an axis of size {x.shape[axis]}")
+    return _out(op, "Out", np.cross(x, y, axis=axis).astype(x.dtype))
+
+
+def _dist_ref(op, env):
+    """In X's dtype, as Paddle computes it (a float32 sum of squares can overflow)."""
+    x, y, p = _x(op, env), _x(op, env, "Y"), op.attrs["p"]
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        d = np.abs((x - y).ravel())
+        if d.size == 0:
+            out = 0.0
+        elif p == 0:
+            out = np.count_nonzero(d)
+        elif np.isinf(p):
+            out = d.max() if p > 0 else d.min()
+        else:
+            out = (d ** t(p)).sum() ** t(1.0 / p)
+    return _out(op, "Out", np.asarray(out).astype(x.dtype))
+
+
+def _frobenius_norm_ref(op, env):
+    x, a = _x(op, env), op.attrs
+    dims = list(a["dim"] or [])
+    axes = tuple(range(x.ndim)) if a["reduce_all"] or not dims or len(dims) == x.ndim \
+        else tuple(d % x.ndim for d in dims)
+    with np.errstate(all="ignore"):       # in X's dtype, as Paddle computes it
+        out = np.sqrt((x * x).sum(axis=axes, keepdims=a["keep_dim"]))
+    return _out(op, "Out", np.asarray(out).astype(x.dtype))
+
+
+def _diagonal_of(x, offset, axis1, axis2):
+    """x's diagonals at ``offset`` on (axis1, axis2), last, by plain indexing (numpy's own
+    trace and diagonal crash on an offset near 2**31)."""
+    if x.ndim < 2 or axis1 % x.ndim == axis2 % x.ndim:
+        raise ValueError("a diagonal needs two different axes")
+    moved = np.moveaxis(x, (axis1, axis2), (-2, -1))
+    rows, cols = moved.shape[-2:]
+    start_r, start_c = max(0, -offset), max(0, offset)
+    n = max(0, min(rows - start_r, cols - start_c))
+    i = np.arange(n)
+    return moved[..., start_r + i, start_c + i]
+
+
+def _diagonal_ref(op, env):
+    x, a = _x(op, env, "Input"), op.attrs
+    return _out(op, "Out", _diagonal_of(x, a["offset"], a["axis1"], a["axis2"]).copy())
+
+
+def _trace_ref(op, env):
+    x, a = _x(op, env, "Input"), op.attrs
+    return _out(op, "Out", np.asarray(_diagonal_of(x, a["offset"], a["axis1"], a["axis2"])
+                                      .sum(axis=-1)).astype(x.dtype))
+
+
+def _diag_v2_ref(op, env):
+    x, a = _x(op, env), op.attrs
+    if x.ndim == 2:
+        return _out(op, "Out", _diagonal_of(x, a["offset"], 0, 1).copy())
+    v = x.reshape(-1)
+    n = v.size + abs(a["offset"])
+    out = np.full((n, n), a["padding_value"]).astype(x.dtype)
+    mask = np.eye(n, k=a["offset"], dtype=bool)
+    out[mask] = v
+    return _out(op, "Out", out)
+
+
+def _eye_ref(op, env):
+    a = op.attrs
+    cols = a["num_rows"] if a["num_columns"] == -1 else a["num_columns"]
+    from paddle_nb.core import dtypes   # noqa: PLC0415
+    return _out(op, "Out", np.eye(a["num_rows"], cols,
+                                  dtype=dtypes.to_numpy(dtypes.to_code(a["dtype"]))))
+
+
+def _histogram_ref(op, env):
+    """Paddle's rule over [min, max] (X's range where they are equal, widened by 1 if that
+    is one value): bin = (x - min) * bins / (max - min) in X's type (integer division for
+    ints, in int64), max itself in the last bin, values outside dropped."""
+    x, a = _x(op, env).ravel(), op.attrs
+    bins, lo, hi = a["bins"], a["min"], a["max"]
+    if bins < 1 or hi < lo:
+        raise ValueError(f"bins {bins}, range [{lo}, {hi}]")
+    if lo == hi and x.size:
+        lo, hi = x.min().item(), x.max().item()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError("an infinite range")
+    integer = x.dtype.kind in "iu"
+    t = np.int64 if integer else x.dtype.type
+    v = x.astype(t)
+    kept = v[(v >= t(lo)) & (v <= t(hi))]
+    with np.errstate(all="ignore"):
+        b = ((kept - t(lo)) * t(bins)) // (t(hi) - t(lo)) if integer else \
+            ((kept - t(lo)) * t(bins) / (t(hi) - t(lo))).astype(np.int64)
+    counts = np.bincount(np.minimum(b, bins - 1), minlength=bins)
+    return _out(op, "Out", counts.astype(np.int64))
+
+
+def _bincount_ref(op, env):
+    x = _x(op, env)
+    weights = _x(op, env, "Weights") if op.input("Weights") else None
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise ValueError("bincount counts non-negative ints of a vector")
+    out = np.bincount(x, weights=None if weights is None else weights.astype(np.float64),
+                      minlength=op.attrs["minlength"])
+    dtype = np.int64 if weights is None else \
+        (np.float32 if weights.dtype == np.float32 else np.float64)
+    return _out(op, "Out", out.astype(dtype))
+
+
+REFERENCES.update({"mv": _mv_ref, "dot": _dot_ref, "multi_dot": _multi_dot_ref,
+                   "matrix_power": _matrix_power_ref, "addmm": _addmm_ref, "kron": _kron_ref,
+                   "cross": _cross_ref, "dist": _dist_ref,
+                   "frobenius_norm": _frobenius_norm_ref, "diagonal": _diagonal_ref,
+                   "trace": _trace_ref, "diag_v2": _diag_v2_ref, "eye": _eye_ref,
+                   "histogram": _histogram_ref, "bincount": _bincount_ref})
+
+
+# --- index_sample, take_along_axis, repeat_interleave, crop_tensor, broadcast_tensors, unbind,
+# shard_index, multiplex, empty, gather_tree (ops/take_along.py, repeat_interleave.py,
+# crop_tensor.py, broadcast_tensors.py, unbind.py, shard_index.py, multiplex.py, empty.py,
+# gather_tree.py): Paddle 2.6.2's rules, by plain indexing and loops ----------------------
+def _in_range(values, n, what):
+    values = np.asarray(values)
+    if values.size and (values.min() < 0 or values.max() >= n):
+        raise IndexError(f"{what} out of [0, {n})")
+
+
+def _index_sample_ref(op, env):
+    x, index = _x(op, env), _x(op, env, "Index")
+    if x.ndim != 2 or index.ndim != 2 or index.shape[0] != x.shape[0]:
+        raise ValueError("index_sample takes matrices with as many rows")
+    _in_range(index, x.shape[1], "index")
+    return _out(op, "Out", np.array([[row[j] for j in idx] for row, idx in zip(x, index)],
+                                    x.dtype).reshape(index.shape))
+
+
+def _take_along_axis_ref(op, env):
+    """Result[p] = Input[p with the axis entry replaced by Index[p]] (Index may be shorter
+    than Input along the other axes)."""
+    x, index = _x(op, env, "Input"), _x(op, env, "Index")
+    axis = op.attrs.get("Axis", 0)
+    if x.ndim != index.ndim or not -x.ndim <= axis < x.ndim:
+        raise ValueError("rank or axis")
+    axis %= x.ndim
+    if any(i > n for d, (n, i) in enumerate(zip(x.shape, index.shape)) if d != axis):
+        raise ValueError("Index longer than Input")
+    _in_range(index, x.shape[axis], "index")
+    out = np.empty(index.shape, x.dtype)
+    for p in np.ndindex(*index.shape):
+        src = list(p)
+        src[axis] = index[p]
+        out[p] = x[tuple(src)]
+    return _out(op, "Result", out)
+
+
+def _repeat_interleave_ref(op, env):
+    x, a = _x(op, env), op.attrs
+    reps = np.ravel(_x(op, env, "RepeatsTensor")).astype(np.int64) \
+        if op.input("RepeatsTensor") else int(a.get("Repeats", 0))
+    dim = a.get("dim", 0)
+    if not -x.ndim <= dim < x.ndim or np.any(np.asarray(reps) < 0):
+        raise ValueError("dim or repeats")
+    if np.ndim(reps) and len(reps) != x.shape[dim]:
+        raise ValueError("one count per slice")
+    return _out(op, "Out", np.repeat(x, reps, axis=dim))
+
+
+def _crop_tensor_ref(op, env):
+    x, a = _x(op, env), op.attrs
+
+    def attr(name, vector, listed):
+        if op.input(listed):
+            return [int(np.ravel(v)[0]) for v in _xs(op, env, listed)]
+        if op.input(vector):
+            return [int(v) for v in np.ravel(_x(op, env, vector))]
+        return list(a.get(name) or [])
+    shape, offsets = attr("shape", "Shape", "ShapeTensor"), attr("offsets", "Offsets",
+                                                                  "OffsetsTensor")
+    if len(shape) != x.ndim or len(offsets) != x.ndim:
+        raise ValueError("one entry per axis")
+    index = []
+    for n, size, start in zip(x.shape, shape, offsets):
+        size = n - start if size == -1 else size
+        if start < 0 or size < 0 or start + size > n:
+            raise ValueError("the block leaves X")
+        index.append(slice(start, start + size))
+    return _out(op, "Out", x[tuple(index)].copy())
+
+
+def _broadcast_tensors_ref(op, env):
+    xs = _xs(op, env)
+    if len({x.dtype for x in xs}) != 1:
+        raise TypeError("one dtype")
+    return _out(op, "Out", *[np.array(b) for b in np.broadcast_arrays(*xs)])
+
+
+def _unbind_ref(op, env):
+    x, axis = _x(op, env), op.attrs.get("axis", 0)
+    if not -x.ndim <= axis < x.ndim or x.shape[axis] != len(op.output("Out")):
+        raise ValueError("axis or output count")
+    return _out(op, "Out", *[np.take(x, i, axis=axis) for i in range(x.shape[axis])])
+
+
+def _shard_index_ref(op, env):
+    x, a = _x(op, env), op.attrs
+    index_num, nshards, shard_id = a["index_num"], a["nshards"], a["shard_id"]
+    if x.dtype.kind != "i" or x.ndim == 0 or x.shape[-1] != 1 or index_num <= 0 \
+            or nshards <= 0 or not 0 <= shard_id < nshards:
+        raise ValueError("shard_index's ids or attributes")
+    _in_range(x, index_num, "id")
+    size = -(-index_num // nshards)
+    return _out(op, "Out", np.where(x // size == shard_id, x - shard_id * size,
+                                    a.get("ignore_value", -1)).astype(x.dtype))
+
+
+def _multiplex_ref(op, env):
+    xs, ids = _xs(op, env), _x(op, env, "Ids")
+    if ids.shape != (xs[0].shape[0], 1):
+        raise ValueError("Ids is [N, 1]")
+    _in_range(ids, len(xs), "candidate")
+    return _out(op, "Out", np.array([xs[k][i] for i, k in enumerate(ids[:, 0])],
+                                    xs[0].dtype).reshape(xs[0].shape))
+
+
+def _empty_ref(op, env):
+    """Zeros (Paddle leaves the values unspecified; paddle_nb gives zeros)."""
+    a = op.attrs
+    if op.input("ShapeTensor"):
+        shape = [int(v) for v in np.ravel(_x(op, env, "ShapeTensor"))]
+    elif op.input("ShapeTensorList"):
+        shape = [int(np.ravel(v)[0]) for v in _xs(op, env, "ShapeTensorList")]
+    else:
+        shape = list(a.get("shape") or [])
+    if any(d < 0 for d in shape):
+        raise ValueError("a negative dim")
+    return _out(op, "Out", np.zeros(shape, NUMPY_DTYPE[a.get("dtype", FP32)]))
+
+
+def _gather_tree_ref(op, env):
+    """Each final beam walked back step by step through its parents."""
+    ids, parents = _x(op, env, "Ids"), _x(op, env, "Parents")
+    if ids.ndim != 3 or parents.shape != ids.shape:
+        raise ValueError("[steps, batch, beam]")
+    steps, batch, beam = ids.shape
+    _in_range(parents, beam, "parent")
+    out = np.empty_like(ids)
+    for b in range(batch):
+        for k in range(beam):
+            at = k
+            for t in range(steps - 1, -1, -1):
+                out[t, b, k] = ids[t, b, at]
+                at = parents[t, b, at]
+    return _out(op, "Out", out)
+
+
+REFERENCES.update({"index_sample": _index_sample_ref, "take_along_axis": _take_along_axis_ref,
+                   "repeat_interleave": _repeat_interleave_ref,
+                   "crop_tensor": _crop_tensor_ref, "broadcast_tensors": _broadcast_tensors_ref,
+                   "unbind": _unbind_ref, "shard_index": _shard_index_ref,
+                   "multiplex": _multiplex_ref, "empty": _empty_ref,
+                   "gather_tree": _gather_tree_ref})
+
+
+# --- writing into tensors by index: set_value, index_put, index_add, scatter_nd_add,
+# put_along_axis, fill_diagonal_tensor (ops/set_value.py, index_put.py, scatter_into.py,
+# fill_diagonal_tensor.py): numpy's own indexing and np.add.at
+def _set_value_ref(op, env):
+    """out[index] = value with numpy's indexing: a Python slice per axis (a negative step
+    with end -1 runs through index 0, Paddle's rule), an int where the axis is decreased.
+    The value broadcasts to the part with a 1 before original axis i for each none_axes
+    entry <= i (Paddle's rule, not numpy's: x[None, :, None] = v wants [1, n0, n1, 1])."""
+    x, a = _x(op, env, "Input"), op.attrs
+
+    def bounds(name, slot):
+        return [int(np.ravel(v)[0]) for v in _xs(op, env, slot)] if op.input(slot) \
+            else list(a.get(name) or [])
+    axes = list(a.get("axes") or [])
+    starts, ends = bounds("starts", "StartsTensorList"), bounds("ends", "EndsTensorList")
+    steps = bounds("steps", "StepsTensorList") or [1] * len(axes)
+    decrease, none_axes = list(a.get("decrease_axes") or []), list(a.get("none_axes") or [])
+    index, target, pending = [], [], sorted(none_axes)
+    for i in range(x.ndim):
+        while pending and pending[0] <= i:
+            target.append(1)
+            pending.pop(0)
+        if i in axes:
+            s, e, k = (v[axes.index(i)] for v in (starts, ends, steps))
+            n = x.shape[i]
+            if i in decrease:
+                index.append(s + n if s < 0 else s)
+                continue
+            index.append(slice(s, None if (k < 0 and e == -1) else e, k))
+        else:
+            index.append(slice(None))
+        target.append(len(range(x.shape[i])[index[-1]]))
+    target += [1] * len(pending)
+    if op.input("ValueTensor"):
+        value = _x(op, env, "ValueTensor")
+    else:
+        value = np.asarray(a.get("values"), x.dtype).reshape(a.get("shape"))
+    if value.ndim > len(target) and all(d == 1 for d in value.shape[:-len(target) or None]):
+        value = value.reshape(value.shape[value.ndim - len(target):])
+    out = x.copy()
+    part = out[tuple(index)]
+    out[tuple(index)] = np.broadcast_to(value, target).reshape(part.shape)
+    return _out(op, "Out", out)
+
+
+def _index_put_ref(op, env):
+    x, value = _x(op, env, "x"), _x(op, env, "value")
+    index = []
+    for i in _xs(op, env, "indices"):
+        index += list(np.nonzero(i)) if i.dtype == np.bool_ else [i.astype(np.int64)]
+    out = x.copy()
+    if op.attrs.get("accumulate"):
+        target = np.broadcast_shapes(*[i.shape for i in index]) + x.shape[len(index):]
+        np.add.at(out, tuple(index), np.broadcast_to(value, target))
+    else:
+        out[tuple(index)] = value
+    return _out(op, "out", out)
+
+
+def _index_add_ref(op, env):
+    x, index, value = _x(op, env), _x(op, env, "Index"), _x(op, env, "AddValue")
+    axis = op.attrs.get("axis", 0) % x.ndim
+    out = np.moveaxis(x.copy(), axis, 0)
+    np.add.at(out, index.astype(np.int64), np.moveaxis(value, axis, 0))
+    return _out(op, "Out", np.ascontiguousarray(np.moveaxis(out, 0, axis)))
+
+
+def _scatter_nd_add_ref(op, env):
+    x, index, updates = _x(op, env), _x(op, env, "Index"), _x(op, env, "Updates")
+    out = x.copy()
+    if index.shape[-1] == 0:                    # every index row names all of X
+        return _out(op, "Out", out + updates.reshape((-1,) + x.shape).sum(axis=0))
+    np.add.at(out, tuple(np.moveaxis(index.astype(np.int64), -1, 0)), updates)
+    return _out(op, "Out", out)
+
+
+def _put_along_axis_ref(op, env):
+    x, index, a = _x(op, env, "Input"), _x(op, env, "Index"), op.attrs
+    value = np.broadcast_to(_x(op, env, "Value"), index.shape)
+    axis, reduce = a.get("Axis", 0) % x.ndim, a.get("Reduce", "assign")
+    out = x.copy()
+    if reduce == "add" and not a.get("Include_self", True):
+        for pos in np.ndindex(*index.shape):
+            out[pos[:axis] + (index[pos],) + pos[axis + 1:]] = 0
+    for pos in np.ndindex(*index.shape):
+        at = pos[:axis] + (index[pos],) + pos[axis + 1:]
+        out[at] = value[pos] if reduce == "assign" else out[at] + value[pos]
+    return _out(op, "Result", out)
+
+
+def _fill_diagonal_tensor_ref(op, env):
+    x, y, a = _x(op, env), _x(op, env, "Y"), op.attrs
+    offset, d1, d2 = a.get("offset", 0), a.get("dim1", 0) % x.ndim, a.get("dim2", 1) % x.ndim
+    out = x.copy()
+    view = np.moveaxis(out, (d1, d2), (-2, -1))          # a view: writes reach out
+    n1, n2 = view.shape[-2:]
+    length = max(min(n1, n1 + offset, n2, n2 - offset), 0)
+    y = y.reshape(view.shape[:-2] + (length,))
+    for k in range(length):
+        view[..., k + max(-offset, 0), k + max(offset, 0)] = y[..., k]
+    return _out(op, "Out", out)
+
+
+REFERENCES.update({"set_value": _set_value_ref, "index_put": _index_put_ref,
+                   "index_add": _index_add_ref, "scatter_nd_add": _scatter_nd_add_ref,
+                   "put_along_axis": _put_along_axis_ref,
+                   "fill_diagonal_tensor": _fill_diagonal_tensor_ref})
+
+
+# --- pixel_shuffle, pixel_unshuffle, channel_shuffle, unfold, fold, bilinear_tensor_product,
+# rrelu, gumbel_softmax, spectral_norm, data_norm, row_conv, bernoulli, poisson, multinomial,
+# randint, randperm (ops/pixel_shuffle.py, fold.py, bilinear_tensor_product.py,
+# random_activations.py, spectral_norm.py, data_norm.py, row_conv.py, sampling.py)
+def _nchw(x, a):
+    return x.transpose(0, 3, 1, 2) if a.get("data_format") == "NHWC" else x
+
+
+def _back(y, a):
+    return y.transpose(0, 2, 3, 1) if a.get("data_format") == "NHWC" else y
+
+
+def _pixel_shuffle_ref(op, env):
+    """Out[n, c, h*r + i, w*r + j] = X[n, c*r*r + i*r + j, h, w]."""
+    a = op.attrs
+    x, r = _nchw(_x(op, env), a), a["upscale_factor"]
+    n, c, h, w = x.shape
+    if r < 1 or c % (r * r):
+        raise ValueError("channels not divisible by r*r")
+    out = np.empty((n, c // (r * r), h * r, w * r), x.dtype)
+    for i in range(r):
+        for j in range(r):
+            out[:, :, i::r, j::r] = x[:, i * r + j::r * r]
+    return _out(op, "Out", _back(out, a))
+
+
+def _pixel_unshuffle_ref(op, env):
+    """Out[n, c*r*r + i*r + j, h, w] = X[n, c, h*r + i, w*r + j]."""
+    a = op.attrs
+    x, r = _nchw(_x(op, env), a), a["downscale_factor"]
+    n, c, h, w = x.shape
+    if r < 1 or h % r or w % r:
+        raise ValueError("height or width not divisible by r")
+    out = np.empty((n, c * r * r, h // r, w // r), x.dtype)
+    for i in range(r):
+        for j in range(r):
+            out[:, i * r + j::r * r] = x[:, :, i::r, j::r]
+    return _out(op, "Out", _back(out, a))
+
+
+def _channel_shuffle_ref(op, env):
+    """Out channel k reads X channel (k % g) * (C / g) + k // g."""
+    a = op.attrs
+    x, g = _nchw(_x(op, env), a), a["groups"]
+    c = x.shape[1]
+    if g < 1 or c % g:
+        raise ValueError("channels not divisible by groups")
+    return _out(op, "Out", _back(x[:, [(k % g) * (c // g) + k // g for k in range(c)]], a))
+
+
+def _windows_ref(a, h, w):
+    (kh, kw), (sh, sw), (dh, dw) = a["kernel_sizes"], a["strides"], a["dilations"]
+    pt, pl, pb, pr = a["paddings"]
+    oh = (h + pt + pb - (dh * (kh - 1) + 1)) // sh + 1
+    ow = (w + pl + pr - (dw * (kw - 1) + 1)) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ValueError("the window does not fit")
+    return kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow
+
+
+def _unfold_ref(op, env):
+    """Y[n, (c*kh + ki)*kw + kj, oi*ow + oj] = padded X[n, c, oi*sh + ki*dh, oj*sw + kj*dw]."""
+    x, a = _x(op, env), op.attrs
+    n, c, h, w = x.shape
+    kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow = _windows_ref(a, h, w)
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
+    for ki in range(kh):
+        for kj in range(kw):
+            cols[:, :, ki, kj] = xp[:, :, ki * dh:ki * dh + sh * (oh - 1) + 1:sh,
+                                    kj * dw:kj * dw + sw * (ow - 1) + 1:sw]
+    return _out(op, "Y", cols.reshape(n, c * kh * kw, oh * ow))
+
+
+def _fold_ref(op, env):
+    """unfold's adjoint: each column's values added back at its window's positions."""
+    x, a = _x(op, env), op.attrs
+    h, w = a["output_sizes"]
+    kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow = _windows_ref(a, h, w)
+    n, ckk, length = x.shape
+    if ckk % (kh * kw) or length != oh * ow:
+        raise ValueError("columns do not fit the windows")
+    cols = _wide(x).reshape(n, ckk // (kh * kw), kh, kw, oh, ow)
+    yp = np.zeros((n, ckk // (kh * kw), h + pt + pb, w + pl + pr))
+    for ki in range(kh):
+        for kj in range(kw):
+            yp[:, :, ki * dh:ki * dh + sh * (oh - 1) + 1:sh,
+               kj * dw:kj * dw + sw * (ow - 1) + 1:sw] += cols[:, :, ki, kj]
+    return _out(op, "Y", yp[:, :, pt:pt + h, pl:pl + w].astype(x.dtype))
+
+
+def _bilinear_tensor_product_ref(op, env):
+    """(X[b] . Weight[k]) . Y[b]: X's sum first (which inf - inf a NaN comes from)."""
+    x, y, w = _x(op, env), _x(op, env, "Y"), _x(op, env, "Weight")
+    out = np.einsum("bkj,bj->bk", np.einsum("bi,kij->bkj", _wide(x), _wide(w)), _wide(y))
+    if op.input("Bias"):
+        out = out + _wide(_x(op, env, "Bias"))
+    return _out(op, "Out", out.astype(x.dtype))
+
+
+def _rrelu_ref(op, env):
+    """Test mode: slope (lower + upper) / 2 on the negative side; training: random."""
+    x, a = _x(op, env), op.attrs
+    if not a.get("is_test") and (x < 0).any():         # (no negative element: no draw)
+        return {**_out(op, "Out", NotComputed(x.shape, x.dtype, None, None)),
+                **_out(op, "Noise", NotComputed(x.shape, x.dtype))}
+    if not a.get("is_test"):
+        return {**_out(op, "Out", x.copy()), **_out(op, "Noise", np.ones_like(x))}
+    mid = x.dtype.type((a["lower"] + a["upper"]) / 2)
+    noise = np.where(x < 0, mid, x.dtype.type(1)).astype(x.dtype)
+    return {**_out(op, "Out", (x * noise).astype(x.dtype)), **_out(op, "Noise", noise)}
+
+
+def _spectral_norm_ref(op, env):
+    w, a = _wide(_x(op, env, "Weight")), op.attrs
+    u, v = _wide(_x(op, env, "U")), _wide(_x(op, env, "V"))
+    if not 0 <= a["power_iters"] <= 1000:     # (the op's bound)
+        raise ValueError("power_iters out of range")
+    dim = a["dim"] % w.ndim
+    mat = np.moveaxis(w, dim, 0).reshape(w.shape[dim], -1)
+    for _ in range(a["power_iters"]):
+        v = mat.T @ u
+        v = v / (np.linalg.norm(v) + a["eps"])
+        u = mat @ v
+        u = u / (np.linalg.norm(u) + a["eps"])
+    sigma = u @ mat @ v
+    return _out(op, "Out", (w / sigma).astype(_x(op, env, "Weight").dtype))
+
+
+def _data_norm_ref(op, env):
+    x = _x(op, env)
+    size, total, squares = (_wide(_x(op, env, s)) for s in
+                            ("BatchSize", "BatchSum", "BatchSquareSum"))
+    means, scales = total / size, np.sqrt(size / squares)
+    return {**_out(op, "Y", ((_wide(x) - means) * scales).astype(x.dtype)),
+            **_out(op, "Means", means.astype(x.dtype)),
+            **_out(op, "Scales", scales.astype(x.dtype))}
+
+
+def _row_conv_ref(op, env):
+    """Out[b, t, d] = sum over i of X[b, t + i, d] * Filter[i, d] (past the end: 0)."""
+    x, f = _x(op, env), _wide(_x(op, env, "Filter"))
+    xb = _wide(x)[None] if x.ndim == 2 else _wide(x)
+    steps = xb.shape[1]
+    out = np.zeros_like(xb)
+    for i in range(min(f.shape[0], steps)):
+        out[:, :steps - i] += xb[:, i:] * f[i]
+    return _out(op, "Out", out.reshape(x.shape).astype(x.dtype))
+
+
+def _drawn_like_x(certain):
+    """Random values of X's shape; ``certain(x, attrs)`` gives them where no draw can
+    change them (bernoulli of 0s and 1s, poisson of 0s, a softmax over one category),
+    else None."""
+    def run(op, env):
+        x = _x(op, env)
+        exact = certain(x, op.attrs)
+        return _out(op, "Out", NotComputed(x.shape, x.dtype) if exact is None else exact)
+    return run
+
+
+def _bernoulli_certain(x, a):
+    if x.dtype.kind != "f" or not np.isin(x, (0.0, 1.0)).all():
+        return None
+    return (x >= 1).astype(x.dtype)
+
+
+def _poisson_certain(x, a):
+    return np.zeros_like(x) if x.dtype.kind == "f" and (x == 0).all() else None
+
+
+def _gumbel_softmax_certain(x, a):
+    if x.ndim == 0 or not -x.ndim <= a["axis"] < x.ndim or x.shape[a["axis"]] != 1:
+        return None
+    return np.ones_like(x)
+
+
+def _multinomial_ref(op, env):
+    """Random indices; certain where each row has one positive weight (replacement)."""
+    x, a = _x(op, env), op.attrs
+    shape = x.shape[:-1] + (a["num_samples"],)
+    if a.get("replacement") and x.size and ((x > 0).sum(axis=-1) == 1).all() \
+            and (x >= 0).all():
+        return _out(op, "Out", np.broadcast_to(np.argmax(x, axis=-1)[..., None], shape)
+                    .astype(np.int64))
+    return _out(op, "Out", NotComputed(shape, np.int64))
+
+
+def _randint_ref(op, env):
+    a = op.attrs
+    if op.input("ShapeTensor"):
+        shape = [int(d) for d in np.ravel(_x(op, env, "ShapeTensor"))]
+    elif op.input("ShapeTensorList"):
+        shape = [int(np.ravel(t)[0]) for t in _xs(op, env, "ShapeTensorList")]
+    else:
+        shape = list(a["shape"])
+    if a["high"] == a["low"] + 1:                     # one value to draw
+        return _out(op, "Out", np.full(shape, a["low"], NUMPY_DTYPE[a["dtype"]]))
+    return _out(op, "Out", NotComputed(shape, NUMPY_DTYPE[a["dtype"]], a["low"], a["high"]))
+
+
+REFERENCES.update({
+    "pixel_shuffle": _pixel_shuffle_ref, "pixel_unshuffle": _pixel_unshuffle_ref,
+    "channel_shuffle": _channel_shuffle_ref, "unfold": _unfold_ref, "fold": _fold_ref,
+    "bilinear_tensor_product": _bilinear_tensor_product_ref, "rrelu": _rrelu_ref,
+    "gumbel_softmax": _drawn_like_x(_gumbel_softmax_certain),
+    "spectral_norm": _spectral_norm_ref,
+    "data_norm": _data_norm_ref, "row_conv": _row_conv_ref,
+    "bernoulli": _drawn_like_x(_bernoulli_certain), "poisson": _drawn_like_x(_poisson_certain),
+    "multinomial": _multinomial_ref,
+    "randint": _randint_ref,
+    "randperm": lambda op, env: _out(op, "Out", NotComputed(
+        (op.attrs["n"],), NUMPY_DTYPE[op.attrs["dtype"]]) if op.attrs["n"] > 1 else
+        np.zeros(op.attrs["n"], NUMPY_DTYPE[op.attrs["dtype"]]))})
+
+
+# --- conv3d, conv3d_transpose (ops/conv3d.py): the definition, tap by tap over 3 axes -------
+def _conv3d_pads(a, in_dims, k_dims):
+    """[front, back, top, bottom, left, right] and dilations after padding_algorithm."""
+    p, d = list(a.get("paddings", [0, 0, 0])), list(a.get("dilations", [1, 1, 1]))
+    if len(p) == 3:
+        p = [p[0], p[0], p[1], p[1], p[2], p[2]]
+    algorithm = a.get("padding_algorithm", "EXPLICIT")
+    if algorithm == "VALID":
+        p = [0] * 6
+    elif algorithm == "SAME":
+        for axis in range(3):
+            s, n = a.get("strides", [1, 1, 1])[axis], in_dims[axis]
+            total = max((int(np.ceil(n / s)) - 1) * s + k_dims[axis] - n, 0)
+            p[2 * axis], p[2 * axis + 1], d[axis] = total // 2, total - total // 2, 1
+    return p, d
+
+
+def _channels_first_3d(a, x):
+    last = a.get("data_format", "NCDHW") in ("NDHWC", "NHWC")
+    return last, (x.transpose(0, 4, 1, 2, 3) if last else x)
+
+
+def _conv3d_ref(op, env):
+    """Output[n, o, i, j, k] = sum over the group's channels and taps of Filter * the
+    padded Input at (i*s + a*d, ...)."""
+    a = op.attrs
+    last, x = _channels_first_3d(a, _x(op, env, "Input"))
+    w, g, s = _x(op, env, "Filter"), a.get("groups", 1), a.get("strides", [1, 1, 1])
+    assert x.ndim == w.ndim == 5 and x.shape[1] == w.shape[1] * g and w.shape[0] % g == 0
+    k = w.shape[2:]
+    p, d = _conv3d_pads(a, x.shape[2:], k)
+    # Paddle's sizes: C++ division (toward zero), so a window overhanging the padded input
+    # by less than a stride still counts, over zeros (padded on here)
+    spans = [x.shape[2 + i] + p[2 * i] + p[2 * i + 1] - d[i] * (k[i] - 1) - 1
+             for i in range(3)]
+    out = [int(span / step) + 1 for span, step in zip(spans, s)]
+    assert min(out) > 0
+    xp = _wide(np.pad(x, ((0, 0), (0, 0)) + tuple(
+        (p[2 * i], p[2 * i + 1] + max(0, -spans[i])) for i in range(3))))
+    cg, og = x.shape[1] // g, w.shape[0] // g
+    y = np.zeros((x.shape[0], w.shape[0]) + tuple(out))
+    for tap in np.ndindex(*k):
+        seen = xp[(slice(None), slice(None)) + tuple(
+            slice(tap[i] * d[i], tap[i] * d[i] + (out[i] - 1) * s[i] + 1, s[i])
+            for i in range(3))]
+        for grp in range(g):
+            y[:, grp * og:(grp + 1) * og] += np.einsum(
+                "ncdhw,oc->nodhw", seen[:, grp * cg:(grp + 1) * cg],
+                _wide(w[(slice(grp * og, (grp + 1) * og), slice(None)) + tap]))
+    y = y.astype(x.dtype)
+    return _out(op, "Output", y.transpose(0, 2, 3, 4, 1) if last else y)
+
+
+def _conv3d_transpose_ref(op, env):
+    """Each input element scatters Input * Filter[c] into the window it would come from."""
+    a = op.attrs
+    last, x = _channels_first_3d(a, _x(op, env, "Input"))
+    w, g, s = _x(op, env, "Filter"), a.get("groups", 1), a.get("strides", [1, 1, 1])
+    assert x.ndim == w.ndim == 5 and x.shape[1] == w.shape[0] and x.shape[1] % g == 0
+    n, c, dims, k = x.shape[0], x.shape[1], x.shape[2:], w.shape[2:]
+    p, d = _conv3d_pads(a, dims, k)
+    size = [(dims[i] - 1) * s[i] - p[2 * i] - p[2 * i + 1] + d[i] * (k[i] - 1) + 1
+            for i in range(3)]
+    if a.get("output_size"):
+        size = list(a["output_size"])
+    elif a.get("output_padding"):
+        size = [size[i] + a["output_padding"][i] for i in range(3)]
+    assert min(size) > 0
+    cg, og = c // g, w.shape[1]
+    full = np.zeros((n, og * g) + tuple(p[2 * i] + size[i] + d[i] * k[i] + s[i] * dims[i]
+                                        for i in range(3)))
+    for tap in np.ndindex(*k):
+        reach = tuple(slice(tap[i] * d[i], tap[i] * d[i] + dims[i] * s[i], s[i])
+                      for i in range(3))
+        for grp in range(g):
+            full[(slice(None), slice(grp * og, (grp + 1) * og)) + reach] += np.einsum(
+                "ncdhw,co->nodhw", _wide(x[:, grp * cg:(grp + 1) * cg]),
+                _wide(w[(slice(grp * cg, (grp + 1) * cg), slice(None)) + tap]))
+    y = full[(slice(None), slice(None)) + tuple(slice(p[2 * i], p[2 * i] + size[i])
+                                                for i in range(3))].astype(x.dtype)
+    return _out(op, "Output", y.transpose(0, 2, 3, 4, 1) if last else y)
+
+
+REFERENCES.update({"conv3d": _conv3d_ref, "conv3d_transpose": _conv3d_transpose_ref})
+
+
+# --- warpctc, warprnnt (ops/ctc_loss.py, rnnt_loss.py): the forward-backward recursions,
+# whole columns at a time with np.logaddexp (the kernels go state by state) ---------------
+def _ctc_one(logits, label, blank):
+    """(loss, d loss / d logits) of one sequence: logits [T, C], label [L]."""
+    logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+    steps = len(logp)
+    repeats = int(np.sum(label[1:] == label[:-1])) if len(label) else 0
+    if steps == 0 or len(label) + repeats > steps:   # no alignment fits: warp-ctc's 0
+        return 0.0, np.zeros_like(logp)
+    ext = np.full(2 * len(label) + 1, blank)
+    ext[1::2] = label
+    states = len(ext)
+    skip = np.zeros(states, bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    emit = logp[:, ext]                                # [T, states]
+    alpha = np.full((steps, states), -np.inf)
+    beta = np.full((steps, states), -np.inf)
+    alpha[0, :2] = emit[0, :2]
+    for t in range(1, steps):
+        prev = alpha[t - 1].copy()
+        prev[1:] = np.logaddexp(prev[1:], alpha[t - 1, :-1])
+        prev[2:] = np.where(skip[2:], np.logaddexp(prev[2:], alpha[t - 1, :-2]), prev[2:])
+        alpha[t] = prev + emit[t]
+    beta[-1, -2:] = emit[-1, -2:]
+    for t in range(steps - 2, -1, -1):
+        nxt = beta[t + 1].copy()
+        nxt[:-1] = np.logaddexp(nxt[:-1], beta[t + 1, 1:])
+        nxt[:-2] = np.where(skip[2:], np.logaddexp(nxt[:-2], beta[t + 1, 2:]), nxt[:-2])
+        beta[t] = nxt + emit[t]
+    log_like = np.logaddexp.reduce(alpha[-1, -2:])
+    grad = np.exp(logp)
+    for s in range(states):
+        grad[:, ext[s]] -= np.exp(alpha[:, s] + beta[:, s] - emit[:, s] - log_like)
+    return -log_like, grad
+
+
+def _warpctc_ref(op, env):
+    logits, label = _x(op, env, "Logits"), _x(op, env, "Label")
+    steps, lengths = _x(op, env, "LogitsLength"), _x(op, env, "LabelLength")
+    blank = op.attrs["blank"]
+    max_t, batch, classes = logits.shape
+    if not 0 <= blank < classes or label.shape[0] != batch:
+        raise ValueError("blank or Label's batch")
+    loss, grad = np.zeros((batch, 1)), np.zeros(logits.shape)
+    for b in range(batch):
+        if not (0 <= steps[b] <= max_t and 0 <= lengths[b] <= label.shape[1]):
+            raise ValueError("a length out of range")
+        real = label[b, :lengths[b]]
+        _in_range(real, classes, "label")
+        if np.any(real == blank):
+            raise IndexError("a label is the blank")
+        loss[b, 0], grad[:steps[b], b] = _ctc_one(_wide(logits[:steps[b], b]), real, blank)
+    return {**_out(op, "Loss", loss.astype(logits.dtype)),
+            **_out(op, "WarpCTCGrad", grad.astype(logits.dtype))}
+
+
+def _warprnnt_ref(op, env):
+    acts, label = _x(op, env, "input"), _x(op, env, "label")
+    steps, lengths = _x(op, env, "input_lengths"), _x(op, env, "label_lengths")
+    blank, fastemit = op.attrs["blank"], op.attrs["fastemit_lambda"]
+    batch, max_t, max_u1, classes = acts.shape
+    if not 0 <= blank < classes or label.shape[0] != batch:
+        raise ValueError("blank or label's batch")
+    loss, grad = np.zeros(batch), np.zeros(acts.shape)
+    for b in range(batch):
+        T, U = int(steps[b]), int(lengths[b])
+        if not (1 <= T <= max_t and 0 <= U <= min(label.shape[1], max_u1 - 1)):
+            raise ValueError("a length out of range")
+        y = label[b, :U]
+        _in_range(y, classes, "label")
+        x = _wide(acts[b, :T, :U + 1])
+        stay = x[:, :, blank]                                  # [T, U + 1]: emit blank
+        move = np.take_along_axis(x[:, :U], y[None, :, None].astype(np.int64),
+                                  axis=2)[:, :, 0]             # [T, U]: emit y[u]
+        alpha = np.full((T, U + 1), -np.inf)
+        beta = np.full((T, U + 1), -np.inf)
+        for t in range(T):
+            for u in range(U + 1):
+                alpha[t, u] = 0.0 if t == u == 0 else np.logaddexp(
+                    alpha[t - 1, u] + stay[t - 1, u] if t else -np.inf,
+                    alpha[t, u - 1] + move[t, u - 1] if u else -np.inf)
+        for t in range(T - 1, -1, -1):
+            for u in range(U, -1, -1):
+                beta[t, u] = stay[t, u] if (t, u) == (T - 1, U) else np.logaddexp(
+                    beta[t + 1, u] + stay[t, u] if t < T - 1 else -np.inf,
+                    beta[t, u + 1] + move[t, u] if u < U else -np.inf)
+        log_like = beta[0, 0]
+        loss[b] = -log_like
+        g = grad[b]
+        g[:T - 1, :U + 1, blank] -= np.exp(alpha[:-1] + stay[:-1] + beta[1:] - log_like)
+        for u in range(U):
+            g[:T, u, y[u]] -= (1 + fastemit) * np.exp(alpha[:, u] + move[:, u]
+                                                      + beta[:, u + 1] - log_like)
+        g[T - 1, U, blank] -= np.exp(alpha[-1, -1] + stay[-1, -1] - log_like)
+    return {**_out(op, "loss", loss.astype(acts.dtype)),
+            **_out(op, "warprnntgrad", grad.astype(acts.dtype))}
+
+
+REFERENCES.update({"warpctc": _warpctc_ref, "warprnnt": _warprnnt_ref})
+
+
+# --- hierarchical_sigmoid, nce (ops/hierarchical_sigmoid.py, nce.py) -----------------------
+def _hsigmoid_paths(op, env, n):
+    """Each sample's [(node, bit)] root first: the default tree's code c = label +
+    num_classes (node (c >> (j+1)) - 1, bit (c >> j) & 1), or PathTable/PathCode up to
+    the first negative node; and the width L of PreOut."""
+    if op.input("PathTable"):
+        table, code = _x(op, env, "PathTable"), _x(op, env, "PathCode")
+        paths = []
+        for i in range(n):
+            row = []
+            for k, bit in zip(table[i], code[i]):
+                if k < 0:
+                    break
+                row.append((int(k), int(bit != 0)))
+            paths.append(row)
+        return paths, table.shape[1]
+    classes = op.attrs["num_classes"]
+    labels = _x(op, env, "Label").reshape(n)
+    if ((labels < 0) | (labels >= classes)).any():
+        raise IndexError("hierarchical_sigmoid: a label outside the classes")
+    paths = []
+    for label in labels:
+        c = int(label) + classes
+        paths.append([((c >> (j + 1)) - 1, (c >> j) & 1) for j in range(c.bit_length() - 1)])
+    return paths, (classes - 1).bit_length()
+
+
+def _hierarchical_sigmoid_ref(op, env):
+    x, w = _x(op, env), _x(op, env, "W")
+    n = x.shape[0]
+    bias = _wide(_x(op, env, "Bias")).reshape(-1) if op.input("Bias") else None
+    paths, width = _hsigmoid_paths(op, env, n)
+    z = np.zeros((n, width))
+    bits = np.zeros((n, width))
+    for i, path in enumerate(paths):
+        for j, (k, bit) in enumerate(path):
+            z[i, j] = np.clip(_wide(w[k]) @ _wide(x[i]) + (bias[k] if bias is not None
+                                                             else 0.0), -40, 40)
+            bits[i, j] = bit
+    pre_out = np.logaddexp(0.0, z)           # softplus; 0 -> log 2 past a path's end
+    out = (pre_out - bits * z).sum(axis=1, keepdims=True)
+    made = {**_out(op, "Out", out.astype(x.dtype)),
+            **_out(op, "PreOut", pre_out.astype(x.dtype))}
+    if op.output("W_Out"):
+        made.update(_out(op, "W_Out", w))
+    return made
+
+
+def _nce_ref(op, env):
+    """Exact with custom_neg_classes; drawn negatives are random (NotComputed)."""
+    a = op.attrs
+    x, label, w = _x(op, env, "Input"), _x(op, env, "Label"), _x(op, env, "Weight")
+    classes, neg = w.shape[0], a["num_neg_samples"]
+    cols = label.shape[1] + neg
+    if ((label < 0) | (label >= classes)).any():
+        raise IndexError("nce: a label outside the classes")
+    custom = list(a.get("custom_neg_classes") or [])
+    if not custom and neg:
+        return {**_out(op, "Cost", NotComputed((x.shape[0], 1), x.dtype)),
+                **_out(op, "SampleLogits", NotComputed((x.shape[0], cols), x.dtype)),
+                **_out(op, "SampleLabels", NotComputed((x.shape[0], cols), np.int64))}
+    labels = np.concatenate([label, np.tile(np.int64(custom), (x.shape[0], 1))], axis=1) \
+        if custom else label.astype(np.int64)
+    z = np.einsum("nd,njd->nj", _wide(x), _wide(w)[labels])
+    if op.input("Bias"):
+        z += _wide(_x(op, env, "Bias")).reshape(-1)[labels]
+    o = 1 / (1 + np.exp(-z))
+    sampler = a.get("sampler", 0)
+    if sampler == 0:
+        p = np.full(labels.shape, 1.0 / classes)
+    elif sampler == 1:
+        p = np.log((labels + 2.0) / (labels + 1.0)) / np.log(classes)
+    else:
+        p = _wide(_x(op, env, "CustomDistProbs")).reshape(-1)[labels]
+    b = p * neg
+    true = np.arange(cols) < label.shape[1]
+    cost = np.where(true, -np.log(o / (o + b)), -np.log(b / (o + b))).sum(axis=1, keepdims=True)
+    if op.input("SampleWeight"):
+        cost = cost * _wide(_x(op, env, "SampleWeight")).reshape(-1, 1)
+    return {**_out(op, "Cost", cost.astype(x.dtype)),
+            **_out(op, "SampleLogits", o.astype(x.dtype)),
+            **_out(op, "SampleLabels", labels)}
+
+
+REFERENCES.update({"hierarchical_sigmoid": _hierarchical_sigmoid_ref, "nce": _nce_ref})
 
 
 def run_op(op, env) -> dict:

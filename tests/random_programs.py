@@ -69,7 +69,8 @@ DISCRETE_OPS = {"greater_than", "less_than", "equal", "not_equal", "split_lod_te
                 "merge_lod_tensor", "greater_equal", "less_equal"}
 # Ops whose rounding error scales with the product of their inputs' magnitudes.
 PRODUCT_OPS = {"matmul", "matmul_v2", "bmm", "mul", "conv2d", "depthwise_conv2d",
-               "conv2d_transpose", "depthwise_conv2d_transpose"}
+               "conv2d_transpose", "depthwise_conv2d_transpose",
+               "conv3d", "conv3d_transpose"}
 
 # Library bugs the random programs must steer clear of until they are fixed (each with a
 # minimal reproduction at the end of this file), so that they keep hunting for others.
@@ -251,6 +252,8 @@ def b_unary(B, type_):
             names = [positive_feed(B, li.shape, li.dtype if li.dtype in FLOAT_TYPES else F32)]
     elif type_ == "square":
         names = B.tensors(FLOAT_TYPES + INT_TYPES, pred=lambda n, i: B.mag(n) ** 2 <= MAX_MAG)
+    elif type_ == "erfinv":                      # defined (and well conditioned) inside
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.mag(n) <= 0.9)
     else:
         names = B.tensors(FLOAT_TYPES)
     if not names:
@@ -1171,20 +1174,22 @@ def b_clip_by_norm(B, type_):
 
 def b_conv(B, type_):
     """conv2d, conv2d_transpose and their depthwise twins on a 4-D float tensor of the
-    program (or a fresh one) and a fresh filter: either layout, groups dividing the
-    channels, windows that fit the input, an output_padding the strides reach."""
+    program (or a fresh one) and a fresh filter (conv3d, conv3d_transpose: 5-D, smaller
+    spatial dims): either layout, groups dividing the channels, windows that fit the
+    input, an output_padding the strides reach."""
     rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
     last = B.draw(st.booleans())
-    names = B.tensors(FLOAT_TYPES, min_rank=4, max_rank=4,
+    rank = 3 if "3d" in type_ else 2                      # spatial dims
+    names = B.tensors(FLOAT_TYPES, min_rank=rank + 2, max_rank=rank + 2,
                       pred=lambda n, i: B.mag(n) <= 100 and min(i.shape) > 0)
     if names and B.draw(st.booleans()):
         x = B.pick(names)
     else:
-        dims = [B.draw(st.integers(1, 2)), B.draw(st.integers(1, 4)),
-                B.draw(st.integers(1, 5)), B.draw(st.integers(1, 5))]
+        dims = [B.draw(st.integers(1, 2)), B.draw(st.integers(1, 4))] + \
+            [B.draw(st.integers(1, 5 if rank == 2 else 3)) for _ in range(rank)]
         x = B.add_feed(rng.uniform(-1, 1, dims).astype(B.pick(FLOAT_TYPES)))
     shape, dtype = B.info[x].shape, B.info[x].dtype
-    c, hw = (shape[3], shape[1:3]) if last else (shape[1], shape[2:])
+    c, hw = (shape[-1], shape[1:-1]) if last else (shape[1], shape[2:])
     groups = c if type_.startswith("depthwise") else B.pick(divisors(c))
     k = [B.draw(st.integers(1, min(3, n))) for n in hw]
     d = [B.pick([1, 2]) if 2 * (kk - 1) + 1 <= n else 1 for kk, n in zip(k, hw)]
@@ -1197,6 +1202,8 @@ def b_conv(B, type_):
     attrs = {"strides": s, "paddings": pads, "dilations": d, "groups": groups,
              "padding_algorithm": B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]),
              "data_format": "NHWC" if last else "NCHW"}
+    if type_ == "conv3d":                     # (Paddle saves conv3d_transpose's as NCHW/NHWC)
+        attrs["data_format"] = "NDHWC" if last else "NCDHW"
     if type_.endswith("transpose"):
         w = rng.uniform(-1, 1, [c, 1 if groups == c else B.draw(st.integers(1, 2))] + k)
         if B.draw(st.booleans()):
@@ -1401,7 +1408,7 @@ OP_CHOICES = (
                                   "lamb")]
     + [("clip_by_norm", b_clip_by_norm)]
     + [(t, b_conv) for t in ("conv2d", "depthwise_conv2d", "conv2d_transpose",
-                             "depthwise_conv2d_transpose")]
+                             "depthwise_conv2d_transpose", "conv3d", "conv3d_transpose")]
     + [(t, b_norm) for t in ("batch_norm", "instance_norm", "group_norm")]
     + [("layer_norm", b_layer_norm), ("rnn", b_rnn)]
     + [("dropout", b_dropout)]
@@ -1581,6 +1588,366 @@ def b_math_tail(B, type_):
 OP_CHOICES += [(t, b_math_tail) for t in ("cumprod", "i0", "polygamma")]
 
 
+# --- lerp, atan2, elementwise_fmax/_fmin/_heaviside, nextafter (ops/binary_math.py); i0e,
+# i1, i1e; renorm; reduce_amax/_amin; isclose, allclose, equal_all, is_empty; log_loss ------
+_SAME_SHAPE = ("atan2", "isclose", "allclose")
+
+
+def b_more_math(B, type_):
+    """Float operands of one dtype (numpy broadcasting; one shape where the op wants it);
+    the Bessel functions at |x| <= 2; renorm and amax/amin over some axes; log_loss of
+    fresh probabilities in [0.1, 0.9]."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    if type_ in ("i0e", "i1", "i1e"):
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: B.mag(n) <= 2)
+        if not names:
+            return False
+        B.append(type_, {"x": [B.pick(names)]}, {"out": 1})
+        return True
+    if type_ == "log_loss":
+        like = B.tensors()
+        shape = B.info[B.pick(like)].shape if like else (2, 3)
+        dtype = B.draw(st.sampled_from(FLOAT_TYPES))
+        p, label = (B.add_feed(rng.uniform(0.1, 0.9, shape).astype(dtype)) for _ in range(2))
+        B.append(type_, {"Predicted": [p], "Labels": [label]}, {"Loss": 1},
+                 {"epsilon": 1e-4})
+        return True
+    names = B.tensors(None if type_ in ("is_empty", "equal_all") else FLOAT_TYPES,
+                      min_rank=1 if type_ == "renorm" else 0)
+    if not names:
+        return False
+    x = B.pick(names)
+    xi = B.info[x]
+    if type_ == "is_empty":
+        B.append(type_, {"X": [x]}, {"Out": 1}, discrete=True)
+        return True
+    if type_ == "renorm":
+        rank = len(xi.shape)
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"p": B.draw(st.sampled_from([1.0, 2.0, 3.0])),
+                  "axis": B.draw(st.integers(-rank, rank - 1)),
+                  "max_norm": B.draw(st.sampled_from([0.5, 1.0, 5.0]))})
+        return True
+    if type_ in ("reduce_amax", "reduce_amin"):
+        r = len(xi.shape)
+        dims = B.draw(st.lists(st.integers(0, r - 1), min_size=1, max_size=r, unique=True)) \
+            if r else [0]
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"dim": dims, "keep_dim": B.draw(st.booleans()),
+                  "reduce_all": B.draw(st.integers(0, 4)) == 0})
+        return True
+    ys = [y for y in names if B.info[y].dtype == xi.dtype and (
+        B.info[y].shape == xi.shape if type_ in _SAME_SHAPE
+        else _np_broadcastable(xi.shape, B.info[y].shape))]
+    y = B.pick(ys)
+    if type_ == "lerp":
+        weight = B.add_feed(rng.uniform(0, 1, xi.shape[len(xi.shape) // 2:]).astype(xi.dtype))
+        B.append(type_, {"X": [x], "Y": [y], "Weight": [weight]}, {"Out": 1})
+    elif type_ == "atan2":
+        B.append(type_, {"X1": [x], "X2": [y]}, {"Out": 1})
+    elif type_ == "nextafter":
+        B.append(type_, {"x": [x], "y": [y]}, {"out": 1})
+    elif type_ in ("isclose", "allclose"):
+        B.append(type_, {"Input": [x], "Other": [y]}, {"Out": 1},
+                 {"rtol": "1e-05", "atol": "1e-08", "equal_nan": B.draw(st.booleans())},
+                 discrete=True)
+    elif type_ == "equal_all":
+        B.append(type_, {"X": [x], "Y": [y]}, {"Out": 1}, discrete=True)
+    else:                                       # elementwise_fmax / _fmin / _heaviside
+        B.append(type_, {"X": [x], "Y": [y]}, {"Out": 1})
+    return True
+
+
+OP_CHOICES += [(t, b_more_math)
+               for t in ("lerp", "atan2", "elementwise_fmax", "elementwise_fmin",
+                         "elementwise_heaviside", "nextafter", "i0e", "i1", "i1e", "renorm",
+                         "reduce_amax", "reduce_amin", "isclose", "allclose", "equal_all",
+                         "is_empty", "log_loss")]
+
+
+# --- cummax, cummin (ops/cum_extrema.py), logcumsumexp (ops/logcumsumexp.py) ----------------
+def b_running_scans(B, type_):
+    """cummax / cummin along one axis (their indices discrete: a rounding step can move a
+    tie), logcumsumexp of floats along one axis or flattened, either direction."""
+    kinds = FLOAT_TYPES + (INT_TYPES if type_ != "logcumsumexp" else ())
+    names = B.tensors(kinds, min_rank=1)
+    if not names:
+        return False
+    x = B.pick(names)
+    rank = len(B.info[x].shape)
+    axis = B.draw(st.integers(-rank, rank - 1))
+    if type_ == "logcumsumexp":
+        flatten = B.draw(st.booleans())          # X as one row: axis 0 or -1 of it
+        B.append(type_, {"X": [x]}, {"Out": 1},
+                 {"axis": -1 if flatten else axis, "flatten": flatten,
+                  "exclusive": False, "reverse": B.draw(st.booleans())})
+    else:
+        B.append(type_, {"x": [x]}, {"out": 1, "indices": 1}, {"axis": axis},
+                 discrete=True)
+    return True
+
+
+OP_CHOICES += [(t, b_running_scans) for t in ("cummax", "cummin", "logcumsumexp")]
+
+
+# --- index_sample, take_along_axis, repeat_interleave, crop_tensor, broadcast_tensors,
+# unbind, multiplex (ops/take_along.py ... multiplex.py) --------------------------------------
+def b_by_index(B, type_):
+    """Reading and reshaping by index on a drawn tensor: positions (index_sample,
+    take_along_axis, multiplex's candidate numbers) drawn inside their range, repeat
+    counts as the attribute or a fed tensor, a crop inside X (a size -1 now and then),
+    X broadcast against a fed tensor with some of its dims 1, unbind along any axis.
+    Out-of-range positions are the fuzzer's."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    min_rank = 2 if type_ == "index_sample" else 1
+    names = B.tensors(FLOAT_TYPES + INT_TYPES, min_rank=min_rank,
+                      max_rank=2 if type_ == "index_sample" else 99)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    rank = len(shape)
+    index_type = B.pick([I32, I64])
+    if type_ == "index_sample":
+        index = B.add_feed(rng.integers(0, shape[1], (shape[0], B.draw(st.integers(1, 4))))
+                           .astype(index_type))
+        B.append(type_, {"X": [x], "Index": [index]}, {"Out": 1})
+    elif type_ == "take_along_axis":
+        axis = B.draw(st.integers(-rank, rank - 1))
+        index_shape = [B.draw(st.integers(1, 4)) if d == axis % rank else
+                       B.draw(st.integers(1, n)) for d, n in enumerate(shape)]
+        index = B.add_feed(rng.integers(0, shape[axis], index_shape).astype(index_type))
+        B.append(type_, {"Input": [x], "Index": [index]}, {"Result": 1}, {"Axis": axis})
+    elif type_ == "repeat_interleave":
+        dim = B.draw(st.integers(-rank, rank - 1))
+        if B.draw(st.booleans()):
+            counts = B.add_feed(rng.integers(0, 3, shape[dim]).astype(index_type))
+            B.append(type_, {"X": [x], "RepeatsTensor": [counts]}, {"Out": 1}, {"dim": dim})
+        else:
+            B.append(type_, {"X": [x]}, {"Out": 1},
+                     {"Repeats": B.draw(st.integers(0, 3)), "dim": dim})
+    elif type_ == "crop_tensor":
+        offsets = [B.draw(st.integers(0, n - 1)) for n in shape]
+        sizes = [-1 if B.draw(st.integers(0, 3)) == 0 else B.draw(st.integers(1, n - o))
+                 for n, o in zip(shape, offsets)]
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"shape": sizes, "offsets": offsets})
+    elif type_ == "broadcast_tensors":
+        other_shape = tuple(1 if B.draw(st.booleans()) else n
+                            for n in shape[B.draw(st.integers(0, rank - 1)):])
+        other = B.add_feed(rng.uniform(-2, 2, other_shape).astype(dtype))
+        B.append(type_, {"X": [x, other]}, {"Out": 2})
+    elif type_ == "unbind":
+        axis = B.draw(st.integers(-rank, rank - 1))
+        B.append(type_, {"X": [x]}, {"Out": shape[axis]}, {"axis": axis})
+    else:                                                 # multiplex
+        k = B.draw(st.integers(1, 3))
+        candidates = [x] + [B.add_feed(rng.uniform(-2, 2, shape).astype(dtype))
+                            for _ in range(k - 1)]
+        ids = B.add_feed(rng.integers(0, k, (shape[0], 1)).astype(index_type))
+        B.append(type_, {"Ids": [ids], "X": candidates}, {"Out": 1})
+    return True
+
+
+OP_CHOICES += [(t, b_by_index)
+               for t in ("index_sample", "take_along_axis", "repeat_interleave", "crop_tensor",
+                         "broadcast_tensors", "unbind", "multiplex")]
+
+# --- set_value, index_put, index_add, scatter_nd_add, put_along_axis, fill_diagonal_tensor
+# (ops/set_value.py, index_put.py, scatter_into.py, fill_diagonal_tensor.py) -----------------
+def b_write_by_index(B, type_):
+    """Writing into a drawn tensor: a strided part of one axis (set_value, the value fed,
+    broadcast along some dims), positions drawn inside their range (negative ones too
+    where the op takes them: index_put), with repeats, and a diagonal at any offset.
+    Out-of-range positions are the fuzzer's."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    min_rank = 2 if type_ == "fill_diagonal_tensor" else 1
+    names = B.tensors(FLOAT_TYPES + INT_TYPES, min_rank=min_rank)
+    if not names:
+        return False
+    x = B.pick(names)
+    shape, dtype = B.info[x].shape, B.info[x].dtype
+    rank = len(shape)
+    index_type = B.pick([I32, I64])
+
+    def feed(value_shape):
+        return B.add_feed(rng.uniform(-2, 2, value_shape).astype(dtype))
+    if type_ == "set_value":
+        a = B.draw(st.integers(0, rank - 1))
+        n, step = shape[a], B.pick([1, 2, -1])
+        start = B.draw(st.integers(0, n - 1))
+        end = B.draw(st.integers(start + 1, n)) if step > 0 else \
+            B.draw(st.integers(-1, start - 1))               # -1: through index 0
+        part = list(shape)
+        part[a] = len(range(n)[slice(start, None if end == -1 else end, step)])
+        value = feed([1 if B.draw(st.booleans()) else d for d in part])
+        B.append(type_, {"Input": [x], "ValueTensor": [value]}, {"Out": 1},
+                 {"axes": [a], "starts": [start], "ends": [end], "steps": [step]})
+    elif type_ == "index_put":
+        k = B.draw(st.integers(1, 4))
+        index = B.add_feed(rng.integers(-shape[0], shape[0], k).astype(index_type))
+        value = feed((1,) if B.draw(st.booleans()) else (k,) + tuple(shape[1:]))
+        B.append(type_, {"x": [x], "indices": [index], "value": [value]}, {"out": 1},
+                 {"accumulate": B.draw(st.booleans())})
+    elif type_ == "index_add":
+        axis = B.draw(st.integers(-rank, rank - 1))
+        k = B.draw(st.integers(1, 4))
+        index = B.add_feed(rng.integers(0, shape[axis], k).astype(index_type))
+        added = list(shape)
+        added[axis] = k
+        B.append(type_, {"X": [x], "Index": [index], "AddValue": [feed(added)]}, {"Out": 1},
+                 {"axis": axis})
+    elif type_ == "scatter_nd_add":
+        k, m = B.draw(st.integers(1, rank)), B.draw(st.integers(1, 4))
+        index = B.add_feed(np.stack([rng.integers(0, shape[j], m) for j in range(k)],
+                                    axis=1).astype(index_type))
+        B.append(type_, {"X": [x], "Index": [index],
+                         "Updates": [feed((m,) + tuple(shape[k:]))]}, {"Out": 1})
+    elif type_ == "put_along_axis":
+        axis = B.draw(st.integers(-rank, rank - 1))
+        index_shape = [B.draw(st.integers(1, 4)) if d == axis % rank else
+                       B.draw(st.integers(1, n)) for d, n in enumerate(shape)]
+        index = B.add_feed(rng.integers(0, shape[axis], index_shape).astype(index_type))
+        B.append(type_, {"Input": [x], "Index": [index], "Value": [feed(index_shape)]},
+                 {"Result": 1}, {"Axis": axis, "Reduce": B.pick(["assign", "add"]),
+                                 "Include_self": B.draw(st.booleans())})
+    else:                                                 # fill_diagonal_tensor
+        dim1, dim2 = B.draw(st.permutations(range(rank)))[:2]
+        offset = B.draw(st.integers(-2, 2))
+        n1, n2 = shape[dim1], shape[dim2]
+        length = max(min(n1, n1 + offset, n2, n2 - offset), 0)
+        others = [d for i, d in enumerate(shape) if i not in (dim1, dim2)]
+        B.append(type_, {"X": [x], "Y": [feed(others + [length])]}, {"Out": 1},
+                 {"offset": offset, "dim1": dim1, "dim2": dim2})
+    return True
+
+
+OP_CHOICES += [(t, b_write_by_index)
+               for t in ("set_value", "index_put", "index_add", "scatter_nd_add",
+                         "put_along_axis", "fill_diagonal_tensor")]
+
+
+# --- pool3d, max_pool3d_with_index (ops/pool.py) ---------------------------------------------
+def b_pool3d(B, type_):
+    """pool3d (max or avg, either layout, paddings below the window, ceil_mode where the
+    last window still holds an element, SAME/VALID, global, adaptive) and
+    max_pool3d_with_index (its Mask moves on a near-tie: discrete), on a 5-D float tensor
+    of the program or a fresh one."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    names = B.tensors(FLOAT_TYPES, min_rank=5, max_rank=5, pred=lambda n, i: min(i.shape) > 0)
+    if names and B.draw(st.booleans()):
+        x = B.pick(names)
+    else:
+        dims = [B.draw(st.integers(1, 2)), B.draw(st.integers(1, 2))] + \
+            [B.draw(st.integers(1, 4)) for _ in range(3)]
+        x = B.add_feed(rng.uniform(-1, 1, dims).astype(B.pick(FLOAT_TYPES)))
+    shape = B.info[x].shape
+    last = type_ == "pool3d" and B.draw(st.booleans())
+    dhw = shape[1:4] if last else shape[2:]
+    k = [B.draw(st.integers(1, min(3, n))) for n in dhw]
+    s = [B.pick([1, 2]) for _ in dhw]
+    p = [B.draw(st.integers(0, kk - 1)) for kk in k]
+    attrs = {"ksize": k, "strides": s, "paddings": p,
+             "global_pooling": B.draw(st.integers(0, 5)) == 0,
+             "adaptive": B.draw(st.integers(0, 3)) == 0}
+    if attrs["adaptive"]:
+        attrs["ksize"] = [B.draw(st.integers(1, n + 1)) for n in dhw]
+    if type_ == "pool3d":
+        ceil = B.draw(st.booleans()) and all(
+            ((n - kk + 2 * pp + ss - 1) // ss) * ss - pp < n
+            for n, kk, ss, pp in zip(dhw, k, s, p))
+        attrs.update(pooling_type=B.pick(["max", "avg"]), ceil_mode=ceil,
+                     exclusive=B.draw(st.booleans()), data_format="NDHWC" if last else "NCDHW",
+                     padding_algorithm=B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]))
+        B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
+    else:
+        B.append(type_, {"X": [x]}, {"Out": 1, "Mask": 1}, attrs, discrete=True)
+    return True
+
+
+OP_CHOICES += [(t, b_pool3d) for t in ("pool3d", "max_pool3d_with_index")]
+
+
+# --- mv, dot, multi_dot, matrix_power, addmm, kron, cross, dist, frobenius_norm, diagonal,
+# trace, diag_v2, eye, histogram, bincount (ops/matrix_products.py, kron_and_cross.py,
+# distances.py, diagonals.py, histogram.py) -----------------------------------------------
+def b_linalg_products(B, type_):
+    """A tensor of the program where the op takes any shape (frobenius_norm, diagonal,
+    trace, diag_v2, kron, histogram); fresh operands in [-1, 1] of fitting shapes for the
+    products; matrix_power of a fresh matrix near 2I (its inverse is tame); bincount of
+    fresh small ints; eye from attributes."""
+    rng = np.random.default_rng(B.draw(st.integers(0, 2**16)))
+    floats = B.tensors(FLOAT_TYPES, max_rank=3)
+    dtype = B.info[B.pick(floats)].dtype if floats else F64
+
+    def fresh(*shape, like=None):
+        return B.add_feed(rng.uniform(-1, 1, shape).astype(B.info[like].dtype if like
+                                                             else dtype))
+    n = lambda: B.draw(st.integers(1, 4))            # noqa: E731
+    if type_ == "eye":
+        B.append(type_, {}, {"Out": 1}, {"num_rows": B.draw(st.integers(0, 4)),
+                                         "num_columns": B.draw(st.integers(-1, 4)),
+                                         "dtype": B.pick([2, 3, 5, 6])}, exact=True)
+    elif type_ == "bincount":
+        x = B.add_feed(rng.integers(0, 6, n()).astype(B.pick([np.int32, np.int64])))
+        inputs = {"X": [x]}
+        if B.draw(st.booleans()):
+            inputs["Weights"] = [fresh(len(B.env[x]))]
+        B.append(type_, inputs, {"Out": 1}, {"minlength": B.draw(st.integers(0, 4))},
+                 discrete=True)
+    elif type_ in ("frobenius_norm", "diagonal", "trace", "diag_v2", "kron", "histogram"):
+        min_rank = 2 if type_ in ("diagonal", "trace") else 0
+        max_rank = 2 if type_ == "diag_v2" else 3
+        names = B.tensors(FLOAT_TYPES, min_rank=min_rank, max_rank=max_rank)
+        if not names:
+            return False
+        x = B.pick(names)
+        rank = len(B.info[x].shape)
+        if type_ == "frobenius_norm":
+            B.append(type_, {"X": [x]}, {"Out": 1},
+                     {"dim": [B.draw(st.integers(-rank, rank - 1))] if rank else [],
+                      "keep_dim": B.draw(st.booleans()), "reduce_all": B.draw(st.booleans())})
+        elif type_ in ("diagonal", "trace"):
+            a1, a2 = B.draw(st.permutations(range(rank)))[:2]
+            B.append(type_, {"Input": [x]}, {"Out": 1},
+                     {"offset": B.draw(st.integers(-2, 2)), "axis1": a1, "axis2": a2})
+        elif type_ == "diag_v2":
+            B.append(type_, {"X": [x]}, {"Out": 1}, {"offset": B.draw(st.integers(-2, 2)),
+                                                     "padding_value": 0.5})
+        elif type_ == "kron":
+            y = fresh(*[B.draw(st.integers(1, 2)) for _ in range(B.draw(st.integers(0, 2)))],
+                      like=x)
+            B.append(type_, {"X": [x], "Y": [y]}, {"Out": 1})
+        else:
+            B.append(type_, {"X": [x]}, {"Out": 1}, {"bins": n(), "min": 0, "max": 0},
+                     discrete=True)
+    elif type_ == "matrix_power":
+        m = n()
+        x = B.add_feed((2 * np.eye(m) + 0.3 * rng.uniform(-1, 1, (m, m))).astype(dtype))
+        B.append(type_, {"X": [x]}, {"Out": 1}, {"n": B.draw(st.integers(-2, 3))})
+    elif type_ == "mv":
+        r, c = n(), n()
+        B.append(type_, {"X": [fresh(r, c)], "Vec": [fresh(c)]}, {"Out": 1})
+    elif type_ in ("dot", "cross", "dist"):
+        shape = [n(), 3] if type_ == "cross" else [n() for _ in range(B.draw(st.integers(1, 2)))]
+        attrs = {"p": B.pick([1.0, 2.0, 3.0, float("inf")])} if type_ == "dist" else {}
+        B.append(type_, {"X": [fresh(*shape)], "Y": [fresh(*shape)]}, {"Out": 1}, attrs)
+    elif type_ == "multi_dot":
+        dims = [n() for _ in range(B.draw(st.integers(3, 4)))]
+        xs = [fresh(a, b) for a, b in zip(dims, dims[1:])]
+        B.append(type_, {"X": xs}, {"Out": 1})
+    else:                                                  # addmm
+        r, k, c = n(), n(), n()
+        B.append(type_, {"Input": [fresh(c)], "X": [fresh(r, k)], "Y": [fresh(k, c)]},
+                 {"Out": 1}, {"Alpha": 0.5, "Beta": 2.0})
+    return True
+
+
+OP_CHOICES += [(t, b_linalg_products)
+               for t in ("mv", "dot", "multi_dot", "matrix_power", "addmm", "kron", "cross",
+                         "dist", "frobenius_norm", "diagonal", "trace", "diag_v2", "eye",
+                         "histogram", "bincount")]
+
+
 def covered_op_types() -> set[str]:
     """The op types the builders append (write_to_array comes with the array reads)."""
     return {t for t, _ in OP_CHOICES} | {"write_to_array"}
@@ -1603,7 +1970,55 @@ NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc
                  "split_byref",
                  # its buckets accumulate across runs (StatPosOut is StatPos's own
                  # variable): tests/test_metrics.py runs Paddle's program three times
-                 "auc"}
+                 "auc",
+                 # assert stops the run when its condition is false (its rows and
+                 # tests/test_assert_op.py); as_complex / as_real: complex tensors, which
+                 # the random programs' dtypes leave out (their rows and the coverage's)
+                 "assert", "as_complex", "as_real",
+                 # outputs sized by the data, and ops whose positions depend on ties (a
+                 # rounding step moves them): the op table's rows, the fuzzer's and
+                 # the coverage table's programs (ops/unique.py, order_statistics.py)
+                 "unique", "unique_consecutive", "where_index", "kthvalue", "mode",
+                 "nanmedian",
+                 # needs a sorted sequence: the op table's rows and the fuzzer's
+                 "searchsorted",
+                 # ids, beams and new tensors, not values of the drawn float data: the op
+                 # table's rows, the fuzzer's and the coverage table's programs
+                 # (ops/shard_index.py, gather_tree.py, empty.py)
+                 "shard_index", "gather_tree", "empty",
+                 # sequence losses over labels and lengths, not values of the drawn float
+                 # data: the op table's rows, the fuzzer's and the coverage table's
+                 # programs (ops/ctc_loss.py, rnnt_loss.py)
+                 "warpctc", "warprnnt",
+                 # matrix decompositions (ops/svd.py, qr.py, eigh.py, eig.py, matrix_rank.py,
+                 # lstsq.py): square or full-rank matrices with distinct spectra, which
+                 # random data is not; the op table's rows, the fuzzer's, the coverage
+                 # table's programs and tests/test_spectral_ops.py
+                 "svd", "qr", "eigh", "eigvalsh", "eig", "eigvals", "matrix_rank", "lstsq",
+                 # Indices are a max pool's Mask, positions inside output_size: the op
+                 # table's rows, the fuzzer's and the coverage table's programs
+                 # (ops/unpool.py)
+                 "unpool", "unpool3d",
+                 # triangular factorizations and solves (ops/triangular_factor.py,
+                 # linear_solve.py): positive definite, triangular or invertible matrices
+                 # and lu's own pivots, which random data is not; the op table's rows, the
+                 # fuzzer's, the coverage table's programs, tests/test_triangular_factor.py
+                 "cholesky", "lu", "lu_unpack", "determinant", "solve", "triangular_solve",
+                 "cholesky_solve",
+                 # images and columns with divisible channels or fitting windows, matrices of
+                 # matching widths, running statistics: the op table's rows, the fuzzer's and
+                 # the coverage table's programs (ops/pixel_shuffle.py, fold.py,
+                 # bilinear_tensor_product.py, spectral_norm.py, data_norm.py, row_conv.py)
+                 "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold",
+                 "bilinear_tensor_product", "spectral_norm", "data_norm", "row_conv",
+                 # random draws numpy cannot repeat: the op table's certain rows and
+                 # tests/test_layer_ops.py's statistics (ops/random_activations.py, sampling.py)
+                 "rrelu", "gumbel_softmax", "bernoulli", "poisson", "multinomial", "randint",
+                 "randperm",
+                 # class labels that must lie in a tree / class range and tree paths, and
+                 # random negatives: the op table's rows, the fuzzer's and the coverage
+                 # table's programs (ops/hierarchical_sigmoid.py, nce.py)
+                 "hierarchical_sigmoid", "nce"}
 
 
 def small_shapes(min_dims=1):

@@ -4,7 +4,7 @@ real Paddle (tools/coverage/make_paddle_api_table.py), run here and compared.
 The data is checked against itself (every row's arrays are there, every skip has an
 allowed reason, skips stay under 15% of the list); a sample of simple APIs must run and
 match; a broken program, a wrong value and a crash deep inside must each come out as the
-right outcome, and the report must print. The whole run (about a minute here) is slow."""
+right outcome, and the report must print; the whole list must meet the bar (a minute)."""
 import json
 
 import numpy as np
@@ -132,11 +132,14 @@ def test_the_command_runs_one_api_and_says_json(capsys):
     assert cli(["coverage", "--api", "no_such_api"]) == 2
 
 
-@pytest.mark.slow
-def test_the_whole_report(table):
+def test_the_whole_list_meets_the_bar(table):
+    """The measure itself: at least 95% of the in-scope APIs covered, no op type that three
+    or more APIs need left unregistered, and nothing crashing deep inside."""
     outcomes = run_all(table.keys(), table)
     summary = summarize(outcomes, table.paddle_version)
     text = format_report(summary)
     assert summary["in_scope"] + summary["skipped"] + len(summary["host"]) == len(table.rows)
-    assert summary["covered"] >= 290           # 296 of 547 when the data was made
-    assert "Missing op types" in text
+    assert summary["share"] >= 0.95, text
+    assert [r for r in summary["missing_op_types"] if r["apis"] >= 3] == [], text
+    assert "crash" not in summary["by_status"], text
+    assert text.startswith("Coverage of PaddlePaddle 2.6.2's public API")

@@ -146,7 +146,14 @@ PADDLE_WRONG = {"gather_cols_x@GRAD", "gn_plain_float32_x@GRAD", "gn_plain_float
                                   # greater_equal, less_equal, reduce_all/_any, isnan_v2,
                                   # isinf_v2, isfinite_v2, logical_* on numbers, bitwise_*,
                                   # size, sequence_mask
-                                  "compare_logic"])
+                                  "compare_logic",
+                                  # repeat_interleave, crop_tensor, take_along_axis,
+                                  # index_sample, multiplex, broadcast_tensors, unbind,
+                                  # shard_index, gather_tree (their attribute tensors too)
+                                  "by_index",
+                                  # set_value (steps, a tensor start), index_put (a mask,
+                                  # accumulate), put_along_axis (add)
+                                  "write_by_index"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).

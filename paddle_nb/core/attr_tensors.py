@@ -75,19 +75,39 @@ ATTRIBUTE_TENSORS: dict[str, tuple[AttrTensor, ...]] = {
              + _stand_for("max", "number", ("Max", "scalar"))),
     "concat": _stand_for("axis", "int", ("AxisTensor", "scalar")),
     "dropout": _stand_for("seed", "int", ("Seed", "scalar")),
+    # crop_tensor, empty, repeat_interleave (ops/crop_tensor.py, empty.py, repeat_interleave.py)
+    "crop_tensor": (_stand_for("shape", "int", ("ShapeTensor", "list"), ("Shape", "vector"))
+                    + _stand_for("offsets", "int", ("OffsetsTensor", "list"),
+                                 ("Offsets", "vector"))),
+    "empty": _stand_for("shape", "int", ("ShapeTensor", "vector"), ("ShapeTensorList", "list")),
+    "repeat_interleave": _stand_for("Repeats", "int", ("RepeatsTensor", "vector")),
     "expand_v2": _stand_for("shape", "int", ("Shape", "vector"),
                             ("expand_shapes_tensor", "list")),
     "fill_constant": _SHAPE + _stand_for("value", "real", ("ValueTensor", "scalar")),
     "gather": _stand_for("axis", "int", ("Axis", "scalar")),
     "gaussian_random": _SHAPE,
+    # matrix_rank (ops/matrix_rank.py): one tolerance per matrix, its shape read too
+    "matrix_rank": _stand_for("tol", "float", ("TolTensor", "vector")),
     "uniform_random": _SHAPE,
+    # randint (ops/sampling.py)
+    "randint": _SHAPE,
     "one_hot_v2": _stand_for("depth", "int", ("depth_tensor", "scalar")),
     "pad3d": _stand_for("paddings", "int", ("Paddings", "vector")),
     "pow": _stand_for("factor", "number", ("FactorTensor", "scalar")),
     # reduce_all/_any, sequence_mask (ops/bool_reduce.py, sequence_mask.py)
     "reduce_all": _stand_for("dim", "int", ("AxisTensor", "vector"), ("AxisTensorList", "list")),
     "reduce_any": _stand_for("dim", "int", ("AxisTensor", "vector"), ("AxisTensorList", "list")),
+    # reduce_amax/_amin (ops/amax_amin.py), isclose/allclose (ops/closeness.py)
+    "isclose": (_stand_for("rtol", "float", ("Rtol", "scalar"))
+                + _stand_for("atol", "float", ("Atol", "scalar"))),
+    "allclose": (_stand_for("rtol", "float", ("Rtol", "scalar"))
+                 + _stand_for("atol", "float", ("Atol", "scalar"))),
+    "reduce_amax": _stand_for("dim", "int", ("AxisTensor", "vector"), ("AxisTensorList", "list")),
+    "reduce_amin": _stand_for("dim", "int", ("AxisTensor", "vector"), ("AxisTensorList", "list")),
     "sequence_mask": _stand_for("maxlen", "int", ("MaxLenTensor", "scalar")),
+    "set_value": (_stand_for("starts", "int", ("StartsTensorList", "list"))
+                  + _stand_for("ends", "int", ("EndsTensorList", "list"))
+                  + _stand_for("steps", "int", ("StepsTensorList", "list"))),
     "reshape2": _stand_for("shape", "int", ("ShapeTensor", "list"), ("Shape", "vector")),
     "roll": _stand_for("shifts", "int", ("ShiftsTensor", "vector")),
     "scale": _stand_for("scale", "number", ("ScaleTensor", "scalar")),

@@ -53,8 +53,15 @@ def write(attr: OpDesc.Attr, type_: int, value) -> None:
     """Store ``value`` in ``attr`` as ``type_``; a TypeError/ValueError if it does not fit."""
     attr.type = type_
     field = _FIELD[type_]
-    if type_ in (SCALAR, SCALARS):
-        raise TypeError("writing SCALAR attributes is not supported; use FLOAT/INT")
+    if type_ == SCALAR:
+        raise TypeError("writing a SCALAR attribute is not supported; use FLOAT/INT")
+    if type_ == SCALARS:                       # set_value's ``values`` (Paddle 2.6)
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"expected a list for a scalars attribute, got {value!r}")
+        del attr.scalars[:]
+        for v in value:
+            _write_scalar(attr.scalars.add(), v)
+        return
     if type_ in _REPEATED:
         convert = _ELEMENT[type_]
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
@@ -64,6 +71,19 @@ def write(attr: OpDesc.Attr, type_: int, value) -> None:
         target.extend(convert(v) for v in value)
     else:
         setattr(attr, field, _ELEMENT[type_](value))
+
+
+def _write_scalar(s, v) -> None:
+    """One Scalar message: a bool, an integer (LONG) or a float (FLOAT64), as Paddle
+    writes them."""
+    if isinstance(v, (bool, np.bool_)):
+        s.type, s.b = 1, bool(v)
+    elif isinstance(v, (int, np.integer)):
+        s.type, s.i = 2, int(v)
+    elif isinstance(v, (float, np.floating)):
+        s.type, s.r = 3, float(v)
+    else:
+        raise TypeError(f"expected a bool, an integer or a float, got {v!r}")
 
 
 def _to_int(v):

@@ -17,18 +17,27 @@ Found with ``python -m paddle_nb coverage`` and judged by central differences:
   Paddle 2.6.2's ``group_norm_grad`` without Scale gives a wrong X@GRAD (off by up to
   0.98 here; the fixture test of the same case is
   ``test_paddles_group_norm_gradient_without_scale_is_wrong_and_ours_is_not``).
+- ``nn.SpectralNorm`` / ``static.nn.spectral_norm``: Paddle 2.6.2's ``spectral_norm_grad``
+  computes dOut * (1 - u v^T * sum(W / sigma)) / sigma elementwise, which is not the
+  derivative of W / sigma with or without the power iteration's dependence on W (off by
+  up to 3.9 here).
 """
 from __future__ import annotations
 
 GATHER_AXIS_1 = ("Paddle 2.6.2's gather_grad along axis 1 repeats row 0's gradient in "
                  "every row")
 GROUP_NORM_NO_SCALE = "Paddle 2.6.2's group_norm_grad without Scale is wrong"
+SPECTRAL_NORM_GRAD = ("Paddle 2.6.2's spectral_norm_grad is dOut * (1 - u v^T * "
+                      "sum(W / sigma)) / sigma, no derivative (ops/spectral_norm.py)")
 
 # API key -> {fetched variable: why Paddle's value is wrong}
 PADDLE_WRONG: dict[str, dict[str, str]] = {
     "tensor.math.trapezoid": {"y@GRAD": GATHER_AXIS_1},
     "tensor.math.cumulative_trapezoid": {"y@GRAD": GATHER_AXIS_1},
     "static.nn.group_norm": {"x@GRAD": GROUP_NORM_NO_SCALE},
+    # spectral_norm (ops/spectral_norm.py)
+    "nn.SpectralNorm": {"x@GRAD": SPECTRAL_NORM_GRAD},
+    "static.nn.spectral_norm": {"weight@GRAD": SPECTRAL_NORM_GRAD},
 }
 
 

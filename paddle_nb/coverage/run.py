@@ -101,14 +101,14 @@ def _run(pd, program, table, key, row):
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             return pd.Executor(pd.CPUPlace()).run(program, feed=feed,
-                                                  fetch_list=list(row["fetch"]), scope=scope)
+                                                  fetch_list=table.fetched(key), scope=scope)
 
 
 def _compare(got, table, key, row) -> str:
     """'' when every fetched value matches Paddle's, else the first difference."""
     shape_only = row.get("compare") == "shape"
     known_wrong = wrong_in_paddle(key)      # Paddle's value is wrong: shape and dtype only
-    for name, value in zip(row["fetch"], got):
+    for name, value in zip(table.fetched(key), got):   # (Paddle's None: not run)
         want = table.value(key, "fetch", name)
         value = np.asarray(value)
         if value.shape != want.shape:

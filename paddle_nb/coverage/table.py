@@ -61,6 +61,20 @@ class ApiTable:
         """An array of ``kind`` feed, param or fetch."""
         return self.arrays[f"{key}/{kind}/{name}"]
 
+    def fetched_none(self, key: str, name: str) -> bool:
+        """Paddle fetched None for ``name`` (stored as an object array): a variable that
+        nothing wrote in Paddle's run either, such as the unfed data variable
+        ``singular_values`` that ``paddle.linalg.lstsq`` returns for the 'gelsy' driver."""
+        with self.arrays.zip.open(f"{key}/fetch/{name}.npy") as f:
+            version = np.lib.format.read_magic(f)
+            header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                      else np.lib.format.read_array_header_2_0)(f)
+        return header[2].hasobject
+
+    def fetched(self, key: str) -> list[str]:
+        """The fetch list of ``key`` that Paddle fetched values for (fetched_none aside)."""
+        return [n for n in self.rows[key]["fetch"] if not self.fetched_none(key, n)]
+
 
 _TABLE: ApiTable | None = None
 

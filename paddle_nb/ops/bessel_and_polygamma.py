@@ -1,14 +1,18 @@
-"""i0 (the modified Bessel function of the first kind, order 0) and polygamma (the n-th
-derivative of digamma), as ``paddle.i0(x)`` and ``paddle.polygamma(x, n)`` save them.
+"""i0, i0e, i1, i1e (the modified Bessel functions of the first kind, orders 0 and 1, and
+their exponentially scaled forms e^-|x| I(x)) and polygamma (the n-th derivative of
+digamma), as ``paddle.i0(x)`` ... ``paddle.polygamma(x, n)`` save them.
 
 These two are Paddle's newer ops (phi kernels, no Fluid OpMaker), and their slots are
 written in lower case: ``x`` -> ``out``, with ``i0_grad`` / ``polygamma_grad`` reading
 ``x`` and ``out@GRAD`` and writing ``x@GRAD``. So they are declared here with their own
 small kernels, not with activation()'s X -> Out shorthand.
 
-- ``i0``: the power series sum of (x^2/4)^k / (k!)^2 (positive terms: no cancellation)
+- ``i0``, ``i1``: the power series sum of (x^2/4)^k / (k!)^2 (positive terms: no cancellation)
   up to |x| = 30, beyond it the asymptotic expansion of e^|x| / sqrt(2 pi |x|). Its
-  derivative is ``i1``, computed the same way.
+  derivative is ``i1``, computed the same way; i1's is i0 - i1 / x (1/2 at 0). The
+  scaled forms take the series times e^-|x|, or the expansion without its e^|x|, so they
+  stay finite where I itself overflows; i0e' = i1e - sign(x) i0e, i1e' = i0e -
+  i1e (sign(x) + 1 / x).
 - ``polygamma``: for n >= 1, (-1)^(n+1) n! zeta(n + 1, x), with the Hurwitz zeta function
   summed directly up to 10 and by Euler-Maclaurin beyond (Bernoulli numbers); a negative
   x is brought to positive arguments by splitting the sum at 0. n = 0 is digamma. Its
@@ -67,6 +71,22 @@ def bessel_i(x, order):
     return sign * half * (half * INV_SQRT_2PI / math.sqrt(a)) * total
 
 
+@register_jitable
+def bessel_i_scaled(x, order):
+    """e^-|x| I_order(x) for order 0 or 1."""
+    a = abs(x)
+    if not a > SERIES_UP_TO:               # the series (and NaN), then scaled
+        return bessel_i(x, order) * math.exp(-a)
+    if a == math.inf:
+        return -0.0 if (order == 1 and x < 0) else 0.0   # the limit of 1 / sqrt(2 pi |x|)
+    c, total = 1.0, 1.0
+    for k in range(1, 17):
+        c *= ((2 * k - 1) ** 2 - 4.0 * order * order) / (8.0 * k * a)
+        total += c
+    sign = -1.0 if (order == 1 and x < 0) else 1.0
+    return sign * INV_SQRT_2PI / math.sqrt(a) * total
+
+
 @pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
 def i0(x):
     return bessel_i(x, 0)
@@ -75,6 +95,42 @@ def i0(x):
 @pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
 def i0_grad(x, dout):
     return dout * bessel_i(x, 1)
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def i0e(x):
+    return bessel_i_scaled(x, 0)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def i0e_grad(x, dout):
+    sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+    return dout * (bessel_i_scaled(x, 1) - sign * bessel_i_scaled(x, 0))
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def i1(x):
+    return bessel_i(x, 1)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def i1_grad(x, dout):
+    if x == 0:
+        return dout * 0.5
+    return dout * (bessel_i(x, 0) - bessel_i(x, 1) / x)
+
+
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def i1e(x):
+    return bessel_i_scaled(x, 1)
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def i1e_grad(x, dout):
+    if x == 0:
+        return dout * 0.5
+    sign = 1.0 if x > 0 else -1.0
+    return dout * (bessel_i_scaled(x, 0) - bessel_i_scaled(x, 1) * (sign + 1.0 / x))
 
 
 # --- polygamma --------------------------------------------------------------------------
@@ -180,12 +236,12 @@ def _backward(place, op_type: str, params_of):
     return run
 
 
-def _declare(op_type: str, formula: str, attrs=(), params_of=_no_params):
+def _declare(op_type: str, formula: str, attrs=(), params_of=_no_params, reads=("x",)):
     register(OpDef(op_type, [LOWER_X], [LOWER_OUT], list(attrs),
                    comment=f"out = {formula}, elementwise.", infer_shape=_float_like_x,
                    kernels={"cpu": _forward(CPU, op_type, params_of),
                             "cuda": _forward(CUDA, op_type, params_of)},
-                   grad=Grad(reads=["x"], writes=["x"],
+                   grad=Grad(reads=list(reads), writes=["x"],
                              kernel=_backward(CPU, op_type, params_of),
                              cuda_kernel=_backward(CUDA, op_type, params_of))))
 
@@ -201,6 +257,11 @@ def _order_in_range(n) -> str | None:
 
 
 _declare("i0", "I0(x), the modified Bessel function of the first kind of order 0")
+# Paddle's gradient ops of these three also read out (ours need only x)
+_declare("i0e", "e^-|x| I0(x), i0 scaled", reads=("x", "out"))
+_declare("i1", "I1(x), the modified Bessel function of the first kind of order 1",
+         reads=("x", "out"))
+_declare("i1e", "e^-|x| I1(x), i1 scaled", reads=("x", "out"))
 _declare("polygamma", "the n-th derivative of digamma at x",
          attrs=[Attr("n", A.INT, 0, "the order of the derivative (0: digamma)",
                      check=_order_in_range)],

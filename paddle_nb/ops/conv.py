@@ -2,7 +2,9 @@
 ``paddle.nn.functional.conv2d`` and ``paddle.static.nn.conv2d`` save them; Paddle names
 the op depthwise_conv2d when groups equals the input's channels, its CPU kernel is
 conv2d's), and their gradients. conv2d_transpose, the same math run backwards, is in
-conv_transpose.py.
+conv_transpose.py; the 3-D ops (conv3d, conv3d_transpose) are declared in conv3d.py over
+the same helpers, which take any number of spatial dims (the geometry below: one entry per
+spatial axis in each of its five groups).
 
 The math is written once, over the places' primitives (ops/places.py):
 
@@ -30,6 +32,7 @@ a window of more than one tap) by direct loops over the padded input
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 from ..core import attrs as A
@@ -65,44 +68,67 @@ def _one_of(name: str, choices: tuple):
     return check
 
 
-STRIDES = Attr("strides", A.INTS, [1, 1], "the window's step (rows, columns)",
-               check=_ints("strides", (2,), 1))
-PADDINGS = Attr("paddings", A.INTS, [0, 0], "zeros around the input: [rows, columns] on "
-                "both sides, or [top, bottom, left, right]", check=_ints("paddings", (2, 4), 0))
-ALGORITHM = Attr("padding_algorithm", A.STRING, "EXPLICIT", "EXPLICIT: paddings; SAME: "
-                 "padding split around so that out = ceil(in / stride) (dilations taken as "
-                 "1); VALID: no padding", check=_one_of("padding_algorithm", ALGORITHMS))
-DILATIONS = Attr("dilations", A.INTS, [1, 1], "the spacing of the filter's taps",
-                 check=_ints("dilations", (2,), 1))
-GROUPS = Attr("groups", A.INT, 1, "channels split into this many groups, each convolved "
-              "with its own filters", check=lambda v: None if _int(v) and v >= 1 else
-              f"groups must be >= 1, got {v!r}")
+def conv_attrs(rank: int, layout: Attr) -> list[Attr]:
+    """The attributes of a convolution over ``rank`` spatial dims, in Fluid's order, with
+    the op's ``data_format`` attribute (its layouts differ between the ops)."""
+    axes, sides = ("rows, columns", "top, bottom, left, right") if rank == 2 else \
+        ("depth, rows, columns", "front, back, top, bottom, left, right")
+    ones, zeros = [1] * rank, [0] * rank
+    return [
+        Attr("strides", A.INTS, ones, f"the window's step ({axes})",
+             check=_ints("strides", (rank,), 1)),
+        Attr("paddings", A.INTS, zeros, f"zeros around the input: [{axes}] on both sides, "
+             f"or [{sides}]", check=_ints("paddings", (rank, 2 * rank), 0)),
+        Attr("padding_algorithm", A.STRING, "EXPLICIT", "EXPLICIT: paddings; SAME: "
+             "padding split around so that out = ceil(in / stride) (dilations taken as 1); "
+             "VALID: no padding", check=_one_of("padding_algorithm", ALGORITHMS)),
+        Attr("dilations", A.INTS, ones, "the spacing of the filter's taps",
+             check=_ints("dilations", (rank,), 1)),
+        Attr("groups", A.INT, 1, "channels split into this many groups, each convolved "
+             "with its own filters", check=lambda v: None if _int(v) and v >= 1 else
+             f"groups must be >= 1, got {v!r}"),
+        layout]
+
+
 LAYOUT = Attr("data_format", A.STRING, "NCHW", "NCHW or NHWC (AnyLayout: NCHW)",
               check=_one_of("data_format", LAYOUTS))
-CONV_ATTRS = [STRIDES, PADDINGS, ALGORITHM, DILATIONS, GROUPS, LAYOUT]
+CONV_ATTRS = conv_attrs(2, LAYOUT)
 
 
 # --- geometry -------------------------------------------------------------------------------
 def channel_last(ctx) -> bool:
-    return ctx.attr("data_format") == "NHWC"
+    # (Paddle saves a 3-D transposed convolution's layout as NCHW / NHWC, conv3d's as
+    # NCDHW / NDHWC: either spelling of channels-last means it)
+    return ctx.attr("data_format") in ("NHWC", "NDHWC")
 
 
 def split_dims(shape, last: bool):
-    """(N, C, [H, W]) of a 4-D shape in either layout."""
-    return (shape[0], shape[3], list(shape[1:3])) if last else (shape[0], shape[1],
-                                                                list(shape[2:]))
+    """(N, C, [spatial dims]) of a shape in either layout ([H, W], or [D, H, W])."""
+    return (shape[0], shape[-1], list(shape[1:-1])) if last else (shape[0], shape[1],
+                                                                  list(shape[2:]))
+
+
+def to_channels_first(rank: int) -> tuple:
+    """The transpose that takes [N, *spatial, C] to [N, C, *spatial] (rank: the array's)."""
+    return (0, rank - 1) + tuple(range(1, rank - 1))
+
+
+def to_channels_last(rank: int) -> tuple:
+    """The transpose that takes [N, C, *spatial] to [N, *spatial, C]."""
+    return (0,) + tuple(range(2, rank)) + (1,)
 
 
 def pads_and_dilations(ctx, in_hw, k_hw):
-    """([top, bottom, left, right], dilations) after padding_algorithm, as Paddle's
-    UpdatePaddingAndDilation: SAME pads so that out = ceil(in / stride), the odd one at
-    the bottom/right, with dilations 1 (``in_hw``: the input's spatial dims, -1 unknown)."""
+    """([top, bottom, left, right], dilations) after padding_algorithm (3-D: front and
+    back first), as Paddle's UpdatePaddingAndDilation: SAME pads so that out = ceil(in /
+    stride), the odd one at the bottom/right, with dilations 1 (``in_hw``: the input's
+    spatial dims, -1 unknown)."""
     p, d = list(ctx.attr("paddings")), list(ctx.attr("dilations"))
-    if len(p) == 2:
-        p = [p[0], p[0], p[1], p[1]]
+    if len(p) == len(in_hw):                  # one amount per axis: the same on both sides
+        p = [v for v in p for _side in range(2)]
     algorithm = ctx.attr("padding_algorithm")
     if algorithm == "VALID":
-        p = [0, 0, 0, 0]
+        p = [0] * (2 * len(in_hw))
     elif algorithm == "SAME":
         for a, s in enumerate(ctx.attr("strides")):
             n, out = in_hw[a], -(-in_hw[a] // s)
@@ -111,10 +137,10 @@ def pads_and_dilations(ctx, in_hw, k_hw):
     return p, d
 
 
-def check_attrs(ctx) -> None:
+def check_attrs(ctx, specs=CONV_ATTRS) -> None:
     """What the attributes' own checks say, for a program whose attributes were never
     checked (the fuzzer's, a loaded one's), before any arithmetic on them."""
-    for spec in CONV_ATTRS:
+    for spec in specs:
         problem = spec.check(ctx.attr(spec.name))
         if problem:
             ctx.fail(problem, expected=problem.split(",")[0], given=f"{spec.name}="
@@ -128,12 +154,17 @@ def check_float(ctx, slot: str) -> None:
                  expected="float32 or float64", given=ctx.describe_input(slot))
 
 
-def check_rank4(ctx, slot: str, what: str) -> list[int]:
+def check_rank(ctx, slot: str, rank: int, what: str) -> list[int]:
     shape = ctx.shape(slot)
-    if len(shape) != 4:
-        ctx.fail(f"{slot} must be 4-D: {what}", slot=slot, expected="rank 4",
+    if len(shape) != rank:
+        ctx.fail(f"{slot} must be {rank}-D: {what}", slot=slot, expected=f"rank {rank}",
                  given=ctx.describe_input(slot))
     return shape
+
+
+def axis_names(rank: int) -> str:
+    """The spatial axes' letters, for messages: "HW" or "DHW"."""
+    return "DHW"[-rank:]
 
 
 def window_count(n: int, k: int, s: int, p0: int, p1: int, d: int) -> int:
@@ -159,38 +190,57 @@ def conv_size(ctx, n: int, k: int, s: int, p0: int, p1: int, d: int, axis: str) 
     return out
 
 
-# --- conv2d and depthwise_conv2d -------------------------------------------------------------
-def _conv_infer(ctx):
-    check_attrs(ctx)
-    check_float(ctx, "Input")
-    ctx.require_same_dtype("Filter", "Input")
-    last = channel_last(ctx)
-    n, c, hw = split_dims(check_rank4(ctx, "Input", "[N, C, H, W] or [N, H, W, C]"), last)
-    cout, cg, kh, kw = check_rank4(ctx, "Filter", "[C_out, C_in / groups, kh, kw]")
-    groups = ctx.attr("groups")
-    if min(kh, kw) == 0 or (cout >= 0 and cout % groups):
-        ctx.fail("Filter must have a window of at least 1x1 and a multiple of groups "
-                 "output channels", slot="Filter", expected=f"[k * {groups}, ?, >= 1, >= 1]",
-                 given=ctx.describe_input("Filter"))
-    if c >= 0 and cg >= 0 and c != cg * groups:
-        ctx.fail("Input's channels must be Filter's dim 1 times groups", slot="Input",
-                 expected=f"{cg} * {groups} = {cg * groups} channels",
-                 given=ctx.describe_input("Input"))
-    p, d = pads_and_dilations(ctx, hw, (kh, kw))
-    s = ctx.attr("strides")
-    out = [-1 if kh < 0 else conv_size(ctx, hw[0], kh, s[0], p[0], p[1], d[0], "H"),
-           -1 if kw < 0 else conv_size(ctx, hw[1], kw, s[1], p[2], p[3], d[1], "W")]
-    ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
-                   ctx.dtype("Input"))
+# --- conv2d and depthwise_conv2d (conv3d: conv3d.py) ----------------------------------------
+def conv_infer(rank: int, specs: list):
+    """The shape inference of a convolution over ``rank`` spatial dims (``specs``: its
+    attributes, checked first)."""
+    axes = axis_names(rank)
+    spatial = ", ".join(axes)
+    taps = ", ".join("k" + a.lower() for a in axes)
+
+    def infer(ctx):
+        check_attrs(ctx, specs)
+        check_float(ctx, "Input")
+        ctx.require_same_dtype("Filter", "Input")
+        last = channel_last(ctx)
+        n, c, hw = split_dims(check_rank(ctx, "Input", rank + 2, f"[N, C, {spatial}] or "
+                                         f"[N, {spatial}, C]"), last)
+        cout, cg, *k = check_rank(ctx, "Filter", rank + 2, f"[C_out, C_in / groups, {taps}]")
+        groups = ctx.attr("groups")
+        if 0 in k or (cout >= 0 and cout % groups):
+            ctx.fail(f"Filter must have a window of at least {'x'.join('1' * rank)} and a "
+                     "multiple of groups output channels", slot="Filter",
+                     expected=f"[k * {groups}, ?{', >= 1' * rank}]",
+                     given=ctx.describe_input("Filter"))
+        if c >= 0 and cg >= 0 and c != cg * groups:
+            ctx.fail("Input's channels must be Filter's dim 1 times groups", slot="Input",
+                     expected=f"{cg} * {groups} = {cg * groups} channels",
+                     given=ctx.describe_input("Input"))
+        p, d = pads_and_dilations(ctx, hw, k)
+        s = ctx.attr("strides")
+        out = [-1 if k[a] < 0 else conv_size(ctx, hw[a], k[a], s[a], p[2 * a],
+                                             p[2 * a + 1], d[a], axes[a])
+               for a in range(rank)]
+        ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
+                       ctx.dtype("Input"))
+    return infer
 
 
 def geometry(ctx, x_hw, k_hw, out_hw) -> tuple:
-    """The im2col geometry (kh, kw, sh, sw, pt, pl, dh, dw, oh, ow) of a convolution of
-    an input of spatial dims ``x_hw`` to ``out_hw``."""
+    """The im2col geometry of a convolution of an input of spatial dims ``x_hw`` to
+    ``out_hw``: five groups of one entry per spatial axis, (window, strides, padding
+    before, dilations, output), as 2-D (kh, kw, sh, sw, pt, pl, dh, dw, oh, ow) and 3-D
+    (kd, kh, kw, sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow)."""
     p, d = pads_and_dilations(ctx, x_hw, k_hw)
     s = ctx.attr("strides")
-    return (int(k_hw[0]), int(k_hw[1]), int(s[0]), int(s[1]), p[0], p[2], d[0], d[1],
-            int(out_hw[0]), int(out_hw[1]))
+    return (tuple(int(k) for k in k_hw) + tuple(int(v) for v in s) + tuple(p[0::2])
+            + tuple(d) + tuple(int(o) for o in out_hw))
+
+
+def taps_and_positions(geom) -> tuple[int, int]:
+    """(taps of the window, output positions per image) of a geometry (``geometry``)."""
+    rank = len(geom) // 5
+    return math.prod(geom[:rank]), math.prod(geom[4 * rank:])
 
 
 def workspace(ctx):
@@ -199,25 +249,37 @@ def workspace(ctx):
 
 
 def nchw(a, last: bool):
-    return arrays.transpose(a, (0, 3, 1, 2)) if last else a
+    """``a`` channels first ([N, C, H, W] or [N, C, D, H, W])."""
+    return arrays.transpose(a, to_channels_first(a.ndim)) if last else a
+
+
+def in_layout(a, last: bool):
+    """A channels-first ``a`` in the op's layout (nchw's inverse)."""
+    return arrays.transpose(a, to_channels_last(a.ndim)) if last else a
 
 
 def grouped(a, groups: int, last: bool):
-    """A 4-D tensor as [G, C/G, N*H*W]: its channels first, in groups (one copy)."""
+    """A tensor as [G, C/G, N*H*W] (3-D: N*D*H*W): its channels first, in groups (one
+    copy)."""
     n, c, hw = split_dims(tuple(int(d) for d in a.shape), last)
-    rows = arrays.transpose(a, (3, 0, 1, 2) if last else (1, 0, 2, 3))
-    return rows.reshape((groups, c // groups, n * hw[0] * hw[1]))
+    rank = a.ndim
+    rows = arrays.transpose(a, (rank - 1,) + tuple(range(rank - 1)) if last else
+                            (1, 0) + tuple(range(2, rank)))
+    return rows.reshape((groups, c // groups, n * math.prod(hw)))
 
 
 def ungrouped(rows, n: int, hw, last: bool):
-    """[G, C/G, N*H*W] back to [N, C, H, W] (NHWC: [N, H, W, C]): one copy."""
+    """[G, C/G, N*H*W] back to [N, C, H, W] (NHWC: [N, H, W, C]; 3-D likewise): one
+    copy."""
     c = int(rows.shape[0]) * int(rows.shape[1])
-    a = rows.reshape((c, n, int(hw[0]), int(hw[1])))
-    return arrays.transpose(a, (1, 2, 3, 0) if last else (1, 0, 2, 3))
+    a = rows.reshape((c, n) + tuple(int(v) for v in hw))
+    rank = a.ndim
+    return arrays.transpose(a, tuple(range(1, rank)) + (0,) if last else
+                            (1, 0) + tuple(range(2, rank)))
 
 
 def filter_rows(w, groups: int):
-    """Filter [A, B, kh, kw] as [G, A/G, B*kh*kw]."""
+    """Filter [A, B, kh, kw] (3-D: [A, B, kd, kh, kw]) as [G, A/G, B*kh*kw]."""
     a = int(w.shape[0])
     return w.reshape((groups, a // groups, int(w.size) // a if a else 0))
 
@@ -238,7 +300,8 @@ def batches(place, x, geom, channels=None) -> list:
     the device takes them all at once)."""
     n = int(x.shape[0])
     channels = int(x.shape[1]) if channels is None else channels
-    per_image = channels * geom[0] * geom[1] * geom[8] * geom[9] * x.dtype.itemsize
+    taps, positions = taps_and_positions(geom)
+    per_image = channels * taps * positions * x.dtype.itemsize
     step = place.images_per_im2col(per_image)
     return [(n0, min(n, n0 + step)) for n0 in range(0, n, step)] or [(0, 0)]
 
@@ -260,15 +323,16 @@ def buffers(ctx):
 
 def conv_of(place, ctx, x, w, geom, last: bool):
     """The convolution of x (in its layout) with w [Cout, C/G, kh, kw]: the place's direct
-    loops where it has them for this geometry, else im2col batch by batch."""
+    loops where it has them for this geometry (2-D only), else im2col batch by batch."""
     groups, x = ctx.attr("groups"), nchw(x, last)
-    direct = place.conv_direct(x, w, geom, groups, buffers(ctx))
+    direct = place.conv_direct(x, w, geom, groups, buffers(ctx)) if x.ndim == 4 else None
     if direct is not None:
-        return arrays.transpose(direct, (0, 2, 3, 1)) if last else direct
+        return in_layout(direct, last)
     w_rows = filter_rows(w, groups)
     return joined([ungrouped(per_group(place, w_rows, cols_of(place, ctx, x[n0:n1], geom,
                                                                   groups)),
-                             n1 - n0, geom[8:], last) for n0, n1 in batches(place, x, geom)])
+                             n1 - n0, geom[4 * (x.ndim - 2):], last)
+                   for n0, n1 in batches(place, x, geom)])
 
 
 def conv_grads(place, ctx, x, w, dy, geom, last: bool, want_dx: bool, want_dw: bool):
@@ -276,10 +340,10 @@ def conv_grads(place, ctx, x, w, dy, geom, last: bool, want_dx: bool, want_dw: b
     dFilter = sum over batches of dOut @ cols^T, dX = col2im(Filter^T @ dOut)."""
     groups, x = ctx.attr("groups"), nchw(x, last)
     direct = place.conv_direct_grads(x, w, nchw(dy, last), geom, groups, want_dx, want_dw,
-                                     buffers(ctx))
+                                     buffers(ctx)) if x.ndim == 4 else None
     if direct is not None:
         dx, dw = direct
-        return (arrays.transpose(dx, (0, 2, 3, 1)) if dx is not None and last else dx), dw
+        return (in_layout(dx, last) if dx is not None else dx), dw
     w_rows = filter_rows(w, groups)
     dx_parts, dw = [], None
     for n0, n1 in batches(place, x, geom):
@@ -294,13 +358,12 @@ def conv_grads(place, ctx, x, w, dy, geom, last: bool, want_dx: bool, want_dw: b
                                    int(dcols.shape[2])))
             dx_parts.append(place.col2im(dcols, (n1 - n0,) + tuple(int(d) for d in
                                                                   x.shape[1:]), geom))
-    dx = joined(dx_parts) if want_dx else None
-    if dx is not None and last:
-        dx = arrays.transpose(dx, (0, 2, 3, 1))
+    dx = in_layout(joined(dx_parts), last) if want_dx else None
     return dx, (dw.reshape(tuple(int(d) for d in w.shape)) if want_dw else None)
 
 
-def _conv(place):
+def conv_kernel(place):
+    """The forward kernel of a convolution of any spatial rank (conv2d's, conv3d's)."""
     def run(ctx):
         x, w = ctx.input("Input"), ctx.input("Filter")
         last = channel_last(ctx)
@@ -314,10 +377,11 @@ def _out_hw(ctx, x_hw, w):
     p, d = pads_and_dilations(ctx, x_hw, w.shape[2:])
     s = ctx.attr("strides")
     return [window_count(x_hw[a], int(w.shape[2 + a]), s[a], p[2 * a], p[2 * a + 1], d[a])
-            for a in range(2)]
+            for a in range(len(x_hw))]
 
 
-def _conv_grad(place):
+def conv_grad_kernel(place):
+    """The gradient kernel of a convolution of any spatial rank."""
     def run(ctx):
         x, w = ctx.input("Input"), ctx.input("Filter")
         dy = arrays.astype(ctx.input("Output@GRAD"), x.dtype)
@@ -342,7 +406,8 @@ for _type, _what in (("conv2d", "a 2-D convolution (cross-correlation, as Paddle
         comment=f"Output = {_what} of Input with Filter: Output[n, o, i, j] = sum over "
                 "the group's channels c and taps (ki, kj) of Filter[o, c, ki, kj] * "
                 "Input[n, c, i*sh - pad_top + ki*dh, j*sw - pad_left + kj*dw].",
-        infer_shape=_conv_infer, kernels={"cpu": _conv(CPU), "cuda": _conv(CUDA)},
-        grad=Grad(reads=["Input", "Filter"], kernel=_conv_grad(CPU),
-                  cuda_kernel=_conv_grad(CUDA)),
+        infer_shape=conv_infer(2, CONV_ATTRS),
+        kernels={"cpu": conv_kernel(CPU), "cuda": conv_kernel(CUDA)},
+        grad=Grad(reads=["Input", "Filter"], kernel=conv_grad_kernel(CPU),
+                  cuda_kernel=conv_grad_kernel(CUDA)),
         uses_cores=True))       # the direct loops' prange twins (kernels/cpu/direct_conv.py)

@@ -10,6 +10,9 @@ forward conv2d of dOut: dInput = Filter @ im2col(dOut), dFilter = Input @ im2col
 The output's size is (in - 1) * stride - pads + dilation * (k - 1) + 1, plus
 output_padding, or output_size when given (within a stride of that; the extra rows and
 columns are ones no window reaches: col2im leaves them 0).
+
+The shape inference and kernels take any number of spatial dims: conv3d.py declares
+conv3d_transpose with them.
 """
 from __future__ import annotations
 
@@ -17,16 +20,18 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .conv import (CONV_ATTRS, INPUT, OUTPUT, batches, channel_last, check_attrs,
-                   check_float, check_rank4, cols_of, filter_rows, geometry, grouped, joined,
-                   nchw, pads_and_dilations, per_group, split_dims, ungrouped)
+from .conv import (CONV_ATTRS, INPUT, OUTPUT, axis_names, batches, channel_last,
+                   check_attrs, check_float, check_rank, cols_of, filter_rows, geometry,
+                   grouped, in_layout, joined, nchw, pads_and_dilations, per_group,
+                   split_dims, ungrouped)
 from .places import CPU, CUDA
 
 
-def _sizes(ctx, value, name: str) -> list:
-    if len(value) not in (0, 2):
-        ctx.fail(f"{name} must be empty or 2 integers", expected=f"{name} = [] or [h, w]",
-                 given=f"{name}={list(value)!r}")
+def _sizes(ctx, value, name: str, rank: int) -> list:
+    if len(value) not in (0, rank):
+        axes = ", ".join(axis_names(rank).lower())
+        ctx.fail(f"{name} must be empty or {rank} integers",
+                 expected=f"{name} = [] or [{axes}]", given=f"{name}={list(value)!r}")
     return list(value)
 
 
@@ -34,10 +39,11 @@ def output_hw(ctx, in_hw, k_hw) -> list[int]:
     """The output's spatial dims (Paddle's ConvTransposeInferMeta; -1 when unknown)."""
     p, d = pads_and_dilations(ctx, in_hw, k_hw)
     s = ctx.attr("strides")
-    size = _sizes(ctx, ctx.attr("output_size"), "output_size")
-    extra = _sizes(ctx, ctx.attr("output_padding"), "output_padding")
+    rank = len(in_hw)
+    size = _sizes(ctx, ctx.attr("output_size"), "output_size", rank)
+    extra = _sizes(ctx, ctx.attr("output_padding"), "output_padding", rank)
     out = []
-    for a, axis in enumerate("HW"):
+    for a, axis in enumerate(axis_names(rank)):
         if in_hw[a] < 0 or k_hw[a] < 0:
             out.append(-1)
             continue
@@ -63,31 +69,43 @@ def output_hw(ctx, in_hw, k_hw) -> list[int]:
     return out
 
 
-def _infer(ctx):
-    check_attrs(ctx)
-    check_float(ctx, "Input")
-    ctx.require_same_dtype("Filter", "Input")
-    if ctx.has_input("Bias"):
-        ctx.fail("Paddle's conv2d_transpose ignores Bias (its kernel has none): add the bias "
-                 "with elementwise_add", slot="Bias", expected="no Bias",
-                 given=ctx.describe_input("Bias"))
-    last = channel_last(ctx)
-    n, c, hw = split_dims(check_rank4(ctx, "Input", "[N, C, H, W] or [N, H, W, C]"), last)
-    cin, cout_g, kh, kw = check_rank4(ctx, "Filter", "[C_in, C_out / groups, kh, kw]")
-    groups = ctx.attr("groups")
-    if min(kh, kw) == 0:
-        ctx.fail("Filter must have a window of at least 1x1", slot="Filter",
-                 expected="[C_in, ?, >= 1, >= 1]", given=ctx.describe_input("Filter"))
-    if c >= 0 and cin >= 0 and c != cin:
-        ctx.fail("Input's channels must be Filter's dim 0", slot="Input",
-                 expected=f"{cin} channels", given=ctx.describe_input("Input"))
-    if c >= 0 and c % groups:
-        ctx.fail("Input's channels must be a multiple of groups", slot="Input",
-                 expected=f"a multiple of {groups} channels", given=ctx.describe_input("Input"))
-    out = output_hw(ctx, hw, (kh, kw))
-    cout = cout_g * groups if cout_g >= 0 else -1
-    ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
-                   ctx.dtype("Input"))
+def transpose_infer(rank: int, specs: list):
+    """The shape inference of a transposed convolution over ``rank`` spatial dims
+    (``specs``: its attributes, checked first)."""
+    axes = axis_names(rank)
+    spatial = ", ".join(axes)
+    taps = ", ".join("k" + a.lower() for a in axes)
+
+    def infer(ctx):
+        check_attrs(ctx, specs)
+        check_float(ctx, "Input")
+        ctx.require_same_dtype("Filter", "Input")
+        if ctx.has_input("Bias"):
+            ctx.fail("Paddle's conv2d_transpose ignores Bias (its kernel has none): add the "
+                     "bias with elementwise_add", slot="Bias", expected="no Bias",
+                     given=ctx.describe_input("Bias"))
+        last = channel_last(ctx)
+        n, c, hw = split_dims(check_rank(ctx, "Input", rank + 2, f"[N, C, {spatial}] or "
+                                         f"[N, {spatial}, C]"), last)
+        cin, cout_g, *k = check_rank(ctx, "Filter", rank + 2,
+                                     f"[C_in, C_out / groups, {taps}]")
+        groups = ctx.attr("groups")
+        if 0 in k:
+            ctx.fail(f"Filter must have a window of at least {'x'.join('1' * rank)}",
+                     slot="Filter", expected=f"[C_in, ?{', >= 1' * rank}]",
+                     given=ctx.describe_input("Filter"))
+        if c >= 0 and cin >= 0 and c != cin:
+            ctx.fail("Input's channels must be Filter's dim 0", slot="Input",
+                     expected=f"{cin} channels", given=ctx.describe_input("Input"))
+        if c >= 0 and c % groups:
+            ctx.fail("Input's channels must be a multiple of groups", slot="Input",
+                     expected=f"a multiple of {groups} channels",
+                     given=ctx.describe_input("Input"))
+        out = output_hw(ctx, hw, k)
+        cout = cout_g * groups if cout_g >= 0 else -1
+        ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
+                       ctx.dtype("Input"))
+    return infer
 
 
 def _shapes(ctx, x, w):
@@ -100,8 +118,9 @@ def _shapes(ctx, x, w):
     return n, in_hw, out_hw, geometry(ctx, in_hw, k_hw, in_hw)
 
 
-def _conv_transpose(place):
-    """Per batch of images: cols = Filter^T @ Input, then col2im into the output."""
+def transpose_kernel(place):
+    """Per batch of images: cols = Filter^T @ Input, then col2im into the output (any
+    spatial rank)."""
     def run(ctx):
         x, w = ctx.input("Input"), ctx.input("Filter")
         last, groups = channel_last(ctx), ctx.attr("groups")
@@ -114,12 +133,12 @@ def _conv_transpose(place):
                                  int(cols.shape[2])))
             parts.append(place.col2im(cols, (n1 - n0, cout) + tuple(out_hw), geom))
         y = joined(parts)
-        ctx.set_output("Output", arrays.transpose(y, (0, 2, 3, 1)) if last else y)
+        ctx.set_output("Output", in_layout(y, last))
     return run
 
 
-def _conv_transpose_grad(place):
-    """A conv2d of dOut, per batch: dInput = Filter @ cols, dFilter = sum of Input @
+def transpose_grad_kernel(place):
+    """A convolution of dOut, per batch: dInput = Filter @ cols, dFilter = sum of Input @
     cols^T (cols: im2col of dOut)."""
     def run(ctx):
         x, w = ctx.input("Input"), ctx.input("Filter")
@@ -159,7 +178,7 @@ for _type, _what in (("conv2d_transpose", "the transposed convolution"),
         comment=f"Output = {_what} of Input with Filter (conv2d's gradient w.r.t. its "
                 "input): each Input element adds Input * Filter[c] into the window it "
                 "would have been computed from.",
-        infer_shape=_infer,
-        kernels={"cpu": _conv_transpose(CPU), "cuda": _conv_transpose(CUDA)},
+        infer_shape=transpose_infer(2, CONV_ATTRS),
+        kernels={"cpu": transpose_kernel(CPU), "cuda": transpose_kernel(CUDA)},
         grad=Grad(reads=["Input", "Filter", "Bias"], writes=["Input", "Filter"],
-                  kernel=_conv_transpose_grad(CPU), cuda_kernel=_conv_transpose_grad(CUDA))))
+                  kernel=transpose_grad_kernel(CPU), cuda_kernel=transpose_grad_kernel(CUDA))))

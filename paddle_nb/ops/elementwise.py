@@ -234,8 +234,11 @@ def broadcast_infer(out_dtype=None):
     def infer(ctx):
         out = broadcast_shape_of(ctx)
         if out_dtype is None:       # arithmetic: its kernels have int and float loops only
-            ctx.require_dtype("X", "number")     # (a bool X * Y is refused here, clearly,
-            ctx.require_dtype("Y", "number")     # not a numpy casting error in the kernel)
+            # (a bool X + Y is refused here, clearly, not a numpy casting error in the
+            # kernel); elementwise_mul of bools is their logical and, as in Paddle
+            kind = "real" if ctx.op_def.type == "elementwise_mul" else "number"
+            ctx.require_dtype("X", kind)
+            ctx.require_dtype("Y", kind)
         if out_dtype is None and ctx.dtype("X") != ctx.dtype("Y"):
             ctx.fail("X and Y have different dtypes", slot="Y",
                      expected="Y of X's dtype", given=f"X {ctx.describe_input('X')}, "
@@ -284,7 +287,10 @@ def _binary_kernel(place, op_type: str, out_dtype=None, divides: bool = False):
         dtype = out_dtype or x.dtype
         if shape != x.shape and shape != y.shape:      # broadcasting both ways grows
             check_tensor_size(shape, np.dtype(dtype), op_type)
-        ctx.set_output("Out", place.binary(op_type, x, y, ctx.out("Out", shape, dtype),
+        kernel_type = op_type
+        if op_type == "elementwise_mul" and x.dtype == np.bool_:
+            kernel_type = "logical_and"                # bool * bool, as Paddle's
+        ctx.set_output("Out", place.binary(kernel_type, x, y, ctx.out("Out", shape, dtype),
                                            out_dtype))
     run.__name__ = f"{place.name}_{op_type}"
     return run

@@ -19,6 +19,7 @@ import numpy as np
 from ..core.validate import check_tensor_size
 from ..kernels import check
 from ..kernels.cpu import conv as KV
+from ..kernels.cpu import conv3d as KV3
 from ..kernels.cpu import direct_conv as KD
 from ..kernels.cpu import scale as KS
 from ..kernels.cpu import loss as KL
@@ -27,6 +28,7 @@ from ..kernels.cpu import norm as KN
 from ..kernels.cpu import reduce as KR
 from ..kernels.cuda import axis_maps as CA
 from ..kernels.cuda import conv as CV
+from ..kernels.cuda import conv3d as CV3
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
 from ..kernels.cuda import index as CI
@@ -100,6 +102,14 @@ def _sum_to(g: np.ndarray, shape) -> np.ndarray:
         g = g.sum(axis=tuple(range(lead)))
     axes = tuple(i for i, (a, b) in enumerate(zip(g.shape[:-2], shape[:-2])) if b == 1 and a != 1)
     return np.ascontiguousarray(g.sum(axis=axes, keepdims=True) if axes else g)
+
+
+def cols_shape(x_shape, geometry) -> tuple[int, int]:
+    """im2col's [C * taps, N * output positions] for an input of ``x_shape`` (channels
+    first) and a geometry of any spatial rank (ops/conv.py: geometry)."""
+    rank = len(geometry) // 5
+    return (int(x_shape[1]) * math.prod(geometry[:rank]),
+            int(x_shape[0]) * math.prod(geometry[4 * rank:]))
 
 
 # --- the same on the device -------------------------------------------------------------
@@ -217,16 +227,17 @@ class CPU:
         out = matmul_nd(x, y, tx, ty)
         return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
 
-    # --- convolution's index maps (kernels/cpu/conv.py); geometry: (kh, kw, sh, sw, pt,
-    # pl, dh, dw, oh, ow) -------------------------------------------------------------------
+    # --- convolution's index maps (kernels/cpu/conv.py; 3-D: conv3d.py); geometry: (kh,
+    # kw, sh, sw, pt, pl, dh, dw, oh, ow), 3-D (kd, kh, kw, sd, ..., od, oh, ow) -----------
     @staticmethod
     def im2col(x, geometry, out=None):
-        """cols [C*kh*kw, N*oh*ow] of x [N, C, H, W], into ``out(shape, dtype)``'s array."""
-        kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
-        shape = (int(x.shape[1]) * kh * kw, int(x.shape[0]) * oh * ow)
+        """cols [C*kh*kw, N*oh*ow] of x [N, C, H, W] (3-D: [C*kd*kh*kw, N*od*oh*ow] of
+        [N, C, D, H, W]), into ``out(shape, dtype)``'s array."""
+        shape = cols_shape(x.shape, geometry)
         check_tensor_size(shape, x.dtype, "im2col")
         cols = out(shape, x.dtype) if out is not None else np.empty(shape, x.dtype)
-        return KV.im2col(np.ascontiguousarray(x), cols, *geometry)
+        fill = KV.im2col if len(geometry) == 10 else KV3.im2col3d
+        return fill(np.ascontiguousarray(x), cols, *geometry)
 
     @staticmethod
     def images_per_im2col(bytes_per_image: int) -> int:
@@ -238,7 +249,8 @@ class CPU:
         """[N, C, H, W] (``shape``): at each position, the sum of the cols entries im2col
         reads from it."""
         dx = out(tuple(shape), cols.dtype) if out is not None else np.empty(shape, cols.dtype)
-        return KV.col2im(np.ascontiguousarray(cols), dx, *geometry)
+        add_back = KV.col2im if len(geometry) == 10 else KV3.col2im3d
+        return add_back(np.ascontiguousarray(cols), dx, *geometry)
 
     # --- direct convolution (kernels/cpu/direct_conv.py): stride 1 without im2col; None
     # where it does not apply, and the op takes the im2col path ----------------------------
@@ -531,14 +543,12 @@ class CUDA:
 
     @staticmethod
     def im2col(x, geometry, out=None):
-        kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
-        check_tensor_size((int(x.shape[1]) * kh * kw, int(x.shape[0]) * oh * ow), x.dtype,
-                          "im2col")
-        return CV.im2col(x, *geometry)
+        check_tensor_size(cols_shape(x.shape, geometry), x.dtype, "im2col")
+        return (CV.im2col if len(geometry) == 10 else CV3.im2col3d)(x, *geometry)
 
     @staticmethod
     def col2im(cols, shape, geometry, out=None):
-        return CV.col2im(cols, shape, *geometry)
+        return (CV.col2im if len(geometry) == 10 else CV3.col2im3d)(cols, shape, *geometry)
 
     @staticmethod
     def conv_direct(x, w, geometry, groups, buffer):

@@ -1,15 +1,18 @@
-"""2-D pooling: pool2d (max or average) and max_pool2d_with_index (the max and where it
-was), and their gradients (Fluid's slots and attributes, as ``F.max_pool2d``,
-``F.avg_pool2d``, ``F.adaptive_avg_pool2d`` and ``F.max_pool2d(return_mask=True)`` save
-them in Paddle 2.6.2).
+"""Pooling, 2-D and 3-D: pool2d / pool3d (max or average) and max_pool2d_with_index /
+max_pool3d_with_index (the max and where it was), and their gradients (Fluid's slots and
+attributes, as ``F.max_pool2d``, ``F.avg_pool3d``, ``F.adaptive_avg_pool3d``,
+``F.max_pool3d(return_mask=True)``, ``F.local_response_norm`` ... save them in Paddle 2.6.2).
 
-The attributes are turned into one window geometry (``_geometry``), the same for shape
-inference and for the kernels, after Paddle's rules: ``paddings`` is [pad_h, pad_w] or
-[top, bottom, left, right]; ``padding_algorithm`` SAME pads so that Out = ceil(In /
-stride), VALID pads nothing; ``ceil_mode`` rounds the output size up; ``global_pooling``
-makes the window the whole plane; ``adaptive`` makes ``ksize`` the output size. The
+The two ranks are one op family over ``dims`` spatial axes (2: H, W; 3: D, H, W). The
+attributes are turned into one window geometry (``_geometry``), the same for shape
+inference and for the kernels, after Paddle's rules: ``paddings`` is one pad per axis
+or a (before, after) pair per axis ([top, bottom, left, right]; 3-D [front, back, top,
+bottom, left, right]); ``padding_algorithm`` SAME pads so that Out = ceil(In / stride),
+VALID pads nothing; ``ceil_mode`` rounds the output size up; ``global_pooling`` makes the
+window the whole plane (volume); ``adaptive`` makes ``ksize`` the output size. The
 kernels (kernels/cpu/pool.py, kernels/cuda/pool.py: the same code shape, looked up by
-place) see planes (N*C, H, W); NHWC data is transposed to that and back.
+place) see volumes (N*C, D, H, W): a 2-D plane is a volume of depth 1, channel-last data
+is transposed to that and back.
 """
 from __future__ import annotations
 
@@ -26,61 +29,76 @@ from .common import OUT, X
 from .stack import _runtime_fail
 
 KERNELS = {"cpu": CPU_POOL, "cuda": CUDA_POOL}
-MASK = Slot("Mask", "where each maximum is: its flat position in the input plane (int32)")
+MASK = Slot("Mask", "where each maximum is: its flat position in the input plane or "
+                    "volume (int32)")
+AXES = {2: "h, w", 3: "d, h, w"}                       # the spatial axes, for messages
+LAYOUTS = {2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}  # channels first, channels last
 
 
-def _two(name, values, fail, low=1):
+def _ints(name, values, dims, fail, low=1):
     values = list(values or [])
-    if len(values) != 2 or any(not isinstance(v, int) or v < low for v in values):
-        fail(f"{name} needs 2 ints (height, width), each at least {low}",
-             expected=f"[h, w] with h, w >= {low}", given=f"{name}={values}")
+    if len(values) != dims or any(not isinstance(v, int) or v < low for v in values):
+        fail(f"{name} needs {dims} ints ({AXES[dims]}), each at least {low}",
+             expected=f"[{AXES[dims]}] each >= {low}", given=f"{name}={values}")
     return values
 
 
-def _paddings(attr, in_hw, ksize, strides, fail, with_index):
-    """[top, bottom, left, right] after padding_algorithm (Paddle's UpdatePadding)."""
+def _paddings(attr, in_sizes, ksize, strides, fail, with_index):
+    """(before, after) pads interleaved per axis ([top, bottom, left, right] in 2-D)
+    after padding_algorithm (Paddle's UpdatePadding)."""
+    dims = len(in_sizes)
     algorithm = attr("padding_algorithm") if not with_index else "EXPLICIT"
     if algorithm not in ("EXPLICIT", "SAME", "VALID"):
         fail("padding_algorithm must be EXPLICIT, SAME or VALID",
              expected="'EXPLICIT', 'SAME' or 'VALID'", given=f"{algorithm!r}")
     if algorithm == "VALID":
-        return [0, 0, 0, 0]
+        return [0] * (2 * dims)
     if algorithm == "SAME":
         pads = []
-        for n, k, s in zip(in_hw, ksize, strides):
+        for n, k, s in zip(in_sizes, ksize, strides):
             total = max((-(-n // s) - 1) * s + k - n, 0) if n >= 0 else 0
             pads += [total // 2, total - total // 2]
         return pads
     p = list(attr("paddings") or [])
-    if len(p) not in ((2,) if with_index else (2, 4)) or \
-            any(not isinstance(v, int) or v < 0 for v in p):
-        fail("paddings needs [pad_h, pad_w]" + ("" if with_index else
-                                                " or [top, bottom, left, right]") + " >= 0",
-             expected="2" + ("" if with_index else " or 4") + " ints >= 0",
+    lengths = (dims,) if with_index else (dims, 2 * dims)
+    if len(p) not in lengths or any(not isinstance(v, int) or v < 0 for v in p):
+        fail(f"paddings needs one pad per axis ({AXES[dims]})" + (
+            "" if with_index else " or a (before, after) pair per axis") + ", each >= 0",
+             expected=" or ".join(str(n) for n in lengths) + " ints >= 0",
              given=f"paddings={p}")
-    return [p[0], p[0], p[1], p[1]] if len(p) == 2 else p
+    return [v for v in p for _ in (0, 1)] if len(p) == dims else p
 
 
-def _geometry(attr, in_hw, fail, with_index=False):
-    """(g, (oh, ow)): the kernels' window array (kernels/cpu/pool.py) and the output size;
-    a dim of -1 in ``in_hw`` (not known yet) gives -1."""
+def _geometry(attr, in_sizes, fail, with_index=False):
+    """(g, out_sizes): the kernels' window array (its layout: kernels/cpu/pool.py) over
+    (depth, height, width), and the output size of each of the ``len(in_sizes)`` axes
+    given; a size of -1 in ``in_sizes`` (not known yet) gives -1. A 2-D geometry's depth
+    axis is a window of 1, stride 1, no padding."""
+    dims = len(in_sizes)
     adaptive = bool(attr("adaptive"))
     exclusive = True if with_index else bool(attr("exclusive"))
+    lead = [1] * (3 - dims)                  # the depth axis a 2-D pool does not have
+
+    def window(k, s, before, after, is_adaptive):
+        return np.array([*lead, *k, *lead, *s, *[0] * (3 - dims), *before,
+                         *[0] * (3 - dims), *after, is_adaptive, exclusive], np.int64)
     if attr("global_pooling"):
-        if any(n < 0 for n in in_hw):
-            return None, (1, 1)
-        if 0 in in_hw:
-            fail("global pooling needs a non-empty plane (a window of nothing has no max "
-                 "or mean)", expected="H and W >= 1", given=f"H, W = {list(in_hw)}")
-        return np.array([*in_hw, 1, 1, 0, 0, 0, exclusive, 0, 0], np.int64), (1, 1)
-    ksize = _two("ksize", attr("ksize"), fail)
+        if any(n < 0 for n in in_sizes):
+            return None, (1,) * dims
+        if 0 in in_sizes:
+            fail("global pooling needs a non-empty input (a window of nothing has no max "
+                 "or mean)", expected="every spatial dim >= 1", given=f"{list(in_sizes)}")
+        zero = [0] * dims
+        return window(in_sizes, [1] * dims, zero, zero, 0), (1,) * dims
+    ksize = _ints("ksize", attr("ksize"), dims, fail)
     if adaptive:
-        return np.array([*ksize, 1, 1, 0, 0, 1, exclusive, 0, 0], np.int64), tuple(ksize)
-    strides = _two("strides", attr("strides"), fail)
-    pads = _paddings(attr, in_hw, ksize, strides, fail, with_index)
+        zero = [0] * dims
+        return window(ksize, [1] * dims, zero, zero, 1), tuple(ksize)
+    strides = _ints("strides", attr("strides"), dims, fail)
+    pads = _paddings(attr, in_sizes, ksize, strides, fail, with_index)
     ceil = not with_index and bool(attr("ceil_mode"))
     out = []
-    for n, k, s, before, after in zip(in_hw, ksize, strides, pads[0::2], pads[1::2]):
+    for n, k, s, before, after in zip(in_sizes, ksize, strides, pads[0::2], pads[1::2]):
         if n < 0:
             out.append(-1)
             continue
@@ -91,22 +109,22 @@ def _geometry(attr, in_hw, fail, with_index=False):
                  "paddings below ksize", given=f"input {n}, ksize {k}, stride {s}, "
                  f"paddings {before}, {after}" + (", ceil_mode" if ceil else ""))
         out.append(o)
-    return (np.array([*ksize, *strides, pads[0], pads[2], 0, exclusive, pads[1], pads[3]],
-                     np.int64), tuple(out))
+    return window(ksize, strides, pads[0::2], pads[1::2], 0), tuple(out)
 
 
-def _layout(attr, fail, with_index) -> bool:
-    """True for NHWC (the channel axis last)."""
+def _channels_last(attr, fail, with_index, dims) -> bool:
+    """True for NHWC / NDHWC (the channel axis last)."""
     if with_index:
         return False
+    first, last = LAYOUTS[dims]
     layout = attr("data_format")
-    if layout not in ("NCHW", "NHWC"):
-        fail("data_format must be NCHW or NHWC", expected="'NCHW' or 'NHWC'",
+    if layout not in (first, last):
+        fail(f"data_format must be {first} or {last}", expected=f"{first!r} or {last!r}",
              given=f"{layout!r}")
-    return layout == "NHWC"
+    return layout == last
 
 
-def _out_shape(ctx, with_index):
+def _out_shape(ctx, with_index, dims):
     """(Out's shape, is_max) from X's shape and the attributes."""
     def fail(msg, expected=None, given=None):
         ctx.fail(msg, slot="X", expected=expected, given=given)
@@ -115,37 +133,38 @@ def _out_shape(ctx, with_index):
         fail("pooling runs on float32 or float64", expected="float32 or float64",
              given=ctx.describe_input("X"))
     xs = ctx.shape("X")
-    if len(xs) != 4:
-        fail("needs a 4-D tensor", expected="[N, C, H, W] (or NHWC)",
-             given=ctx.describe_input("X"))
+    if len(xs) != 2 + dims:
+        fail(f"needs a {2 + dims}-D tensor", expected=f"{LAYOUTS[dims][0]} (or "
+             f"{LAYOUTS[dims][1]})", given=ctx.describe_input("X"))
     kind = "max" if with_index else ctx.attr("pooling_type")
     if kind not in ("max", "avg"):
         fail("pooling_type must be max or avg", expected="'max' or 'avg'",
              given=f"pooling_type={kind!r}")
-    nhwc = _layout(ctx.attr, fail, with_index)
-    hw = xs[1:3] if nhwc else xs[2:]
-    _, (oh, ow) = _geometry(ctx.attr, hw, fail, with_index)
-    shape = [xs[0], oh, ow, xs[3]] if nhwc else [xs[0], xs[1], oh, ow]
+    last = _channels_last(ctx.attr, fail, with_index, dims)
+    sizes = xs[1:-1] if last else xs[2:]
+    _, out = _geometry(ctx.attr, sizes, fail, with_index)
+    shape = [xs[0], *out, xs[-1]] if last else [xs[0], xs[1], *out]
     return shape, kind == "max"
 
 
-def _infer(with_index):
+def _infer(with_index, dims):
     def infer(ctx):
-        shape, _ = _out_shape(ctx, with_index)
+        shape, _ = _out_shape(ctx, with_index, dims)
         ctx.set_output("Out", shape, ctx.dtype("X"))
         if with_index:
             ctx.set_output("Mask", shape, 2)            # int32
     return infer
 
 
-def _grad_infer(with_index):
+def _grad_infer(with_index, dims):
     """dOut (and Out or Mask, which the gradient reads) must have the shape the forward
     rule gives for X: anything else would be scattered into a wrong dX."""
     def infer(ctx):
-        shape, _ = _out_shape(ctx, with_index)
+        shape, _ = _out_shape(ctx, with_index, dims)
         for slot in ("Out@GRAD", "Mask" if with_index else "Out"):
             got = ctx.shape(slot) if ctx.has_value(slot) else shape
-            if len(got) != 4 or any(a >= 0 and b >= 0 and a != b for a, b in zip(got, shape)):
+            if len(got) != 2 + dims or any(a >= 0 and b >= 0 and a != b
+                                           for a, b in zip(got, shape)):
                 ctx.fail(f"{slot} must have the shape of the pooled output", slot=slot,
                          expected=str(shape), given=ctx.describe_input(slot))
         if with_index:
@@ -155,72 +174,84 @@ def _grad_infer(with_index):
     return infer
 
 
-def _planes(ctx, op_type, with_index):
-    """X as planes (N*C, H, W), its geometry, the output size and a function that puts
-    (N*C, OH, OW) planes back into X's layout."""
+def _to_channels_first(dims):
+    return (0, dims + 1) + tuple(range(1, dims + 1))     # NHWC -> NCHW, NDHWC -> NCDHW
+
+
+def _volumes(ctx, op_type, with_index, dims):
+    """X as volumes (N*C, D, H, W) (2-D: D = 1), its geometry, the output size (D, H, W)
+    and a function that puts (N*C, OD, OH, OW) volumes back into X's layout."""
     x = ctx.input("X")
     fail = _runtime_fail(op_type)
-    nhwc = _layout(ctx.attr, fail, with_index)
-    if nhwc:
-        x = arrays.transpose(x, (0, 3, 1, 2))
-    n, c, h, w = (int(d) for d in x.shape)
-    g, (oh, ow) = _geometry(ctx.attr, (h, w), fail, with_index)
+    last = _channels_last(ctx.attr, fail, with_index, dims)
+    if last:
+        x = arrays.transpose(x, _to_channels_first(dims))
+    n, c, *sizes = (int(d) for d in x.shape)
+    g, out = _geometry(ctx.attr, sizes, fail, with_index)
+    lead = (1,) * (3 - dims)
 
-    def back(planes, hw):
-        y = planes.reshape((n, c) + tuple(hw))
-        return arrays.transpose(y, (0, 2, 3, 1)) if nhwc else y
-    return x.reshape((n * c, h, w)), g, (oh, ow), back
-
-
-def _to_planes(value, like_planes, nhwc):
-    v = arrays.transpose(value, (0, 3, 1, 2)) if nhwc else value
-    return v.reshape((int(like_planes.shape[0]),) + tuple(int(d) for d in v.shape[2:]))
+    def back(volumes, spatial):
+        y = volumes.reshape((n, c) + tuple(spatial)[3 - dims:])
+        return arrays.transpose(y, (0,) + tuple(range(2, dims + 2)) + (1,)) if last else y
+    return x.reshape((n * c,) + lead + tuple(sizes)), g, lead + tuple(out), back
 
 
-def _pool(kind: str, op_type: str, with_index: bool):
+def _as_volumes(value, like, last, dims):
+    """A pooled-output-shaped input (Out, dOut) as (N*C, OD, OH, OW) volumes."""
+    v = arrays.transpose(value, _to_channels_first(dims)) if last else value
+    lead = (1,) * (3 - dims)
+    return v.reshape((int(like.shape[0]),) + lead + tuple(int(d) for d in v.shape[2:]))
+
+
+def _pool(kind: str, op_type: str, with_index: bool, dims: int):
     def run(ctx):
-        planes, g, out_hw, back = _planes(ctx, op_type, with_index)
+        volumes, g, out_size, back = _volumes(ctx, op_type, with_index, dims)
         is_max = with_index or ctx.attr("pooling_type") == "max"
-        out, mask = KERNELS[kind].pool(planes, g, is_max, out_hw, with_index)
-        ctx.set_output("Out", back(out, out_hw))
+        out, mask = KERNELS[kind].pool(volumes, g, is_max, out_size, with_index)
+        ctx.set_output("Out", back(out, out_size))
         if with_index:
-            ctx.set_output("Mask", back(mask, out_hw))
+            ctx.set_output("Mask", back(mask, out_size))
     return run
 
 
-def _pool_grad(kind: str):
+def _pool_grad(kind: str, op_type: str, dims: int):
     def run(ctx):
-        planes, g, out_hw, back = _planes(ctx, "pool2d_grad", False)
-        nhwc = ctx.attr("data_format") == "NHWC"
-        out = _to_planes(ctx.input("Out"), planes, nhwc)
-        dout = _to_planes(arrays.astype(ctx.input("Out@GRAD"), planes.dtype), planes, nhwc)
-        dx = KERNELS[kind].pool_grad(planes, g, ctx.attr("pooling_type") == "max", out, dout)
-        ctx.set_output("X@GRAD", back(dx, planes.shape[1:]))
+        volumes, g, _, back = _volumes(ctx, op_type, False, dims)
+        last = ctx.attr("data_format") == LAYOUTS[dims][1]
+        out = _as_volumes(ctx.input("Out"), volumes, last, dims)
+        dout = _as_volumes(arrays.astype(ctx.input("Out@GRAD"), volumes.dtype), volumes,
+                           last, dims)
+        dx = KERNELS[kind].pool_grad(volumes, g, ctx.attr("pooling_type") == "max", out,
+                                     dout)
+        ctx.set_output("X@GRAD", back(dx, volumes.shape[1:]))
     return run
 
 
-def _unpool(kind: str):
-    """dX of max_pool2d_with_index: each dOut added at its Mask position (checked)."""
+def _mask_grad(kind: str, op_type: str, dims: int):
+    """dX of max_pool{2,3}d_with_index: each dOut added at its Mask position (checked)."""
     def run(ctx):
-        planes, _, out_hw, back = _planes(ctx, "max_pool2d_with_index_grad", True)
-        p, h, w = (int(d) for d in planes.shape)
-        k = out_hw[0] * out_hw[1]
+        volumes, _, out_size, back = _volumes(ctx, op_type, True, dims)
+        p, size = int(volumes.shape[0]), int(np.prod(volumes.shape[1:]))
+        k = int(np.prod(out_size))
         mask = ctx.input("Mask").reshape((p, k))
-        check.indices(mask, h * w, slot="Mask", what="position in the input plane",
-                      counted=f"a plane of X has {h * w} elements")
-        dout = arrays.astype(ctx.input("Out@GRAD"), planes.dtype).reshape((p, k))
-        ctx.set_output("X@GRAD", back(KERNELS[kind].unpool(mask, dout, h * w), (h, w)))
+        where = "plane" if dims == 2 else "volume"
+        check.indices(mask, size, slot="Mask", what=f"position in the input {where}",
+                      counted=f"a {where} of X has {size} elements")
+        dout = arrays.astype(ctx.input("Out@GRAD"), volumes.dtype).reshape((p, k))
+        dx = KERNELS[kind].scatter_add(mask, dout, size)
+        ctx.set_output("X@GRAD", back(dx, volumes.shape[1:]))
     return run
 
 
-def _window_attrs(with_index: bool) -> list:
-    attrs = [Attr("ksize", A.INTS, [], "the window [h, w] (adaptive: the output size)"),
-             Attr("strides", A.INTS, [1, 1], "the step between windows [h, w]"),
-             Attr("paddings", A.INTS, [0, 0], "[pad_h, pad_w]" + (
-                 "" if with_index else " or [top, bottom, left, right]")),
-             Attr("global_pooling", A.BOOLEAN, False, "one window: the whole plane"),
+def _window_attrs(with_index: bool, dims: int) -> list:
+    axes = f"[{AXES[dims]}]"
+    attrs = [Attr("ksize", A.INTS, [], f"the window {axes} (adaptive: the output size)"),
+             Attr("strides", A.INTS, [1] * dims, f"the step between windows {axes}"),
+             Attr("paddings", A.INTS, [0] * dims, f"one pad per axis {axes}" + (
+                 "" if with_index else ", or a (before, after) pair per axis")),
+             Attr("global_pooling", A.BOOLEAN, False, "one window: the whole input"),
              Attr("adaptive", A.BOOLEAN, False, "ksize is the output size; window i spans "
-                  "floor(i*H/oh) .. ceil((i+1)*H/oh)")]
+                  "floor(i*n/out) .. ceil((i+1)*n/out)")]
     if with_index:
         return attrs
     return attrs + [
@@ -229,24 +260,33 @@ def _window_attrs(with_index: bool) -> list:
                                             "window)"),
         Attr("exclusive", A.BOOLEAN, True, "avg: divide by the real (non-padding) "
                                            "elements, not the window size"),
-        Attr("data_format", A.STRING, "NCHW", "NCHW or NHWC"),
+        Attr("data_format", A.STRING, LAYOUTS[dims][0], " or ".join(LAYOUTS[dims])),
         Attr("padding_algorithm", A.STRING, "EXPLICIT", "EXPLICIT (paddings), SAME "
                                                         "(Out = ceil(In / stride)) or VALID")]
 
 
-register(OpDef(
-    "pool2d", [X], [OUT], _window_attrs(False),
-    comment="Out = the max or the mean of each window of X's planes.",
-    infer_shape=_infer(False),
-    kernels={"cpu": _pool("cpu", "pool2d", False), "cuda": _pool("cuda", "pool2d", False)},
-    grad=Grad(reads=["X", "Out"], writes=["X"], kernel=_pool_grad("cpu"),
-              cuda_kernel=_pool_grad("cuda"), infer_shape=_grad_infer(False))))
+for _dims in (2, 3):
+    _pool_type, _index_type = f"pool{_dims}d", f"max_pool{_dims}d_with_index"
+    register(OpDef(
+        _pool_type, [X], [OUT], _window_attrs(False, _dims),
+        comment=f"Out = the max or the mean of each window of X's {_dims}-D "
+                f"{'planes' if _dims == 2 else 'volumes'}.",
+        infer_shape=_infer(False, _dims),
+        kernels={"cpu": _pool("cpu", _pool_type, False, _dims),
+                 "cuda": _pool("cuda", _pool_type, False, _dims)},
+        grad=Grad(reads=["X", "Out"], writes=["X"],
+                  kernel=_pool_grad("cpu", _pool_type + "_grad", _dims),
+                  cuda_kernel=_pool_grad("cuda", _pool_type + "_grad", _dims),
+                  infer_shape=_grad_infer(False, _dims))))
 
-register(OpDef(
-    "max_pool2d_with_index", [X], [OUT, MASK], _window_attrs(True),
-    comment="Out = the max of each window of X's planes; Mask = where it is in the plane.",
-    infer_shape=_infer(True),
-    kernels={"cpu": _pool("cpu", "max_pool2d_with_index", True),
-             "cuda": _pool("cuda", "max_pool2d_with_index", True)},
-    grad=Grad(reads=["X", "Mask"], grads_of=["Out"], writes=["X"], kernel=_unpool("cpu"),
-              cuda_kernel=_unpool("cuda"), infer_shape=_grad_infer(True))))
+    register(OpDef(
+        _index_type, [X], [OUT, MASK], _window_attrs(True, _dims),
+        comment=f"Out = the max of each window of X's {_dims}-D "
+                f"{'planes' if _dims == 2 else 'volumes'}; Mask = where it is in X's.",
+        infer_shape=_infer(True, _dims),
+        kernels={"cpu": _pool("cpu", _index_type, True, _dims),
+                 "cuda": _pool("cuda", _index_type, True, _dims)},
+        grad=Grad(reads=["X", "Mask"], grads_of=["Out"], writes=["X"],
+                  kernel=_mask_grad("cpu", _index_type + "_grad", _dims),
+                  cuda_kernel=_mask_grad("cuda", _index_type + "_grad", _dims),
+                  infer_shape=_grad_infer(True, _dims))))

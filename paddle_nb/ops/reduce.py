@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
+from ..core import dtypes
+from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..core.selected_rows import SelectedRows
@@ -45,7 +47,27 @@ def _reduce_infer(ctx):
         ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
                  expected=f"dims in [{-len(xs)}, {len(xs) - 1}]", given=f"dim={dims}")
     dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
-    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), ctx.dtype("X"))
+    dtype = ctx.dtype("X")
+    if ctx.op_def.type == "reduce_sum":
+        out_dtype = ctx.attr("out_dtype")
+        if out_dtype >= 0 and dtypes.name(out_dtype) not in SUMMABLE:
+            ctx.fail("reduce_sum sums in a number type", slot="X",
+                     expected=f"out_dtype -1 or one of {', '.join(SUMMABLE)}",
+                     given=f"out_dtype={out_dtype} ({dtypes.name(out_dtype)})")
+        dtype = _sum_dtype(dtype, out_dtype)
+    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), dtype)
+
+
+SUMMABLE = ("int32", "int64", "float32", "float64")   # out_dtype's choices here
+
+
+def _sum_dtype(x_dtype: int, out_dtype: int) -> int:
+    """reduce_sum's element type, as Paddle's: ``out_dtype`` where it is set (paddle.sum(x,
+    dtype=...) and quantile's count of non-NaN values save it), else X's, but int64 for
+    bools (the sum of bools counts the true ones)."""
+    if out_dtype >= 0:
+        return out_dtype
+    return VarType.INT64 if x_dtype == VarType.BOOL else x_dtype
 
 
 def _per_element(count: int) -> float:
@@ -57,6 +79,10 @@ def _per_element(count: int) -> float:
 def _reduce_kernel(place, mean: bool):
     def run(ctx):
         x = ctx.input("X")
+        if not mean:                      # summed in out_dtype (bools: counted in int64)
+            want = dtypes.to_numpy(_sum_dtype(dtypes.to_code(x.dtype), ctx.attr("out_dtype")))
+            if x.dtype != want:
+                x = arrays.astype(x, want)
         dims = _normalize_dims(ctx.attr("dim"), x.ndim, ctx.attr("reduce_all"))
         out = place.sum_axes(x, dims, ctx.attr("keep_dim"))
         if mean:
@@ -86,7 +112,8 @@ _REDUCE_ATTRS = [
     Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
     Attr("reduce_all", A.BOOLEAN, False, "reduce every axis"),
     Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
-    Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
+    Attr("out_dtype", A.INT, -1, "reduce_sum: the element type summed in and given (-1: X's, "
+         "int64 for bools)", extra=True),
 ]
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
                infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=False),

@@ -47,10 +47,10 @@ def _gather_nd_infer(ctx):
     ctx.set_output("Out", idx[:-1] + xs[k:], ctx.dtype("X"))
 
 
-def _nd_positions(place, ctx, x):
+def _nd_positions(place, ctx, x, what="gather_nd index"):
     """Each row of Index as one flat position among X's first k axes (checked: each
     column against its own axis), and the shapes around it: (positions, k, Index's
-    leading shape)."""
+    leading shape). ``what`` names the index in an error (scatter_nd_add's too)."""
     index = ctx.input("Index")
     k = int(index.shape[index.ndim - 1])
     lead = tuple(int(d) for d in index.shape[:index.ndim - 1])
@@ -59,7 +59,7 @@ def _nd_positions(place, ctx, x):
         columns = place.rows(rows, 0)            # (k, m): each column contiguous
         for j in range(k):
             n = int(x.shape[j])
-            check.indices(columns[j], n, slot="Index", what="gather_nd index", shape=lead,
+            check.indices(columns[j], n, slot="Index", what=what, shape=lead,
                           column=j, counted=f"X's axis {j} has {n} entries")
     return place.linear_index(rows, tuple(int(d) for d in x.shape[:k])), k, lead
 

@@ -1,5 +1,5 @@
-"""Elementwise math of one tensor: abs, sign, sqrt, rsqrt, pow, clip (Fluid's slots and
-attributes, as ``paddle.abs`` ... ``paddle.clip`` save them).
+"""Elementwise math of one tensor: abs, sign, sqrt, rsqrt, pow, clip, erfinv, stanh, angle
+(Fluid's slots and attributes, as ``paddle.abs`` ... ``paddle.angle`` save them).
 
 Each is a scalar function under ``@pointwise`` and one declaration, as the activations in
 activation.py are (``activation(...)`` declares the op, its ``_grad`` op and both places'
@@ -22,6 +22,7 @@ from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG
 from .common import OUT, X
 from .places import CPU, CUDA
 
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64)"]
 
@@ -92,6 +93,57 @@ def clip_grad(x, dout, low, high):
     return dout if x > low and x < high else dout * 0
 
 
+# erfinv: Winitzki's closed form (within ~2e-3) polished by Newton steps on erf (on erfc
+# for |y| > 0.5, where 1 - |y| is exact and erf(x) would round to 1); +-inf at +-1 and NaN
+# beyond (Paddle 2.6.2 gives inf beyond 1: the inverse is undefined there).
+@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+def erfinv(y):
+    a = -y if y < 0 else y
+    if not a <= 1.0:                       # NaN, or outside [-1, 1]
+        return math.nan
+    if a == 1.0:
+        return math.inf if y > 0 else -math.inf
+    log_term = math.log((1.0 - a) * (1.0 + a))
+    t = 2.0 / (math.pi * 0.147) + 0.5 * log_term
+    x = math.sqrt(math.sqrt(t * t - log_term / 0.147) - t)
+    for _ in range(4):
+        slope = TWO_OVER_SQRT_PI * math.exp(-x * x)
+        miss = (1.0 - a) - math.erfc(x) if a > 0.5 else math.erf(x) - a
+        if slope == 0.0:
+            break
+        x -= miss / slope
+    return -x if y < 0 else x
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+def erfinv_grad(out, dout):
+    # 1 / erf'(out) = sqrt(pi) / 2 * exp(out^2)
+    return dout * (0.5 * math.sqrt(math.pi)) * math.exp(out * out)
+
+
+@pointwise(FLOAT_3, MIN_PARALLEL_LOG, params=2)
+def stanh(x, scale_a, scale_b):
+    return scale_b * math.tanh(scale_a * x)
+
+
+@pointwise(FLOAT_4, MIN_PARALLEL_GRAD, params=2)
+def stanh_grad(x, dout, scale_a, scale_b):
+    t = math.tanh(scale_a * x)
+    return dout * scale_a * scale_b * (1.0 - t * t)
+
+
+# angle of a real number: pi for a negative one, else 0 (NaN and inf too, as Paddle's
+# x < 0 test)
+@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP)
+def angle(x):
+    return math.pi if x < 0 else 0.0
+
+
+@pointwise(FLOAT_2, MIN_PARALLEL_GRAD)
+def angle_grad(x, dout):
+    return dout * 0                        # flat wherever it is defined, as Paddle's
+
+
 # --- the ops --------------------------------------------------------------------------------
 def _scalar(ctx, attr: str, dtype):
     """An attribute (a tensor's value where one gives it: core/attr_tensors.py) in the
@@ -101,6 +153,14 @@ def _scalar(ctx, attr: str, dtype):
 
 def _not_nan(value):
     return "NaN is not a bound; expected a number (or +-inf)" if value != value else None
+
+
+def _finite(name: str):
+    def check(value) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{name}={value}; expected a finite scale"
+        return None
+    return check
 
 
 def _min_below_max(values: dict) -> str | None:
@@ -130,6 +190,16 @@ activation("clip", "min(max(X, min), max)", "X", act=False,
            params_of=lambda ctx, dtype: (_scalar(ctx, "min", dtype),
                                          _scalar(ctx, "max", dtype)),
            reads_attr_tensors=("Min", "Max"))
+
+activation("erfinv", "the inverse of erf (NaN outside [-1, 1])", "Out", act=False)
+activation("stanh", "scale_b * tanh(scale_a * X)", "X", act=False,
+           attrs=[Attr("scale_a", A.FLOAT, 0.67, "the scale of X inside tanh",
+                       check=_finite("scale_a")),
+                  Attr("scale_b", A.FLOAT, 1.7159, "the scale of the result",
+                       check=_finite("scale_b"))],
+           params_of=lambda ctx, dtype: (_scalar(ctx, "scale_a", dtype),
+                                         _scalar(ctx, "scale_b", dtype)))
+activation("angle", "the argument of X: pi where X < 0, else 0 (real X)", "X", act=False)
 
 
 def _sign_grad(op, no_grad):

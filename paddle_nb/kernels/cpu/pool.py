@@ -1,30 +1,44 @@
-"""2-D pooling over windows: max (with the position of each maximum) and average, and
-their gradients, on planes ``(P, H, W)`` (P = batch x channels; the op puts NHWC data in
-this layout first).
+"""Pooling over windows, 2-D and 3-D alike: max (with the position of each maximum) and
+average, and their gradients, on volumes ``(P, D, H, W)`` (P = batch x channels; the op
+puts channel-last data in this layout first, and gives 2-D planes a depth of 1).
 
 A window is described by one small int64 array ``g``, the same on both places
-(kernels/cuda/pool.py): ``[kh, kw, sh, sw, pad_top, pad_left, adaptive, exclusive,
-pad_bottom, pad_right]``. Output row i reads input rows ``[i*sh - pad_top, + kh)`` clipped
-to the input (padding holds no values: it never wins a max, and is counted in an average
-only when not ``exclusive``: then the divisor is the window clipped to the padded input,
-as Paddle counts it, so a ceil_mode window hanging past the padding divides by less than
-kh x kw), or, ``adaptive``, rows ``floor(i*H/OH) .. ceil((i+1)*H/OH)``. ``_axis`` works
+(kernels/cuda/pool.py), made by ops/pool.py's ``_geometry``: for the axes (depth, height,
+width) ``g[0:3]`` the window, ``g[3:6]`` the strides, ``g[6:9]`` the padding before and
+``g[9:12]`` after, then ``g[12]`` adaptive and ``g[13]`` exclusive (``WINDOW`` names
+the positions). A 2-D pool's depth axis is a window of 1, stride 1, no padding. Output
+position i along an axis reads input ``[i*stride - pad_before, + window)`` clipped to the
+input (padding holds no values: it never wins a max, and is counted in an average only
+when not ``exclusive``: then the divisor is the window clipped to the padded input, as
+Paddle counts it, so a ceil_mode window hanging past the padding divides by less than
+the window), or, ``adaptive``, ``floor(i*n/out) .. ceil((i+1)*n/out)``. ``_axis`` works
 this out once per call for each axis (each output's [start, stop) and divisor), not once
 per output.
 
-A maximum is the first largest value of the window in row-major order, and a NaN wins
-(as numpy's max): so every window that holds a NaN gives NaN, whatever its order. The
-comparisons are selects, not branches (on random data a branch mispredicts about once a
-window), and the position of the maximum is tracked only when the op saves it
-(max_pool2d_with_index's Mask): for pool2d it cost more than the max itself (64x6 planes
-of 28x28, 2x2 windows: 0.43 ms without it, 0.76 ms with; 1.1 ms before these changes).
-Every plane is independent, so the ``prange`` variants split planes between threads (the
-gradients too: a plane's scatter-adds never meet another's).
+A maximum is the first largest value of the window in (depth, row, column) order, and a
+NaN wins (as numpy's max): so every window that holds a NaN gives NaN, whatever its
+order. Its position (Mask) is flat in the input volume, ``(d*H + h)*W + w`` (for 2-D,
+``h*W + w``), as Paddle's max_pool{2,3}d_with_index saves it. The comparisons are
+selects, not branches (on random data a branch mispredicts about once a window), and the
+position is tracked only when the op saves it: for pool2d it cost more than the max
+itself (64x6 planes of 28x28, 2x2 windows: 0.43 ms without it, 0.76 ms with; 1.1 ms
+before these changes). Every volume is independent, so the ``prange`` variants split
+volumes between threads (the gradients too: a volume's scatter-adds never meet another's).
+
+One kernel serves both ranks, so the window rules live in one place; the depth loop of
+one step costs a 2-D pool something: on those planes, serial, 1.15-1.4x the time of the
+plane-only kernel this replaced (max 1.94 ms against 1.66, avg 1.50 against 1.19, the max
+gradient 2.9 against 2.1-2.4; measured interleaved on a busy 2-core machine, so the
+absolute times are above the ones quoted before).
 """
 import numpy as np
 from numba import njit, prange
 
 from .threads import parallel_ok
+
+# g's positions: window, strides, padding before and after, each over (depth, height,
+# width); then the two flags
+WINDOW, STRIDE, PAD_BEFORE, PAD_AFTER, ADAPTIVE, EXCLUSIVE = 0, 3, 6, 9, 12, 13
 
 # Output elements x window size from which the prange variants run (2 threads): the
 # first measured power of 2 where they took <= ~0.8x the serial time (float32, 16x16
@@ -55,112 +69,122 @@ def _axis(n, k, s, pad, pad_end, out_n, adaptive, exclusive):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask):
-    width = x.shape[2]
-    for i in range(out.shape[1]):
-        for j in range(out.shape[2]):
-            if is_max:
-                best, at = x[p, h0[i], w0[j]], h0[i] * width + w0[j]
-                for h in range(h0[i], h1[i]):
-                    row = x[p, h]
-                    for c in range(w0[j], w1[j]):
-                        v = row[c]
-                        take = (best == best) & (not v <= best)   # v > best, or a NaN
-                        best = v if take else best
-                        if with_mask:
-                            at = h * width + c if take else at
-                out[p, i, j] = best
-                if with_mask:
-                    mask[p, i, j] = at
-            else:
-                acc = 0.0
-                for h in range(h0[i], h1[i]):
-                    row = x[p, h]
-                    for c in range(w0[j], w1[j]):
-                        acc += row[c]
-                out[p, i, j] = acc / (hn[i] * wn[j])
+def _pool_volume(x, p, axes, is_max, with_mask, out, mask):
+    d0, d1, dn, h0, h1, hn, w0, w1, wn = axes
+    height, width = x.shape[2], x.shape[3]
+    for od in range(out.shape[1]):
+        for i in range(out.shape[2]):
+            for j in range(out.shape[3]):
+                if is_max:
+                    best = x[p, d0[od], h0[i], w0[j]]
+                    at = (d0[od] * height + h0[i]) * width + w0[j]
+                    for d in range(d0[od], d1[od]):
+                        for h in range(h0[i], h1[i]):
+                            row, row_at = x[p, d, h], (d * height + h) * width
+                            for c in range(w0[j], w1[j]):
+                                v = row[c]
+                                take = (best == best) & (not v <= best)   # v > best, or NaN
+                                best = v if take else best
+                                if with_mask:
+                                    at = row_at + c if take else at
+                    out[p, od, i, j] = best
+                    if with_mask:
+                        mask[p, od, i, j] = at
+                else:
+                    acc = 0.0
+                    for d in range(d0[od], d1[od]):
+                        for h in range(h0[i], h1[i]):
+                            row = x[p, d, h]
+                            for c in range(w0[j], w1[j]):
+                                acc += row[c]
+                    out[p, od, i, j] = acc / (dn[od] * hn[i] * wn[j])
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
 def _pool_serial(x, axes, is_max, with_mask, out, mask):
-    h0, h1, hn, w0, w1, wn = axes
     for p in range(x.shape[0]):
-        _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask)
+        _pool_volume(x, p, axes, is_max, with_mask, out, mask)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
 def _pool_parallel(x, axes, is_max, with_mask, out, mask):
-    h0, h1, hn, w0, w1, wn = axes
     for p in prange(x.shape[0]):
-        _pool_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, with_mask, out, mask)
+        _pool_volume(x, p, axes, is_max, with_mask, out, mask)
 
 
-def _axes(x, g, out_hw):
-    """Both axes' window bounds and divisors (``_axis``), worked out once per call."""
-    return (_axis(x.shape[1], g[0], g[2], g[4], g[8], out_hw[0], g[6], g[7]) +
-            _axis(x.shape[2], g[1], g[3], g[5], g[9], out_hw[1], g[6], g[7]))
+def _axes(x, g, out_dhw):
+    """The three axes' window bounds and divisors (``_axis``), worked out once per call."""
+    bounds = ()
+    for a in range(3):
+        bounds += _axis(x.shape[1 + a], g[WINDOW + a], g[STRIDE + a], g[PAD_BEFORE + a],
+                        g[PAD_AFTER + a], out_dhw[a], g[ADAPTIVE], g[EXCLUSIVE])
+    return bounds
 
 
 def _parallel(x, out, g) -> bool:
     """Past the crossover in reads: each output's window (adaptive: about all of X)."""
-    work = x.size if g[6] else out.size * int(g[0] * g[1])
+    work = x.size if g[ADAPTIVE] else out.size * int(g[0] * g[1] * g[2])
     return work >= MIN_PARALLEL_POOL and parallel_ok()
 
 
-def pool(x, g, is_max: bool, out_hw, with_mask: bool = False):
-    """(Out, Mask) of planes ``x`` (P, H, W): each window's max, and with ``with_mask``
-    its flat in-plane position (int32), or its average (Mask then unused)."""
-    out = np.empty((x.shape[0],) + tuple(out_hw), x.dtype)
+def pool(x, g, is_max: bool, out_dhw, with_mask: bool = False):
+    """(Out, Mask) of volumes ``x`` (P, D, H, W): each window's max, and with
+    ``with_mask`` its flat in-volume position (int32), or its average (Mask then unused)."""
+    out = np.empty((x.shape[0],) + tuple(out_dhw), x.dtype)
     with_mask = bool(is_max and with_mask)
-    mask = np.empty(out.shape if with_mask else (1, 1, 1), np.int32)
+    mask = np.empty(out.shape if with_mask else (1, 1, 1, 1), np.int32)
     (_pool_parallel if _parallel(x, out, g) else _pool_serial)(
         x, _axes(x, g, out.shape[1:]), is_max, with_mask, out, mask)
     return out, mask
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx):
-    d, width = dx[p], x.shape[2]
-    d[:, :] = 0
-    flat = d.ravel()                       # a view: dx's planes are C-contiguous
-    for i in range(dout.shape[1]):
-        for j in range(dout.shape[2]):
-            if is_max:
-                # Paddle's rule: all of dOut to the window's first element equal to Out
-                # (selects: a break out of the window mispredicted, 1.2 ms against 0.63)
-                o, nan = out[p, i, j], out[p, i, j] != out[p, i, j]
-                at = -1
-                for h in range(h0[i], h1[i]):
-                    row = x[p, h]
-                    for c in range(w0[j], w1[j]):
-                        v = row[c]
-                        hit = (at < 0) & ((v == o) | (nan & (v != v)))
-                        at = h * width + c if hit else at
-                if at >= 0:
-                    flat[at] += dout[p, i, j]
-            else:
-                share = dout[p, i, j] / (hn[i] * wn[j])
-                for h in range(h0[i], h1[i]):
-                    for c in range(w0[j], w1[j]):
-                        d[h, c] += share
+def _pool_grad_volume(x, p, axes, is_max, out, dout, dx):
+    d0, d1, dn, h0, h1, hn, w0, w1, wn = axes
+    vol, height, width = dx[p], x.shape[2], x.shape[3]
+    vol[:, :, :] = 0
+    flat = vol.ravel()                     # a view: dx's volumes are C-contiguous
+    for od in range(dout.shape[1]):
+        for i in range(dout.shape[2]):
+            for j in range(dout.shape[3]):
+                if is_max:
+                    # Paddle's rule: all of dOut to the window's first element equal to
+                    # Out (selects: a break out of the window mispredicted, 1.2 ms
+                    # against 0.63)
+                    o = out[p, od, i, j]
+                    nan = o != o
+                    at = -1
+                    for d in range(d0[od], d1[od]):
+                        for h in range(h0[i], h1[i]):
+                            row, row_at = x[p, d, h], (d * height + h) * width
+                            for c in range(w0[j], w1[j]):
+                                v = row[c]
+                                hit = (at < 0) & ((v == o) | (nan & (v != v)))
+                                at = row_at + c if hit else at
+                    if at >= 0:
+                        flat[at] += dout[p, od, i, j]
+                else:
+                    share = dout[p, od, i, j] / (dn[od] * hn[i] * wn[j])
+                    for d in range(d0[od], d1[od]):
+                        for h in range(h0[i], h1[i]):
+                            for c in range(w0[j], w1[j]):
+                                vol[d, h, c] += share
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
 def _pool_grad_serial(x, axes, is_max, out, dout, dx):
-    h0, h1, hn, w0, w1, wn = axes
     for p in range(x.shape[0]):
-        _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx)
+        _pool_grad_volume(x, p, axes, is_max, out, dout, dx)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
 def _pool_grad_parallel(x, axes, is_max, out, dout, dx):
-    h0, h1, hn, w0, w1, wn = axes
     for p in prange(x.shape[0]):
-        _pool_grad_plane(x, p, h0, h1, hn, w0, w1, wn, is_max, out, dout, dx)
+        _pool_grad_volume(x, p, axes, is_max, out, dout, dx)
 
 
 def pool_grad(x, g, is_max: bool, out, dout):
-    """dX of pool2d from X, Out and dOut (all planes)."""
+    """dX of pool2d/pool3d from X, Out and dOut (all volumes)."""
     dx = np.empty(x.shape, dout.dtype)
     (_pool_grad_parallel if _parallel(x, dout, g) else _pool_grad_serial)(
         x, _axes(x, g, dout.shape[1:]), is_max, out, dout, dx)
@@ -168,23 +192,23 @@ def pool_grad(x, g, is_max: bool, out, dout):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _unpool_serial(mask, dout, dx):
+def _scatter_add_serial(mask, dout, dx):
     for p in range(dout.shape[0]):
         for k in range(dout.shape[1]):
             dx[p, mask[p, k]] += dout[p, k]
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _unpool_parallel(mask, dout, dx):
+def _scatter_add_parallel(mask, dout, dx):
     for p in prange(dout.shape[0]):
         for k in range(dout.shape[1]):
             dx[p, mask[p, k]] += dout[p, k]
 
 
-def unpool(mask, dout, plane: int):
-    """dX (P, plane) of max_pool2d_with_index: each dOut added at its Mask position
-    (positions checked by the op first), from ``mask`` and ``dout`` as (P, OH*OW)."""
-    dx = np.zeros((dout.shape[0], plane), dout.dtype)
+def scatter_add(mask, dout, volume: int):
+    """dX (P, volume) of max_pool{2,3}d_with_index: each dOut added at its Mask position
+    (positions checked by the op first), from ``mask`` and ``dout`` as (P, outputs)."""
+    dx = np.zeros((dout.shape[0], volume), dout.dtype)
     parallel = dout.size >= MIN_PARALLEL_POOL and parallel_ok()    # (not measured apart)
-    (_unpool_parallel if parallel else _unpool_serial)(mask, dout, dx)
+    (_scatter_add_parallel if parallel else _scatter_add_serial)(mask, dout, dx)
     return dx

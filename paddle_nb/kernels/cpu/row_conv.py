@@ -1,0 +1,66 @@
+"""row_conv kernels (ops/row_conv.py): the lookahead convolution over time of x [B, T, D]
+with a filter [F, D] (F = future context + 1), each feature on its own:
+
+    out[b, t, d]   = sum over i < F with t + i < T of x[b, t + i, d] * filter[i, d]
+    dx[b, s, d]    = sum over i < F with s - i >= 0 of dout[b, s - i, d] * filter[i, d]
+    dfilter[i, d]  = sum over b, t with t + i < T of dout[b, t, d] * x[b, t + i, d]
+
+Each value is one scalar function of its position, shared with kernels/cuda/row_conv.py
+(one thread per value there); the loops below run them in order. Sums accumulate in
+float64.
+"""
+from numba import njit
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def out_at(x, w, b, t, d):
+    steps, taps = x.shape[1], w.shape[0]
+    s = 0.0
+    for i in range(taps):
+        if t + i >= steps:
+            break
+        s += x[b, t + i, d] * w[i, d]
+    return s
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def dx_at(dout, w, b, t, d):
+    s = 0.0
+    for i in range(w.shape[0]):
+        if t - i < 0:
+            break
+        s += dout[b, t - i, d] * w[i, d]
+    return s
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def dfilter_at(x, dout, i, d):
+    batch, steps = x.shape[0], x.shape[1]
+    s = 0.0
+    for b in range(batch):
+        for t in range(steps - i):
+            s += dout[b, t, d] * x[b, t + i, d]
+    return s
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def row_conv(x, w, out):
+    for b in range(x.shape[0]):
+        for t in range(x.shape[1]):
+            for d in range(x.shape[2]):
+                out[b, t, d] = out_at(x, w, b, t, d)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def row_conv_dx(dout, w, dx):
+    for b in range(dout.shape[0]):
+        for t in range(dout.shape[1]):
+            for d in range(dout.shape[2]):
+                dx[b, t, d] = dx_at(dout, w, b, t, d)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def row_conv_dfilter(x, dout, dw):
+    for i in range(dw.shape[0]):
+        for d in range(dw.shape[1]):
+            dw[i, d] = dfilter_at(x, dout, i, d)

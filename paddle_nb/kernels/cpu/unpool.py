@@ -1,0 +1,77 @@
+"""Max unpooling (the unpool / unpool3d ops): each pooled value put back at the position
+its max came from, zeros elsewhere; and its gradient, which reads dOut at those positions.
+
+Both work on flattened volumes: ``x`` and ``indices`` (P, K) (P = batch x channels, K the
+pooled elements of one volume), the output (P, size) (size = the unpooled plane or volume,
+``output_size``'s product). The indices were range-checked by the op first. Two values
+sent to one position: the later one (in X's order) stays, as in Paddle's CPU kernel (from
+a max pool with overlapping windows the two are the same element of its input, so the
+same value). The gradient gives dOut at a position only to the value that stayed there
+(the one Out shows; the others do not reach Out: their gradient is 0, what central
+differences say). Paddle 2.6.2's unpool_grad gives it to every value sent there, which
+after an overlapping max pool counts the same input element twice.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .threads import parallel_ok
+
+# output elements from which the volumes are split between threads (a copy per element:
+# the threshold of the pooling gradient's scatter, kernels/cpu/pool.py)
+MIN_PARALLEL_UNPOOL = 32_768
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _unpool_serial(x, indices, out):
+    for p in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            out[p, indices[p, k]] = x[p, k]
+
+
+@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
+def _unpool_parallel(x, indices, out):
+    for p in prange(x.shape[0]):            # each volume by one thread: the order holds
+        for k in range(x.shape[1]):
+            out[p, indices[p, k]] = x[p, k]
+
+
+def unpool(x, indices, size: int):
+    """Out (P, size): zeros, and x[p, k] at indices[p, k]."""
+    out = np.zeros((x.shape[0], size), x.dtype)
+    parallel = out.size >= MIN_PARALLEL_UNPOOL and parallel_ok()
+    (_unpool_parallel if parallel else _unpool_serial)(x, indices, out)
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy", inline="always")
+def _gather_volume(indices, dout, dx, p, owner):
+    # who stayed at each position: the last value sent there (owner[at] = its k); every
+    # position read below is written here first, so owner needs no clearing between
+    # volumes
+    for k in range(indices.shape[1]):
+        owner[indices[p, k]] = k
+    for k in range(indices.shape[1]):
+        at = indices[p, k]
+        dx[p, k] = dout[p, at] if owner[at] == k else 0
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _gather_serial(indices, dout, dx):
+    owner = np.empty(dout.shape[1], np.int64)
+    for p in range(indices.shape[0]):
+        _gather_volume(indices, dout, dx, p, owner)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
+def _gather_parallel(indices, dout, dx):
+    for p in prange(indices.shape[0]):
+        _gather_volume(indices, dout, dx, p, np.empty(dout.shape[1], np.int64))
+
+
+def unpool_grad(indices, dout):
+    """dX (P, K): dX[p, k] = dOut[p, indices[p, k]] where X[p, k] is the value that stayed
+    at that position, else 0."""
+    dx = np.empty(indices.shape, dout.dtype)
+    parallel = dout.size >= MIN_PARALLEL_UNPOOL and parallel_ok()
+    (_gather_parallel if parallel else _gather_serial)(indices, dout, dx)
+    return dx

@@ -1,0 +1,119 @@
+"""eigh and eigvalsh: the eigenvalues (ascending) and eigenvectors of each symmetric matrix
+of X, and their gradients (Fluid's slots and attributes, as ``paddle.linalg.eigh`` and
+``paddle.linalg.eigvalsh`` save them).
+
+Only one triangle of X is read: ``UPLO`` 'L' the lower (the default), 'U' the upper; the
+other is taken to mirror it. LAPACK's syevd on the host (ops/lapack.py says why on both
+places), so the eigenvectors' signs are Paddle's. eigvalsh has the same two outputs: its
+Eigenvectors are what its gradient reads.
+
+The gradients are with respect to a symmetric X, as Paddle's are: the derivative along a
+symmetric change of X, split evenly between X_ij and X_ji. (Central differences of single
+entries see only the triangle UPLO names, so tests/test_spectral_ops.py checks these
+gradients along symmetric directions.) With W the eigenvalues, V the eigenvectors and
+F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it:
+
+    eigvalsh:  dX = V diag(dW) V^T
+    eigh:      dX = sym(V (diag(dW) + F o (V^T dV)) V^T),   sym(A) = (A + A^T) / 2
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from . import lapack as L
+from .common import X
+
+UPLOS = ("L", "U")
+EIGENVALUES = Slot("Eigenvalues", "the eigenvalues of each matrix, ascending")
+EIGENVECTORS = Slot("Eigenvectors", "the eigenvectors, one per column, in the eigenvalues' "
+                                    "order")
+UPLO = Attr("UPLO", A.STRING, "L", "the triangle read: 'L' lower, 'U' upper",
+            check=L.one_of(UPLOS, "UPLO"))
+
+
+def _eigh_infer(op_type):
+    def infer(ctx):
+        shape = L.check_matrices(ctx, op_type, square=True)
+        ctx.set_output("Eigenvalues", shape[:-1], ctx.dtype("X"))
+        ctx.set_output("Eigenvectors", shape, ctx.dtype("X"))
+    return infer
+
+
+def _eigh(op_type):
+    def run(ctx):
+        x = ctx.input("X")
+        a = L.host_matrices(x, op_type, square=True)
+        if a.shape[-1] == 0:             # numpy's LAPACK call refuses empty matrices
+            w, v = np.zeros(a.shape[:-1]), a
+        else:
+            w, v = np.linalg.eigh(a, UPLO=ctx.attr("UPLO"))
+        ctx.set_output("Eigenvalues", L.to_place(ctx, w, x.dtype))
+        ctx.set_output("Eigenvectors", L.to_place(ctx, v, x.dtype))
+    return run
+
+
+def _vectors(ctx, op_type: str) -> np.ndarray:
+    v = L.host_value(ctx, "Eigenvectors")
+    if v.ndim < 2 or v.shape[-1] != v.shape[-2]:
+        raise ValueError(f"{op_type}: slot Eigenvectors: expected a batch of square "
+                         f"matrices, given shape {list(v.shape)}")
+    return v
+
+
+def _scaled_back(v, middle):
+    """V middle V^T."""
+    return v @ middle @ L.transpose(v)
+
+
+def _eigvalsh_grad(ctx):
+    v = _vectors(ctx, "eigvalsh_grad")
+    dw = L.host_gradient(ctx, "Eigenvalues@GRAD", np.empty(v.shape[:-1]))
+    dx = (v * dw[..., None, :]) @ L.transpose(v)               # V diag(dW) V^T
+    ctx.set_output("X@GRAD", L.to_place(ctx, dx, ctx.input("Eigenvectors").dtype))
+
+
+def _eigh_grad(ctx):
+    v = _vectors(ctx, "eigh_grad")
+    w = L.host_value(ctx, "Eigenvalues")
+    if w.shape != v.shape[:-1]:
+        raise ValueError(f"eigh_grad: slot Eigenvalues: expected one per eigenvector, "
+                         f"shape {list(v.shape[:-1])}; given {list(w.shape)}")
+    dw = L.host_gradient(ctx, "Eigenvalues@GRAD", w)
+    dv = L.host_gradient(ctx, "Eigenvectors@GRAD", v)
+    n = w.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = w[..., None, :] - w[..., :, None]               # w_j - w_i
+        gap[..., np.arange(n), np.arange(n)] = np.inf          # F's diagonal: 0
+        middle = (L.transpose(v) @ dv) / gap
+    middle[..., np.arange(n), np.arange(n)] += dw
+    dx = _scaled_back(v, middle)
+    dx = (dx + L.transpose(dx)) / 2
+    ctx.set_output("X@GRAD", L.to_place(ctx, dx, ctx.input("Eigenvectors").dtype))
+
+
+def _grad_infer(ctx):
+    """X@GRAD has the eigenvectors' shape (the grad op does not read X)."""
+    ctx.set_output("X@GRAD", ctx.shape("Eigenvectors"), ctx.dtype("Eigenvectors"))
+
+
+register(OpDef(
+    "eigh", [X], [EIGENVALUES, EIGENVECTORS], [UPLO],
+    comment="Eigenvalues, Eigenvectors = the eigendecomposition of each symmetric matrix "
+            "of X (one triangle read).",
+    infer_shape=_eigh_infer("eigh"), kernels={"cpu": _eigh("eigh"), "cuda": _eigh("eigh")},
+    grad=Grad(reads=["Eigenvalues", "Eigenvectors"], writes=["X"], kernel=_eigh_grad,
+              cuda_kernel=_eigh_grad, infer_shape=_grad_infer)))
+
+register(OpDef(
+    "eigvalsh", [X], [EIGENVALUES, EIGENVECTORS],
+    [UPLO, Attr("is_test", A.BOOLEAN, False, "no gradient will be taken (Paddle then "
+                                              "skips the eigenvectors)")],
+    comment="Eigenvalues = the eigenvalues of each symmetric matrix of X, ascending "
+            "(Eigenvectors: what the gradient reads).",
+    infer_shape=_eigh_infer("eigvalsh"),
+    kernels={"cpu": _eigh("eigvalsh"), "cuda": _eigh("eigvalsh")},
+    grad=Grad(reads=["Eigenvectors"], grads_of=["Eigenvalues"], writes=["X"],
+              kernel=_eigvalsh_grad, cuda_kernel=_eigvalsh_grad, infer_shape=_grad_infer)))

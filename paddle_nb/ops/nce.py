@@ -1,0 +1,199 @@
+"""nce: the noise-contrastive estimation loss (Gutmann and Hyvarinen), Fluid's slots and
+attributes as ``paddle.static.nn.nce`` saves them in Paddle 2.6.2 (Input, Label, Weight,
+Bias, SampleWeight, CustomDistProbs, CustomDistAlias, CustomDistAliasProbs -> Cost,
+SampleLogits, SampleLabels).
+
+Instead of a softmax over all ``num_total_classes``, each sample is scored against its
+true classes (Label's columns) and ``num_neg_samples`` negative classes drawn from a
+noise distribution (``sampler``: 0 uniform, 1 log-uniform, 2 the custom distribution the
+three CustomDist inputs give as an alias table; or the fixed ``custom_neg_classes``):
+
+    o_k  = sigmoid(Weight[k] . Input + Bias[k])          (SampleLogits)
+    b_k  = num_neg_samples * P_noise(k)
+    Cost = SampleWeight * (-sum_true log(o / (o + b)) - sum_neg log(b / (o + b)))
+
+SampleLabels holds the classes scored (true first). The draws are this package's
+counter-based ones (kernels/cpu/nce.py), so the same ``seed`` draws the same negatives on
+both places (seed 0: ops/sampling.py's op_seed); Paddle's own generator cannot be matched
+value for value, only in distribution. Without ``custom_neg_classes`` the values are
+random, so the coverage table compares their shapes only.
+
+Paddle's nce_grad is not declared here: backward through nce is refused (NO_GRADIENT
+would silently leave Weight untrained, so the gradient maker raises instead).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.errors import BuildError
+from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels import check
+from ..kernels.cpu import nce as CPU_NCE
+from .hierarchical_sigmoid import FLOATS, require_int64
+from .places import CPU, CUDA
+from .sampling import attr_seed
+
+SAMPLERS = {0: "uniform", 1: "log_uniform", 2: "custom_dist"}
+CUSTOM_DIST = ("CustomDistProbs", "CustomDistAlias", "CustomDistAliasProbs")
+
+
+def _cuda_nce():
+    from ..kernels.cuda import nce as kernels  # noqa: PLC0415 (numba.cuda on use)
+    return kernels
+
+
+def _check_attrs(values: dict) -> str | None:
+    classes, neg = values.get("num_total_classes"), values.get("num_neg_samples")
+    if isinstance(classes, int) and classes < 1:
+        return f"num_total_classes={classes}; expected at least 1"
+    if isinstance(neg, int) and neg < 0:
+        return f"num_neg_samples={neg}; expected 0 or more"
+    if values.get("sampler") not in (None, *SAMPLERS):
+        return f"sampler={values.get('sampler')}; expected 0 (uniform), 1 (log_uniform) or 2"
+    custom = list(values.get("custom_neg_classes") or [])
+    if custom and isinstance(neg, int) and len(custom) != neg:
+        return (f"custom_neg_classes={custom} must name num_neg_samples={neg} classes, "
+                f"given {len(custom)}")
+    if custom and isinstance(classes, int) and not all(0 <= c < classes for c in custom):
+        return f"custom_neg_classes={custom}; expected classes in [0, {classes})"
+    return None
+
+
+def _infer(ctx):
+    problem = _check_attrs({name: ctx.attr(name) for name in (
+        "num_total_classes", "num_neg_samples", "sampler", "custom_neg_classes")})
+    if problem:
+        ctx.fail(problem, slot="Input", expected="valid nce attributes", given=problem)
+    for slot in ("Input", "Weight"):
+        if dtypes.name(ctx.dtype(slot)) not in FLOATS:
+            ctx.fail("nce needs float32 or float64 values (Paddle's kernels)", slot=slot,
+                     expected="float32 or float64", given=ctx.describe_input(slot))
+    ctx.require_same_dtype("Weight", "Input")
+    xs, ws, ls = ctx.shape("Input"), ctx.shape("Weight"), ctx.shape("Label")
+    classes = ctx.attr("num_total_classes")
+    if len(xs) != 2:
+        ctx.fail("Input is [batch, dim]", slot="Input", expected="a 2-D tensor",
+                 given=ctx.describe_input("Input"))
+    if len(ws) != 2 or (ws[0] >= 0 and ws[0] != classes) or \
+            (ws[1] >= 0 and xs[1] >= 0 and ws[1] != xs[1]):
+        ctx.fail("Weight holds one row per class over Input's features", slot="Weight",
+                 expected=f"[{classes}, {xs[1]}]", given=ctx.describe_input("Weight"))
+    require_int64(ctx, "Label")
+    if len(ls) != 2 or (ls[0] >= 0 and xs[0] >= 0 and ls[0] != xs[0]) or ls[1] < 1:
+        ctx.fail("Label holds the true classes of each sample", slot="Label",
+                 expected=f"[{xs[0]}, true classes]", given=ctx.describe_input("Label"))
+    for slot, want in (("Bias", [[classes, 1], [classes]]),
+                       ("SampleWeight", [[xs[0], 1], [xs[0]]])):
+        if ctx.has_input(slot):
+            ctx.require_same_dtype(slot, "Input")
+            if ctx.shape(slot) not in want and -1 not in ctx.shape(slot):
+                ctx.fail(f"{slot} must be {want[0]}", slot=slot, expected=str(want[0]),
+                         given=ctx.describe_input(slot))
+    if ctx.attr("sampler") == 2 and not ctx.attr("custom_neg_classes"):
+        for slot in CUSTOM_DIST:
+            if not ctx.has_input(slot) or ctx.shape(slot) not in ([classes], [classes, 1]):
+                ctx.fail("sampler 2 (custom_dist) reads the alias table: one value per "
+                         "class", slot=slot, expected=f"[{classes}]",
+                         given=ctx.describe_input(slot) if ctx.has_input(slot) else "none")
+        ctx.require_dtype("CustomDistProbs", "float")
+        ctx.require_dtype("CustomDistAliasProbs", "float")
+        ctx.require_dtype("CustomDistAlias", "int")
+    cols = ls[1] + ctx.attr("num_neg_samples")
+    ctx.set_output("Cost", [xs[0], 1], ctx.dtype("Input"))
+    ctx.set_output("SampleLogits", [xs[0], cols], ctx.dtype("Input"))
+    ctx.set_output("SampleLabels", [xs[0], cols], dtypes.to_code(np.int64))
+
+
+def _flat(value, dtype=None):
+    if value is None:
+        return None
+    flat = value.reshape((int(value.size),))
+    return flat if dtype is None or flat.dtype == dtype else flat.astype(dtype)
+
+
+def _nce(place):
+    def run(ctx):
+        x, label, w = ctx.input("Input"), ctx.input("Label"), ctx.input("Weight")
+        classes = int(w.shape[0])
+        check.indices(label, classes, slot="Label", what="class",
+                      counted=f"num_total_classes={classes}")
+        sampler, num_neg = int(ctx.attr("sampler")), int(ctx.attr("num_neg_samples"))
+        custom_neg = np.asarray(ctx.attr("custom_neg_classes") or [], np.int64)
+        dist = [ctx.input_or_none(s) for s in CUSTOM_DIST]
+        if sampler == 2 and not custom_neg.size:
+            check.indices(dist[1], classes, slot="CustomDistAlias", what="class", ignore=-1,
+                          counted=f"num_total_classes={classes}", ignored_as="-1",
+                          ignored_means="to keep the drawn class")
+        probs, alias, alias_probs = (_flat(dist[0], np.float64), _flat(dist[1], np.int64),
+                                     _flat(dist[2], np.float64))
+        bias, weight = _flat(ctx.input_or_none("Bias")), _flat(ctx.input_or_none("SampleWeight"))
+        seed = attr_seed(ctx)
+        if place is CPU:
+            n, cols = int(x.shape[0]), int(label.shape[1]) + num_neg
+            cost, logits = ctx.out("Cost", (n, 1), x.dtype), ctx.out("SampleLogits",
+                                                                    (n, cols), x.dtype)
+            labels = ctx.out("SampleLabels", (n, cols), np.int64)
+            stand_in = np.zeros(1, x.dtype)
+            CPU_NCE.nce(np.ascontiguousarray(x), np.ascontiguousarray(label),
+                        np.ascontiguousarray(w),
+                        stand_in if bias is None else np.ascontiguousarray(bias),
+                        bias is not None,
+                        stand_in if weight is None else np.ascontiguousarray(weight),
+                        weight is not None,
+                        np.zeros(1) if probs is None else probs,
+                        np.zeros(1, np.int64) if alias is None else alias,
+                        np.zeros(1) if alias_probs is None else alias_probs,
+                        custom_neg, sampler, num_neg, np.uint64(seed), logits, labels, cost)
+        else:
+            cost, logits, labels = _cuda_nce().nce(x, label, w, bias, weight, probs, alias,
+                                                   alias_probs, custom_neg, sampler,
+                                                   num_neg, seed)
+        ctx.set_output("Cost", cost)
+        ctx.set_output("SampleLogits", logits)
+        ctx.set_output("SampleLabels", labels)
+    return run
+
+
+def _no_nce_grad(op, no_grad=()):
+    """Paddle 2.6.2 has nce_grad; this package does not yet: say so rather than leave
+    Weight and Bias silently without gradients."""
+    raise BuildError("nce: its gradient (Paddle's nce_grad) is not implemented in "
+                     "paddle_nb; nce runs forward only (inference, or the cost as a metric)")
+
+
+register(OpDef(
+    "nce",
+    [Slot("Input", "the features, [batch, dim]"),
+     Slot("Label", "the true classes of each sample, int64 [batch, true classes]"),
+     Slot("Weight", "one row per class, [num_total_classes, dim]"),
+     Slot("Bias", "one bias per class, [num_total_classes, 1]", dispensable=True),
+     Slot("SampleWeight", "a weight per sample, [batch, 1] (default 1)", dispensable=True),
+     Slot("CustomDistProbs", "sampler 2: the probability of each class", dispensable=True),
+     Slot("CustomDistAlias", "sampler 2: each class's alias (Walker's alias table)",
+          dispensable=True),
+     Slot("CustomDistAliasProbs", "sampler 2: the probability of keeping each class",
+          dispensable=True)],
+    [Slot("Cost", "the loss of each sample, [batch, 1]"),
+     Slot("SampleLogits", "sigmoid of each scored class's logit, [batch, true + neg]",
+          intermediate=True),
+     Slot("SampleLabels", "the classes scored: the true ones, then the negatives",
+          intermediate=True)],
+    [Attr("num_total_classes", A.INT, 1, "how many classes (rows of Weight)"),
+     Attr("num_neg_samples", A.INT, 10, "negative classes drawn per sample"),
+     Attr("sampler", A.INT, 0, "the noise distribution: 0 uniform, 1 log_uniform, "
+                               "2 custom_dist"),
+     Attr("seed", A.INT, 0, "random seed; 0 = op_seed's"),
+     Attr("is_sparse", A.BOOLEAN, False, "Paddle: sparse gradients (no gradient here)"),
+     Attr("custom_neg_classes", A.INTS, [], "fixed negative classes instead of draws"),
+     Attr("remote_prefetch", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
+     Attr("is_test", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
+     Attr("trainer_id", A.INT, 0, "kept for Paddle compatibility", extra=True),
+     Attr("height_sections", A.LONGS, [], "kept for Paddle compatibility", extra=True),
+     Attr("epmap", A.STRINGS, [], "kept for Paddle compatibility", extra=True),
+     Attr("table_names", A.STRINGS, [], "kept for Paddle compatibility", extra=True)],
+    comment="Cost = -sum_true log(o / (o + b)) - sum_neg log(b / (o + b)), o = sigmoid("
+            "Weight[k] . Input + Bias[k]), b = num_neg_samples * P_noise(k).",
+    infer_shape=_infer, kernels={"cpu": _nce(CPU), "cuda": _nce(CUDA)},
+    grad=_no_nce_grad, check_attrs=_check_attrs))

@@ -1,0 +1,123 @@
+"""repeat_interleave: each slice of X along ``dim`` repeated in place, and its gradient
+(Fluid's slots and attributes, as ``paddle.repeat_interleave`` saves them).
+
+``Repeats`` copies every slice that many times, one after the other ([a, b] with 2 gives
+[a, a, b, b], not numpy's tile order); ``RepeatsTensor`` gives one count per slice instead
+(Fluid reads it at run time in place of the attribute: core/attr_tensors.py), so how long
+Out is along ``dim`` is known only then, and shape inference says -1. ``paddle.
+repeat_interleave(x, r)`` without an axis flattens x first (a ``flatten_contiguous_range``
+op in the saved program) and repeats along dim 0.
+
+The copy is one index map along ``dim`` (slice i of X sent to its count of positions), the
+places' ``gather_maps``; the gradient is the same map run backwards (``scatter_maps``),
+which adds the copies of a slice up. The map is made on the host from the counts (a
+``RepeatsTensor`` on the device comes back once: its values decide Out's size).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from ..core.validate import check_tensor_size
+from . import arrays
+from .common import OUT, X
+from .places import CPU, CUDA
+
+# the element types Paddle 2.6.2's CPU kernel is registered for
+REPEATABLE = ("int32", "int64", "float32", "float64")
+REPEATS_TENSOR = Slot("RepeatsTensor", "one repeat count per slice along dim (read at run "
+                                       "time, instead of the attribute)", dispensable=True)
+
+
+def _counts(repeats, n: int, fail) -> list[int]:
+    """The repeat count of each of the ``n`` slices: the attribute's one count for all,
+    or the tensor's list (one per slice); none negative."""
+    counts = [int(r) for r in repeats] if isinstance(repeats, (list, tuple)) else \
+        [int(repeats)] * n
+    if len(counts) != n:
+        fail("RepeatsTensor needs one count per slice along dim",
+             expected=f"{n} counts", given=f"{len(counts)} counts")
+    if any(c < 0 for c in counts):
+        fail("a repeat count may not be negative", expected="counts >= 0",
+             given=f"{min(counts)}")
+    return counts
+
+
+def _dim(rank: int, dim: int, fail) -> int:
+    if not -rank <= dim < rank:
+        fail(f"dim {dim} is out of range", expected=f"dim in [{-rank}, {rank - 1}]",
+             given=f"dim={dim} for a rank-{rank} X")
+    return dim % rank
+
+
+def _repeat_infer(ctx):
+    if dtypes.name(ctx.dtype("X")) not in REPEATABLE:
+        ctx.fail("repeat_interleave needs int32, int64, float32 or float64 elements "
+                 "(Paddle's CPU kernel)", slot="X", expected="one of those",
+                 given=ctx.describe_input("X"))
+    xs = list(ctx.shape("X"))
+
+    def fail(msg, expected=None, given=None):
+        ctx.fail(msg, slot="RepeatsTensor" if ctx.has_input("RepeatsTensor") else "X",
+                 expected=expected, given=given)
+    dim = _dim(len(xs), ctx.attr("dim"), fail)
+    if ctx.attr_from_tensor("Repeats"):       # counted when the tensor is read
+        if len(ctx.shape("RepeatsTensor")) > 1:
+            fail("RepeatsTensor holds one count per slice", expected="a 1-D int tensor",
+                 given=ctx.describe_input("RepeatsTensor"))
+        xs[dim] = -1
+    elif xs[dim] >= 0:
+        xs[dim] = sum(_counts(ctx.attr("Repeats"), xs[dim], fail))
+    elif int(ctx.attr("Repeats")) < 0:
+        fail("a repeat count may not be negative", expected="Repeats >= 0",
+             given=f"Repeats={ctx.attr('Repeats')}")
+    ctx.set_output("Out", xs, ctx.dtype("X"))
+
+
+def _maps(ctx, x, op_type: str) -> list[np.ndarray]:
+    """One index map per axis: the identity, and along dim each slice's position as many
+    times as it is repeated."""
+    shape = tuple(int(d) for d in x.shape)
+
+    def fail(msg, expected=None, given=None):
+        raise ValueError(f"{op_type}: slot RepeatsTensor: {msg}; expected {expected}, "
+                         f"given {given}")
+    dim = _dim(len(shape), int(ctx.attr("dim")), fail)
+    counts = _counts(ctx.attr("Repeats"), shape[dim], fail)
+    out_shape = shape[:dim] + (sum(counts),) + shape[dim + 1:]
+    check_tensor_size(out_shape, x.dtype, op_type)
+    along = np.repeat(np.arange(shape[dim], dtype=np.int64), counts)
+    return [along if d == dim else np.arange(n, dtype=np.int64) for d, n in enumerate(shape)]
+
+
+def _repeat(place):
+    def run(ctx):
+        x = ctx.input("X")
+        ctx.set_output("Out", place.gather_maps(x, _maps(ctx, x, "repeat_interleave")))
+    return run
+
+
+def _repeat_grad(place):
+    """dX: each slice's copies in dOut added up."""
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        maps = _maps(ctx, x, "repeat_interleave_grad")
+        dout = arrays.astype(dout, x.dtype).reshape(tuple(len(m) for m in maps))
+        ctx.set_output("X@GRAD", place.scatter_maps(tuple(int(d) for d in x.shape), maps,
+                                                    dout))
+    return run
+
+
+register(OpDef(
+    "repeat_interleave", [X, REPEATS_TENSOR], [OUT],
+    [Attr("Repeats", A.INT, 0, "how many times each slice is repeated"),
+     Attr("dim", A.INT, 0, "the axis along which slices are repeated")],
+    comment="Out = X with each slice along dim repeated Repeats (or RepeatsTensor[i]) times "
+            "in place.",
+    infer_shape=_repeat_infer, kernels={"cpu": _repeat(CPU), "cuda": _repeat(CUDA)},
+    grad=Grad(reads=["X", "RepeatsTensor"], writes=["X"], kernel=_repeat_grad(CPU),
+              cuda_kernel=_repeat_grad(CUDA)),
+    reads_attr_tensors=("RepeatsTensor",)))

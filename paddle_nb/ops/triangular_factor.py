@@ -1,0 +1,317 @@
+"""Triangular factorizations of batched matrices and what is read off them: ``cholesky``,
+``lu``, ``lu_unpack``, ``determinant``, with their gradients (Fluid's slots and
+attributes, as ``paddle.linalg.cholesky / lu / lu_unpack / det`` save them).
+
+The last two dims are one matrix, any dims before them the batch. Float32 and float64
+only (Paddle 2.6.2's kernels). The math is written once over the batched primitives of
+ops/matrix_places.py: LAPACK on the CPU, one-thread-per-matrix numba.cuda kernels on CUDA.
+
+- ``cholesky``: A = L L^T (or, ``upper``, A = U^T U), reading one triangle of A only. A
+  matrix that is not positive definite is an error, as in Paddle.
+- ``lu``: P A = L U with partial pivoting (``pivots``), packed into one matrix Out (L's
+  unit diagonal not stored); Pivots are LAPACK's 1-based row swaps, Infos each matrix's
+  LAPACK info (0, or the 1-based column of the first zero pivot: a singular matrix is not
+  an error). Paddle 2.6.2's CPU kernel refuses ``pivots=False``; its GPU kernel and this op
+  factor without row swaps then (Pivots 1..k: no swap).
+- ``lu_unpack``: Pmat, L, U with A = Pmat L U, from lu's Out and Pivots.
+- ``determinant``: det of each matrix (from its LU factors).
+
+Gradients (``dL``, ``dU``: the parts of dOut that the factors' entries receive):
+
+- cholesky: Phi = tril(L^T dL) with its diagonal halved, G = L^-T Phi L^-1, and, as Paddle
+  differentiates with respect to a symmetric A, X@GRAD = (G + G^T) / 2.
+- lu (A m x n, k = min(m, n); Murray's / PyTorch's formulas): for m <= n (U = [U1 U2])
+  dA = P L^-T [tril(L^T dL - dU U^T, -1) U1^-T + dU1 | dU2]; for m > n (L = [L1; L2])
+  dA = P [L1^-T triu(dU U^T - L^T dL) + tril(dL1, -1); dL2] U^-T.
+- lu_unpack: L's strict lower triangle and U's upper one go back to where they were packed.
+- determinant: det(A) A^-T times dOut; for a singular A (where A^-T does not exist) the
+  cofactor matrix, which is the exact derivative. Paddle 2.6.2 instead gives zeros for the
+  whole batch when any matrix of it is singular: a wrong gradient (central differences see
+  the cofactors), not copied.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import attrs as A
+from ..core import dtypes
+from ..core.grad_maker import Grad
+from ..core.registry import Attr, OpDef, Slot, register
+from . import arrays
+from . import lapack as L
+from .common import X
+from .matrix_places import batch_of, place_of
+
+
+def _fail_where(ok, message: str) -> None:
+    """A ValueError naming the first matrix whose flag is 0."""
+    bad = np.flatnonzero(np.asarray(ok) == 0)
+    if bad.size:
+        raise ValueError(message.format(int(bad[0])))
+
+
+def _shape(x) -> tuple:
+    return tuple(int(d) for d in x.shape)
+
+
+def _gradient(ctx, slot, like_shape, P, dtype):
+    """The gradient in ``slot`` as a working batch, zeros where nobody wrote one."""
+    g = ctx.input_or_none(slot)
+    if g is None:
+        return P.zeros((batch_of(like_shape),) + tuple(like_shape[-2:]), dtype)
+    if _shape(g) != tuple(like_shape):
+        raise ValueError(f"{ctx.op.op.type}: slot {slot}: the gradient must have the shape of "
+                         f"its output; expected {list(like_shape)}, given {list(g.shape)}")
+    return P.enter(g)
+
+
+# --- cholesky ---------------------------------------------------------------------------
+def _cholesky_infer(ctx):
+    shape = L.check_matrices(ctx, "cholesky", square=True)
+    ctx.set_output("Out", shape, ctx.dtype("X"))
+
+
+def _cholesky(ctx):
+    P, x = place_of(ctx), ctx.input("X")
+    factor, ok = P.cholesky(P.enter(x), ctx.attr("upper"))
+    _fail_where(ok, "cholesky: slot X: matrix {} of X is not positive definite (the "
+                    "Cholesky factorization needs a symmetric positive definite matrix)")
+    ctx.set_output("Out", P.leave(factor, _shape(x), x.dtype))
+
+
+def _cholesky_grad(ctx):
+    P, out = place_of(ctx), ctx.input("Out")
+    shape = _shape(out)
+    upper = ctx.attr("upper")
+    lower = P.enter(out)
+    dlower = _gradient(ctx, "Out@GRAD", shape, P, out.dtype)
+    if upper:                                   # U = L^T: the same math on the transposes
+        lower, dlower = P.transpose(lower), P.transpose(dlower)
+    dlower = P.triangle(dlower, lower=True, diag=1.0)      # Out's upper part is constant
+    phi = P.triangle(P.product(lower, dlower, ta=True), lower=True, diag=0.5)
+    half = P.triangular_solve(lower, phi, False, True, False)              # L^-T Phi
+    g = P.transpose(P.triangular_solve(lower, P.transpose(half), False, True, False))
+    ctx.set_output("X@GRAD", P.leave(P.combine(g, P.transpose(g), 0.5, 0.5), shape,
+                                     out.dtype))
+
+
+register(OpDef(
+    "cholesky", [X], [Slot("Out", "the triangular factor")],
+    [Attr("upper", A.BOOLEAN, False, "give U (A = U^T U, reading A's upper triangle) "
+                                     "instead of L (A = L L^T, its lower triangle)")],
+    comment="The Cholesky factor of each symmetric positive definite matrix of X.",
+    infer_shape=_cholesky_infer, kernels={"cpu": _cholesky, "cuda": _cholesky},
+    grad=Grad(reads=["Out"], writes=["X"], kernel=_cholesky_grad,
+              cuda_kernel=_cholesky_grad)))
+
+
+# --- lu -----------------------------------------------------------------------------------
+def _lu_infer(ctx):
+    shape = L.check_matrices(ctx, "lu")
+    batch, m, n = shape[:-2], shape[-2], shape[-1]
+    k = min(m, n) if m >= 0 and n >= 0 else -1
+    ctx.set_output("Out", shape, ctx.dtype("X"))
+    ctx.set_output("Pivots", batch + [k], "int32")
+    # Paddle's Infos has one entry per matrix, and [1] for a single matrix
+    ctx.set_output("Infos", batch if batch else [1], "int32")
+
+
+def _lu(ctx):
+    P, x = place_of(ctx), ctx.input("X")
+    shape = _shape(x)
+    packed, piv, info = P.lu(P.enter(x), ctx.attr("pivots"))
+    k = min(shape[-2], shape[-1])
+    ctx.set_output("Out", P.leave(packed, shape, x.dtype))
+    ctx.set_output("Pivots", P.leave(piv, shape[:-2] + (k,), np.int32))
+    ctx.set_output("Infos", P.leave(info, shape[:-2] if len(shape) > 2 else (1,), np.int32))
+
+
+def _unpacked(ctx, P, packed, piv, shape):
+    """(Pmat, L, U) working batches of lu's packed factors; Pivots checked."""
+    pmat, lower, upper, ok = P.unpack(packed, piv, True, True)
+    _fail_where(ok, f"{ctx.op.op.type}: slot Pivots: the pivots of matrix {{}} must lie in "
+                    f"1..{shape[-2]} (1-based row numbers, as lu gives them)")
+    return pmat, lower, upper
+
+
+def lu_backward(P, pmat, lower, upper, dlower, dupper, m: int, n: int):
+    """dA of A = P L U (working batches; dlower m x k, dupper k x n)."""
+    if m <= n:                                   # wide or square: U = [U1 | U2]
+        g = P.combine(P.product(lower, dlower, ta=True),
+                      P.product(dupper, upper, tb=True), 1.0, -1.0)
+        g = P.triangle(g, lower=True, diag=0.0)
+        u1, du1, du2 = upper, dupper, None
+        if n > m:
+            u1, _ = P.split(upper, [m, n - m], axis=2)
+            du1, du2 = P.split(dupper, [m, n - m], axis=2)
+        # g U1^-T as (U1^-1 g^T)^T
+        g = P.transpose(P.triangular_solve(u1, P.transpose(g), True, False, False))
+        g = P.combine(g, du1, 1.0, 1.0)
+        if du2 is not None:
+            g = P.concat([g, du2], axis=2)
+        g = P.triangular_solve(lower, g, False, True, True)          # L^-T (unit)
+    else:                                        # tall: L = [L1; L2]
+        g = P.combine(P.product(dupper, upper, tb=True),
+                      P.product(lower, dlower, ta=True), 1.0, -1.0)
+        g = P.triangle(g, lower=False, diag=1.0)
+        l1, _ = P.split(lower, [n, m - n], axis=1)
+        dl1, dl2 = P.split(dlower, [n, m - n], axis=1)
+        g = P.triangular_solve(l1, g, False, True, True)             # L1^-T (unit)
+        g = P.combine(g, P.triangle(dl1, lower=True, diag=0.0), 1.0, 1.0)
+        g = P.concat([g, dl2], axis=1)
+        g = P.transpose(P.triangular_solve(upper, P.transpose(g), True, False, False))
+    return P.product(pmat, g)
+
+
+def _lu_grad(ctx):
+    P, x, out = place_of(ctx), ctx.input("X"), ctx.input("Out")
+    shape = _shape(x)
+    if _shape(out) != shape:
+        raise ValueError(f"lu_grad: slot Out: expected lu's factors of X, shape "
+                         f"{list(shape)}; given {list(out.shape)}")
+    m, n = shape[-2:]
+    pmat, lower, upper = _unpacked(ctx, P, P.enter(out), ctx.input("Pivots"), shape)
+    dout = _gradient(ctx, "Out@GRAD", shape, P, x.dtype)
+    k = min(m, n)
+    # the packed dOut: its strict lower part is dL's, the rest dU's
+    dlower, dupper = P.triangle(dout, lower=True, diag=0.0), P.triangle(dout, False, 1.0)
+    if n > k:
+        dlower, _ = P.split(dlower, [k, n - k], axis=2)
+    if m > k:
+        dupper, _ = P.split(dupper, [k, m - k], axis=1)
+    dx = lu_backward(P, pmat, lower, upper, dlower, dupper, m, n)
+    ctx.set_output("X@GRAD", P.leave(dx, shape, x.dtype))
+
+
+register(OpDef(
+    "lu", [X],
+    [Slot("Out", "L and U packed in one matrix (L's unit diagonal not stored)"),
+     Slot("Pivots", "the 1-based row swaps of partial pivoting (int32)"),
+     Slot("Infos", "per matrix: 0, or the 1-based column of the first zero pivot")],
+    [Attr("pivots", A.BOOLEAN, True, "partial pivoting (row swaps)")],
+    comment="The LU factorization of each matrix of X: P X = L U.",
+    infer_shape=_lu_infer, kernels={"cpu": _lu, "cuda": _lu},
+    grad=Grad(reads=["X", "Out", "Pivots"], grads_of=["Out"], writes=["X"],
+              kernel=_lu_grad, cuda_kernel=_lu_grad)))
+
+
+# --- lu_unpack ----------------------------------------------------------------------------
+def _lu_unpack_infer(ctx):
+    shape = L.check_matrices(ctx, "lu_unpack")
+    batch, m, n = shape[:-2], shape[-2], shape[-1]
+    k = min(m, n) if m >= 0 and n >= 0 else -1
+    if dtypes.name(ctx.dtype("Pivots")) != "int32":
+        ctx.fail("lu_unpack needs int32 pivots (what lu gives)", slot="Pivots",
+                 expected="int32", given=ctx.describe_input("Pivots"))
+    piv = list(ctx.shape("Pivots"))
+    if len(piv) != len(batch) + 1 or (k >= 0 and piv[-1] >= 0 and piv[-1] != k):
+        ctx.fail("lu_unpack needs one pivot per column of L for each matrix of X",
+                 slot="Pivots", expected=batch + [k], given=ctx.describe_input("Pivots"))
+    dtype = ctx.dtype("X")
+    ctx.set_output("Pmat", batch + [m, m] if ctx.attr("unpack_pivots") else [0], dtype)
+    data = ctx.attr("unpack_ludata")
+    ctx.set_output("L", batch + [m, k] if data else [0], dtype)
+    ctx.set_output("U", batch + [k, n] if data else [0], dtype)
+
+
+def _lu_unpack(ctx):
+    P, x, piv = place_of(ctx), ctx.input("X"), ctx.input("Pivots")
+    shape = _shape(x)
+    batch, (m, n) = shape[:-2], shape[-2:]
+    k = min(m, n)
+    if _shape(piv) != batch + (k,):
+        raise ValueError(f"lu_unpack: slot Pivots: expected shape {list(batch + (k,))} "
+                         f"(one pivot per column of L), given {list(piv.shape)}")
+    ludata, pivots = ctx.attr("unpack_ludata"), ctx.attr("unpack_pivots")
+    pmat, lower, upper, ok = P.unpack(P.enter(x), piv, ludata, pivots)
+    _fail_where(ok, f"lu_unpack: slot Pivots: the pivots of matrix {{}} must lie in "
+                    f"1..{m} (1-based row numbers, as lu gives them)")
+    empty = np.zeros((0,), x.dtype)
+    ctx.set_output("Pmat", P.leave(pmat, batch + (m, m), x.dtype) if pivots
+                   else _on_place(ctx, empty))
+    ctx.set_output("L", P.leave(lower, batch + (m, k), x.dtype) if ludata
+                   else _on_place(ctx, empty))
+    ctx.set_output("U", P.leave(upper, batch + (k, n), x.dtype) if ludata
+                   else _on_place(ctx, empty))
+
+
+def _on_place(ctx, array):
+    return arrays.to_place(ctx.place, array)
+
+
+def _lu_unpack_grad(ctx):
+    P, x = place_of(ctx), ctx.input("X")
+    shape = _shape(x)
+    batch, (m, n) = shape[:-2], shape[-2:]
+    k = min(m, n)
+    if not ctx.attr("unpack_ludata"):        # L and U were not made: nothing flows back
+        ctx.set_output("X@GRAD", P.leave(P.zeros((batch_of(shape), m, n), x.dtype), shape,
+                                         x.dtype))
+        return
+    dlower = P.triangle(_gradient(ctx, "L@GRAD", batch + (m, k), P, x.dtype), True, 0.0)
+    dupper = P.triangle(_gradient(ctx, "U@GRAD", batch + (k, n), P, x.dtype), False, 1.0)
+    b = batch_of(shape)
+    if n > k:       # wide: L is m x m, U m x n
+        dlower = P.concat([dlower, P.zeros((b, m, n - k), x.dtype)], axis=2)
+    if m > k:       # tall: L is m x n, U n x n
+        dupper = P.concat([dupper, P.zeros((b, m - k, n), x.dtype)], axis=1)
+    ctx.set_output("X@GRAD", P.leave(P.combine(dlower, dupper, 1.0, 1.0), shape, x.dtype))
+
+
+register(OpDef(
+    "lu_unpack", [Slot("X", "lu's packed factors"), Slot("Pivots", "lu's pivots (int32)")],
+    [Slot("Pmat", "the permutation matrix (empty unless unpack_pivots)"),
+     Slot("L", "the unit lower triangular factor (empty unless unpack_ludata)"),
+     Slot("U", "the upper triangular factor (empty unless unpack_ludata)")],
+    [Attr("unpack_ludata", A.BOOLEAN, True, "give L and U"),
+     Attr("unpack_pivots", A.BOOLEAN, True, "give Pmat")],
+    comment="Pmat, L, U with A = Pmat L U, from lu's Out and Pivots.",
+    infer_shape=_lu_unpack_infer, kernels={"cpu": _lu_unpack, "cuda": _lu_unpack},
+    grad=Grad(reads=["X", "Pivots", "L", "U", "Pmat"], grads_of=["L", "U"], writes=["X"],
+              kernel=_lu_unpack_grad, cuda_kernel=_lu_unpack_grad)))
+
+
+# --- determinant --------------------------------------------------------------------------
+INPUT = Slot("Input", "a batch of square matrices")
+
+
+def _determinant_infer(ctx):
+    shape = L.check_matrices(ctx, "determinant", slot="Input", square=True)
+    ctx.set_output("Out", shape[:-2], ctx.dtype("Input"))
+
+
+def _determinant(ctx):
+    P, x = place_of(ctx), ctx.input("Input")
+    shape = _shape(x)
+    det = P.determinant(P.enter(x))
+    ctx.set_output("Out", P.leave(det, shape[:-2], x.dtype))
+
+
+def _determinant_grad(ctx):
+    P, x = place_of(ctx), ctx.input("Input")
+    shape = _shape(x)
+    a, n = P.enter(x), shape[-1]
+    det = P.enter(ctx.input("Out").reshape((batch_of(shape), 1, 1)))
+    dout = ctx.input_or_none("Out@GRAD")
+    if dout is None or n == 0:
+        ctx.set_output("Input@GRAD", P.leave(P.zeros(a.shape, x.dtype), shape, x.dtype))
+        return
+    if _shape(dout) != shape[:-2]:
+        raise ValueError(f"determinant_grad: slot Out@GRAD: expected shape "
+                         f"{list(shape[:-2])} (one value per matrix), given "
+                         f"{list(dout.shape)}")
+    # det(A) A^-T = (A^-1)^T scaled; a singular A has no inverse: its cofactors instead
+    inverse_t, ok = P.lu_solve(P.transpose(a), P.eye(a.shape[0], n, a))
+    grad = P.scale_each(inverse_t, det.reshape(a.shape[0]))
+    if not np.all(ok):
+        grad = P.where_batch(ok == 1, grad, P.cofactors(a))
+    grad = P.scale_each(grad, P.enter(dout.reshape((a.shape[0], 1, 1))).reshape(a.shape[0]))
+    ctx.set_output("Input@GRAD", P.leave(grad, shape, x.dtype))
+
+
+register(OpDef(
+    "determinant", [INPUT], [Slot("Out", "det of each matrix (the batch's shape)")], [],
+    comment="The determinant of each square matrix of Input.",
+    infer_shape=_determinant_infer, kernels={"cpu": _determinant, "cuda": _determinant},
+    grad=Grad(reads=["Input", "Out"], writes=["Input"], kernel=_determinant_grad,
+              cuda_kernel=_determinant_grad)))

@@ -2182,8 +2182,8 @@ def _logcumsumexp_ref(op, env):
             part = row[:j] if a.get("exclusive", False) else row[:j + 1]
             m = np.max(part) if len(part) else -np.inf
             with np.errstate(invalid="ignore", divide="ignore"):
-                sums.append(-np.inf if m == -np.inf else
-                            m + np.log(np.sum(np.exp(part - m))))
+                # (an infinite maximum is the sum's: exp(inf - inf) would make it NaN)
+                sums.append(m if np.isinf(m) else m + np.log(np.sum(np.exp(part - m))))
         out[ix] = sums[::-1] if a.get("reverse", False) else sums
     out = np.moveaxis(out, -1, axis).astype(x.dtype)
     return _out(op, "Out", out.reshape(-1) if a.get("flatten", False) else

@@ -560,6 +560,8 @@ def _alloc_program(op_type):
             x = pd.data("x", [None, 3])
             feed = {"x": np.ones((2, 3), np.float32)}
             out = pd.op.fill_constant_batch_size_like(Input=x, shape=[-1, 3], dtype=5)
+        elif op_type == "randint":       # integers only: int32, 4 bytes as float32's
+            out = pd.op.randint(shape=[2], dtype=2, low=0, high=10)
         else:
             out = getattr(pd.op, op_type)(shape=[2], dtype=5)
     op = next(op for op in main.global_block().ops if op.type == op_type)

@@ -27,7 +27,9 @@ from .symbol_table import tensor_desc
 from .variable import Variable, var_names, view
 
 OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
-_FLOAT_TYPES = {VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16}
+# the types a gradient flows through: floats, and complex numbers (as_complex, as_real)
+_FLOAT_TYPES = {VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16, VarType.COMPLEX64,
+                VarType.COMPLEX128}
 
 
 def op_role(op: Operator) -> int:

@@ -1347,25 +1347,8 @@ def b_pool(B, type_):
             attrs["scale"] = [B.pick([1.0, 1.5, 2.0]), B.pick([1.0, 1.5, 2.0])]
         B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
         return True
-    k = [B.draw(st.integers(1, min(3, n))) for n in hw]
-    s = [B.pick([1, 2]) for _ in hw]
-    p = [B.draw(st.integers(0, kk - 1)) for kk in k]
-    attrs = {"ksize": k, "strides": s, "paddings": p,
-             "global_pooling": B.draw(st.integers(0, 5)) == 0,
-             "adaptive": B.draw(st.integers(0, 3)) == 0}
-    if attrs["adaptive"]:
-        attrs["ksize"] = [B.draw(st.integers(1, n + 1)) for n in hw]
-    if type_ == "pool2d":
-        ceil = B.draw(st.booleans()) and all(
-            ((n - kk + 2 * pp + ss - 1) // ss) * ss - pp < n
-            for n, kk, ss, pp in zip(hw, k, s, p))
-        attrs.update(pooling_type=B.pick(["max", "avg"]), ceil_mode=ceil,
-                     exclusive=B.draw(st.booleans()), data_format="NHWC" if last else "NCHW",
-                     padding_algorithm=B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]))
-        B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
-    else:
-        B.append(type_, {"X": [x]}, {"Out": 1, "Mask": 1}, attrs, discrete=True)
-    return True
+    return _append_pool(B, type_, x, hw, ("NHWC" if last else "NCHW") if type_ == "pool2d"
+                        else None)
 
 
 # (op type, builder): every op type is equally likely. The simplest come first, as
@@ -1843,20 +1826,27 @@ def b_pool3d(B, type_):
     shape = B.info[x].shape
     last = type_ == "pool3d" and B.draw(st.booleans())
     dhw = shape[1:4] if last else shape[2:]
-    k = [B.draw(st.integers(1, min(3, n))) for n in dhw]
-    s = [B.pick([1, 2]) for _ in dhw]
+    return _append_pool(B, type_, x, dhw, ("NDHWC" if last else "NCDHW")
+                        if type_ == "pool3d" else None)
+
+
+def _append_pool(B, type_, x, spatial, layout):
+    """A pool2d/pool3d (``layout`` its data_format) or a max_pool*_with_index (``layout``
+    None) over the ``spatial`` dims of ``x``: windows, strides and paddings that fit."""
+    k = [B.draw(st.integers(1, min(3, n))) for n in spatial]
+    s = [B.pick([1, 2]) for _ in spatial]
     p = [B.draw(st.integers(0, kk - 1)) for kk in k]
     attrs = {"ksize": k, "strides": s, "paddings": p,
              "global_pooling": B.draw(st.integers(0, 5)) == 0,
              "adaptive": B.draw(st.integers(0, 3)) == 0}
     if attrs["adaptive"]:
-        attrs["ksize"] = [B.draw(st.integers(1, n + 1)) for n in dhw]
-    if type_ == "pool3d":
+        attrs["ksize"] = [B.draw(st.integers(1, n + 1)) for n in spatial]
+    if layout is not None:
         ceil = B.draw(st.booleans()) and all(
             ((n - kk + 2 * pp + ss - 1) // ss) * ss - pp < n
-            for n, kk, ss, pp in zip(dhw, k, s, p))
+            for n, kk, ss, pp in zip(spatial, k, s, p))
         attrs.update(pooling_type=B.pick(["max", "avg"]), ceil_mode=ceil,
-                     exclusive=B.draw(st.booleans()), data_format="NDHWC" if last else "NCDHW",
+                     exclusive=B.draw(st.booleans()), data_format=layout,
                      padding_algorithm=B.pick(["EXPLICIT", "EXPLICIT", "SAME", "VALID"]))
         B.append(type_, {"X": [x]}, {"Out": 1}, attrs)
     else:

@@ -286,17 +286,7 @@ TESTED_APART = {
 # as_complex and as_real: each the other's gradient, through complex values the table's
 # weighting cannot read; differentiated through a real loss in test_complex_view.py
 TESTED_APART.update({"as_complex": "test_complex_view.py", "as_real": "test_complex_view.py"})
-# Differentiable in Paddle, not yet here: backward through them is refused, never silent
-REFUSED_GRADIENTS = {"nce": "Paddle's nce_grad is not built yet"}
-TESTED_ELSEWHERE = {**TESTED_WITH_BLOCKS, **TESTED_APART, **REFUSED_GRADIENTS}
-
-
-@pytest.mark.parametrize("op_type", sorted(REFUSED_GRADIENTS))
-def test_backward_through_an_op_without_its_gradient_is_refused(op_type):
-    row = next(c for c in table_rows.CASES if c.op == op_type)   # a forward row, as it is
-    prog, _, in_vars, _, weighted = _build(_from_table_row(row))
-    with pytest.raises(pd.PaddleNBError, match=op_type):
-        pd.gradients(weighted, [v for v, _ in in_vars])
+TESTED_ELSEWHERE = {**TESTED_WITH_BLOCKS, **TESTED_APART}
 
 
 def test_every_differentiable_op_has_a_gradient_row():

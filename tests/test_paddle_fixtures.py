@@ -153,7 +153,9 @@ PADDLE_WRONG = {"gather_cols_x@GRAD", "gn_plain_float32_x@GRAD", "gn_plain_float
                                   "by_index",
                                   # set_value (steps, a tensor start), index_put (a mask,
                                   # accumulate), put_along_axis (add)
-                                  "write_by_index"])
+                                  "write_by_index",
+                                  # nce's gradient, negatives fixed (custom_neg_classes)
+                                  "nce"])
 def test_single_op_fixtures_match_paddle_forward_and_gradients(exe, stem):
     """Programs of one op type, each followed by the gradient ops Paddle's own backward
     appended, and the numbers Paddle's CPU kernels computed (make_<stem>_fixture.py).

@@ -14,15 +14,14 @@ places' primitives: ``fold_axes`` for the values; for the gradient ``apply`` of 
 """
 from __future__ import annotations
 
-from ..core import attrs as A
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, Slot, register
+from ..core.registry import OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_2
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X
 from .places import CPU, CUDA
-from .reduce import _normalize_dims, _reduced_shape
+from .reduce import AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims, _reduced_shape
 
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64)"]
@@ -97,15 +96,7 @@ def make_grad(place):
 for _fold in ("max", "min"):
     register(OpDef(
         f"reduce_a{_fold}",
-        [X, Slot("AxisTensor", "dim as a 1-D int tensor (read at run time)", dispensable=True),
-         Slot("AxisTensorList", "dim as one-element int tensors (read at run time)",
-              dispensable=True, duplicable=True)],
-        [OUT],
-        [Attr("dim", A.LONGS, [0], "the axes to reduce (negative counts from the end)"),
-         Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
-         Attr("reduce_all", A.BOOLEAN, False, "reduce every axis"),
-         Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
-         Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
+        [X, *AXIS_TENSOR_SLOTS], [OUT], LONG_DIM_REDUCE_ATTRS,
         comment=f"Out = the {_fold} of X over dim; its gradient is shared evenly by ties.",
         infer_shape=_infer, kernels={"cpu": make(CPU, _fold), "cuda": make(CUDA, _fold)},
         grad=Grad(reads=["X", "Out", "AxisTensor", "AxisTensorList"], writes=["X"],

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import attrs as A
 from ..core.framework_pb2 import VarType
-from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.registry import NO_GRADIENT, OpDef, register
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
 from .places import CPU, CUDA
-from .reduce import _normalize_dims, _reduced_shape
+from .reduce import AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims, _reduced_shape
 
 _REAL_TYPES = ("boolean", "int32", "int64", "float32", "float64")
 
@@ -92,15 +91,7 @@ def make(place, op_type: str):
 for _type, _what in (("reduce_all", "every"), ("reduce_any", "some")):
     register(OpDef(
         _type,
-        [X, Slot("AxisTensor", "dim as a 1-D int tensor (read at run time)", dispensable=True),
-         Slot("AxisTensorList", "dim as one-element int tensors (read at run time)",
-              dispensable=True, duplicable=True)],
-        [OUT],
-        [Attr("dim", A.LONGS, [0], "the axes to reduce (negative counts from the end)"),
-         Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
-         Attr("reduce_all", A.BOOLEAN, False, "reduce every axis"),
-         Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
-         Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
+        [X, *AXIS_TENSOR_SLOTS], [OUT], LONG_DIM_REDUCE_ATTRS,
         comment=f"Out = whether {_what} element of X over dim is true (nonzero), as bool.",
         infer_shape=_infer, kernels={"cpu": make(CPU, _type), "cuda": make(CUDA, _type)},
         grad=NO_GRADIENT, reads_attr_tensors=("AxisTensor", "AxisTensorList")))

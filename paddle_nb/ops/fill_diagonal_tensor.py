@@ -120,5 +120,5 @@ register(OpDef(
      Attr("dim2", A.INT, 1, "the matrices' second axis")],
     comment="Out = X with the (dim1, dim2, offset) diagonal replaced by Y.",
     infer_shape=_fill_infer, kernels={"cpu": _fill(CPU), "cuda": _fill(CUDA)},
-    grad=Grad(reads=["X"], optional=("X",), writes=["X"], kernel=_fill_grad(CPU), cuda_kernel=_fill_grad(CUDA),
-              infer_shape=_fill_grad_infer)))
+    grad=Grad(reads=["X"], optional=("X",), writes=["X"], kernel=_fill_grad(CPU),
+              cuda_kernel=_fill_grad(CUDA), infer_shape=_fill_grad_infer)))

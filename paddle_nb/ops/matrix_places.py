@@ -4,8 +4,9 @@ once, as ``make(place)`` code over ``CPU`` or ``CUDA`` (the idea of ops/places.p
 
 Every array here is a batch of matrices, [B, rows, cols]. ``CPU`` works in float64 on
 numpy arrays and calls LAPACK (numpy.linalg, scipy's getrf): what Paddle 2.6.2's CPU
-kernels call; its triangular solves are the substitution loop CUDA runs too. ``CUDA`` works on device arrays in their own dtype with
-the one-thread-per-matrix kernels of kernels/triangular_linalg.py. ``enter`` and ``leave``
+kernels call; its triangular solves are the substitution loop CUDA runs too. ``CUDA``
+works on device arrays in their own dtype with the one-thread-per-matrix kernels of
+kernels/triangular_linalg.py. ``enter`` and ``leave``
 convert between an op's tensors and these working arrays.
 
 A routine that can fail returns per-matrix flags on the host (1 = fine), so the op can

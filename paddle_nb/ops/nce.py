@@ -18,8 +18,10 @@ both places (seed 0: ops/sampling.py's op_seed); Paddle's own generator cannot b
 value for value, only in distribution. Without ``custom_neg_classes`` the values are
 random, so the coverage table compares their shapes only.
 
-Paddle's nce_grad is not declared here: backward through nce is refused (NO_GRADIENT
-would silently leave Weight untrained, so the gradient maker raises instead).
+nce_grad (Paddle's): with o the kept SampleLogits, dCost/dz is -b (1 - o) / (o + b) for a
+true class and o (1 - o) / (o + b) for a negative, times the sample's dCost and weight;
+dInput, dWeight and dBias follow through z = Weight[k] . Input + Bias[k]. Weight's
+gradient is dense here also with ``is_sparse`` (Paddle's is then a SelectedRows).
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core import dtypes
-from ..core.errors import BuildError
+from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import nce as CPU_NCE
+from . import arrays
 from .hierarchical_sigmoid import FLOATS, require_int64
 from .places import CPU, CUDA
 from .sampling import attr_seed
@@ -156,11 +159,44 @@ def _nce(place):
     return run
 
 
-def _no_nce_grad(op, no_grad=()):
-    """Paddle 2.6.2 has nce_grad; this package does not yet: say so rather than leave
-    Weight and Bias silently without gradients."""
-    raise BuildError("nce: its gradient (Paddle's nce_grad) is not implemented in "
-                     "paddle_nb; nce runs forward only (inference, or the cost as a metric)")
+def _nce_grad(place):
+    """dInput, dWeight and dBias from what the forward kept (SampleLogits: each scored
+    class's sigmoid; SampleLabels: which classes) and dCost; the noise probabilities are
+    the forward's (sampler, CustomDistProbs)."""
+    def run(ctx):
+        x, w = ctx.input("Input"), ctx.input("Weight")
+        logits, labels = ctx.input("SampleLogits"), ctx.input("SampleLabels")
+        n, num_neg = int(x.shape[0]), int(ctx.attr("num_neg_samples"))
+        num_true = int(ctx.input("Label").shape[1])
+        if tuple(int(d) for d in logits.shape) != (n, num_true + num_neg) or \
+                tuple(int(d) for d in labels.shape) != tuple(int(d) for d in logits.shape):
+            raise ValueError(f"nce_grad: slots SampleLogits and SampleLabels: expected "
+                             f"{[n, num_true + num_neg]} (the forward's), given "
+                             f"{list(logits.shape)} and {list(labels.shape)}")
+        check.indices(labels, int(w.shape[0]), slot="SampleLabels", what="class",
+                      counted=f"num_total_classes={int(w.shape[0])}")
+        dcost = arrays.astype(ctx.input("Cost@GRAD"), x.dtype).reshape((n,))
+        weight = _flat(ctx.input_or_none("SampleWeight"))
+        probs = _flat(ctx.input_or_none("CustomDistProbs"), np.float64)
+        sampler = int(ctx.attr("sampler"))
+        if place is CPU:
+            dx, dw = np.empty(x.shape, x.dtype), np.empty(w.shape, x.dtype)
+            dbias = np.empty(int(w.shape[0]), x.dtype)
+            CPU_NCE.nce_grad(np.ascontiguousarray(x), np.ascontiguousarray(w),
+                             np.zeros(1, x.dtype) if weight is None else weight,
+                             weight is not None, np.zeros(1) if probs is None else probs,
+                             sampler, num_neg, num_true, np.ascontiguousarray(logits),
+                             np.ascontiguousarray(labels), np.ascontiguousarray(dcost),
+                             dx, dw, dbias)
+        else:
+            dx, dw, dbias = _cuda_nce().nce_grad(x, w, weight, probs, sampler, num_neg,
+                                                 num_true, logits, labels, dcost)
+        ctx.set_output("Input@GRAD", dx)
+        ctx.set_output("Weight@GRAD", dw)
+        if ctx.has_output("Bias@GRAD"):
+            bias = ctx.input("Bias")
+            ctx.set_output("Bias@GRAD", dbias.reshape(tuple(int(d) for d in bias.shape)))
+    return run
 
 
 register(OpDef(
@@ -185,7 +221,8 @@ register(OpDef(
      Attr("sampler", A.INT, 0, "the noise distribution: 0 uniform, 1 log_uniform, "
                                "2 custom_dist"),
      Attr("seed", A.INT, 0, "random seed; 0 = op_seed's"),
-     Attr("is_sparse", A.BOOLEAN, False, "Paddle: sparse gradients (no gradient here)"),
+     Attr("is_sparse", A.BOOLEAN, False, "Paddle: Weight's gradient as SelectedRows (dense "
+                                         "here)"),
      Attr("custom_neg_classes", A.INTS, [], "fixed negative classes instead of draws"),
      Attr("remote_prefetch", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
      Attr("is_test", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True),
@@ -196,4 +233,8 @@ register(OpDef(
     comment="Cost = -sum_true log(o / (o + b)) - sum_neg log(b / (o + b)), o = sigmoid("
             "Weight[k] . Input + Bias[k]), b = num_neg_samples * P_noise(k).",
     infer_shape=_infer, kernels={"cpu": _nce(CPU), "cuda": _nce(CUDA)},
-    grad=_no_nce_grad, check_attrs=_check_attrs))
+    grad=Grad(reads=["Input", "Label", "Weight", "Bias", "SampleWeight", *CUSTOM_DIST,
+                     "SampleLogits", "SampleLabels"],
+              grads_of=["Cost"], writes=["Input", "Weight", "Bias"],
+              kernel=_nce_grad(CPU), cuda_kernel=_nce_grad(CUDA)),
+    check_attrs=_check_attrs))

@@ -115,6 +115,18 @@ _REDUCE_ATTRS = [
     Attr("out_dtype", A.INT, -1, "reduce_sum: the element type summed in and given (-1: X's, "
          "int64 for bools)", extra=True),
 ]
+# The reductions whose dim may come as a tensor (reduce_all/_any in bool_reduce.py,
+# reduce_amax/_amin in amax_amin.py): dim is LONGS there, and these slots give it at run
+# time (core/attr_tensors.py).
+AXIS_TENSOR_SLOTS = [
+    Slot("AxisTensor", "dim as a 1-D int tensor (read at run time)", dispensable=True),
+    Slot("AxisTensorList", "dim as one-element int tensors (read at run time)",
+         dispensable=True, duplicable=True)]
+LONG_DIM_REDUCE_ATTRS = [Attr("dim", A.LONGS, [0], "the axes to reduce (negative counts from "
+                              "the end)")] + _REDUCE_ATTRS[1:3] + [
+    Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
+    Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)]
+
 register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
                infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=False),
                                                    "cuda": _reduce_kernel(CUDA, mean=False)},

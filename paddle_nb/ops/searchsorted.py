@@ -7,8 +7,9 @@ sequence per row: the last dims may differ). ``right=False`` gives the first pos
 whose element is not below the value (C++'s lower_bound), ``right=True`` the first
 position whose element is above it (upper_bound). NaN counts as the largest value, as in
 numpy and Paddle: a NaN value goes after every number. A sequence that is not sorted is
-refused (Paddle searches it anyway, and its answer means nothing). Out has Values' shape, int64 (int32
-with ``out_int32``, which Paddle allows only while the sequence's length fits).
+refused (Paddle searches it anyway, and its answer means nothing). Out has Values' shape,
+int64 (int32 with ``out_int32``, which Paddle allows only while the sequence's length
+fits).
 
 One binary search per value, written once (``register_jitable``) for the CPU's ``njit``
 loop and the device's ``cuda.jit`` kernel (one thread per value).

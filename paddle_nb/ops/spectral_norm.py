@@ -61,7 +61,8 @@ def _infer(ctx):
     for slot, want in (("U", h), ("V", m)):
         got = ctx.shape(slot)
         if len(got) != 1 or (want >= 0 and got[0] >= 0 and got[0] != want):
-            ctx.fail(f"{slot} is a vector of Weight's matrix {'rows' if slot == 'U' else 'columns'}",
+            along = "rows" if slot == "U" else "columns"
+            ctx.fail(f"{slot} is a vector of Weight's matrix {along}",
                      slot=slot, expected=f"[{want}]", given=ctx.describe_input(slot))
     ctx.set_output("Out", shape, ctx.dtype("Weight"))
 

@@ -8,7 +8,8 @@ Paddle's.
 
 The gradient (Paddle's ``svd_grad``, the usual formula for distinct, non-zero singular
 values; with ``full_matrices`` only the first k columns of U and rows of VH enter, as in
-Paddle, and a loss that reads the others, an arbitrary orthonormal completion, is refused). With V = VH^T, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it,
+Paddle, and a loss that reads the others, an arbitrary orthonormal completion, is
+refused). With V = VH^T, F_ij = 1 / (s_j^2 - s_i^2) off the diagonal and 0 on it,
 J = F o (U^T dU), K = F o (V^T dV):
 
     dX = U [ (J + J^T) S + S (K + K^T) + diag(dS) ] VH

@@ -82,3 +82,55 @@ def nce(x, label, w, bias, has_bias, sample_weight, has_weight, probs, alias, al
     for i in range(x.shape[0]):
         nce_row(x, label, w, bias, has_bias, sample_weight, has_weight, probs, alias,
                 alias_probs, custom_neg, sampler, num_neg, seed, logits, labels, cost, i)
+
+
+# --- the gradient (nce_grad) ---------------------------------------------------------------
+@register_jitable
+def score_gradient(sampler, classes, probs, num_neg, o, k, is_true, scale):
+    """dCost/dz of one scored class (z its logit, o = sigmoid(z)), times ``scale`` (the
+    sample's dCost and weight): -b (1 - o) / (o + b) for a true class, o (1 - o) / (o + b)
+    for a negative, b = num_neg * P(k) (Paddle's nce_grad)."""
+    b = class_probability(sampler, classes, probs, k) * num_neg
+    if is_true:
+        return -b * (1.0 - o) / (o + b) * scale
+    return o * (1.0 - o) / (o + b) * scale
+
+
+@register_jitable
+def sample_scale(dcost, sample_weight, has_weight, i):
+    return dcost[i] * (sample_weight[i] if has_weight else 1.0)
+
+
+@register_jitable
+def nce_input_grad_row(w, sample_weight, has_weight, probs, sampler, num_neg, num_true,
+                       logits, labels, dcost, dx, i):
+    """dInput[i] = sum over the scored classes k of score_gradient * Weight[k]."""
+    scale = sample_scale(dcost, sample_weight, has_weight, i)
+    for d in range(dx.shape[1]):
+        dx[i, d] = 0.0
+    for j in range(labels.shape[1]):
+        k = labels[i, j]
+        g = score_gradient(sampler, w.shape[0], probs, num_neg, logits[i, j], k,
+                           j < num_true, scale)
+        for d in range(dx.shape[1]):
+            dx[i, d] += g * w[k, d]
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def nce_grad(x, w, sample_weight, has_weight, probs, sampler, num_neg, num_true, logits,
+             labels, dcost, dx, dw, dbias):
+    """dInput row by row; dWeight and dBias (zeroed here) by adding each scored class's
+    share into its row, samples in order."""
+    dw[:] = 0.0
+    dbias[:] = 0.0
+    for i in range(x.shape[0]):
+        nce_input_grad_row(w, sample_weight, has_weight, probs, sampler, num_neg, num_true,
+                           logits, labels, dcost, dx, i)
+        scale = sample_scale(dcost, sample_weight, has_weight, i)
+        for j in range(labels.shape[1]):
+            k = labels[i, j]
+            g = score_gradient(sampler, w.shape[0], probs, num_neg, logits[i, j], k,
+                               j < num_true, scale)
+            dbias[k] += g
+            for d in range(x.shape[1]):
+                dw[k, d] += g * x[i, d]

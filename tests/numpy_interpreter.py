@@ -2687,15 +2687,20 @@ def _multiplex_ref(op, env):
                                     xs[0].dtype).reshape(xs[0].shape))
 
 
+def _shape_attr(op, env) -> list[int]:
+    """The ``shape`` attribute, or the value of the ShapeTensor (1-D) or ShapeTensorList
+    (one-element tensors) that stands for it (empty, randint)."""
+    if op.input("ShapeTensor"):
+        return [int(d) for d in np.ravel(_x(op, env, "ShapeTensor"))]
+    if op.input("ShapeTensorList"):
+        return [int(np.ravel(t)[0]) for t in _xs(op, env, "ShapeTensorList")]
+    return list(op.attrs.get("shape") or [])
+
+
 def _empty_ref(op, env):
     """Zeros (Paddle leaves the values unspecified; paddle_nb gives zeros)."""
     a = op.attrs
-    if op.input("ShapeTensor"):
-        shape = [int(v) for v in np.ravel(_x(op, env, "ShapeTensor"))]
-    elif op.input("ShapeTensorList"):
-        shape = [int(np.ravel(v)[0]) for v in _xs(op, env, "ShapeTensorList")]
-    else:
-        shape = list(a.get("shape") or [])
+    shape = _shape_attr(op, env)
     if any(d < 0 for d in shape):
         raise ValueError("a negative dim")
     return _out(op, "Out", np.zeros(shape, NUMPY_DTYPE[a.get("dtype", FP32)]))
@@ -3025,12 +3030,7 @@ def _multinomial_ref(op, env):
 
 def _randint_ref(op, env):
     a = op.attrs
-    if op.input("ShapeTensor"):
-        shape = [int(d) for d in np.ravel(_x(op, env, "ShapeTensor"))]
-    elif op.input("ShapeTensorList"):
-        shape = [int(np.ravel(t)[0]) for t in _xs(op, env, "ShapeTensorList")]
-    else:
-        shape = list(a["shape"])
+    shape = _shape_attr(op, env)
     if a["high"] == a["low"] + 1:                     # one value to draw
         return _out(op, "Out", np.full(shape, a["low"], NUMPY_DTYPE[a["dtype"]]))
     return _out(op, "Out", NotComputed(shape, NUMPY_DTYPE[a["dtype"]], a["low"], a["high"]))

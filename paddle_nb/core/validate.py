@@ -56,6 +56,11 @@ MAX_PROGRAM_BYTES = 2 ** 24      # 16 MiB: a larger ProgramDesc (or model file) 
 MAX_PROGRAM_BLOCKS = 2 ** 16     # 65,536 blocks
 MAX_PROGRAM_RECORDS = 2 ** 20    # fields in the blocks, variables and ops (about a million)
 MAX_PARAMS_BYTES = MAX_TENSOR_BYTES + 2 ** 20   # a parameter file: one largest tensor + header
+# A Paddle 3 PIR program (model.json) is JSON, several times bulkier than the same program in
+# protobuf, and Python's parsed JSON takes about ten times the text's size again; real models
+# are a few MB of JSON (the weights are in .pdiparams), so 64 MiB leaves room for the largest
+# while bounding what parsing one may cost (under a GB).
+MAX_PIR_BYTES = 2 ** 26
 MAX_REPORTED = 30                # problems spelled out in an error message (all are kept)
 
 

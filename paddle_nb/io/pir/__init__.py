@@ -1,0 +1,10 @@
+"""Paddle 3's program files: PIR ``model.json``, read into blocks and scopes and written back.
+
+``format.py`` is the JSON (its types and attributes), ``op_table.py`` the one table of which
+Fluid op each Paddle-dialect op is, ``reader.py`` PIR -> ProgramDesc. The core never imports
+this package: a Program does not know where it was read from.
+"""
+from .format import PirFormatError, SUPPORTED_VERSIONS
+from .reader import program_from_pir
+
+__all__ = ["program_from_pir", "PirFormatError", "SUPPORTED_VERSIONS"]

@@ -18,6 +18,8 @@ pairs in tests/fixtures/pir/, which tests/test_pir_read.py compares op by op. A 
 * ``aliases``: for an in-place op (``batch_norm_``), result index -> operand index it
   writes over: the Fluid output names the input's variable.
 * ``dtype_attrs``: Fluid attributes that hold a data type (an enum in Fluid, a name in PIR).
+* ``post``: what else the Fluid op's attributes need once the row's mapping is done (a
+  reduction over no axes is Fluid's ``reduce_all``).
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class OpRow:
     fixed: dict = field(default_factory=dict)
     aliases: dict = field(default_factory=dict)
     dtype_attrs: tuple = ()
+    post: object = None         # attrs -> None, adjusting the Fluid attributes in place
 
 
 # PIR attributes that say nothing Fluid keeps (where the op came from, its device).
@@ -83,17 +86,46 @@ unary("softmax")
 unary("log_softmax")
 row("scale", "scale", ("X", Attr("scale", "ScaleTensor", "float32")))
 
+for _pir, _fluid in (("less_than", "less_than"), ("less_equal", "less_equal"),
+                     ("greater_than", "greater_than"), ("greater_equal", "greater_equal"),
+                     ("equal", "equal"), ("not_equal", "not_equal"),
+                     ("remainder", "elementwise_mod"), ("floor_divide", "elementwise_floordiv"),
+                     ("logical_and", "logical_and"), ("logical_or", "logical_or"),
+                     ("logical_xor", "logical_xor")):
+    elementwise(_pir, _fluid)
+
+
+def _reduce_all(attrs: dict) -> None:
+    """PIR reduces over every axis when ``axis`` is empty; Fluid says so with reduce_all."""
+    if not attrs.get("dim"):
+        attrs["dim"], attrs["reduce_all"] = [0], True
+
+
+def reduction(pir: str, fluid: str, **kw) -> None:
+    row(pir, fluid, ("X", Attr("dim")), attrs={"keepdim": "keep_dim", "dtype": "out_dtype"},
+        post=_reduce_all, **kw)
+
+
+reduction("sum", "reduce_sum", dtype_attrs=("out_dtype",))
+reduction("mean", "reduce_mean")
+reduction("max", "reduce_max")
+reduction("min", "reduce_min")
+reduction("prod", "reduce_prod")
+
 # --- shapes -----------------------------------------------------------------------------------
 row("reshape", "reshape2", ("X", Attr("shape", "Shape")), ("Out", "XShape"))
 row("transpose", "transpose2", ("X",), attrs={"perm": "axis"})
 row("flatten", "flatten_contiguous_range", ("X",))
 row("shape", "shape", ("Input",))
 row("slice", "slice", ("Input", Attr("starts", "StartsTensor"), Attr("ends", "EndsTensor")))
+row("unsqueeze", "unsqueeze2", ("X", Attr("axes", "AxesTensor")), ("Out", "XShape"))
+row("squeeze", "squeeze2", ("X", Attr("axes")), ("Out", "XShape"))
 row("stack", "stack", ("X*",), ("Y",))
 row("concat", "concat", ("X*", Attr("axis", "AxisTensor")))
 row("full", "fill_constant", (), dtype_attrs=("dtype",))
 row("full_with_tensor", "fill_constant", ("ValueTensor", "ShapeTensor"),
     dtype_attrs=("dtype",))
+row("full_like", "fill_any_like", ("X", Attr("value")), dtype_attrs=("dtype",))
 row("cast", "cast", ("X",), attrs={"dtype": "out_dtype"}, dtype_attrs=("out_dtype",))
 
 # --- nets -------------------------------------------------------------------------------------
@@ -105,6 +137,7 @@ row("batch_norm_", "batch_norm", ("X", "Mean", "Variance", "Scale", "Bias"),
 row("batch_norm", "batch_norm", ("X", "Mean", "Variance", "Scale", "Bias"),
     ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance", "ReserveSpace"),
     attrs={"data_format": "data_layout"})
+row("layer_norm", "layer_norm", ("X", "Scale", "Bias"), ("Y", "Mean", "Variance"))
 row("rnn", "rnn", ("Input", "PreState*", "WeightList*", "SequenceLength", None),
     ("Out", "DropoutState", "State*", "Reserve"))
 

@@ -313,9 +313,14 @@ class _Translator:
             if op_def.attr(fluid_name) is None:
                 continue                       # a PIR-only attribute (Fluid has no place)
             if fluid_name in row.dtype_attrs:
-                value = dtypes.to_code(value)
+                value = -1 if value == "undefined" else dtypes.to_code(value)
             attrs[fluid_name] = value
-        attrs.update(row.fixed)
+        attrs.update((k, v) for k, v in row.fixed.items() if op_def.attr(k) is not None)
+        if row.post is not None:
+            row.post(attrs)
+        if op_def.attr("in_dtype") is not None and "X" in inputs and "in_dtype" not in attrs:
+            # PIR's cast knows its input's type; Fluid's says it (its gradient casts back)
+            attrs["in_dtype"] = block.var(inputs["X"][0]).desc.type.lod_tensor.tensor.data_type
         if row.fluid == "fill_constant" and "value" in attrs:
             attrs["str_value"] = _text(attrs["value"])
         outputs: dict[str, list[str]] = {}
@@ -349,14 +354,14 @@ class _Translator:
                 self._define(vid, block, name)
         block.append_op(row.fluid, inputs=inputs, outputs=outputs, attrs=attrs)
 
-    def _owner_op(self, block, sub, op_type: str, cond: dict, attrs: dict) -> None:
+    def _owner_op(self, block, sub, op_type: str, cond: dict, attrs: dict,
+                  scopes: str) -> None:
         """The ``conditional_block`` or ``while`` op that runs ``sub``: its inputs are what
         the sub-block reads from outside, its outputs what it writes there, as the
         control-flow builders wire them (paddle_nb/control_flow/blocks.py)."""
         [cond_name] = next(iter(cond.values()))
         reads, writes = external_reads_and_writes(self.program, sub.idx)
-        scopes = block.create_var(f"{op_type}_{self._number(op_type)}.scopes",
-                                  type=VarType.STEP_SCOPES)
+        scopes = block.create_var(scopes, type=VarType.STEP_SCOPES)
         data_slot, scope_slot = ("Input", "Scope") if op_type == "conditional_block" \
             else ("X", "StepScopes")
         block.append_op(op_type, {**cond, data_slot: [r for r in reads if r != cond_name]},
@@ -492,7 +497,8 @@ class _Translator:
             self._translate_block(self._only_block(region, sub_path), sub, sub_path,
                                   depth + 1, yielded)
             self._owner_op(block, sub, "conditional_block", {"Cond": [pred]},
-                           {"sub_block": sub, "is_scalar_condition": True})
+                           {"sub_block": sub, "is_scalar_condition": True},
+                           f"if_{n}.{branch}_scopes")
             branch_outs.append(copies)
         if results:
             mask = self._declare(block, f"if_{n}.mask", 0,
@@ -564,7 +570,7 @@ class _Translator:
         sub_path = f"{where} body (block {sub.idx})"
         self._translate_block(body, sub, sub_path, depth + 1, yielded)
         self._owner_op(block, sub, "while", {"Condition": [cond_var]},
-                       {"sub_block": sub, "is_test": True})
+                       {"sub_block": sub, "is_test": True}, f"while_{n}.scopes")
         for (vid, _), name in zip(results, loop_vars):
             self._define(vid, block, name)
 

@@ -1,5 +1,6 @@
 """Command line: ``python -m paddle_nb tour`` (the main job), ``python -m paddle_nb ops``,
-``python -m paddle_nb distributed`` and ``python -m paddle_nb coverage``."""
+``python -m paddle_nb distributed``, ``python -m paddle_nb coverage`` and ``python -m
+paddle_nb upgrade`` (a Paddle 2 model file rewritten as Paddle 3's PIR)."""
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,11 @@ def main(argv=None) -> int:
     cov.add_argument("--api", help="run one API (F.relu, or a bare name) and show the "
                                    "whole error")
     cov.add_argument("--json", action="store_true", help="print the summary as JSON")
+    up = sub.add_parser("upgrade", help="rewrite a Paddle 2 inference model (.pdmodel) as "
+                                        "Paddle 3's PIR: model.json + model.pdiparams")
+    up.add_argument("model", help="the program file: X.pdmodel (or a __model__)")
+    up.add_argument("--params", help="its parameters (default: X.pdiparams beside it)")
+    up.add_argument("--out", help="the folder to write into (default: X_pir beside it)")
     args = parser.parse_args(argv)
     if args.command == "tour":
         from .tour import main as tour   # noqa: PLC0415
@@ -39,6 +45,8 @@ def main(argv=None) -> int:
     elif args.command == "coverage":
         from .coverage.cli import main as coverage   # noqa: PLC0415
         return coverage(args.module, args.api, args.json)
+    elif args.command == "upgrade":
+        return _upgrade(args.model, args.params, args.out)
     return 0
 
 
@@ -65,6 +73,44 @@ def _distributed(steps: int, trainers: int, pservers: int) -> int:
     except DistributedError as e:
         print(f"python -m paddle_nb distributed: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _upgrade(model: str, params: str | None, out: str | None) -> int:
+    """Load a Paddle 2 inference model as ``load_inference_model`` does and write it as
+    Paddle 3 saves one: ``out/model.json`` (PIR) and ``out/model.pdiparams`` (the persistable
+    tensors sorted by name). Any fault is one line and exit code 1; nothing is written (the
+    program is translated before the folder is made)."""
+    import os                                           # noqa: PLC0415
+    import paddle_nb as pd                              # noqa: PLC0415
+    from paddle_nb.io.inference_model import (   # noqa: PLC0415
+        PARAMS_FILENAME, PIR_MODEL_FILENAME, save_pir_files)
+    from paddle_nb.io.pir.format import SUPPORTED_VERSIONS, WRITTEN_VERSION  # noqa: PLC0415
+    stem = os.path.splitext(os.path.basename(model))[0]
+    folder = os.path.dirname(os.path.abspath(model))
+    params = os.path.abspath(params) if params else os.path.join(folder, stem + ".pdiparams")
+    out = out or os.path.join(folder, stem + "_pir")
+    try:
+        if not os.path.isfile(model):
+            raise FileNotFoundError(f"there is no model file {model}")
+        scope = pd.Scope()
+        program, _, _ = pd.io.load_inference_model(folder, pd.Executor(),
+                                                   os.path.basename(model), params, scope)
+        model_path = os.path.join(out, PIR_MODEL_FILENAME)
+        params_path = os.path.join(out, PARAMS_FILENAME)
+        names = save_pir_files(program, model_path, params_path, scope)
+    except (pd.PaddleNBError, OSError) as e:
+        message = " ".join(str(e).split())
+        print(f"python -m paddle_nb upgrade: {message}", file=sys.stderr)
+        return 1
+    ops = sum(len(b.ops) for b in program.blocks)
+    print(f"wrote {model_path} (PIR version {WRITTEN_VERSION}, which "
+          f"{SUPPORTED_VERSIONS[WRITTEN_VERSION]} loads; from the {ops} ops of {model})")
+    if names:
+        print(f"wrote {params_path} ({len(names)} tensors sorted by name, "
+              f"{os.path.getsize(params_path):,} bytes)")
+    else:
+        print("the program has no parameters: no .pdiparams file (as Paddle 3 saves it)")
     return 0
 
 

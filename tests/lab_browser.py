@@ -99,6 +99,21 @@ def open_and_run_all(page, url: str, path: str, timeout_ms: int = 90000,
     menu(page, "Run", "Run All Cells")
 
 
+def run_all_once_the_kernel_is_idle(page, notebook: str, timeout_ms: int = 90000) -> None:
+    """Run > Run All Cells in the notebook ``notebook`` (a selector) once its kernel is
+    connected and idle. Its execution indicator alone says "idle" too early: while the
+    toolbar still says "No Kernel" (the session initializing), and a Run All then runs
+    nothing and asks which kernel to use."""
+    page.wait_for_function(
+        """sel => {
+          const idle = document.querySelector(
+            `${sel} .jp-Notebook-ExecutionIndicator[data-status='idle']`);
+          const kernel = document.querySelector(`${sel} .jp-Toolbar-kernelName`);
+          return !!idle && !!kernel && kernel.textContent.trim() !== 'No Kernel';
+        }""", arg=notebook, timeout=timeout_ms)
+    menu(page, "Run", "Run All Cells")
+
+
 def menu(page, top: str, item: str) -> None:
     """Click ``top`` in Lab's menu bar, then ``item`` (exact labels: a notebook's own text
     may say "Run All Cells" too)."""

@@ -58,6 +58,15 @@ def _program_format_error():
     pd.Program.from_bytes(b"\xff\xff\xff not a ProgramDesc")
 
 
+def _pir_write_error():
+    from paddle_nb.io.pir import program_to_pir
+    program = pd.Program()
+    with pd.program_guard(program):
+        x = pd.data("x", [2, 2])
+        pd.op.cholesky(X=x)
+    program_to_pir(program)
+
+
 def _io_format_error(tmp_path):
     main, startup, _ = digits_mlp("sgd")
     pd.io.load_params(pd.Executor(), str(tmp_path), main)          # nothing was saved there
@@ -143,6 +152,8 @@ CASES = {
                        ()),
     "ProgramFormatError": (lambda tmp: _program_format_error(), "", ()),
     "IOFormatError": (lambda tmp: _io_format_error(tmp), "there is no file", ()),
+    "PirFormatError": (lambda tmp: pd.io.program_from_pir("{}"), "not a PIR program", ()),
+    "PirWriteError": (lambda tmp: _pir_write_error(), "inference program", ()),
     "SaveError": (lambda tmp: _save_error(tmp), "has no value in scope", ()),
     "ScopeError": (lambda tmp: _scope_error(), "not a kid", ()),
     "ExecutionError": (lambda tmp: _execution_error(), "has 2 NaN",

@@ -2,10 +2,14 @@
 the Jupyter server both list it, enabled and OK), and the server routes' work on program
 files (paddle_nb/lab/program_file.py): a PaddlePaddle-saved model opened with its
 parameters, paths kept inside the served folder, hostile files refused with the file named,
-and the notebook the tab writes runs and opens the step debugger."""
+and the notebook the tab writes runs and opens the step debugger; the same for a Paddle 3
+PIR program (``X.json`` beside ``X.pdiparams``). At the end, in a real browser: a PIR
+program double-clicked opens the program tab (a plain .json its usual viewer) and its
+notebook steps it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,10 +18,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import lab_browser
+from lab_browser import CHROMIUM, click_and_wait, shot
 from paddle_nb.lab import notebook_file, program_file as pf
 from paddle_nb.lab.request_bodies import BadRequest
 
 CNN = Path(__file__).resolve().parent.parent / "notebooks" / "data" / "paddle_cnn"
+# Paddle 3's PIR files (model.json + model.pdiparams), saved by paddlepaddle 3.3.1, and the
+# same model saved in the legacy format (legacy/model.pdmodel): tests/fixtures/pir/
+PIR_MLP = Path(__file__).resolve().parent / "fixtures" / "pir" / "mlp"
 JUPYTER = [sys.executable, "-m", "jupyter"]
 
 
@@ -251,3 +260,197 @@ def test_parameters_are_listed_from_their_headers_and_large_ones_are_not_read(se
     w = next(p for p in pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel").params
              if p["name"] == "conv2d_0.w_0")
     assert "min" not in w and w["note"] == "min/max not read: 216 bytes, more than 100 bytes"
+
+
+# --- Paddle 3's PIR programs: X.json beside X.pdiparams -------------------------------------
+@pytest.fixture()
+def pir_served(tmp_path):
+    shutil.copytree(PIR_MLP, tmp_path / "mlp")
+    return tmp_path
+
+
+def test_a_pir_program_opens_with_its_parameters_as_its_legacy_save_does(pir_served):
+    """The tab of model.json lists what the tab of the same model saved in the legacy
+    format lists (the same parameter file format): inputs, outputs, each parameter's name,
+    shape and range; its variables carry their PIR ids, the legacy program's none."""
+    programs = pf.OpenedPrograms(str(pir_served))
+    pir = programs.get("mlp/model.json").state()
+    legacy = programs.get("mlp/legacy/model.pdmodel").state()
+    assert pir["feeds"] == [{"name": "x", "shape": [-1, 4], "dtype": "float32"}]
+    assert len(pir["fetches"]) == 1
+    assert pir["params_file"] == "model.pdiparams"
+    assert pir["params_note"] == "4 persistable tensors in model.pdiparams"
+    assert pir["params"] == legacy["params"]
+    w = next(p for p in pir["params"] if p["name"] == "linear_0.w_0")
+    assert w["shape"] == [4, 16] and w["min"] < 0 < w["max"]
+    ops = [op["type"] for op in pir["traits"]["model"]["blocks"][0]["ops"]]
+    assert ops[:3] == ["feed", "matmul_v2", "elementwise_add"] and ops[-1] == "fetch"
+    ids = {v["name"]: v.get("pir_id") for v in pir["traits"]["model"]["blocks"][0]["vars"]}
+    assert isinstance(ids["linear_0.w_0"], int) and isinstance(ids["x"], int)
+    assert len({i for i in ids.values() if i is not None}) == len(
+        [i for i in ids.values() if i is not None])            # one id per value
+    assert not any("pir_id" in v for b in legacy["traits"]["model"]["blocks"]
+                   for v in b["vars"])                       # nothing new without PIR
+
+
+def test_a_pir_program_without_its_parameter_file_still_opens(pir_served):
+    (pir_served / "mlp" / "model.pdiparams").unlink()
+    opened = pf.OpenedPrograms(str(pir_served)).get("mlp/model.json")
+    assert opened.params == [] and opened.params_file is None
+    assert opened.params_note == "no parameter file beside the program"
+
+
+@pytest.mark.parametrize("content, says", [
+    (b'{"a": [1, 2, 3]}', "not a PIR program"),
+    (b'{"base_code": {"magic": "onnx", "version": 4}, "program": {}}', "magic"),
+    (b"not json {", "not JSON"),
+    (b"\xff\xfe\x00garbage", "UTF-8"),
+    (b"", ""),
+])
+def test_a_json_that_is_not_a_pir_program_is_a_clear_error(pir_served, content, says):
+    """Any .json may be opened with the tab (Open With): one that is not Paddle 3's
+    model.json says what it was read as and what is wrong, the file named."""
+    (pir_served / "data.json").write_bytes(content)
+    with pytest.raises(pf.ProgramFileError,
+                       match=r"^data.json \(read as a Paddle 3 PIR program, the model.json "
+                             r"paddle.jit.save writes\): ") as caught:
+        pf.OpenedPrograms(str(pir_served)).get("data.json")
+    assert says in str(caught.value) and caught.value.status == 400
+
+
+def test_a_pir_program_larger_than_its_limit_is_not_read(pir_served, monkeypatch):
+    from paddle_nb.core import validate
+    monkeypatch.setattr(validate, "MAX_PIR_BYTES", 100)
+    with pytest.raises(pf.ProgramFileError, match=r"mlp/model.json: .*more than the limit "
+                                                  r"paddle_nb.core.validate.MAX_PIR_BYTES"):
+        pf.OpenedPrograms(str(pir_served)).get("mlp/model.json")
+
+
+def test_the_notebook_written_for_a_pir_program_loads_runs_and_steps_it(pir_served):
+    from nbclient import NotebookClient
+    opened = pf.OpenedPrograms(str(pir_served)).get("mlp/model.json")
+    path = pf.write_notebook(opened)
+    assert path == "mlp/model.ipynb"
+    nb = nbformat.read(pir_served / path, as_version=4)
+    assert "model_filename='model.json', params_filename='model.pdiparams'" in \
+        nb.cells[1].source
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "dbg.debugger.step(); dbg.debugger.step()     # the feed op is not a step\n"
+        "print(dbg.debugger.location(), dbg.debugger.current.op.type)\n"
+        "print(dbg.debugger.run_to_end()[0].shape)"))
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(pir_served / "mlp")}}).execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert "(0, 2) elementwise_add" in printed and "(1, 3)" in printed, printed
+
+
+# --- in a real browser: JupyterLab picks the viewer by path -------------------------------------
+# Marked as tests/test_browser_inspector.py marks its tests (Debian's chromium, Playwright).
+needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                                    reason="needs Debian's chromium (.ci/run installs it)")
+SHOWN = ".jp-MainAreaWidget.jp-Document:not(.lm-mod-hidden)"      # the document in front
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A server over mlp/ (model.json beside model.pdiparams, and a data.json), and
+    plain/model.json: the same file with no parameters beside it."""
+    root = tmp_path_factory.mktemp("pir_lab")
+    shutil.copytree(PIR_MLP, root / "mlp")
+    (root / "mlp" / "data.json").write_text('{"rows": [1, 2, 3]}')
+    (root / "plain").mkdir()
+    shutil.copy(PIR_MLP / "model.json", root / "plain" / "model.json")
+    with lab_browser.server(root) as url:
+        yield url, root
+
+
+page = lab_browser.page_fixture()
+
+
+def _double_click(page, name: str) -> None:
+    page.wait_for_selector(f".jp-DirListing-item:has-text('{name}')", timeout=60000)
+    page.dblclick(f".jp-DirListing-item:has-text('{name}')")
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_a_pir_program_double_clicked_opens_its_program_tab_and_its_notebook_steps_it(
+        lab, page):
+    url, root = lab
+    page.goto(f"{url}/lab/workspaces/pir/tree/mlp")
+    _double_click(page, "model.json")
+    line = page.wait_for_selector(f"{SHOWN} .pd-program-file .pd-code [data-op='b0:1']",
+                                  timeout=60000)
+    assert "matmul_v2" in line.inner_text()
+    facts = page.inner_text(f"{SHOWN} .pd-program-file-facts")
+    assert "8 ops in 1 block" in facts and "x [?, 4] float32" in facts, facts
+    assert "4 persistable tensors in model.pdiparams" in facts, facts
+    pir_id = page.text_content(f"{SHOWN} [data-block-var='linear_0.w_0'] .pd-pir-id")
+    assert re.fullmatch(r"\s*%\d+", pir_id), pir_id            # "linear_0.w_0  %4"
+    assert page.query_selector(f"{SHOWN} .jp-RenderedJSON, {SHOWN} .jp-FileEditor") is None
+    shot(page, "pir_1_program_tab.png", full_page=False)
+    # its notebook loads model.json and model.pdiparams and steps it, forward and back
+    page.click(f"{SHOWN} .pd-open-notebook")
+    notebook = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    debugger = f"{notebook} .jp-OutputArea:has(.pd-debugger)"
+    lab_browser.run_all_once_the_kernel_is_idle(page, notebook)
+    page.wait_for_selector(f"{debugger} [data-cmd='step']", timeout=120000)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:1']", timeout=30000)
+    click_and_wait(page, "step", "ran block 0 > op 1 matmul_v2", debugger)
+    click_and_wait(page, "step", "ran block 0 > op 2 elementwise_add", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-last-run[data-op='b0:2']", timeout=30000)
+    page.wait_for_selector(f"{debugger} .pd-scope [data-var='add_0.tmp_0']"
+                           f":not(.pd-empty-var)", timeout=30000)       # it has its value
+    out = page.query_selector(debugger)                 # the debugger's output, in view
+    out.scroll_into_view_if_needed()
+    out.screenshot(path=str(lab_browser.SHOTS / "pir_2_stepped.png"))
+    click_and_wait(page, "step_back", "ran block 0 > op 1 matmul_v2", debugger)
+    page.wait_for_selector(f"{debugger} .pd-op.pd-current[data-op='b0:2']", timeout=30000)
+    row = page.query_selector(f"{debugger} .pd-scope [data-var='add_0.tmp_0']")
+    assert row is None or "pd-empty-var" in row.get_attribute("class")
+    assert (root / "mlp" / "model.ipynb").is_file()
+    lab_browser.shut_down_kernels(url)
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_other_json_files_keep_their_viewer_and_open_with_offers_the_program_tab(lab, page):
+    url, _ = lab
+    # beside the PIR program, a .json without a .pdiparams of its name: the JSON viewer
+    page.goto(f"{url}/lab/workspaces/plain-json/tree/mlp")
+    _double_click(page, "data.json")
+    page.wait_for_selector(f"{SHOWN} .jp-RenderedJSON", timeout=60000)
+    assert page.query_selector(f"{SHOWN} .pd-program-file") is None
+    shot(page, "pir_3_plain_json.png", full_page=False)     # (and Lab's news prompt shut)
+    # Open With > Paddle program works on any .json; this one says why it is no program
+    page.click(".jp-DirListing-item:has-text('data.json')", button="right")
+    page.click(".lm-Menu-itemLabel:text-is('Open With')")
+    # (has-text: the label's first letter is a mnemonic's span of its own)
+    page.click(".lm-Menu-itemLabel:has-text('Paddle program')", timeout=30000)
+    error = page.wait_for_selector(f"{SHOWN} .pd-program-file-error", timeout=60000)
+    assert "data.json (read as a Paddle 3 PIR program" in error.inner_text()
+    assert "not a PIR program" in error.inner_text(), error.inner_text()
+    shot(page, "pir_4_open_with_error.png", full_page=False)
+    # the PIR program's very file, without its parameters beside it: the JSON viewer too
+    page.goto(f"{url}/lab/workspaces/plain-json-2/tree/plain")
+    _double_click(page, "model.json")
+    page.wait_for_selector(f"{SHOWN} .jp-RenderedJSON", timeout=60000)
+    assert page.query_selector(f"{SHOWN} .pd-program-file") is None
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_in_notebook_7_a_pir_program_opens_in_a_program_page_of_its_own(lab, page):
+    """Notebook 7 opens a document in a page of its own (/edit/...), with no file browser
+    there to say that model.json has its .pdiparams beside it: the page looks first."""
+    url, _ = lab
+    page.goto(f"{url}/tree/mlp")
+    page.wait_for_selector(".jp-DirListing-item:has-text('model.json')", timeout=60000)
+    with page.context.expect_page() as opened:
+        page.dblclick(".jp-DirListing-item:has-text('model.json')")
+    program = opened.value
+    line = program.wait_for_selector(".pd-program-file .pd-code [data-op='b0:1']",
+                                     timeout=60000)
+    assert "matmul_v2" in line.inner_text() and "/edit/mlp/model.json" in program.url
+    shot(program, "pir_5_notebook7_program.png", full_page=False)
+    program.close()

@@ -8,7 +8,8 @@ responsiveness, and what a malformed request gets.
   whole file read, then copied);
 - opening a program of 2,000 blocks leaves the server answering: its view was built on
   the event loop, quadratically in blocks (22-38 s of silence);
-- a closed tab's program is freed.
+- a closed tab's program is freed;
+- Paddle 3's PIR model.json is served by the same route.
 """
 from __future__ import annotations
 
@@ -353,6 +354,22 @@ def test_the_server_answers_while_it_opens_2000_blocks(root, server):
     assert status == 200 and 'class="pd-graph-notice"' in svg, svg[:300]
     assert "This graph is too large to draw" in svg and "MAX_DRAWN_NODES" in svg
     _request(url + "/paddle-nb/program?path=blocks.pdmodel&tab=b", "DELETE")
+
+
+def test_a_pir_program_is_served_and_a_json_that_is_not_one_is_a_400(root, server):
+    """Paddle 3's model.json takes the same route as a .pdmodel (read off the event loop,
+    bounded, its parameters listed); any other .json is a 400 saying what it was read as."""
+    url, _ = server
+    shutil.copytree(ROOT / "tests" / "fixtures" / "pir" / "mlp", root / "pir_mlp")
+    (root / "data.json").write_text('{"rows": [1, 2, 3]}')
+    base = url + "/paddle-nb/program?path="
+    status, answer = _request(base + "pir_mlp/model.json&tab=p")
+    assert status == 200 and answer["ops"] == 8, (status, answer)
+    assert answer["params_note"] == "4 persistable tensors in model.pdiparams", answer
+    _request(base + "pir_mlp/model.json&tab=p", "DELETE")
+    status, answer = _request(base + "data.json&tab=d")
+    assert status == 400 and answer["error"].startswith(
+        "data.json (read as a Paddle 3 PIR program"), (status, answer)
 
 
 def test_a_closed_tab_frees_its_program_and_two_tabs_count_apart(root, server):

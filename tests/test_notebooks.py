@@ -189,6 +189,33 @@ EXPECTED = {
         "ray_loss_went_down": lambda v: v is True,
         "ray_shut_down": lambda v: v is True,                      # nothing left running
     },
+    "11_from_programdesc_to_pir.ipynb": {
+        "mlp_pir_version": lambda v: v == 4,                       # what Paddle 3.3 writes
+        "mlp_pir_op_names": lambda v: v == ["p"] * 4 + ["1.data", "1.matmul", "1.add", "1.relu",
+                                                        "1.matmul", "1.add", "1.softmax",
+                                                        "1.fetch"],
+        "mlp_op_types": lambda v: v == ["feed", "matmul_v2", "elementwise_add", "relu",
+                                        "matmul_v2", "elementwise_add", "softmax", "fetch"],
+        "mlp_fetched_pir_id": lambda v: v == 11,                   # 1.fetch(%11)
+        "mlp_prob_max_abs_diff": lambda v: v < 1e-5,               # vs PaddlePaddle 3.3.1
+        "cnn_bn_aliases": lambda v: v == {"MeanOut": "Mean", "VarianceOut": "Variance"},
+        "cnn_values_without_a_variable": lambda v: v == [13, 17, 18, 23, 26, 29, 34],
+        "cnn_max_abs_diff": lambda v: v < 1e-5,
+        "while_block_arguments": lambda v: v == [-1, -2],          # i, acc
+        "while_carried": lambda v: v == [[-1, 21], [-2, 15]],      # 2.yield(%22, %21, %15)
+        "while_loop_variables": lambda v: v == {"while_0.var_0": -1, "while_0.var_1": -2},
+        "while_body_op_types": lambda v: v.count("conditional_block") == 2
+        and "select_input" in v and v[-3:] == ["assign"] * 3,     # the yield's three values
+        "while_cond_max_abs_diff": lambda v: v < 1e-5,
+        "while_acc_is_2x": lambda v: v is True,                    # +x -x/2 +x -x/2 +x
+        "debugger_stops": lambda v: v == [["while@8/step 0", 0, 1.0], ["while@8/step 1", 1, 0.5],
+                                          ["while@8/step 2", 2, 1.5]],
+        "debugger_steps": lambda v: v == 92,                       # the fed feed ops skipped
+        "upgraded_files": lambda v: v == ["model.json", "model.pdiparams"],
+        "upgrade_cli_same_file": lambda v: v is True,              # the CLI = format="pir"
+        "upgraded_pir_version": lambda v: v == 4,
+        "upgraded_max_abs_diff": lambda v: v == 0.0,               # prose: bit for bit
+    },
 }
 NOTEBOOKS = sorted(p.name for p in runner.NOTEBOOKS.glob("*.ipynb"))
 
@@ -214,6 +241,11 @@ DEBUGGER_OUTPUTS = {
         "10-20": lambda c, scopes: (c["still"] and c["state"] == "paused"      # before send
                                     and "split_byref" in c["status"]),
         "10-26": lambda c, scopes: not c["still"] and c["state"] == "finished",  # the live one
+    },
+    "11_from_programdesc_to_pir.ipynb": {
+        "11-39": lambda c, scopes: (not c["still"] and c["state"] == "paused"   # the third pass
+                                    and "select_input" in c["status"]
+                                    and c["frames"][-1]["scope_name"] == "while@8/step 2"),
     },
     "03_rnn.ipynb": {
         "03-07": lambda c, scopes: (c["still"] and c["state"] == "paused"
@@ -275,8 +307,8 @@ def _load(name):
     return nbformat.read(runner.NOTEBOOKS / name, as_version=4)
 
 
-def test_the_course_is_ten_numbered_notebooks():
-    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 11)], NOTEBOOKS
+def test_the_course_is_eleven_numbered_notebooks():
+    assert [n[:3] for n in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 12)], NOTEBOOKS
     assert set(EXPECTED) == set(NOTEBOOKS)
 
 

@@ -5,9 +5,9 @@ JupyterLab looks for extensions).
 Two halves talk to Python:
 - the **Paddle inspector** in the right sidebar shows a widget that the notebook's own
   kernel makes (``paddle_nb.notebook.inspector``), so it needs nothing from the server;
-- a **Paddle program** tab, for a ``.pdmodel`` or ``__model__`` double-clicked in the file
-  browser, asks this server extension (``handlers.py``, ``program_file.py``): no kernel is
-  started to read a file.
+- a **Paddle program** tab, for a ``.pdmodel``, a ``__model__`` or Paddle 3's PIR
+  ``X.json`` beside its ``X.pdiparams`` double-clicked in the file browser, asks this server
+  extension (``handlers.py``, ``program_file.py``): no kernel is started to read a file.
 
 The server loads this module through ``jupyter-config/paddle_nb.json``, which pip installs
 into ``etc/jupyter/jupyter_server_config.d``. Importing it (and ``handlers.py``) loads

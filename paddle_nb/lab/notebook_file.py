@@ -1,8 +1,9 @@
 """The notebook the *Paddle program* tab's "Open in a notebook" writes beside a program.
 
-``X.ipynb`` beside ``X.pdmodel`` (``model.ipynb`` beside a ``__model__``) loads the
-program and its parameters and opens the step debugger on a made-up input. It is written
-once: an existing notebook of that name is the user's and is kept, never overwritten.
+``X.ipynb`` beside ``X.pdmodel`` or Paddle 3's ``X.json`` (``model.ipynb`` beside a
+``__model__``) loads the program and its parameters and opens the step debugger on a
+made-up input. It is written once: an existing notebook of that name is the user's and is
+kept, never overwritten.
 
 The name is a user's folder entry, so it is written without trusting what is there: the
 file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a symlink, dangling
@@ -49,9 +50,12 @@ def notebook_for(opened) -> dict:
             f"program, feed_names, fetch_targets = pd.io.load_inference_model(\n"
             f"    '.', exe, model_filename={name!r}, params_filename={opened.params_file!r},\n"
             f"    scope=scope)")
-    else:
+    else:            # no feed and fetch ops to load by, or no parameter file: read the program
+        pir = name.endswith(".json")          # Paddle 3's PIR JSON, translated on reading
         load_code = (
-            f"program = pd.Program.from_bytes(open({name!r}, 'rb').read())\n"
+            (f"from paddle_nb.io.pir import program_from_pir\n"
+             f"program = program_from_pir(open({name!r}, 'rb').read())\n" if pir else
+             f"program = pd.Program.from_bytes(open({name!r}, 'rb').read())\n")
             + (f"pd.io.load_persistables(exe, '.', program, filename={opened.params_file!r}, "
                f"scope=scope)\n" if opened.params else "")
             + f"fetch_targets = {opened.fetches!r}")

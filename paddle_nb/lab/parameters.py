@@ -26,13 +26,20 @@ SUMMARY_READ_BYTES = 256 * 2 ** 20        # and of this much data in all, per ta
 CHUNK_BYTES = 4 * 2 ** 20                 # read at a time (a whole number of any element)
 
 
+# Program files whose parameters are X.pdiparams beside X.<suffix>: Paddle 2's ProgramDesc and
+# Paddle 3's PIR program (the same parameter format).
+PAIRED_SUFFIXES = (".pdmodel", ".json")
+
+
 def params_source(model_path: str) -> tuple[str, str | None] | None:
     """(folder, combined file name or None for one file per variable) of the parameters
     beside a program file, or None where there are none."""
     folder, name = os.path.split(model_path)
-    if name.endswith(".pdmodel"):
-        combined = name[:-len(".pdmodel")] + ".pdiparams"
-        return (folder, combined) if os.path.isfile(os.path.join(folder, combined)) else None
+    for suffix in PAIRED_SUFFIXES:
+        if name.endswith(suffix):
+            combined = name[:-len(suffix)] + ".pdiparams"
+            return (folder, combined) if os.path.isfile(os.path.join(folder, combined)) \
+                else None
     if os.path.isfile(os.path.join(folder, "__params__")):
         return folder, "__params__"
     others = [n for n in os.listdir(folder) if n != name and not n.startswith(".")]

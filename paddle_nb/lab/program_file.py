@@ -1,6 +1,7 @@
 """A PaddlePaddle program file opened from JupyterLab's file browser.
 
-Double-clicking ``model.pdmodel`` (or a Fluid ``__model__``) opens a *Paddle program* tab.
+Double-clicking ``model.pdmodel`` (or a Fluid ``__model__``, or Paddle 3's ``model.json``
+beside its ``model.pdiparams``) opens a *Paddle program* tab.
 The tab draws the program with the notebook's own ProgramView (notebook/views/program_view.js),
 but no kernel runs behind it: the Jupyter server holds the ProgramView object here, and
 the tab sends it what a notebook's widget manager would send a kernel (trait changes, the
@@ -9,10 +10,11 @@ by the same Python as in a notebook, and a program file can be read without star
 kernel or importing anything into one.
 
 The parameters come from the file beside the program when there is one: ``X.pdiparams``
-for ``X.pdmodel`` (Paddle 2's combined file), ``__params__`` or one file per variable for a
-``__model__`` (Fluid's). The tab lists them from their headers (``parameters.py``: no
-tensor is held). A program that runs is one step away: ``notebook_file.py`` writes a
-notebook that loads both and opens the step debugger on them.
+for ``X.pdmodel`` (Paddle 2's combined file) and for ``X.json`` (Paddle 3's PIR program:
+JSON text, which ``io/pir`` translates into the same Program), ``__params__`` or one file
+per variable for a ``__model__`` (Fluid's). The tab lists them from their headers
+(``parameters.py``: no tensor is held). A program that runs is one step away:
+``notebook_file.py`` writes a notebook that loads both and opens the step debugger on them.
 
 Everything read here comes from a user's folder, so it goes through the loaders' checks
 (regular files only, size caps, program bytes checked before protobuf parses them), and a
@@ -36,14 +38,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import PaddleNBError
+from ..core.errors import PaddleNBError, ProgramFormatError
 from ..core.program import Program
 from ..io.files import read_file
 from ..notebook.widgets import ProgramView, view_asset  # noqa: F401 (the asset route's)
 from . import parameters, request_bodies
 from .notebook_file import write_notebook
 
-PROGRAM_SUFFIXES = (".pdmodel",)
+PIR_SUFFIX = ".json"               # Paddle 3's PIR programs (any .json may be tried)
+PROGRAM_SUFFIXES = (".pdmodel", PIR_SUFFIX)
 PROGRAM_NAMES = ("__model__",)
 # A ProgramView's synced traits the tab reads (the widget's own layout traits are not).
 VIEW_TRAITS = ("model", "svg", "graph_text", "selected", "highlight", "running",
@@ -196,20 +199,39 @@ def _load_params(opened: OpenedProgram) -> None:
                           f"{filename or 'one file per variable'}")
 
 
+def _read_program(full: str, path: str) -> tuple[Program, int]:
+    """The program in the file and its size as a ProgramDesc (what PROGRAM_BYTES_HELD
+    counts): a ProgramDesc's bytes, or a PIR ``.json`` translated (its JSON text, a few
+    times bulkier, is not what the server holds afterwards)."""
+    pir = full.endswith(PIR_SUFFIX)
+    try:
+        if not pir:
+            data = read_file(full, "the program", "MAX_PROGRAM_BYTES")
+            return Program.from_bytes(data), len(data)
+        from ..io.pir import program_from_pir   # noqa: PLC0415 (only a .json needs it)
+        program = program_from_pir(bytes(read_file(full, "the PIR program", "MAX_PIR_BYTES")))
+        return program, len(program.to_bytes())
+    except ProgramFormatError as e:
+        if pir:      # any .json may be opened with the tab: say what it was read as
+            raise ProgramFileError(f"{path} (read as a Paddle 3 PIR program, the model.json "
+                                   f"paddle.jit.save writes): {e}") from None
+        raise ProgramFileError(f"{path}: {e}") from None
+    except PaddleNBError as e:
+        raise ProgramFileError(f"{path}: {e}") from None
+
+
 def load(root_dir: str, path: str) -> OpenedProgram:
     """Read, check and parse the program at ``path`` and list its parameters."""
     full = resolve(root_dir, path)
     if not is_program_file(full):
-        raise ProgramFileError(f"{path}: not a program file (a .pdmodel or __model__)")
+        raise ProgramFileError(f"{path}: not a program file (a .pdmodel, a Paddle 3 "
+                               f"model.json or a __model__)")
     stamp = _stamp(full)
-    try:
-        data = read_file(full, "the program", "MAX_PROGRAM_BYTES")
-        program = Program.from_bytes(data)
-    except PaddleNBError as e:
-        raise ProgramFileError(f"{path}: {e}") from None
+    program, program_bytes = _read_program(full, path)
     feeds, fetches = feeds_and_fetches(program)
     opened = OpenedProgram(path=path, full_path=full, root_dir=root_dir, program=program,
-                           program_bytes=len(data), feeds=feeds, fetches=fetches, stamp=stamp)
+                           program_bytes=program_bytes, feeds=feeds, fetches=fetches,
+                           stamp=stamp)
     _load_params(opened)
     opened.view = ProgramView(program, source=os.path.basename(full))
     opened.state_json()           # counts what it holds

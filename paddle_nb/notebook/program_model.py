@@ -91,14 +91,20 @@ def forward_links(program) -> dict[tuple[int, int], tuple[int, int]]:
 # --- the model -------------------------------------------------------------------------------
 def _var_model(desc, user_names) -> dict:
     t = tensor_desc(desc)
-    return {"name": desc.name, "user_name": user_name(desc.name, user_names),
-            "shape": list(t.dims) if t is not None else None,
-            "dtype": dtypes.name(t.data_type) if t is not None else None,
-            "kind": dtypes.KIND_NAMES.get(desc.type.type, "other"),
-            "text": describe(desc),
-            "persistable": bool(desc.persistable),
-            "is_parameter": bool(desc.is_parameter),
-            "stop_gradient": bool(desc.stop_gradient)}
+    out = {"name": desc.name, "user_name": user_name(desc.name, user_names),
+           "shape": list(t.dims) if t is not None else None,
+           "dtype": dtypes.name(t.data_type) if t is not None else None,
+           "kind": dtypes.KIND_NAMES.get(desc.type.type, "other"),
+           "text": describe(desc),
+           "persistable": bool(desc.persistable),
+           "is_parameter": bool(desc.is_parameter),
+           "stop_gradient": bool(desc.stop_gradient)}
+    # A program translated from Paddle 3's PIR keeps each value's id there (``%4`` in
+    # Paddle's printout) as the VarDesc attribute ``pir_id``: the page shows it by the name.
+    pir_id = next((a.i for a in desc.attrs if a.name == "pir_id"), None)
+    if pir_id is not None:
+        out["pir_id"] = pir_id
+    return out
 
 
 def _proto_doc(op_def) -> str:

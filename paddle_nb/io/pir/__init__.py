@@ -6,5 +6,7 @@ this package: a Program does not know where it was read from.
 """
 from .format import PirFormatError, SUPPORTED_VERSIONS
 from .reader import program_from_pir
+from .writer import PirWriteError, pir_parameters, program_to_pir
 
-__all__ = ["program_from_pir", "PirFormatError", "SUPPORTED_VERSIONS"]
+__all__ = ["program_from_pir", "PirFormatError", "SUPPORTED_VERSIONS", "program_to_pir",
+           "pir_parameters", "PirWriteError"]

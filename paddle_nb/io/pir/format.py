@@ -136,12 +136,15 @@ class TensorType:
 
 
 def _dims(dims, where: str) -> list[int]:
-    if not isinstance(dims, list) or not all(type(d) is int and d >= -1 for d in dims):
-        raise PirFormatError(f"{where}: the dims {dims!r} should be a list of sizes (-1 for "
-                             f"unknown)")
+    if not isinstance(dims, list) or not all(type(d) is int and -2 ** 63 <= d < 2 ** 63
+                                             for d in dims):
+        raise PirFormatError(f"{where}: the dims {dims!r:.80} should be a list of sizes (-1 "
+                             f"for unknown; each an int64)")
     if len(dims) > 64:
         raise PirFormatError(f"{where}: {len(dims)} dims; a tensor has at most 64 here")
-    return dims
+    # Paddle writes an unknown size times a known one as their product (flattening
+    # [-1, 3, 4] gives [-12]): any negative size is unknown.
+    return [-1 if d < 0 else d for d in dims]
 
 
 def decode_type(t, where: str) -> TensorType:
@@ -222,6 +225,16 @@ def _scalar(data, where):
         else _int(data[1], where)
 
 
+def _paddle_dtype(data, where):
+    """A ``1.a_dtype``: a numpy dtype name, or ``"undefined"``: Paddle writes
+    ``Undefined(ALL_DTYPE)`` where an op's dtype is "the same as its input's" (``sum``)."""
+    if data in ("Undefined(ALL_DTYPE)", "undefined"):
+        return "undefined"
+    _want(isinstance(data, str) and data in _PADDLE_DTYPES, data,
+          f"a data type ({', '.join(_PADDLE_DTYPES)} or undefined)", where)
+    return _PADDLE_DTYPES[data]
+
+
 _ATTR_CHECKS = {
     "0.a_bool": lambda d, w: _want(type(d) is bool, d, "true or false", w),
     "0.a_i32": _int, "0.a_i64": _int, "0.a_index": _int,
@@ -237,8 +250,7 @@ _ATTR_CHECKS = {
                                             "[real, imag]", w)),
     "1.a_intarray": lambda d, w: [_int(x, w) for x in _want(isinstance(d, list), d,
                                                             "a list of ints", w)],
-    "1.a_dtype": lambda d, w: _PADDLE_DTYPES.get(d, "undefined") if isinstance(d, str)
-    else _want(False, d, "a data type name", w),
+    "1.a_dtype": lambda d, w: _paddle_dtype(d, w),
     "1.a_layout": lambda d, w: _want(isinstance(d, str), d, "a layout name", w),
     "1.a_place": lambda d, w: _want(isinstance(d, list), d, "[type, device, name]", w),
     "1.a_scalar": _scalar,

@@ -3,7 +3,8 @@
 //
 // Everything drawn comes from the synced traits (see paddle_nb/notebook/widgets.py):
 //   model        program_model(program): blocks -> vars, ops (program_model.py), and
-//                user_names {program name: the notebook's name} ({} outside a notebook)
+//                user_names {program name: the notebook's name} ({} outside a notebook);
+//                a var read from a Paddle 3 PIR file has its pir_id there (shown "%4")
 //   svg          the dataflow graph ("" when graphviz's dot is missing)
 //   graph_text   the text fallback of the graph
 //   selected     [block, index] of the op shown in the detail pane, or []
@@ -24,7 +25,7 @@
 // cluster's label put into it. Python answers with a new svg.
 //
 // Stable hooks for browser tests: .pd-op[data-op="b0:3"], .pd-current, .pd-last-run,
-// .pd-failed, .pd-bp, .pd-created,
+// .pd-failed, .pd-bp, .pd-created, .pd-pir-id,
 // .pd-gutter[data-bp="b0:3"], .pd-tab[data-tab="graph"], .pd-detail, .pd-fwd-link,
 // .pd-named[data-var="minibatch_0"][title="x (minibatch_0)"], .pd-graph-fit,
 // g.node[id="b0:3"], g.node.pd-collapsed, g.cluster[id="cluster_blk:2"] text,
@@ -72,13 +73,18 @@ function varLine(v) {
   if (v.is_parameter) notes.push("param");
   else if (v.persistable) notes.push("persistable");
   const type = v.text + (notes.length ? `  # ${notes.join(", ")}` : "");
+  // a program read from Paddle 3's PIR: the value's id there, "linear_0.w_0  %4"
+  const pirId = v.pir_id !== undefined ? `  %${v.pir_id}` : "";
   return h("div", { class: "pd-line pd-var" + (v.is_parameter ? " pd-param" : ""),
                     "data-block-var": v.name },
     h("span", { class: "pd-gutter" }),
     h("span", { class: "pd-idx" }),
-    h("span", { class: "pd-text", title: `var ${v.name} : ${type}` },
+    h("span", { class: "pd-text", title: `var ${v.name}${pirId} : ${type}` },
       "var ", h("span", { class: "pd-name" + (v.user_name ? " pd-named" : ""),
                           title: v.user_name ? `${v.user_name} (${v.name})` : null }, v.name),
+      pirId ? h("span", { class: "pd-pir-id", title: "the value's id in the Paddle 3 PIR "
+                                                       + "program it was read from" }, pirId)
+        : null,
       " : ", h("span", { class: "pd-type" }, type)));
 }
 

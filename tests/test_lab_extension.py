@@ -119,19 +119,25 @@ def test_the_tab_reopens_a_file_changed_on_disk(served):
     assert programs.get("cnn/cnn_infer.pdmodel") is not first
 
 
-def test_the_written_notebook_loads_runs_and_steps_the_model(served):
+def _step_twice_and_run(nb, folder) -> str:
+    """Run a written notebook with a cell that steps its debugger twice (feed ops are not
+    steps), prints where it is, and runs to the end: what that cell printed."""
     from nbclient import NotebookClient
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "dbg.debugger.step(); dbg.debugger.step()\n"
+        "print(dbg.debugger.location(), dbg.debugger.current.op.type)\n"
+        "print(dbg.debugger.run_to_end()[0].shape)"))
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+
+
+def test_the_written_notebook_loads_runs_and_steps_the_model(served):
     opened = pf.OpenedPrograms(str(served)).get("cnn/cnn_infer.pdmodel")
     path = pf.write_notebook(opened)
     assert path == "cnn/cnn_infer.ipynb"
     nb = nbformat.read(served / path, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "dbg.debugger.step(); dbg.debugger.step()     # feed ops are not steps: conv2d, add\n"
-        "print(dbg.debugger.location(), dbg.debugger.current.op.type)\n"
-        "print(dbg.debugger.run_to_end()[0].shape)"))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(served / "cnn")}}).execute()
-    printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    printed = _step_twice_and_run(nb, served / "cnn")    # conv2d, add
     assert "(0, 2) elementwise_add" in printed and "(1, 10)" in printed, printed
     # written once: the user's edits to it are never overwritten
     (served / path).write_text("mine")
@@ -327,20 +333,13 @@ def test_a_pir_program_larger_than_its_limit_is_not_read(pir_served, monkeypatch
 
 
 def test_the_notebook_written_for_a_pir_program_loads_runs_and_steps_it(pir_served):
-    from nbclient import NotebookClient
     opened = pf.OpenedPrograms(str(pir_served)).get("mlp/model.json")
     path = pf.write_notebook(opened)
     assert path == "mlp/model.ipynb"
     nb = nbformat.read(pir_served / path, as_version=4)
     assert "model_filename='model.json', params_filename='model.pdiparams'" in \
         nb.cells[1].source
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "dbg.debugger.step(); dbg.debugger.step()     # the feed op is not a step\n"
-        "print(dbg.debugger.location(), dbg.debugger.current.op.type)\n"
-        "print(dbg.debugger.run_to_end()[0].shape)"))
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(pir_served / "mlp")}}).execute()
-    printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    printed = _step_twice_and_run(nb, pir_served / "mlp")   # matmul_v2, add
     assert "(0, 2) elementwise_add" in printed and "(1, 3)" in printed, printed
 
 

@@ -9,6 +9,9 @@ and what Paddle computed (tests/fixtures/pir/check_written_in_paddle.py, run by 
 Checked here:
 
 * the writer still writes those very files (equal as JSON, and the same parameter bytes);
+* the models the course trains (paddle_nb/examples/: digits, digits_cnn, digit_reversal),
+  trained briefly and written by tests/fixtures/pir/make_course_models.py: their inference
+  programs, rebuilt here by the examples' own ``build()``, are still written as those files;
 * paddle_nb, reading a written file back, computes Paddle's outputs within 1e-5;
 * a program read from a PIR file Paddle saved (the models, and the op programs of
   tests/fixtures/pir/ops/) is written back, and computes Paddle's outputs again;
@@ -29,6 +32,7 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.core.program import Program
+from paddle_nb.examples import digit_reversal, digits, digits_cnn
 from paddle_nb.io.pir import (PirFormatError, PirWriteError, pir_parameters, program_from_pir,
                               program_to_pir)
 from paddle_nb.io.pir.op_table import BY_PIR
@@ -76,6 +80,9 @@ def _assert_computes(program, feeds, fetches, scope, npz_path):
 
 
 GOLDENS = FIXTURE_MODELS + list(COURSE_MODELS)
+# trained here, not converted: the example module that builds each, and its feed
+TRAINED_MODELS = {"course_digits": (digits, "x"), "course_digits_cnn": (digits_cnn, "image"),
+                  "course_digit_reversal": (digit_reversal, "ids")}
 
 
 @pytest.mark.parametrize("name", GOLDENS)
@@ -88,7 +95,22 @@ def test_the_writer_still_writes_the_golden_file(name):
     assert json.loads(program_to_pir(program)) == golden
 
 
-@pytest.mark.parametrize("name", GOLDENS)
+@pytest.mark.parametrize("name", TRAINED_MODELS)
+def test_the_writer_still_writes_the_course_models_it_trained(name, tmp_path):
+    """The program does not depend on training, so the example's build() gives it again;
+    freshly initialised weights stand in for the trained ones (only model.json is compared)."""
+    module, feed = TRAINED_MODELS[name]
+    model = module.build()
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(model.startup, scope=scope)
+    pd.io.save_inference_model(str(tmp_path), [feed], [model.prob], exe,
+                               main_program=model.test, scope=scope, format="pir")
+    with open(os.path.join(WRITTEN, name, "model.json")) as f:
+        golden = json.load(f)
+    assert json.loads((tmp_path / "model.json").read_text()) == golden
+
+
+@pytest.mark.parametrize("name", GOLDENS + list(TRAINED_MODELS))
 def test_a_written_file_read_back_computes_paddles_outputs(name):
     folder = os.path.join(WRITTEN, name)
     scope = pd.Scope()

@@ -41,13 +41,32 @@ def data(tr, op, block, where, depth):
     [(vid, t)] = tr.results(op, where, count=1)
     if name in tr.used_names:
         raise PirFormatError(f"{where}: the input name {name!r} is used twice")
-    tr.declare(block, name, vid, t)
+    var = tr.declare(block, name, vid, t)
+    # whether gradients stop at the input: Paddle writes it per result ("OA"); kept so that
+    # writing the program back says the same
+    var.desc.stop_gradient = _first_flag(op, "stop_gradient", where)
     tr.define(vid, block, name)
     if not block.has_var("feed"):
         block.create_var("feed", type=VarType.FEED_MINIBATCH, persistable=True)
     block._insert_op(len(tr.feeds), "feed", inputs={"X": ["feed"]},
                      outputs={"Out": [name]}, attrs={"col": len(tr.feeds)})
     tr.feeds.append(name)
+
+
+def _first_flag(op, name: str, where: str) -> bool:
+    """The first result's flag ``name`` among an op's result attributes ("OA":
+    ``[{"N": name, "AT": {"#": "0.a_array", "D": [{"#": "0.a_bool", "D": flag}]}}]``);
+    False when the file does not say."""
+    result_attrs = op.get("OA")
+    if not isinstance(result_attrs, list):
+        return False
+    for a in result_attrs:
+        if isinstance(a, dict) and a.get("N") == name:
+            flags = F.decode_attr(a.get("AT"), f"{where} result attribute {name!r}")
+            if isinstance(flags, list) and flags and isinstance(flags[0], bool):
+                return flags[0]
+    return False
+
 
 def fetch(tr, op, block, where, depth):
     attrs = tr.read_attrs(op, where)

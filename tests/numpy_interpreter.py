@@ -1709,6 +1709,16 @@ REFERENCES.update({
     "i0": _i0, "polygamma": _polygamma})
 
 
+# --- sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, expm1
+# (ops/trigonometric.py): numpy's functions in float64; NaN outside a domain, inf at a pole
+REFERENCES.update({
+    "sin": _in_wide(np.sin), "cos": _in_wide(np.cos), "tan": _in_wide(np.tan),
+    "asin": _in_wide(np.arcsin), "acos": _in_wide(np.arccos), "atan": _in_wide(np.arctan),
+    "sinh": _in_wide(np.sinh), "cosh": _in_wide(np.cosh), "asinh": _in_wide(np.arcsinh),
+    "acosh": _in_wide(np.arccosh), "atanh": _in_wide(np.arctanh),
+    "erf": _in_wide(scipy.special.erf), "expm1": _in_wide(np.expm1)})
+
+
 # --- lerp, atan2, elementwise_fmax/_fmin/_heaviside, nextafter (ops/binary_math.py);
 # erfinv, stanh, angle (ops/unary_math.py); i0e, i1, i1e (ops/bessel_and_polygamma.py);
 # renorm; reduce_amax/_amin; isclose, allclose, equal_all, is_empty (ops/closeness.py);

@@ -232,27 +232,34 @@ def divisors(n):
 # --- op builders ----------------------------------------------------------------------------
 # ``builder(B, type_)`` appends one op of ``type_`` (and the small ops or feeds it needs)
 # and returns True, or returns False when the program has nothing it can take.
-def positive_feed(B, shape, dtype) -> str:
-    """A new input with values in [0.25, 2) (a denominator, a log's argument)."""
+def positive_feed(B, shape, dtype, low=0.25) -> str:
+    """A new input with values in [low, low + 1.75) (a denominator, a log's argument)."""
     seed = B.draw(st.integers(0, 2**16))
-    v = np.random.default_rng(seed).uniform(0.25, 2.0, shape).astype(dtype)
+    v = np.random.default_rng(seed).uniform(low, low + 1.75, shape).astype(dtype)
     return B.add_feed(v, unknown_batch=bool(shape) and B.draw(st.booleans()))
 
 
 def b_unary(B, type_):
-    if type_ == "exp":
+    if type_ in ("exp", "expm1"):
         names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.env[n].max() <= 8)
-    elif type_ in ("log", "sqrt", "rsqrt"):      # defined (and bounded) above 0
-        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.env[n].min() >= 0.05)
+    elif type_ in ("sinh", "cosh"):              # e^|x|: bounded both ways
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.mag(n) <= 8)
+    elif type_ == "tan":                         # well conditioned away from +-pi/2
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.mag(n) <= 1.2)
+    elif type_ in ("log", "sqrt", "rsqrt", "acosh"):   # defined (and bounded) above 0 (1)
+        low = 1.05 if type_ == "acosh" else 0.05
+        names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.env[n].min() >= low)
         if not names or B.draw(st.integers(0, 3)) == 0:
             like = B.tensors()
             if not like:
                 return False
             li = B.info[B.pick(like)]
-            names = [positive_feed(B, li.shape, li.dtype if li.dtype in FLOAT_TYPES else F32)]
+            names = [positive_feed(B, li.shape, li.dtype if li.dtype in FLOAT_TYPES else F32,
+                                   low=low + 0.2)]
     elif type_ == "square":
         names = B.tensors(FLOAT_TYPES + INT_TYPES, pred=lambda n, i: B.mag(n) ** 2 <= MAX_MAG)
-    elif type_ == "erfinv":                      # defined (and well conditioned) inside
+    elif type_ in ("erfinv", "asin", "acos", "atanh"):  # defined (and well conditioned)
+        # inside (-1, 1)
         names = B.tensors(FLOAT_TYPES, pred=lambda n, i: i.stable and B.mag(n) <= 0.9)
     else:
         names = B.tensors(FLOAT_TYPES)

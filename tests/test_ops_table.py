@@ -933,6 +933,28 @@ CASES = [
          {"dim": -2}, grad=True),
     Case("int64", "cumprod", {"X": ints(205, 2, 4, low=-3, high=4, dtype=np.int64)},
          {"dim": -1}),
+    # sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf, expm1
+    # (ops/trigonometric.py): gradient rows inside each domain (tan away from pi/2, asin,
+    # acos and atanh inside (-1, 1), acosh above 1); NaN, infinities and the domain's edges
+    *[Case("in_domain", op, {"X": floats(9901 + k, 3, 4, low=low, high=high)}, {}, grad=True)
+      for k, (op, low, high) in enumerate((
+          ("sin", -3, 3), ("cos", -3, 3), ("tan", -1.2, 1.2), ("asin", -0.9, 0.9),
+          ("acos", -0.9, 0.9), ("atan", -3, 3), ("sinh", -3, 3), ("cosh", -3, 3),
+          ("asinh", -3, 3), ("acosh", 1.1, 4), ("atanh", -0.9, 0.9), ("erf", -2, 2),
+          ("expm1", -2, 2)))],
+    *[Case(f"nan_inf_{np.dtype(t).name}", op, {"X": SPECIALS.astype(t)}, {})
+      for op in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                 "acosh", "atanh", "erf", "expm1")
+      for t in (np.float32, np.float64)],
+    *[Case("domain_edges", op, {"X": np.float64([[-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0]])},
+           {}) for op in ("asin", "acos", "atanh", "acosh")],
+    *[Case(f"past_overflow_{np.dtype(t).name}", op,
+           {"X": np.array([[-1000.0, -710.2, -100.0, 80.0, 88.5, 89.5, 709.5, 710.2, 711.0,
+                            1e30]], t)}, {})
+      for op in ("sinh", "cosh", "expm1") for t in (np.float32, np.float64)],
+    Case("near_zero", "expm1", {"X": np.float64([[1e-300, -1e-17, 1e-10, -3e-8]])}, {}),
+    Case("float64", "sin", {"X": floats(9914, 2, 5, low=-100, high=100, dtype=np.float64)},
+         {}),
     # a gradient row's values of one magnitude: the loss sums them all (I0(30) ~ 8e11)
     Case("both_sides_of_30", "i0", {"x": np.float64([[29.9, 30.1, -30.5, 31.0]])}, {},
          grad=True),

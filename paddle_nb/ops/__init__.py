@@ -18,6 +18,8 @@ from . import masked_select, meshgrid, roll, sort, triangular  # noqa: F401
 from . import bitwise, bool_reduce, finite_checks, sequence_mask, size  # noqa: F401
 # trunc/floor/ceil/round, log1p/log2/log10/logit, lgamma/digamma, conj; cumprod; i0, polygamma
 from . import bessel_and_polygamma, cumprod, rounding_and_special  # noqa: F401
+# sin/cos/tan, asin/acos/atan, sinh/cosh, asinh/acosh/atanh; erf, expm1
+from . import trigonometric  # noqa: F401
 # fmax/fmin/heaviside, atan2, nextafter, lerp; renorm; reduce_amax/_amin; allclose,
 # isclose, equal_all, is_empty; assert; as_complex/as_real
 from . import (amax_amin, assert_op, binary_math, closeness, complex_view,  # noqa: F401

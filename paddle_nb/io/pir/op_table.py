@@ -25,12 +25,12 @@ pairs in tests/fixtures/pir/, which tests/test_pir_read.py compares op by op. A 
   argsort of distinct numbers); another value is an error, not a silent change.
 
 The long tail of rows (activations, losses, tensor ops) was read the same way, off some 250
-user-level calls (``paddle.nn`` layers, ``F.*``, tensor methods) in 55 small programs saved
+user-level calls (``paddle.nn`` layers, ``F.*``, tensor methods) in 56 small programs saved
 by paddlepaddle 3.3.1 and, for reading only, by 2.6.2 in the legacy format
 (tests/fixtures/pir/make_op_programs.py); tests/fixtures/pir/ops/ keeps the PIR files, and
 tests/test_pir_ops.py runs each against Paddle's numbers. Paddle ops with no Fluid op here
-(``sin``, ``cos``, ``erf``, ``expm1``, ``einsum``, ``masked_fill``, ``median``, a ``linspace``
-computed at run time) have no row: reading one is an error that names it.
+(``einsum``, ``masked_fill``, ``median``, a ``linspace`` computed at run time) have no row:
+reading one is an error that names it.
 """
 from __future__ import annotations
 
@@ -127,6 +127,9 @@ row("fmin", "elementwise_fmin", ("X", "Y"))
 row("heaviside", "elementwise_heaviside", ("X", "Y"))
 unary("logit")
 unary("erfinv")
+for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+              "atanh", "erf", "expm1"):
+    unary(_name)
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     row(_name, _name, ("X", "Y"))
 unary("bitwise_not")

@@ -2,7 +2,7 @@
 with their JSON kinds), results, and the constants it feeds to operands.
 
 GENERATED DATA: made by tests/fixtures/pir/derive_signatures.py, run with paddlepaddle
-3.3.1 over 154 programs Paddle made and serialized itself: the fixtures it saved
+3.3.1 over 165 programs Paddle made and serialized itself: the fixtures it saved
 (tests/fixtures/pir/*/model.json), its own translation of their legacy programs and of
 the course's Paddle 2 models, and its translation of one-op legacy programs (one per
 Fluid op the writer knows). Do not edit by hand: re-run the script.
@@ -61,6 +61,18 @@ SIGNATURES = {
         results=('0.t_dtensor',),
         constants={},
         source='tests/fixtures/pir/ops/indexing_more/model.json'),
+    '1.acos': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
+    '1.acosh': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.add': Signature(
         operands=('x', 'y'),
         attrs=(),
@@ -150,6 +162,18 @@ SIGNATURES = {
         results=('0.t_dtensor', '0.t_dtensor'),
         constants={},
         source='tests/fixtures/pir/ops/arg_topk_sort/model.json'),
+    '1.asin': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
+    '1.asinh': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.assign': Signature(
         operands=('x',),
         attrs=(),
@@ -173,12 +197,24 @@ SIGNATURES = {
         results=('0.t_dtensor',),
         constants={0: ('1.full', 'int64', [2, 2])},
         source='tests/fixtures/pir/ops/gather/model.json'),
+    '1.atan': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.atan2': Signature(
         operands=('x', 'y'),
         attrs=(),
         results=('0.t_dtensor',),
         constants={},
         source='tests/fixtures/pir/ops/math_more/model.json'),
+    '1.atanh': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.batch_norm_': Signature(
         operands=('x', 'mean', 'variance', 'scale', 'bias'),
         attrs=(
@@ -331,7 +367,13 @@ SIGNATURES = {
         attrs=(),
         results=('0.t_dtensor',),
         constants={},
-        source='tests/fixtures/pir/ops/no_counterpart/model.json'),
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
+    '1.cosh': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.cross': Signature(
         operands=('x', 'y'),
         attrs=(
@@ -504,7 +546,7 @@ SIGNATURES = {
         attrs=(),
         results=('0.t_dtensor',),
         constants={},
-        source='tests/fixtures/pir/ops/no_counterpart/model.json'),
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.erfinv': Signature(
         operands=('x',),
         attrs=(),
@@ -536,7 +578,7 @@ SIGNATURES = {
         attrs=(),
         results=('0.t_dtensor',),
         constants={},
-        source='tests/fixtures/pir/ops/no_counterpart/model.json'),
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.eye': Signature(
         operands=('num_rows', 'num_columns'),
         attrs=(
@@ -1398,7 +1440,13 @@ SIGNATURES = {
         attrs=(),
         results=('0.t_dtensor',),
         constants={},
-        source='tests/fixtures/pir/ops/no_counterpart/model.json'),
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
+    '1.sinh': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.slice': Signature(
         operands=('input', 'starts', 'ends'),
         attrs=(
@@ -1524,6 +1572,12 @@ SIGNATURES = {
         results=('0.t_dtensor',),
         constants={},
         source='tests/fixtures/pir/ops/gather/model.json'),
+    '1.tan': Signature(
+        operands=('x',),
+        attrs=(),
+        results=('0.t_dtensor',),
+        constants={},
+        source='tests/fixtures/pir/ops/trigonometric/model.json'),
     '1.tanh': Signature(
         operands=('x',),
         attrs=(),

@@ -1448,8 +1448,8 @@ REFERENCES.update({
     "softsign": _act(lambda x: np.where(np.isinf(x), np.sign(x), x / (1 + np.abs(x)))),
     "tanh_shrink": _act(lambda x: x - np.tanh(x)),
     "hard_shrink": _act(lambda x, t: np.where((x >= -t) & (x <= t), 0, x), "threshold"),
-    "softshrink": _act(lambda x, l: np.where((x >= -l) & (x <= l), 0,
-                                             np.where(x > 0, x - l, x + l)), "lambda"),
+    "softshrink": _act(lambda x, lam: np.where((x >= -lam) & (x <= lam), 0,
+                                               np.where(x > 0, x - lam, x + lam)), "lambda"),
     "thresholded_relu": _act(lambda x, t: np.where(x <= t, 0, x), "threshold"),
     "brelu": _act(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), "t_min", "t_max"),
     "logsumexp": _logsumexp,
@@ -2082,7 +2082,8 @@ def _searchsorted_ref(op, env):
             raise ValueError("an unsorted sequence")
 
     def position(row, v):        # count the elements that go before v (NaN: the largest)
-        key = (lambda e: (1, 0.0) if e != e else (0, float(e)))
+        def key(e):
+            return (1, 0.0) if e != e else (0, float(e))
         return sum(1 for e in row if (key(e) <= key(v) if right else key(e) < key(v)))
     out = np.zeros(values.shape, np.int32 if op.attrs.get("out_int32") else np.int64)
     for ix in np.ndindex(*values.shape):
@@ -2173,7 +2174,8 @@ def _cum_extreme_ref(largest):
                                                                 else v <= best)):
                     best, where = v, j
                 out[ix + (j,)], idx[ix + (j,)] = best, where
-        back = (lambda m: np.moveaxis(m, -1, axis).reshape(x.shape))
+        def back(m):
+            return np.moveaxis(m, -1, axis).reshape(x.shape)
         return {**_out(op, "out", back(out)), **_out(op, "indices", back(idx))}
     return ref
 

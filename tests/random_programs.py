@@ -58,8 +58,9 @@ EXACT_OPS = {
     "relu", "square", "cast", "assign", "rnn_memory_helper", "reshape2", "transpose2",
     "concat", "split", "elementwise_add", "elementwise_sub", "elementwise_mul",
     "elementwise_div", "greater_than", "less_than", "equal", "not_equal", "logical_and",
-    "logical_or", "logical_not", "logical_xor", "greater_equal", "less_equal", "select_input", "select_output", "fill_zeros_like",
-    "fill_any_like", "fill_constant", "assign_value", "fill_constant_batch_size_like",
+    "logical_or", "logical_not", "logical_xor", "greater_equal", "less_equal", "select_input",
+    "select_output", "fill_zeros_like", "fill_any_like", "fill_constant", "assign_value",
+    "fill_constant_batch_size_like",
     "increment", "split_lod_tensor", "merge_lod_tensor", "write_to_array",
     "read_from_array", "lod_array_length", "tensor_array_to_tensor",
 }

@@ -8,8 +8,8 @@ step picks depends on sizes and on timing, see kernels/cpu/threads.py). The firs
 compiles what the suite has not compiled yet and writes it to the cache; the second must
 compile nothing. (A fresh, empty cache directory made the first process compile every
 kernel again, minutes of the suite's time, to prove what the suite's own cold start
-already does: that the kernels get compiled and written.) "Compiled" is seen three ways, so a miss is
-named whichever way it happens:
+already does: that the kernels get compiled and written.) "Compiled" is seen three ways, so a
+miss is named whichever way it happens:
 - numba's compiler pipeline ran (the ``numba:run_pass`` event: every compilation, of an
   ``@njit`` function, an ``@overload`` implementation or a ufunc loop, runs passes; a
   cache load runs none). numba 0.68 fires ``numba:compile`` only for ``@njit``

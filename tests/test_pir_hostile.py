@@ -60,7 +60,7 @@ def test_the_unbroken_fixtures_load():
         pd.io.program_from_pir(json.dumps(_doc(model)))
 
 
-# --- the file: magic, version, size, encoding, JSON ----------------------------------------------
+# --- the file: magic, version, size, encoding, JSON -----------------------------------------------
 def test_another_magic_is_not_a_pir_program():
     doc = _doc()
     doc["base_code"]["magic"] = "pri"
@@ -128,7 +128,7 @@ def test_a_5000_digit_integer_is_refused_not_converted():
         assert time.perf_counter() - start < 1
 
 
-# --- structure: missing keys, wrong types ----------------------------------------------------------
+# --- structure: missing keys, wrong types ---------------------------------------------------------
 def _without(doc: dict, path: tuple) -> dict:
     doc = copy.deepcopy(doc)
     node = doc
@@ -200,7 +200,7 @@ def _loads_or_says_why(text):
     except (PirFormatError, ProgramFormatError, IOFormatError) as e:
         assert str(e).strip()
         return type(e)
-    except Exception as e:          # noqa: BLE001: that is the point of the test
+    except Exception as e:          # noqa: BLE001 (that is the point of the test)
         pytest.fail(f"{type(e).__name__} ({e}) instead of a PirFormatError, from {text!r:.300}")
     return None
 
@@ -217,7 +217,7 @@ def test_a_wrong_type_in_every_field_of_the_mlp_is_a_format_error():
     assert len(paths) > 300 and refused > len(paths)
 
 
-# --- values: order, definitions, cycles ----------------------------------------------------------
+# --- values: order, definitions, cycles -----------------------------------------------------------
 def test_a_value_used_before_it_is_defined_never_defined_or_defined_twice():
     doc = _doc()
     ops = _ops(doc)
@@ -257,7 +257,7 @@ def test_ids_that_do_not_fit_32_bits_are_refused():
     _refused(doc, r"result 0 should be .*a 32-bit id")
 
 
-# --- ops, attributes, regions ----------------------------------------------------------------------
+# --- ops, attributes, regions ---------------------------------------------------------------------
 def test_an_unknown_dialect_or_op_is_named():
     for name, says in (("7.foo", r"'7.foo' is not an op this package reads \(dialect '7'"),
                        ("pd_op.matmul", r"dialect 'pd_op'"),
@@ -352,7 +352,7 @@ def test_huge_shapes_are_types_not_allocations():
     _refused(doc, r"the dims \[9223372036854775808, 1\] should be a list of sizes")
 
 
-# --- the parameters file ------------------------------------------------------------------------------
+# --- the parameters file --------------------------------------------------------------------------
 def _model_dir(tmp_path, params: bytes | None = None):
     for name in ("model.json", "model.pdiparams"):
         (tmp_path / name).write_bytes(open(os.path.join(PIR, "mlp", name), "rb").read())
@@ -395,7 +395,7 @@ def test_a_broken_model_json_is_named_by_its_path_and_nothing_is_loaded(tmp_path
     assert scope.local_var_names() == []
 
 
-# --- random damage -------------------------------------------------------------------------------
+# --- random damage --------------------------------------------------------------------------------
 _NASTY = ["x", "", [], {}, None, True, 0, -1, 1.5, 2 ** 31, 2 ** 63, [1], [[]], {"#": "x"},
           {"%": 3}, {"#": "0.t_dtensor", "D": []}, {"#": "1.a_scalar", "D": ["float32"]},
           "1.no_such_op", "2.yield", "p", -2 ** 40]

@@ -92,7 +92,8 @@ def _portable(value):
     if _looks_like_op(value):
         return OpDescription.of(value)
     if type(value).__module__.partition(".")[0] == "numpy":     # scalars, arrays, dtypes
-        return value if getattr(value, "dtype", None) != object else _UNPICKLABLE
+        # numpy's dtype equality (an object array cannot travel), not a type check
+        return value if getattr(value, "dtype", None) != object else _UNPICKLABLE  # noqa: E721
     if isinstance(value, dict):
         items = [(_portable(k), _portable(v)) for k, v in value.items()]
         if any(k is _UNPICKLABLE or v is _UNPICKLABLE for k, v in items):

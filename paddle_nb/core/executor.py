@@ -3,12 +3,13 @@
 ``Executor.steps(...)`` is a generator that runs one op per ``next()`` and yields a
 :class:`Step` (block path, op index, the op, the scope it ran in); ``Executor.run`` just
 drains it and returns the fetched values. The debugger is the same generator advanced by
-hand. A block is prepared once (kernels resolved, slots and attributes read: seed 003's
-``symbols_ready_``) and reused until the block changes.
+hand. A block is prepared once (kernels resolved, slots and attributes read: the Block and
+Scope design's ``symbols_ready_``) and reused until the block changes.
 
 Scopes follow Fluid: persistable variables (parameters) live in the scope you pass;
 everything else lives in a kid "run" scope that is dropped when the run ends, with every
-scope that sub-blocks made below it (seed 000: destroyed when the minibatch completes).
+scope that sub-blocks made below it (in the Block and Scope design, destroyed when the minibatch
+completes).
 
 Faults (docs/robustness.md):
 
@@ -462,7 +463,7 @@ class Executor:
         if guard:
             prepared.passed_entry = entry
         return
-        yield       # noqa: unreachable (makes this a generator)
+        yield       # unreachable: makes this a generator
 
     # --- feed and fetch checks --------------------------------------------------------------
     def _fetch_names(self, program: Program, fetch_list) -> list[str]:

@@ -131,7 +131,7 @@ class FlatContext(KernelContext):
     before_op = None            # ... or a debugger's hook
     _host = True                # a host array read is the value itself (not on CUDA)
 
-    def __init__(self, op, run: BlockRun):     # noqa: super().__init__ on purpose not called
+    def __init__(self, op, run: BlockRun):     # super().__init__ on purpose not called
         self.op = op
         self.run = run
 

@@ -11,7 +11,8 @@ an outcome, so one failing API never stops the others. The outcomes:
 - ``error``: a PaddleNBError (ours, on purpose): its first line.
 - ``mismatch``: it ran, but a value differs: which one, and by how much.
 - ``crash``: any other exception, from deep inside (also when an executor error only
-  wraps it): its type, message and where it was raised. That is a bug to fix here, so it is reported, never hidden.
+  wraps it): its type, message and where it was raised. That is a bug to fix here, so it is
+  reported, never hidden.
 - ``skipped`` / ``host`` / ``no_call``: the maker's status, passed through.
 """
 from __future__ import annotations

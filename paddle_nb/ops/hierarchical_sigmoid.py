@@ -100,7 +100,7 @@ def _infer(ctx):
     if ctx.has_input("Bias"):
         ctx.require_same_dtype("Bias", "X")
         bs = ctx.shape("Bias")
-        if ws[0] >= 0 and not (bs in ([ws[0]], [ws[0], 1])):
+        if ws[0] >= 0 and bs not in ([ws[0]], [ws[0], 1]):
             ctx.fail("Bias holds one value per node (row of W)", slot="Bias",
                      expected=f"[{ws[0]}, 1]", given=ctx.describe_input("Bias"))
     ctx.set_output("Out", [xs[0], 1], ctx.dtype("X"))

@@ -1,8 +1,8 @@
 """hierarchical_sigmoid on the device: kernels/cpu/hierarchical_sigmoid.py's per-sample
 functions (read it first; ``register_jitable``, so they compile for the device too), one
-thread per sample for the forward and for dX. dW and dBias are gathered, not scattered: one thread per entry
-(node k, feature d; d = D is the node's bias) walks every sample's path and adds the
-steps that visit node k, so no atomics are needed and every run gives the same bits."""
+thread per sample for the forward and for dX. dW and dBias are gathered, not scattered: one
+thread per entry (node k, feature d; d = D is the node's bias) walks every sample's path and
+adds the steps that visit node k, so no atomics are needed and every run gives the same bits."""
 from __future__ import annotations
 
 import numpy as np

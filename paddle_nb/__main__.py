@@ -13,7 +13,7 @@ def main(argv=None) -> int:
                                      description="PaddlePaddle's Block and Scope design in "
                                                  "Python.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("tour", help="build and run the seed design docs' examples")
+    sub.add_parser("tour", help="build and run PaddlePaddle's design docs' examples")
     ops = sub.add_parser("ops", help="list the registered ops, or document one")
     ops.add_argument("op_type", nargs="?")
     dist = sub.add_parser("distributed", help="train the digits MLP in one process and on a "

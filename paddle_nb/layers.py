@@ -83,7 +83,7 @@ def _declare_with_value(value, shape, dtype, name, prefix, param, lod_level=0, b
     if array.ndim == 0:
         array = array.reshape(1)
     if batch and array.ndim == 1:
-        array = array.reshape(-1, 1)           # seed 000: minibatch([10, 20, 30]) is [None, 1]
+        array = array.reshape(-1, 1)           # the design's minibatch([10, 20, 30]): [None, 1]
     declared = list(shape) if shape is not None else list(array.shape)
     if batch and shape is None:
         declared[0] = -1
@@ -113,7 +113,7 @@ def _values(builder: str, name: str, value, dtype) -> np.ndarray:
 
 
 def var(value=None, shape=None, dtype="float32", *, param: bool = False, name=None) -> Variable:
-    """A variable with a value (seed 000: ``var(1)``, ``var(0.314, param=True)``).
+    """A variable with a value (the design docs' ``var(1)``, ``var(0.314, param=True)``).
 
     Without ``param`` the value is a constant of the program, used unless a feed overrides
     it; with ``param=True`` it is a trainable parameter that the startup program sets."""
@@ -132,8 +132,8 @@ def var(value=None, shape=None, dtype="float32", *, param: bool = False, name=No
 
 def minibatch(values=None, shape=None, dtype="float32", *, name=None,
               lod_level: int = 0) -> Variable:
-    """A batch of instances, batch dimension first (seed 000: ``minibatch([10, 20, 30])``
-    has shape [None, 1]). With ``values`` it runs without a feed."""
+    """A batch of instances, batch dimension first (the Block and Scope design's
+    ``minibatch([10, 20, 30])`` has shape [None, 1]). With ``values`` it runs without a feed."""
     lod_level = check.integer("minibatch", "lod_level", lod_level, low=0)
     if values is None:
         if shape is None:
@@ -145,7 +145,7 @@ def minibatch(values=None, shape=None, dtype="float32", *, name=None,
 
 
 def sequence(values=None, shape=None, dtype="float32", *, name=None) -> Variable:
-    """A sequence batch (seed 000's RNN input): a minibatch with lod_level 1."""
+    """A sequence batch (the Block and Scope design's RNN input): a minibatch with lod_level 1."""
     check.text("sequence", "name", name, optional=True)
     return minibatch(values, shape, dtype, name=name or unique_name.generate("sequence"),
                      lod_level=1)
@@ -177,7 +177,7 @@ def create_parameter(shape, dtype="float32", *, name: str | None = None,
 
 def get_variable(name: str, shape=None, dtype="float32", *, reuse: bool = True,
                  initializer: Initializer | None = None, trainable: bool = True) -> Parameter:
-    """The parameter ``name`` (inside the active namespace), created when absent (seed 003).
+    """The parameter ``name`` (inside the active namespace), created when absent (the Block design).
 
     With ``reuse=True`` an existing parameter is returned (its shape must match ``shape``
     when given); with ``reuse=False`` an existing one is an error."""
@@ -229,8 +229,8 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
     """A fully connected layer as Fluid builds it: ``mul`` + ``elementwise_add`` + act;
     ``input`` may be a list (a ``mul`` per input, each with its own weight, then ``sum``).
 
-    Also the seed forms: ``fc(W, x)`` multiplies ``x`` by an existing parameter ``W``
-    (seed 000's RNN), and ``fc(a, params=["fc.w", "fc.b"])`` names (and so shares) the
+    Also the design docs' forms: ``fc(W, x)`` multiplies ``x`` by an existing parameter ``W``
+    (the design's RNN), and ``fc(a, params=["fc.w", "fc.b"])`` names (and so shares) the
     weight and bias. ``size`` defaults to the input's last dimension."""
     if isinstance(input, Parameter) and isinstance(size, Variable):
         return _fc_with_weight(input, size)
@@ -289,7 +289,7 @@ def fc(input, size=None, num_flatten_dims: int = 1, param_attr=None, bias_attr=N
 
 
 def _fc_with_weight(w: Parameter, x: Variable) -> Variable:
-    """Seed 000's ``fc(W, x)``: ``x`` times an existing weight (a matrix or a scale)."""
+    """The design docs' ``fc(W, x)``: ``x`` times an existing weight (a matrix or a scale)."""
     if len(w.shape) == 2:
         return append("mul", {"X": [x], "Y": [w]}, {"x_num_col_dims": len(x.shape) - 1})
     return append("elementwise_mul", {"X": [x], "Y": [w]})      # a [1]-shaped weight scales
@@ -398,7 +398,7 @@ def elementwise_div(x, y, axis: int = -1):
 
 
 def add_scalar(x, y):
-    """Seed 000's ``layer.add_scalar(x, y)``: x plus a scalar (a number or a [1] var)."""
+    """The design docs' ``layer.add_scalar(x, y)``: x plus a scalar (a number or a [1] var)."""
     check.variable("add_scalar", "x", x)
     if check.is_number(y):
         return scale(x, 1.0, float(y))
@@ -410,7 +410,7 @@ def greater_than(x, y):
     return _binary("greater_than", x, y)
 
 
-larger_than = greater_than          # seed 000's name
+larger_than = greater_than          # the Block and Scope design's name
 
 
 def less_than(x, y, cond: Variable | None = None):

@@ -26,7 +26,7 @@ from .core.symbol_table import SymbolTable
 from .core.unique_name import namespace
 from .core.variable import Parameter, Variable
 from . import layers
-from . import layers as layer          # seed 000 spells it pd.layer.fc
+from . import layers as layer          # the design docs spell it pd.layer.fc
 from . import variable, initializer, optimizer
 from .optimizer import regularizer
 from .optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue

@@ -1,4 +1,4 @@
-"""``python -m paddle_nb tour``: the seed design documents' examples, built and run.
+"""``python -m paddle_nb tour``: PaddlePaddle's design documents' examples, built and run.
 
 Each stop builds one example in its own program, prints the program as code
 (``to_code()``), runs it, and prints the scope tree and the results.
@@ -19,7 +19,7 @@ def _title(text: str) -> None:
 
 
 def scopes() -> None:
-    _title("1. Scopes (seed 002): a name -> variable map with a parent")
+    _title("1. Scopes (the Scope design): a name -> variable map with a parent")
     g = pd.Scope()
     g.var("W").set(np.float32([0.314]))
     g.var("x").set(np.float32([10.0]))
@@ -34,7 +34,7 @@ def scopes() -> None:
 
 
 def variables() -> None:
-    _title("2. Variables and places (seed 004)")
+    _title("2. Variables and places (the Framework design)")
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
         n = pd.variable.int("n", 10)
@@ -51,12 +51,12 @@ def variables() -> None:
 
 
 def compile_and_run():
-    _title("3. Compilation and execution (seed 000): an MLP as a ProgramDesc")
+    _title("3. Compilation and execution (the Block and Scope design): an MLP as a ProgramDesc")
     main, startup = pd.Program(), pd.Program()
     startup.random_seed = 1
     with pd.program_guard(main, startup):
         x = pd.minibatch([[10, 20, 30, 40], [1, 2, 3, 4]], name="x")   # shape [None, 4]
-        h = pd.fc(x, params=["fc.w", "fc.b"])                           # seed 000's form
+        h = pd.fc(x, params=["fc.w", "fc.b"])                           # the design's form
         h = pd.relu(h)
         prob = pd.layer.fc(h, 3, act="softmax")
     print(main.to_code())
@@ -83,7 +83,7 @@ def compile_and_run():
 
 
 def namespaces() -> None:
-    _title("4. Namespaces (seed 003): three submodels, three W's, and reuse")
+    _title("4. Namespaces (the Block design): three submodels, three W's, and reuse")
     main, startup = pd.Program(), pd.Program()
 
     def submodel(namespace, x):
@@ -114,7 +114,8 @@ def stepping(main, startup) -> None:
 
 
 def ifelse_and_rnn() -> None:
-    _title("7. Blocks with if-else and for (seed 000): IfElse and RNN, and the stack forest")
+    _title("7. Blocks with if-else and for (the Block and Scope design): IfElse and RNN, "
+           "and the stack forest")
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():
         built = seed_000.build(seed_000.IFELSE)
@@ -145,7 +146,7 @@ def ifelse_and_rnn() -> None:
 
 
 def training() -> None:
-    _title("6. Training (seed 004: gradient ops exist only when training): digits MLP")
+    _title("6. Training (the Framework design: gradient ops exist only when training): digits MLP")
     import tempfile                                        # noqa: PLC0415
     from .examples import digits                           # noqa: PLC0415
     accuracy, history, model, scope = digits.train(epochs=15, progress=True)

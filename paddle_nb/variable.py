@@ -1,4 +1,4 @@
-"""Seed 004's variable API: ``pd.variable.new/tensor/int/float/bool/string``.
+"""The Framework design's variable API: ``pd.variable.new/tensor/int/float/bool/string``.
 
 They declare variables in the current block; a value becomes the variable's value (an
 ``assign_value`` op, or the startup program for ``estimated=True`` tensors, which are

@@ -7,7 +7,7 @@ The notebooks in ``notebooks/`` tag their cells (Jupyter cell metadata ``tags``)
 * ``solution``   a markdown cell (a collapsed ``<details>``) with the answer in one
   fenced ``python`` block; the runner puts that code in place of the exercise above it;
 * ``result``     a code cell ending in ``measured(caption, {...})`` (notebook/measured.py): the
-  numbers the prose states (an accuracy, a loss, the seed example's outputs), which the
+  numbers the prose states (an accuracy, a loss, a design doc example's outputs), which the
   student sees as a captioned table; ``results(nb)`` merges them (read from the output's
   machine-readable part) so the tests can compare them with what the notebook promises.
 

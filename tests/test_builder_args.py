@@ -213,7 +213,7 @@ ROWS = [
     ("ParamAttr", "name", lambda v: pd.ParamAttr(name=3)),
     ("ParamAttr", "initializer", lambda v: pd.ParamAttr(initializer="xavier")),
     ("ParamAttr", "trainable", lambda v: pd.ParamAttr(trainable="yes")),
-    # --- seed 004's variable API ---
+    # --- the Framework design's variable API ---
     ("variable.new", "name", lambda v: pv.new(3)),
     ("variable.tensor", "estimated", lambda v: pv.tensor("t", estimated="yes")),
     ("variable.tensor", "shape", lambda v: pv.tensor("t", estimated=True)),

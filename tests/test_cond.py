@@ -76,7 +76,7 @@ def test_switch_case_by_index():
         assert got[0] == want, i
 
 
-def test_switch_of_seed_000_first_true_case_wins():
+def test_switch_of_the_design_doc_first_true_case_wins():
     step = pd.data("step", [1])
     lr = pd.var(np.float32([0.0]), name="lr")
     with pd.switch() as s:

@@ -103,7 +103,7 @@ def test_mlp_intermediates_stay_on_the_device_and_fetches_are_numpy():
 
 # --- control flow ------------------------------------------------------------------------------
 def _ifelse_program():
-    """Seed 000's row-wise IfElse: rows split by a mask, two branches, merged back."""
+    """The Block and Scope design's IfElse: rows split by a mask, two branches, merged back."""
     main, startup = pd.Program(), pd.Program()
     startup.random_seed = 5
     with pd.program_guard(main, startup):

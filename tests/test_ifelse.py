@@ -1,4 +1,5 @@
-"""Row-wise IfElse (seed 000) and its other spellings: results, gradients, edge cases."""
+"""Row-wise IfElse (the Block and Scope design) and its other spellings: results,
+gradients, edge cases."""
 import numpy as np
 import pytest
 

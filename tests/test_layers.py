@@ -1,4 +1,4 @@
-"""The seed documents' builder forms, run end to end."""
+"""The design documents' builder forms, run end to end."""
 import numpy as np
 import pytest
 

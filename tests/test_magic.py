@@ -93,7 +93,7 @@ def test_a_bad_flag_is_a_usage_error_without_traceback(ip, capsys):
     assert isinstance(run(ip, "%paddle frobnicate").error_in_exec, UsageError)
 
 
-# --- the seed 000 examples as cells ----------------------------------------------------------
+# --- the Block and Scope design's examples as cells ------------------------------------------
 def test_seed_000_ifelse_example_as_a_cell(ip):
     got = ok(ip, IFELSE_CELL)
     assert isinstance(got, dict) and {"o1", "o2", "x", "cond"} <= set(got)

@@ -1,6 +1,6 @@
 """The teaching notebooks: each one runs top to bottom in a real kernel (nbclient) with the
 exercise solutions filled in, every self-check passes, and the numbers its prose promises
-(the seed examples' results, the trained models' accuracy and loss) hold.
+(the design docs' examples' results, the trained models' accuracy and loss) hold.
 
 How the cells are tagged is in ``tests/notebook_runner.py``.
 """

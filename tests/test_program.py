@@ -1,4 +1,5 @@
-"""SymbolTable, Block and Program (seed 000's compile step) and the name helpers."""
+"""SymbolTable, Block and Program (the Block and Scope design's compile step) and the
+name helpers."""
 import numpy as np
 import pytest
 
@@ -82,7 +83,7 @@ def test_unique_names_follow_fluid():
     assert startup_ops == ["uniform_random", "fill_constant"] * 2
 
 
-def submodel(namespace, x):       # seed 003's example
+def submodel(namespace, x):       # the Block design's example
     with pd.namespace(namespace):
         W = pd.get_variable("W", shape=[3, 3], reuse=True)
         return pd.matmul(x, W)

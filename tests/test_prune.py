@@ -1,4 +1,5 @@
-"""Prune and Block.eval (seed 000): keep exactly the ops the targets depend on."""
+"""Prune and Block.eval (the Block and Scope design's Eval): keep exactly the ops the
+targets depend on."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
-"""The op registry (seed 004): declarations, generated creators, and errors that teach."""
+"""The op registry (the Framework design's operator registration): declarations,
+generated creators, and errors that teach."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
-"""RNN (seed 000's RNNOp, Fluid's StaticRNN): results, BPTT gradients, spellings, errors."""
+"""RNN (the Block and Scope design's RNNOp, Fluid's StaticRNN): results, BPTT gradients,
+spellings, errors."""
 import numpy as np
 import pytest
 
@@ -20,7 +21,7 @@ def test_seed_000_rnn_example_runs_as_written():
     exe.run(pd.default_startup_program())
     got1, got2 = exe.run(fetch_list=[o1, o2])
     want_a, want_b, hv = [], [], 0.0
-    for xv in (10, 20, 30):                    # the C++ loop of seed 000
+    for xv in (10, 20, 30):                    # the design's C++ loop
         a_t, b_t = 0.314 * xv, 0.375 * hv
         hv = _sigmoid(a_t + b_t)
         want_a.append([a_t])

@@ -79,7 +79,7 @@ def test_lstm_builder_trains_three_sgd_steps_to_paddles_numbers(exe):
 
 def _lstm_both_ways(T=4, B=2, size=3, H=2, seed=0):
     """One LSTM built twice over the same parameters: the fused op (pd.layer.lstm,
-    time-major) and the seeds' StaticRNN step block with the cell written as ops."""
+    time-major) and a StaticRNN step block with the cell written as ops."""
     rng = np.random.default_rng(seed)
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():

@@ -1,4 +1,5 @@
-"""Scope (seeds 002 and 004): lookup rules, the kid hierarchy, variables and their kinds."""
+"""Scope (the Scope and Framework designs): lookup rules, the kid hierarchy, variables
+and their kinds."""
 import threading
 
 import numpy as np

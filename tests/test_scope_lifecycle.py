@@ -1,6 +1,6 @@
-"""Seed 000's stack forest: kid scopes live while the backward pass needs them and are
-destroyed when the minibatch completes; inference frees them at once. Long training runs
-keep the number of live scopes and the process memory flat."""
+"""The Block and Scope design's stack forest: kid scopes live while the backward pass needs
+them and are destroyed when the minibatch completes; inference frees them at once. Long
+training runs keep the number of live scopes and the process memory flat."""
 import gc
 
 import numpy as np

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 
-def test_tour_runs_the_seed_examples():
+def test_tour_runs_the_design_doc_examples():
     done = subprocess.run([sys.executable, "-m", "paddle_nb", "tour"], capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""While loops, while_loop, seed 003's while_op, and tensor arrays."""
+"""While loops, while_loop, the Block design's while_op, and tensor arrays."""
 import json
 import os
 

@@ -1,4 +1,4 @@
-"""Control-flow builders: blocks that nest like C's ``{}`` (seed 000, seed 003).
+"""Control-flow builders: blocks that nest like C's ``{}`` (the Block and Scope design).
 
 Each builder opens a sub-block with ``with``, records what the user builds inside, and on
 leaving appends the op that owns the block (``conditional_block``, ``while``,
@@ -11,4 +11,4 @@ from .while_loop import (While, WhileOp, array_length, array_read, array_write, 
                          increment, tensor_array_to_tensor, while_loop, while_op)
 from ..core.variable import Variable as _Variable
 
-_Variable.as_step_input = as_step_input     # seed 000: x = a.as_step_input()
+_Variable.as_step_input = as_step_input     # Block and Scope design: a.as_step_input()

@@ -4,8 +4,9 @@
 ``conditional_block`` (the false one on ``logical_not(pred)``); each branch copies its
 results to variables outside with ``assign``, and ``select_input`` picks the taken branch's
 by ``cast(pred, int32)``. ``case`` is nested ``cond``s, ``switch_case`` is ``case`` on
-``branch_index == key``. ``Switch`` (seed 000's SwitchOp, Fluid's Switch) runs the first
-case whose condition holds, else ``default``: its blocks write outer variables directly.
+``branch_index == key``. ``Switch`` (the Block and Scope design's SwitchOp, Fluid's Switch)
+runs the first case whose condition holds, else ``default``: its blocks write outer variables
+directly.
 """
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
 
 class Switch:
     """``with pd.switch() as s:`` then ``with s.case(cond):`` ... ``with s.default():``.
-    The first case whose condition holds runs (seed 000's SwitchOp)."""
+    The first case whose condition holds runs (the Block and Scope design's SwitchOp)."""
 
     def __init__(self, name=None):
         self._none_yet = None     # "no earlier case held", as a bool Variable

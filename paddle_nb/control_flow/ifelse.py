@@ -1,4 +1,4 @@
-"""Row-wise IfElse (seed 000): each row of a minibatch goes through one branch.
+"""Row-wise IfElse (the Block and Scope design): each row of a minibatch goes through one branch.
 
     ie = pd.ifelse()
     with ie.true_block():
@@ -18,7 +18,7 @@ or [1]) sends the whole batch one way instead: two scalar conditional_blocks and
 ``select_input``, as ``pd.cond`` does.
 
 Also spelled as Fluid's ``IfElse(cond)`` with ``ie.input(x)`` (explicit splits, outputs as
-a list) and as seed 003's ``pd.ifelseop()`` with ``add_input`` / ``add_output``.
+a list) and as the Block design's ``pd.ifelseop()`` with ``add_input`` / ``add_output``.
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ class IfElse:
         t, f = self._split(x)
         return t if self.status == _TRUE else f
 
-    add_input, add_output = input, output       # seed 003's ifelseop spelling
+    add_input, add_output = input, output       # the Block design's spelling
 
     # --- lowering -----------------------------------------------------------------------
     def _split(self, x: Variable):
@@ -210,10 +210,10 @@ def _rename_reads(program, block_idx: int, old: str, new: str) -> None:
 
 
 def ifelse(name: str | None = None) -> IfElse:
-    """Seed 000's ``pd.ifelse()``: the condition comes at the call, ``ie(cond)``."""
+    """The Block and Scope design's ``pd.ifelse()``: the condition comes at ``ie(cond)``."""
     return IfElse(None, name)
 
 
 def ifelseop(cond: Variable | None = None, name: str | None = None) -> IfElse:
-    """Seed 003's ``pd.ifelseop()`` with ``add_input`` / ``add_output``."""
+    """The Block design's ``pd.ifelseop()`` with ``add_input`` / ``add_output``."""
     return IfElse(cond, name)

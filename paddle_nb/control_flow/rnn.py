@@ -1,9 +1,9 @@
-"""RNN (seed 000's RNNOp, Fluid's StaticRNN): a step block run once per time step.
+"""RNN (the Block and Scope design's RNNOp, Fluid's StaticRNN): a step block run once per time step.
 
     rnn = pd.rnn()
     with rnn.step():
         h = rnn.memory(init=m)              # the memory's value from the step before
-        h_prev = rnn.previous_memory(h)      # (seed 000 spells it twice; the same var)
+        h_prev = rnn.previous_memory(h)      # (the design has both names; one var)
         a = pd.layer.fc(W, x)                # x: an outer sequence -> this step's x[t]
         act = pd.sigmoid(pd.add(a, pd.layer.fc(U, h_prev)))
         rnn.update_memory(h, act)
@@ -14,7 +14,8 @@ Sequences are time-major ([T, batch, ...]) as in Fluid. A sequence variable (mad
 ``pd.sequence``, lod_level 1) that the step reads is a step input automatically; any other
 variable becomes one with ``rnn.step_input(x)`` or ``x.as_step_input()``. Other outer
 variables (parameters) are read as they are. Also spelled ``pd.create_rnn()`` +
-``stepnet()`` (seed 000) and ``pd.rnn_op()`` + ``add_input`` / ``add_output`` (seed 003).
+``stepnet()`` (the Block and Scope design) and ``pd.rnn_op()`` + ``add_input`` / ``add_output``
+(the Block design).
 """
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ class StaticRNN:
         return pre
 
     def previous_memory(self, mem: Variable) -> Variable:
-        """Seed 000's spelling: the memory's value from the previous step."""
+        """The Block and Scope design's spelling: the memory's value from the previous step."""
         self._link(mem)
         return mem
 

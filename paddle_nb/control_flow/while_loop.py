@@ -1,4 +1,5 @@
-"""While loops (seed 003's WhileOp, Fluid's While, Paddle's while_loop) and tensor arrays.
+"""While loops (the Block design's while_op, Fluid's While, Paddle's while_loop) and tensor
+arrays.
 
     i = pd.layers.fill_constant([1], "int64", 0)
     n = pd.layers.fill_constant([1], "int64", 3)
@@ -51,7 +52,7 @@ class While:
             {"Out": writes, "StepScopes": [scope_list_var(self.parent, "while")]},
             {"sub_block": body, "is_test": self.is_test})
 
-    stepnet = block       # seed 003's spelling
+    stepnet = block       # the Block design's spelling
 
 
 def while_loop(cond, body, loop_vars, is_test: bool = False, name=None):
@@ -77,8 +78,8 @@ def while_loop(cond, body, loop_vars, is_test: bool = False, name=None):
 
 
 class WhileOp(While):
-    """Seed 003's ``pd.while_op()``: with no condition, the block runs once (the seed leaves
-    the condition out); with one, it is a While."""
+    """The Block design's ``pd.while_op()``: with no condition, the block runs once (the design
+    leaves the condition out); with one, it is a While."""
 
     def __init__(self, cond: Variable | None = None, name: str | None = None):
         self._once = cond is None

@@ -1,4 +1,4 @@
-"""Backward as a program transformation (DESIGN decision 3, seed 004).
+"""Backward as a program transformation (DESIGN decision 3; the Framework design).
 
 ``append_backward(loss)`` appends ordinary, visible ops to the loss's block:
 

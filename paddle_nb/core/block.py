@@ -1,9 +1,9 @@
 """``Block``: one pair of curly braces, a view over its SymbolTable.
 
-Blocks nest like C's ``{}`` (seed 000): a block's ops may use variables declared in any
-enclosing block. ``append_op`` is where a program grows: it checks the call against the
-op's OpProto, fills default attributes, records the user's line, declares the outputs and
-runs shape inference, removing the op again if anything is wrong.
+Blocks nest like C's ``{}`` (the Block and Scope design): a block's ops may use variables
+declared in any enclosing block. ``append_op`` is where a program grows: it checks the call
+against the op's OpProto, fills default attributes, records the user's line, declares the
+outputs and runs shape inference, removing the op again if anything is wrong.
 """
 from __future__ import annotations
 
@@ -175,7 +175,8 @@ class Block:
 
     # --- running and printing ------------------------------------------------------------
     def eval(self, targets, scope=None, feed=None, place=None):
-        """Seed 000's Eval: run just the ops the targets depend on and return their values."""
+        """The Block and Scope design's Eval: run just the ops the targets depend on and return
+        their values."""
         from .prune import prune           # noqa: PLC0415
         from .executor import Executor     # noqa: PLC0415
         targets = targets if isinstance(targets, (list, tuple)) else [targets]

@@ -1,4 +1,4 @@
-"""Seed 004's execution Context: the scope, the places and whether we are training."""
+"""The Framework design's execution Context: the scope, the places and whether we are training."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,5 @@
-"""Places (seed 004): where a kernel runs. ``kind`` picks the kernel from an op's table."""
+"""Places (the Framework design): where a kernel runs; ``kind`` picks the kernel from an
+op's table."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ class CUDAPlace:
         return f"CUDAPlace({self.device_id})"
 
 
-GPUPlace = CUDAPlace   # seed 004's spelling
+GPUPlace = CUDAPlace   # the Framework design's spelling
 
 
 def is_place(obj) -> bool:

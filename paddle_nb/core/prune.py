@@ -1,4 +1,4 @@
-"""Prune (seed 000): keep exactly the ops the targets depend on.
+"""Prune (the Block and Scope design's Eval): keep exactly the ops the targets depend on.
 
 Walking a block backwards, an op is kept when it writes a name that is still needed; its
 inputs then become needed. An op that owns sub-blocks is kept the same way, and its

@@ -1,4 +1,4 @@
-"""The operator registry (seed 004's "operator registration").
+"""The operator registry (the Framework design's "operator registration").
 
 Each op is declared once, in one :class:`OpDef`: its OpProto (input/output slots and typed
 attributes, with docs), its shape/dtype inference (run when the op is appended to a block),

@@ -1,10 +1,11 @@
-"""Scopes and the variables they own (seeds 002 and 004).
+"""Scopes and the variables they own (the Scope and Framework designs).
 
 A :class:`Scope` maps names to :class:`ScopeVariable` objects (what a name holds while a
 program runs; ``pd.Variable`` is the declaration in a block) and has a parent. Looking a
 name up searches this scope, then its parent, and so on up to the global scope, and never
 searches kids: a block sees its enclosing blocks' variables, not its children's. Kid
-scopes are how a running program realises nested blocks (seed 000's "stack forest").
+scopes are how a running program realises nested blocks (the Block and Scope
+design's "stack forest").
 
 Only a scope creates variables (``ScopeVariable`` has no public constructor) and a variable
 dies with its scope. Every method is thread-safe: one re-entrant lock per scope guards
@@ -22,7 +23,7 @@ import numpy as np
 from .errors import ScopeError
 from .selected_rows import SelectedRows
 
-# What a ScopeVariable can hold (seed 004). ``get_mutable(kind)`` creates an empty value
+# What a ScopeVariable can hold (the Framework design). ``get_mutable(kind)`` creates an empty value
 # of the kind on first use (lazy allocation).
 KINDS = {
     "tensor": lambda: np.zeros((0,), np.float32),
@@ -80,7 +81,7 @@ class ScopeVariable:
         self._scope = _scope
         self._value = None
         self._kind: str | None = None
-        # seed 004: "estimated" variables are updated by the backward algorithm.
+        # the Framework design: "estimated" variables are updated by the backward algorithm.
         self.estimated = False
 
     @property
@@ -234,7 +235,7 @@ class Scope:
         return kid
 
     def find_scope(self, name: str) -> "Scope | None":
-        """The kid named ``name`` (seed 004's CreateScope finds before it creates), searched
+        """The kid named ``name`` (the Framework design's CreateScope finds, then creates), searched
         depth-first through this scope's descendants."""
         with self._lock:
             kids = list(self._kids)
@@ -260,7 +261,7 @@ class Scope:
         kid._destroy()
 
     def drop_kids(self) -> None:
-        """Destroy all kid scopes (the end of a minibatch, seed 000)."""
+        """Destroy all kid scopes (the end of a minibatch in the Block and Scope design)."""
         with self._lock:
             kids, self._kids = self._kids, []
         for kid in kids:
@@ -394,7 +395,7 @@ def live_count() -> int:
     return sum(1 for s in list(_LIVE) if s.alive)
 
 
-# --- the current scope (seed 004: paddle.scope.current() / paddle.scope.global()) ---
+# --- the current scope (the Framework design's paddle.scope.current() / paddle.scope.global()) ---
 _GLOBAL = Scope(name="global")
 _local = threading.local()
 

@@ -1,4 +1,4 @@
-"""A block's symbol table (seed 000's ``SymbolTable``).
+"""A block's symbol table (the Block and Scope design's ``SymbolTable``).
 
 It stores the protobuf definitions of one block: its ``VarDesc`` messages by name and its
 ``OpDesc`` messages in order, and it is chained to the enclosing block's table so that a

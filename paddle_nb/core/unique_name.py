@@ -1,4 +1,5 @@
-"""Unique names (``fc_0``, ``fc_0.w_0``, ``tmp_3``) and ``pd.namespace`` prefixes (seed 003).
+"""Unique names (``fc_0``, ``fc_0.w_0``, ``tmp_3``) and ``pd.namespace`` prefixes
+(the Block design).
 
 Names follow Fluid's scheme: a key gets a counter, ``key_N``. Inside ``namespace("a")``
 every generated and every explicitly requested parameter name is prefixed ``a/``, so
@@ -57,7 +58,7 @@ def generate_within(name: str, key: str) -> str:
 
 @contextlib.contextmanager
 def namespace(name: str):
-    """Prefix the names made inside the ``with`` block with ``name/`` (seed 003)."""
+    """Prefix the names made inside the ``with`` block with ``name/`` (the Block design)."""
     if not isinstance(name, str) or not name or "/" in name:
         from .errors import BuildError   # noqa: PLC0415
         raise BuildError(f"a namespace is a non-empty name without '/', got {name!r}")

@@ -17,7 +17,7 @@ class Variable:
     def __init__(self, block=None, desc: VarDesc | None = None, *, shape=None,
                  dtype="float32", name: str | None = None):
         """A view of ``desc`` in ``block``; or, called as ``pd.Variable(shape=[20, 20])``
-        (seed 000), a new variable declared in the current block (a value to feed)."""
+        (the design docs' form), a new variable declared in the current block (a value to feed)."""
         if desc is None:
             from .program import default_main_program   # noqa: PLC0415 (program -> variable)
             from .unique_name import generate            # noqa: PLC0415
@@ -115,7 +115,7 @@ class Parameter(Variable):
     def trainable(self, value: bool):
         self.stop_gradient = not value
 
-    # seed 004: "estimated" = updated by the backward algorithm
+    # the Framework design: "estimated" = updated by the backward algorithm
     estimated = trainable
 
 

@@ -1,4 +1,4 @@
-"""The two programs of the "Block and Scope" design document (seed 000), as it writes them:
+"""The two programs of the "Block and Scope" design document, as it writes them:
 a row-wise if-else and a recurrent network, in this package's builders.
 
 They are kept here once, as source text, because they are shown and run in several places
@@ -49,5 +49,5 @@ def build(source: str) -> dict:
     names they defined."""
     import paddle_nb as pd   # noqa: PLC0415 (the package imports its examples lazily)
     names = {"pd": pd}
-    exec(compile(source, "<seed 000 example>", "exec"), names)   # noqa: S102 (our text)
+    exec(compile(source, "<design doc example>", "exec"), names)   # noqa: S102 (our text)
     return names

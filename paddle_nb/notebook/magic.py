@@ -563,7 +563,7 @@ def _magics(shell) -> PaddleMagics:
 
 def load_ipython_extension(ip) -> None:
     """Register ``%%paddle``/``%paddle`` (once per shell), name cell code in errors, and
-    bind ``pd`` to paddle_nb, as the seed documents write it, unless the notebook already
+    bind ``pd`` to paddle_nb, as PaddlePaddle's design docs write it, unless the notebook already
     has a ``pd`` of its own (pandas, say: then ``import paddle_nb as pd`` is the user's)."""
     try:
         _magics(ip)

@@ -9,7 +9,7 @@ gradient block in that same scope. Around it:
 - ``select_input`` / ``select_output`` pick or route one of several tensors by an int mask
   (how Paddle merges the two branches of ``cond``);
 - ``split_lod_tensor`` / ``merge_lod_tensor`` split a minibatch's rows by a bool mask and
-  merge them back in the original order (seed 000's IfElse).
+  merge them back in the original order (the Block and Scope design's IfElse).
 
 Every kernel here only moves tensors (arrays.py does it for numpy and device arrays), so
 each is registered for both places; conditions and masks are read on the host.

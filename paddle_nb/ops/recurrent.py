@@ -1,10 +1,11 @@
-"""The ``recurrent`` op (Fluid's StaticRNN, seed 000's RNNOp) and its BPTT gradient.
+"""The ``recurrent`` op (Fluid's StaticRNN, the Block and Scope design's RNNOp) and its BPTT
+gradient.
 
 Time-major, as in Fluid: every sequence in ``inputs`` is ``[T, ...]`` and step t sees
 ``x[t]``. Each step runs the step block in a kid scope of its own, where
 
 - each step input is a local variable with the *same name* as the outer sequence, holding
-  ``x[t]`` (shadowing, seed 002);
+  ``x[t]`` (shadowing: a scope looks a name up locally before its parent);
 - each memory's previous value (``ex_states[i]``) is the initial state at step 0 and, after,
   the value ``states[i]`` had at the end of the step before;
 - each output is a local variable with the same name as the outer output, stacked over time

@@ -1,7 +1,7 @@
 """The fused ``rnn`` op (what ``paddle.nn.LSTM``, ``GRU`` and ``SimpleRNN`` save) and its
 gradient, with Paddle 2.6.2's slots and attributes.
 
-It is the seeds' recurrent op with the step block fixed to one cell: where ``recurrent``
+It is the design docs' recurrent op with the step block fixed to one cell: where ``recurrent``
 runs a block of ordinary ops per time step (ops/recurrent.py), ``rnn`` runs the cell
 math of kernels/rnn_cells.py in one compiled loop. The numbers are the same as the step
 block's; notebook 9 shows both.

@@ -1,4 +1,4 @@
-"""The ``while`` op and its gradient (seed 003's WhileOp, Fluid's While).
+"""The ``while`` op and its gradient (the Block design's while_op, Fluid's While).
 
 ``while`` runs its block, each time in a new kid scope, as long as the (outer) bool
 ``Condition`` holds; the body updates the condition and the loop variables, which live

@@ -26,10 +26,12 @@ This module imports nothing of paddle_nb's at module level (the core imports it)
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from typing import Callable
 
 PUBLIC_API = "paddle_nb.public_api"
+OPS = "paddle_nb.ops"             # the package whose import declares every op
 WIDGETS = "paddle_nb.notebook.widgets"
 SERVER_PART = "paddle_nb.lab.program_file"
 # Names of the package that need the notebook extra (anywidget), not loaded with the API.
@@ -105,6 +107,12 @@ def declare_ops() -> None:
     op module asking the registry while it is imported) returns at once; other threads
     wait until every op is registered."""
     if _ops.done:
+        return
+    if OPS in sys.modules:
+        # The ops package is imported, or is being imported (an op module registering, in
+        # the thread that imports them): the registry has, or is getting, every op. Loading
+        # the API now would import the builders while one of them may be importing the ops
+        # (``import paddle_nb.layers`` as a program's first line).
         return
     with _lock:
         if _ops.done or _ops.loading or _ops.loader is None:

@@ -27,36 +27,40 @@ from .core.unique_name import namespace
 from .core.variable import Parameter, Variable
 from . import layers
 from . import layers as layer          # the design docs spell it pd.layer.fc
-from . import variable, initializer, optimizer
+from .layers import variable_api as variable      # pd.variable: the Framework design's API
+from .builders import initializer
+from . import optimizer
 from .optimizer import regularizer
 from .optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import io
 from . import passes
 from . import distributed
-from .initializer import Constant, Normal, Uniform, XavierUniform
+from .builders.initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,
                      mean, minibatch, relu, sequence, sigmoid, softmax, tanh, var)
 from .control_flow import (IfElse, StaticRNN, Switch, While, array_length, array_read,
                            array_write, case, cond, create_array, create_rnn, ifelse, ifelseop,
                            increment, rnn, rnn_op, switch, switch_case, tensor_array_to_tensor,
                            while_loop, while_op)
-from .math_ops import patch_variable as _patch_variable
-from .op_creators import op
-from .param_attr import ParamAttr
+from .builders.op_creators import op
+from .layers.operators import patch_variable as _patch_variable
+from .layers.param_attr import ParamAttr
 
-from .notebook.debugger import Debugger, DebuggerError
+from .interactive.debugger import Debugger, DebuggerError
+from . import notebook        # pd.notebook.program(): what %%paddle cells built (no IPython)
 
 _patch_variable()
 
 
 def load_ipython_extension(ip):
     """``%load_ext paddle_nb``: the %%paddle magic (imports IPython only now)."""
-    from .notebook.magic import load_ipython_extension as load   # noqa: PLC0415
+    # the magic imports IPython, slow to load and the notebook's alone: pd.<name> never pays
+    from .notebook.magic import load_ipython_extension as load   # noqa: PLC0415 (IPython cost)
     load(ip)
 
 
 def unload_ipython_extension(ip):
-    from .notebook.magic import unload_ipython_extension as unload   # noqa: PLC0415
+    from .notebook.magic import unload_ipython_extension as unload  # noqa: PLC0415 (IPython cost)
     unload(ip)
 
 

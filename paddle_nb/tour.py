@@ -5,10 +5,12 @@ Each stop builds one example in its own program, prints the program as code
 """
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 
 import paddle_nb as pd
-from paddle_nb.examples import seed_000
+from paddle_nb.examples import digits, seed_000
 
 
 def _title(text: str) -> None:
@@ -43,7 +45,7 @@ def variables() -> None:
         y = pd.var(np.float32([[1, 2, 3]])) @ w * pd.layers.cast(n, "float32")
     print(main.to_code())
     print("w is a parameter (estimated):", w.estimated)
-    ctx = pd.Context(pd.Scope(), [pd.CPUPlace()], training=False)
+    ctx = pd.Context(pd.Scope(), [pd.CPUPlace()])
     exe = pd.Executor(ctx.place)
     exe.run(startup, scope=ctx.scope)
     out, = exe.run(main, fetch_list=[y], scope=ctx.scope)
@@ -147,8 +149,6 @@ def ifelse_and_rnn() -> None:
 
 def training() -> None:
     _title("6. Training (the Framework design: gradient ops exist only when training): digits MLP")
-    import tempfile                                        # noqa: PLC0415
-    from .examples import digits                           # noqa: PLC0415
     accuracy, history, model, scope = digits.train(epochs=15, progress=True)
     forward = [op.type for op in model.test.global_block().ops]
     everything = [op.type for op in model.main.global_block().ops]

@@ -30,6 +30,7 @@ from paddle_nb.core import registry
 from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.ops.fill import assign_value_attrs
 
+import op_kinds
 from numpy_interpreter import CODE_OF, FP32, FP64, INT64, NotComputed, run_op
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -1951,21 +1952,20 @@ def covered_op_types() -> set[str]:
     return {t for t, _ in OP_CHOICES} | {"write_to_array"}
 
 
-# Ops that need a sub-block, or that the executor runs for a program's own feed/fetch;
-# they are tested by building real control flow (tests/test_cond.py, test_while.py, ...).
-# fc and the fused elementwise ops are made by passes (passes/), never by a builder:
-# tests/test_passes.py.
-NOT_GENERATED = {"conditional_block", "while", "recurrent", "feed", "fetch", "fc",
+# Ops that need a sub-block (tests/op_kinds.py asks the registry which own one), or that
+# the executor runs for a program's own feed/fetch; they are tested by building real
+# control flow (tests/test_cond.py, test_while.py, ...). fc and the fused elementwise ops
+# are made by passes (passes/), never by a builder: tests/test_passes.py.
+NOT_GENERATED = {*op_kinds.BLOCK_OWNERS, "feed", "fetch", "fc",
                  "fused_elemwise_activation", "fused_elemwise_add_activation",
                  # their domains (a base above 0, a nonzero divisor) are the op table's
                  # rows, the fuzzer's and the Paddle fixture's (tests/fixtures/paddle/math*)
                  "elementwise_pow", "elementwise_floordiv", "elementwise_mod",
-                 # made by the DistributeTranspiler: the communication ops need a transport
-                 # and servers, listen_and_serv owns optimize blocks, and split_byref (split
-                 # along dim 0) is the op table's and the fuzzer's:
+                 # made by the DistributeTranspiler: the remote ops (OpDef.remote) need a
+                 # transport and servers, listen_and_serv owns optimize blocks (above), and
+                 # split_byref (split along dim 0) is the op table's and the fuzzer's:
                  # tests/test_distributed_transpiler.py
-                 "send", "send_barrier", "recv", "fetch_barrier", "listen_and_serv",
-                 "split_byref",
+                 *op_kinds.REMOTE, "split_byref",
                  # its buckets accumulate across runs (StatPosOut is StatPos's own
                  # variable): tests/test_metrics.py runs Paddle's program three times
                  "auc",

@@ -1,5 +1,5 @@
 """pd.layer.linear, multi_head_attention and transformer_encoder_layer
-(paddle_nb/attention_layers.py) build the program Paddle 2.6.2 builds: the fixture
+(paddle_nb/layers/attention.py) build the program Paddle 2.6.2 builds: the fixture
 tests/fixtures/paddle/make_transformer_fixture.py saved two TransformerEncoderLayers
 (post-norm gelu, pre-norm relu) with an attention mask; the same layers built here have
 the same forward ops with the same attributes and the same parameters, and with Paddle's

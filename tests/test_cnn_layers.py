@@ -1,4 +1,4 @@
-"""pd.layer.conv2d, pool2d, batch_norm and dropout (paddle_nb/cnn_layers.py): the ops they
+"""pd.layer.conv2d, pool2d, batch_norm and dropout (paddle_nb/layers/cnn.py, norm.py): the ops they
 build (Fluid's), the parameters they make, what training and clone(for_test=True) do to
 batch norm's moving statistics and dropout's mask, and the errors for arguments that
 cannot work."""

@@ -11,7 +11,7 @@ import paddle_nb as pd
 from paddle_nb.core.errors import PaddleNBError
 from paddle_nb.kernels.cpu import conv as KV
 from paddle_nb.kernels.cpu import direct_conv as KD
-from paddle_nb.ops.places import CPU
+from paddle_nb.backends import CPU
 
 from property_settings import DETERMINISTIC
 

@@ -1,4 +1,4 @@
-"""The step debugger (paddle_nb/notebook/debugger.py) on real programs and real kernels:
+"""The step debugger (paddle_nb/interactive/debugger.py) on real programs and real kernels:
 stepping, stepping over and out of control flow, breakpoints, restarts, backward ops,
 errors and interrupts."""
 import numpy as np
@@ -8,7 +8,7 @@ import paddle_nb as pd
 from paddle_nb.core import registry
 from paddle_nb.core.errors import ExecutionError, FeedError, FetchError, PaddleNBError
 from paddle_nb.core.grad_maker import forward_name
-from paddle_nb.notebook.debugger import Debugger, DebuggerError
+from paddle_nb.interactive.debugger import Debugger, DebuggerError
 
 
 # --- programs -----------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def _program_file_error(tmp_path):
 
 
 def _debugger_error():
-    from paddle_nb.notebook.debugger import Debugger   # noqa: PLC0415
+    from paddle_nb.interactive.debugger import Debugger   # noqa: PLC0415
     main, startup, loss = digits_mlp("sgd")
     feed = {"x": np.ones((2, 64), np.float32), "label": np.zeros((2, 1), np.int64)}
     Debugger(main, feed, [loss], startup=startup).step_back()

@@ -58,7 +58,7 @@ def test_ops_of_fc_says_which_pass_makes_the_op_of_what_the_layer_builds(capsys)
 def test_every_layer_named_like_an_op_is_built_to_say_which_ops_it_makes():
     """The sentence comes from building the layer (LAYER_CALLS), so each layer with an
     op's name needs a way to call it; building it leaves the default programs alone."""
-    from paddle_nb.__main__ import LAYER_CALLS, _layer_and_op   # noqa: PLC0415
+    from paddle_nb.cli.ops import LAYER_CALLS, layer_and_op as _layer_and_op   # noqa: PLC0415
     named = sorted(n for n in dir(pd.layers) if not n.startswith("_") and
                    callable(getattr(pd.layers, n)) and getattr(pd.layers, n).__doc__ and
                    pd.core.registry.is_registered(n))

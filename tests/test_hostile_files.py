@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.core import validate as V
+from paddle_nb.core import limits
 from paddle_nb.core import wire_check
 from paddle_nb.core.errors import PaddleNBError
 from paddle_nb.core.framework_pb2 import ProgramDesc, VarType
@@ -192,15 +192,15 @@ def test_a_file_over_its_limit_is_refused_before_it_is_read(tmp_path, exe, monke
 
     with monkeypatch.context() as m:
         m.setattr(files, "_read_at_most", no_reading)
-        m.setattr(V, "MAX_PROGRAM_BYTES", size - 1)
+        m.setattr(limits, "MAX_PROGRAM_BYTES", size - 1)
         with pytest.raises(pd.io.IOFormatError, match=rf"cannot load the inference program: "
                                                       rf".*model.pdmodel is .*\({size:,} "
                                                       rf"bytes\), more than the limit paddle_nb."
-                                                      rf"core.validate.MAX_PROGRAM_BYTES = .*"
+                                                      rf"core.limits.MAX_PROGRAM_BYTES = .*"
                                                       rf"nothing was read"):
             pd.io.load_inference_model(str(model), exe)
-    monkeypatch.setattr(V, "MAX_PROGRAM_BYTES", size)
-    monkeypatch.setattr(V, "MAX_PARAMS_BYTES", 10)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_BYTES", size)
+    monkeypatch.setattr(limits, "MAX_PARAMS_BYTES", 10)
     with pytest.raises(pd.io.IOFormatError, match=r"cannot load the combined file of 2 "
                                                   r"variables: .*model.pdiparams is .*"
                                                   r"MAX_PARAMS_BYTES = 10 bytes"):
@@ -330,7 +330,7 @@ BAD_HEADERS = {
                                                r"tensor has no -1"),
     "huge dims": (_tensor(_desc([2 ** 40, 2 ** 40])),
                   r"the TensorDesc asks for a float32\[1099511627776, 1099511627776\] tensor "
-                  r"\(about 2\*\*83 bytes\); the limit is paddle_nb.core.validate."
+                  r"\(about 2\*\*83 bytes\); the limit is paddle_nb.core.limits."
                   r"MAX_TENSOR_BYTES = 16.0 GiB"),
     "huge dims of no data": (_tensor(_desc([2 ** 62, 0]), data=b""),
                              r"asks for an empty float32\[4611686018427387904, 0\] "
@@ -374,7 +374,7 @@ def test_a_tensor_past_the_limit_is_never_made(tmp_path, exe, monkeypatch):
     """A real 4 MB tensor with the limit set to 1 MB: refused before numpy copies it."""
     prog = _one_param((1024, 1024))
     pd.io.save_params(exe, str(tmp_path), prog)
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 20)
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 20)
     tracemalloc.start()
     try:
         with pytest.raises(pd.io.IOFormatError, match=r"cannot load 'w' .*asks for a float32"
@@ -437,22 +437,22 @@ def test_a_fault_inside_an_op_is_located_by_block_op_and_slot():
 
 def test_program_limits_are_settable_and_named(monkeypatch):
     data = _bytes(os.path.join(FIXTURES, "paddle_control_flow", "switch_case.pdesc"))
-    monkeypatch.setattr(V, "MAX_PROGRAM_BYTES", len(data) - 1)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_BYTES", len(data) - 1)
     with pytest.raises(pd.ProgramFormatError, match=rf"these {len(data):,} bytes are too many "
                                                     rf"for a ProgramDesc; the limit is "
-                                                    rf"paddle_nb.core.validate.MAX_PROGRAM_BYTES"):
+                                                    rf"paddle_nb.core.limits.MAX_PROGRAM_BYTES"):
         pd.Program.from_bytes(data)
     monkeypatch.undo()
-    monkeypatch.setattr(V, "MAX_PROGRAM_BLOCKS", 5)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_BLOCKS", 5)
     with pytest.raises(pd.ProgramFormatError, match=r"more than 5 blocks; the limit is "
-                                                    r"paddle_nb.core.validate.MAX_PROGRAM_BLOCKS"
+                                                    r"paddle_nb.core.limits.MAX_PROGRAM_BLOCKS"
                                                     r" = 5; raise it if the program is real"):
         pd.Program.from_bytes(data)
     monkeypatch.undo()
-    monkeypatch.setattr(V, "MAX_PROGRAM_RECORDS", 100)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_RECORDS", 100)
     with pytest.raises(pd.ProgramFormatError, match=r"more than 100 records \(fields\) in its "
                                                     r"blocks, variables and ops; the limit is "
-                                                    r"paddle_nb.core.validate.MAX_PROGRAM_RECORDS"
+                                                    r"paddle_nb.core.limits.MAX_PROGRAM_RECORDS"
                                                     r" = 100.*in block 0\)"):
         pd.Program.from_bytes(data)
 
@@ -469,11 +469,11 @@ def test_the_first_walks_bound_is_only_a_shortcut(path, monkeypatch):
     pd.Program.from_bytes(data)
     assert walks == [wire_check._TOP]                   # a real program: one shallow walk
     exact = _exact_records(data)
-    monkeypatch.setattr(V, "MAX_PROGRAM_RECORDS", exact)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_RECORDS", exact)
     walks.clear()
     pd.Program.from_bytes(data)
     assert walks == [wire_check._TOP, wire_check._WALK]
-    monkeypatch.setattr(V, "MAX_PROGRAM_RECORDS", exact - 1)
+    monkeypatch.setattr(limits, "MAX_PROGRAM_RECORDS", exact - 1)
     with pytest.raises(pd.ProgramFormatError, match=rf"more than {exact - 1:,} records"):
         pd.Program.from_bytes(data)
 

@@ -27,6 +27,7 @@ import paddle_nb as pd
 from paddle_nb.control_flow.blocks import append_conditional_block
 from paddle_nb.core import attrs as A
 from paddle_nb.core import registry
+from paddle_nb.core import limits
 from paddle_nb.core import validate as V
 from paddle_nb.core.errors import PaddleNBError
 from paddle_nb.core.framework_pb2 import OpDesc, ProgramDesc, VarType
@@ -331,8 +332,9 @@ def test_a_chain_of_10000_nested_blocks_is_refused_quickly():
     n = 10_000
     start = time.perf_counter()
     nested = _blocks([-1] + list(range(n - 1)))
-    with pytest.raises(pd.ProgramFormatError, match=rf"block {V.MAX_BLOCK_DEPTH + 1}: is nested "
-                                                    rf"{V.MAX_BLOCK_DEPTH + 1} blocks deep.*"
+    deep = limits.MAX_BLOCK_DEPTH + 1
+    with pytest.raises(pd.ProgramFormatError, match=rf"block {deep}: is nested "
+                                                    rf"{deep} blocks deep.*"
                                                     r"MAX_BLOCK_DEPTH = 100"):
         _load(nested)
     forward = _blocks([-1] + [0] * (n - 1), [-1, -1] + list(range(1, n - 1)))
@@ -371,15 +373,15 @@ def _nested_conds(depth):
 
 
 def test_nesting_up_to_the_limit_loads_prints_prunes_and_runs():
-    main, x = _nested_conds(V.MAX_BLOCK_DEPTH)
+    main, x = _nested_conds(limits.MAX_BLOCK_DEPTH)
     prog = pd.Program.from_bytes(main.to_bytes())
     assert validate(prog) == []
-    assert prog.to_code().count("conditional_block(") == V.MAX_BLOCK_DEPTH
-    assert prog.blocks[-1].path.count(" > ") == V.MAX_BLOCK_DEPTH
+    assert prog.to_code().count("conditional_block(") == limits.MAX_BLOCK_DEPTH
+    assert prog.blocks[-1].path.count(" > ") == limits.MAX_BLOCK_DEPTH
     pruned = pd.prune(prog, [x.name])
     out, = pd.Executor().run(pruned, fetch_list=[x.name], scope=pd.Scope())
     assert out.tolist() == [1.0]
-    deeper, _ = _nested_conds(V.MAX_BLOCK_DEPTH + 1)
+    deeper, _ = _nested_conds(limits.MAX_BLOCK_DEPTH + 1)
     with pytest.raises(pd.ProgramFormatError, match="MAX_BLOCK_DEPTH"):
         pd.Program.from_bytes(deeper.to_bytes())
 
@@ -435,10 +437,10 @@ def test_huge_and_negative_variable_dims(monkeypatch):
     assert set(problems) == {"'big'", "'odd'"}
     assert problems["'big'"].kind == "too-large"
     assert "variable 'big' (float32[1048576, 1048576]) would take 4.0 TiB; the limit is " \
-           "paddle_nb.core.validate.MAX_TENSOR_BYTES = 16.0 GiB" in problems["'big'"].message
+           "paddle_nb.core.limits.MAX_TENSOR_BYTES = 16.0 GiB" in problems["'big'"].message
     assert problems["'odd'"].kind == "dims"
     assert "dim -5 is not a size; expected dims >= 0, or -1" in problems["'odd'"].message
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 4000)     # configurable: -1 counts as 1
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 4000)     # configurable: -1 counts as 1
     flagged = {p.message.split(" ")[1] for p in validate(prog, raise_on_error=False)}
     assert flagged == {"'big'", "'odd'", "'batch'"}
 
@@ -537,7 +539,7 @@ def test_a_long_list_of_problems_is_cut_in_the_message_but_kept_whole():
     with pytest.raises(ValidationError) as e:
         validate(main)
     assert len(e.value.problems) == 100
-    assert f"... and {100 - V.MAX_REPORTED} more" in str(e.value)
+    assert f"... and {100 - limits.MAX_REPORTED} more" in str(e.value)
     with pytest.raises(ValidationError, match="validate needs a Program"):
         validate("not a program")
 
@@ -601,8 +603,8 @@ def test_the_tensor_limit_is_configurable(monkeypatch):
     main, op, out, _ = _alloc_program("fill_constant")
     op._set_attr("shape", [1000, 1000])                 # 4 MB
     assert validate(main) == []
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 20)
-    with pytest.raises(ValidationError, match=r"3.8 MiB; the limit is paddle_nb.core.validate."
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 20)
+    with pytest.raises(ValidationError, match=r"3.8 MiB; the limit is paddle_nb.core.limits."
                                               r"MAX_TENSOR_BYTES = 1.0 MiB"):
         validate(main)
     with pytest.raises(pd.ExecutionError, match="MAX_TENSOR_BYTES = 1.0 MiB"):
@@ -613,7 +615,7 @@ def test_the_tensor_limit_is_configurable(monkeypatch):
 def test_broadcasting_and_outer_products_that_grow_past_the_limit_are_refused(monkeypatch,
                                                                              op_type):
     """[2048, 1] + [1, 2048] and [2048, 1] @ [1, 2048]: 16 KiB in, 16 MiB out."""
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 20)
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 20)
     a = pd.data("a", [2048, 1])
     b = pd.data("b", [1, 2048])
     out = a + b if op_type == "elementwise_add" else pd.matmul(a, b)
@@ -621,7 +623,7 @@ def test_broadcasting_and_outer_products_that_grow_past_the_limit_are_refused(mo
     with pytest.raises(pd.ExecutionError, match=rf"{op_type}(_v2)?: output Out .* would have "
                                                 rf"shape \[2048, 2048\].*16.0 MiB"):
         pd.Executor().run(feed=feed, fetch_list=[out], scope=pd.Scope())
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 34)
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 34)
     got, = pd.Executor().run(feed=feed, fetch_list=[out], scope=pd.Scope())
     assert got.shape == (2048, 2048)
 
@@ -823,7 +825,7 @@ def test_a_malformed_bookkeeping_attribute_is_named_in_a_warning(name, type_, va
 @pytest.mark.parametrize("name,type_,value,op_type", MALFORMED_BOOKKEEPING, ids=_MALFORMED_IDS)
 def test_every_reader_of_bookkeeping_attributes_works_with_a_malformed_one(name, type_, value,
                                                                           op_type, reader):
-    from paddle_nb.notebook.debugger import Debugger
+    from paddle_nb.interactive.debugger import Debugger
     from paddle_nb.notebook.widgets import ProgramView
     main, startup, loss, j, data = _malformed(name, type_, value, op_type)
     bad = _load_quietly(data)

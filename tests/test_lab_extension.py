@@ -325,10 +325,10 @@ def test_a_json_that_is_not_a_pir_program_is_a_clear_error(pir_served, content, 
 
 
 def test_a_pir_program_larger_than_its_limit_is_not_read(pir_served, monkeypatch):
-    from paddle_nb.core import validate
-    monkeypatch.setattr(validate, "MAX_PIR_BYTES", 100)
+    from paddle_nb.core import limits
+    monkeypatch.setattr(limits, "MAX_PIR_BYTES", 100)
     with pytest.raises(pf.ProgramFileError, match=r"mlp/model.json: .*more than the limit "
-                                                  r"paddle_nb.core.validate.MAX_PIR_BYTES"):
+                                                  r"paddle_nb.core.limits.MAX_PIR_BYTES"):
         pf.OpenedPrograms(str(pir_served)).get("mlp/model.json")
 
 

@@ -43,6 +43,7 @@ from paddle_nb.core import registry
 from paddle_nb.core.errors import PaddleNBError
 from paddle_nb.core.grad_maker import EMPTY_VAR
 
+import op_kinds
 import test_op_gradients as grad_table
 import test_ops_table as table
 from numpy_interpreter import NotComputed, interpret, stored_attrs
@@ -407,24 +408,16 @@ def test_gradient_op_refuses_a_gradient_of_the_wrong_shape(row, data):
 
 # --- every op is driven ---------------------------------------------------------------------
 # Ops that own a sub-block or read tensor arrays take programs, not a feed: their hostile
-# inputs (block references of the wrong type, loops that never end, array positions out of
-# range) are driven by these tests instead.
-DRIVEN_ELSEWHERE = {
-    "conditional_block": "test_hostile_programs.py, test_run_guards.py (sub_block refs)",
-    "while": "test_hostile_programs.py, test_run_guards.py (step and byte limits)",
-    "recurrent": "test_hostile_programs.py (sub_block refs), test_rnn.py",
-    "write_to_array": "test_index_ranges.py (positions), test_hostile_programs.py",
-    "read_from_array": "test_index_ranges.py (positions)",
-    "lod_array_length": "test_while.py",
-    "tensor_array_to_tensor": "test_run_guards.py (axis), test_while.py",
-    # a transpiled program's ops that talk to parameter servers through a transport, and
-    # the server's op that owns optimize blocks: bad endpoints, received values of the
-    # wrong shape, a missing transport
-    "send": "test_distributed_transpiler.py", "send_barrier": "test_distributed_transpiler.py",
-    "recv": "test_distributed_transpiler.py (shape and dtype of what arrives)",
-    "fetch_barrier": "test_distributed_transpiler.py",
-    "listen_and_serv": "test_distributed_transpiler.py",
-}
+# inputs are driven by other tests instead. Sub-block references of the wrong type:
+# test_hostile_programs.py and test_run_guards.py (recurrent also test_rnn.py); loops that
+# never end: test_run_guards.py's step and byte limits; array positions out of range:
+# test_index_ranges.py (and test_hostile_programs.py for write_to_array);
+# tensor_array_to_tensor's axis: test_run_guards.py; lod_array_length: test_while.py.
+# A transpiled program's ops that talk to parameter servers through a transport, and the
+# server's op that owns optimize blocks: bad endpoints, received values of the wrong shape
+# and dtype, a missing transport, in test_distributed_transpiler.py. (tests/op_kinds.py
+# asks the registry which ops own blocks or are remote.)
+DRIVEN_ELSEWHERE = op_kinds.BLOCK_OWNERS | op_kinds.REMOTE | op_kinds.TENSOR_ARRAY_OPS
 
 
 def test_every_registered_op_is_fuzzed():

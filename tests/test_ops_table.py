@@ -25,6 +25,7 @@ from paddle_nb.core.framework_pb2 import VarType
 from paddle_nb.kernels.cuda import device
 from paddle_nb.ops.fill import assign_value_attrs
 
+import op_kinds
 from numpy_interpreter import interpret
 
 PLACES = {"cpu": pd.CPUPlace(), "cuda": pd.CUDAPlace(0)}
@@ -349,7 +350,7 @@ CASES = [
     Case("float32", "square", {"X": floats(1, 3, 4)}, {}),
     *[Case(f"approximate_{a}", "gelu", {"X": floats(1, 3, 4, low=-4, high=4)},
            {"approximate": a}, grad=True) for a in (False, True)],
-    # the activations CNNs use (ops/cnn_activations.py); inputs 0.1 or more from each kink
+    # ReLU and its variants (ops/relu_variants.py); inputs 0.1 or more from each kink
     Case("float32", "relu6", {"X": off_kinks(151, 3, 4, low=-3, high=9, kinks=(0, 6))}, {},
          grad=True),
     Case("threshold", "relu6", {"X": off_kinks(152, 3, 4, low=-2, high=3, kinks=(0, 1.5))},
@@ -1223,7 +1224,7 @@ CASES = [
          {"weight_decay": 0.0}),
 
     # the ops control flow is built from (the block-owning ops are below, in
-    # TESTED_WITH_BLOCKS)
+    # TESTED_IN_PROGRAMS)
     Case("mask1", "select_input", {"X": [floats(1, 2, 3), floats(2, 2, 3)],
                                    "Mask": np.int32([1])}, {}),
     Case("mask0", "select_output", {"X": floats(1, 2, 3), "Mask": np.int32([0])}, {}),
@@ -2096,29 +2097,19 @@ def test_op_forward(case, place):
 
 
 # Ops that own a sub-block or read tensor arrays (which a feed cannot hold) are tested by
-# building real control flow, with numpy references and gradient checks, in these files.
-TESTED_WITH_BLOCKS = {
-    "conditional_block": "test_cond.py, test_ifelse.py",
-    "while": "test_while.py, test_nested_control_flow.py",
-    "recurrent": "test_rnn.py, test_scope_lifecycle.py",
-    "write_to_array": "test_while.py", "read_from_array": "test_while.py",
-    "lod_array_length": "test_while.py", "tensor_array_to_tensor": "test_while.py",
-}
-
-
-# The ops of a transpiled program that talk to parameter servers (through an executor's
-# transport) or serve them (listen_and_serv owns optimize blocks): a one-op program with a
-# feed cannot run them, so they run in whole trainer and pserver programs.
-TESTED_WITH_SERVERS = {
-    "send": "test_distributed_transpiler.py", "send_barrier": "test_distributed_transpiler.py",
-    "recv": "test_distributed_transpiler.py", "fetch_barrier": "test_distributed_transpiler.py",
-    "listen_and_serv": "test_distributed_transpiler.py",
-}
+# building real control flow, with numpy references and gradient checks: conditional_block
+# in test_cond.py and test_ifelse.py, while in test_while.py and
+# test_nested_control_flow.py, recurrent in test_rnn.py and test_scope_lifecycle.py, the
+# tensor array ops in test_while.py. The ops of a transpiled program that talk to parameter
+# servers (through an executor's transport) or serve them (listen_and_serv owns optimize
+# blocks) run in whole trainer and pserver programs: test_distributed_transpiler.py.
+# (tests/op_kinds.py asks the registry which ops own blocks or are remote.)
+TESTED_IN_PROGRAMS = op_kinds.BLOCK_OWNERS | op_kinds.REMOTE | op_kinds.TENSOR_ARRAY_OPS
 
 
 def test_every_registered_op_has_a_row():
     """Every forward op; the <type>_grad ops are checked by tests/test_op_gradients.py."""
-    covered = {c.op for c in CASES} | set(TESTED_WITH_BLOCKS) | set(TESTED_WITH_SERVERS)
+    covered = {c.op for c in CASES} | TESTED_IN_PROGRAMS
     missing = [op for op in pd.registered_ops(include_grad=False) if op not in covered]
     assert not missing, f"registered ops with no row in CASES: {missing}"
 

@@ -270,6 +270,21 @@ def test_a_scheduler_sets_the_learning_rate_before_each_run(exe):
     assert main.clone().lr_scheduler is schedule
 
 
+def test_a_scheduler_resumes_from_its_state_dict():
+    """state_dict / set_state_dict, Paddle's way to checkpoint a scheduler: a new one
+    given the saved state goes on where the first left off."""
+    first = sched.StepDecay(0.5, step_size=2, gamma=0.5)
+    for _ in range(3):
+        first.step()
+    state = first.state_dict()
+    assert state == {"last_epoch": 3, "last_lr": 0.25}
+    resumed = sched.StepDecay(0.5, step_size=2, gamma=0.5)
+    resumed.set_state_dict(state)
+    first.step()
+    resumed.step()
+    assert (resumed.last_epoch, resumed()) == (first.last_epoch, first()) == (4, 0.125)
+
+
 # --- cross-entropy in every mode (make_ce_modes_fixture.py) ------------------------------------
 # the modes make_ce_modes_fixture.py built, as F.cross_entropy keywords ("weight": class
 # weights fed as <mode>_w; "use_softmax": False means the input is softmax(x))

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.core import validate
+from paddle_nb.core import limits
 from paddle_nb.core.errors import IOFormatError, ProgramFormatError
 from paddle_nb.io import files
 from paddle_nb.io.pir import PirFormatError
@@ -83,12 +83,12 @@ def test_a_file_over_max_pir_bytes_is_refused_before_it_is_parsed(tmp_path, exe,
         def loads(*args, **kwargs):
             raise AssertionError("the file was parsed")
 
-    monkeypatch.setattr(validate, "MAX_PIR_BYTES", len(text) - 1)
+    monkeypatch.setattr(limits, "MAX_PIR_BYTES", len(text) - 1)
     with monkeypatch.context() as m:
         m.setattr(pir_format, "json", NoParsing)
         for data in (text, text.encode()):
             _refused(data, rf"\({len(text):,} bytes\), more than the limit "
-                           r"paddle_nb.core.validate.MAX_PIR_BYTES", "nothing was parsed")
+                           r"paddle_nb.core.limits.MAX_PIR_BYTES", "nothing was parsed")
     # through load_inference_model: refused before the file is read at all
     (tmp_path / "model.json").write_text(text)
     (tmp_path / "model.pdiparams").write_bytes(
@@ -97,7 +97,7 @@ def test_a_file_over_max_pir_bytes_is_refused_before_it_is_parsed(tmp_path, exe,
         m.setattr(files, "_read_at_most", lambda *a: pytest.fail("the file was read"))
         with pytest.raises(IOFormatError, match=r"model.json is .*MAX_PIR_BYTES"):
             pd.io.load_inference_model(str(tmp_path), exe, scope=pd.Scope())
-    monkeypatch.setattr(validate, "MAX_PIR_BYTES", len(text))       # at the limit: read
+    monkeypatch.setattr(limits, "MAX_PIR_BYTES", len(text))       # at the limit: read
     pd.io.load_inference_model(str(tmp_path), exe, scope=pd.Scope())
 
 
@@ -333,13 +333,13 @@ def _nested_ifs(depth: int) -> dict:
 def test_regions_nested_deeper_than_max_block_depth_are_refused(monkeypatch):
     program = pd.io.program_from_pir(json.dumps(_nested_ifs(3)))
     assert len(program.blocks) == 7                    # 3 ifs, two branches each
-    limit = validate.MAX_BLOCK_DEPTH
+    limit = limits.MAX_BLOCK_DEPTH
     start = time.perf_counter()
     message = _refused(_nested_ifs(limit + 1), rf"regions nest {limit + 1} deep, more than "
-                                               rf"the limit paddle_nb.core.validate."
+                                               rf"the limit paddle_nb.core.limits."
                                                rf"MAX_BLOCK_DEPTH = {limit}")
     assert len(message) < 500 and time.perf_counter() - start < 5
-    monkeypatch.setattr(validate, "MAX_BLOCK_DEPTH", 2)
+    monkeypatch.setattr(limits, "MAX_BLOCK_DEPTH", 2)
     _refused(_nested_ifs(3), r"regions nest 3 deep, more than the limit .* = 2")
 
 

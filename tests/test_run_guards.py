@@ -17,6 +17,7 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.core import attrs as A
+from paddle_nb.core import limits
 from paddle_nb.core import validate as V
 from paddle_nb.ops import while_op
 
@@ -43,7 +44,7 @@ def test_a_reduce_over_a_zero_row_reshape_is_sized_before_it_allocates():
                                                 r"\('reduce_sum_0.tmp_0'\) would have shape "
                                                 r"\[1099511627776\] \(float32\), 4.0 TiB, for "
                                                 r"inputs X \[0, 1099511627776\]; the limit is "
-                                                r"paddle_nb.core.validate.MAX_TENSOR_BYTES = "
+                                                r"paddle_nb.core.limits.MAX_TENSOR_BYTES = "
                                                 r"16.0 GiB. Nothing was allocated.\n  op "
                                                 r"created at: .*test_run_guards.py"):
         pd.Executor().run(feed=feed, fetch_list=[out])
@@ -58,7 +59,7 @@ def test_the_guard_limit_is_settable_and_checked_again_when_shapes_change(monkey
     exe = pd.Executor()
     small = {"x": np.zeros((0, 3), np.float32), "s": np.array([-1, 1000], np.int64)}
     exe.run(feed=small, fetch_list=[out])
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 20)
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 20)
     exe.run(feed=small, fetch_list=[out])                 # 4 KB: still fine
     small["s"] = np.array([-1, 2 ** 20], np.int64)        # 4 MiB: a new signature, checked
     with pytest.raises(pd.ExecutionError, match=r"4.0 MiB.*MAX_TENSOR_BYTES = 1.0 MiB"):
@@ -77,9 +78,9 @@ def test_a_zero_stride_feed_is_measured_by_its_logical_size(rows, monkeypatch):
                                            rf".*iB as a tensor \(a view with strides \(0, 0\): "
                                            rf"it takes little memory itself, but every op that "
                                            rf"reads it makes a result of this size\); the limit "
-                                           rf"is paddle_nb.core.validate.MAX_TENSOR_BYTES"):
+                                           rf"is paddle_nb.core.limits.MAX_TENSOR_BYTES"):
         exe.run(feed={"x": huge}, fetch_list=[out])
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 2 ** 10)        # a plain array too
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 2 ** 10)        # a plain array too
     with pytest.raises(pd.FeedError, match=r"shape \[100, 3\] \(float64\) is 2.3 KiB as a "
                                            r"tensor; the limit .* = 1.0 KiB"):
         exe.run(feed={"x": np.ones((100, 3))}, fetch_list=[out])
@@ -107,7 +108,7 @@ def test_an_output_sized_by_data_is_refused_before_it_is_stored(monkeypatch):
     joined = pd.op.tensor_array_to_tensor(X=array, axis=0)        # 10 KiB
     exe = pd.Executor()
     assert exe.run(fetch_list=[joined])[0].shape == (160, 16)
-    monkeypatch.setattr(V, "MAX_TENSOR_BYTES", 8 * 1024)
+    monkeypatch.setattr(limits, "MAX_TENSOR_BYTES", 8 * 1024)
     with pytest.raises(pd.ExecutionError, match=r"tensor_array_to_tensor: output Out "
                                                 r"\('.*'\) has shape \[160, 16\] \(float32\), "
                                                 r"10.0 KiB; the limit is .* = 8.0 KiB"):

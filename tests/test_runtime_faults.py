@@ -13,7 +13,7 @@ import pytest
 import paddle_nb as pd
 from models import tanh_rnn
 from paddle_nb.core import registry
-from paddle_nb.notebook.debugger import Debugger
+from paddle_nb.interactive.debugger import Debugger
 
 
 # --- programs -------------------------------------------------------------------------------

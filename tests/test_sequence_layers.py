@@ -1,4 +1,4 @@
-"""pd.layer.embedding and pd.layer.layer_norm (paddle_nb/sequence_layers.py): the ops and
+"""pd.layer.embedding and pd.layer.layer_norm (paddle_nb/layers/lookup.py, norm.py): the ops and
 parameters they build (as paddle.static.nn builds them in Paddle 2.6.2), what training
 does to them, and the errors for arguments that cannot work."""
 import numpy as np

@@ -6,7 +6,7 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.core.errors import FeedError
-from paddle_nb.notebook.debugger import BadValue, Debugger, DebuggerError
+from paddle_nb.interactive.debugger import BadValue, Debugger, DebuggerError
 
 from models import while_powers, while_running_sum
 from test_debugger import _expected, _ifelse, _mlp, _mlp_training, _op_index, _rnn

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 import paddle_nb as pd
-from paddle_nb.notebook.debugger import Debugger
+from paddle_nb.interactive.debugger import Debugger
 
 SIDE = 512                       # the loop's tensor: 512 x 512 float32, 1 MiB
 
@@ -96,7 +96,7 @@ RSS_SCRIPT = textwrap.dedent("""
     import numba
     numba.set_num_threads(1)
     from test_step_back_memory import _loop
-    from paddle_nb.notebook.debugger import Debugger
+    from paddle_nb.interactive.debugger import Debugger
 
     def rss_mb():
         with open("/proc/self/status") as f:

@@ -11,11 +11,11 @@ import paddle_nb as pd
 from models import tanh_rnn
 from paddle_nb.core.printer import op_line
 from paddle_nb.notebook import program_model as pm
-from paddle_nb.notebook.debugger import Debugger
+from paddle_nb.interactive.debugger import Debugger
 from paddle_nb.notebook.program_model import (forward_links, program_dot, program_graph_text,
                                               program_model, program_svg)
 from paddle_nb.notebook.scope_model import find_scope_node, find_var, scope_model
-from paddle_nb.notebook.user_names import shown_name, user_name, user_names_of
+from paddle_nb.interactive.user_names import shown_name, user_name, user_names_of
 from paddle_nb.notebook.widgets import (DebuggerControls, DebuggerView, ProgramView, ScopeView,
                                         TrainingView, views_dir, show, wants_log_scale)
 

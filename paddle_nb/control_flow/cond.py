@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import arg_checks as check
-from .. import layers as L
+from ..builders import arg_checks as check
+from ..layers.base import append, fill_constant
+from ..layers.declare import assign
+from ..layers.elementwise import cast, equal, logical_and, logical_not
 from ..core import unique_name
 from ..core.program import default_main_program
 from ..core.variable import Variable
@@ -47,7 +49,7 @@ def _branch(pred, fn):
             copies = []
             for r in results:
                 c = outer.create_var(unique_name.generate("cond.out"), list(r.shape), r.dtype)
-                L.assign(r, output=c)
+                assign(r, output=c)
                 copies.append(c)
     append_conditional_block(outer, sub, [pred], is_scalar=True)
     return copies
@@ -60,15 +62,15 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     check.function("cond", "true_fn", true_fn, optional=True)
     check.function("cond", "false_fn", false_fn, optional=True)
     true_out = _branch(pred, true_fn)
-    false_out = _branch(L.logical_not(pred), false_fn)
+    false_out = _branch(logical_not(pred), false_fn)
     if true_out is None and false_out is None:
         return None
     if true_out is None or false_out is None or len(true_out) != len(false_out):
         count = lambda o: "nothing" if o is None else f"{len(o)} Variables"   # noqa: E731
         raise misuse(f"cond: the branches must return the same number of outputs; true_fn "
                      f"returned {count(true_out)}, false_fn {count(false_out)}")
-    mask = L.cast(pred, "int32")
-    merged = [L.append("select_input", {"X": [f, t], "Mask": [mask]}, out_dtype=t.dtype)
+    mask = cast(pred, "int32")
+    merged = [append("select_input", {"X": [f, t], "Mask": [mask]}, out_dtype=t.dtype)
               for t, f in zip(true_out, false_out)]
     return merged[0] if len(merged) == 1 else merged
 
@@ -119,7 +121,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     check.function("switch_case", "default", default, optional=True)
     if default is None:
         items, default = items[:-1], items[-1][1]
-    pairs = [(L.equal(branch_index, L.fill_constant([1], branch_index.dtype, key)), fn)
+    pairs = [(equal(branch_index, fill_constant([1], branch_index.dtype, key)), fn)
              for key, fn in items]
     return case(pairs, default) if pairs else default()
 
@@ -145,10 +147,10 @@ class Switch:
         if not self._inside:
             raise misuse("Switch.case() must be used inside 'with pd.switch() as s:'")
         _check_pred(condition, "Switch.case", "condition")
-        runs = condition if self._none_yet is None else L.logical_and(self._none_yet,
+        runs = condition if self._none_yet is None else logical_and(self._none_yet,
                                                                        condition)
-        not_this = L.logical_not(condition)
-        self._none_yet = not_this if self._none_yet is None else L.logical_and(self._none_yet,
+        not_this = logical_not(condition)
+        self._none_yet = not_this if self._none_yet is None else logical_and(self._none_yet,
                                                                                not_this)
         outer = default_main_program().current_block()
         with sub_block() as sub:

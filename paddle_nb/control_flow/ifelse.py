@@ -2,12 +2,12 @@
 
     ie = pd.ifelse()
     with ie.true_block():
-        d = pd.layer.add_scalar(x, y)
-        ie.output(d, pd.layer.softmax(d))
+        ie.output(pd.layer.scale(x, 2.0))      # the rows where the condition holds, doubled
     with ie.false_block():
-        d = pd.layer.fc(z)
-        ie.output(d, d + 1)
-    o1, o2 = ie(cond)          # cond: bool, one row per instance ([None, 1])
+        ie.output(x + 1)                        # the other rows, plus one
+    y, = ie(pd.larger_than(x, 15))             # cond: bool, one row per instance ([None, 1])
+
+(The design's own example, two outputs of two branches, is the tour's: paddle_nb/examples.)
 
 Lowering (DESIGN decision 4): every minibatch variable a branch reads from outside (not
 persistable; first dimension -1 or the condition's row count) is split by the mask
@@ -25,8 +25,10 @@ from __future__ import annotations
 import contextlib
 import math
 
-from .. import arg_checks as check
-from .. import layers as L
+from ..builders import arg_checks as check
+from ..layers.base import append
+from ..layers.declare import assign
+from ..layers.elementwise import cast, logical_not
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
 from ..core.framework_pb2 import VarType
@@ -84,7 +86,7 @@ class IfElse:
             k = len(self.outputs[self.status])
             outer = self.parent.create_var(f"{self.name}.{self.status}_output_{k}",
                                            list(o.shape), o.dtype)
-            L.assign(o, output=outer)
+            assign(o, output=outer)
             self.outputs[self.status].append(outer)
 
     def input(self, x: Variable) -> Variable:
@@ -176,12 +178,12 @@ class IfElse:
         if self.blocks[_TRUE] is not None:
             append_conditional_block(self.parent, self.blocks[_TRUE], [self.cond], True)
         if self.blocks[_FALSE] is not None:
-            not_cond = _in_block(self.parent, lambda: L.logical_not(self.cond))
+            not_cond = _in_block(self.parent, lambda: logical_not(self.cond))
             append_conditional_block(self.parent, self.blocks[_FALSE], [not_cond], True)
         if not t:
             return []
-        mask = _in_block(self.parent, lambda: L.cast(self.cond, "int32"))
-        return [_in_block(self.parent, lambda tv=tv, fv=fv: L.append(
+        mask = _in_block(self.parent, lambda: cast(self.cond, "int32"))
+        return [_in_block(self.parent, lambda tv=tv, fv=fv: append(
             "select_input", {"X": [fv, tv], "Mask": [mask]}, out_dtype=tv.dtype))
             for tv, fv in zip(t, f)]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
 from ..core.framework_pb2 import VarType

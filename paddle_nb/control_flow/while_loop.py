@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import arg_checks as check
-from .. import layers as L
+from ..builders import arg_checks as check
+from ..layers.base import append, fill_constant
+from ..layers.declare import assign
 from ..core import unique_name
 from ..core.block_deps import external_reads_and_writes
 from ..core.framework_pb2 import VarType
@@ -72,8 +73,8 @@ def while_loop(cond, body, loop_vars, is_test: bool = False, name=None):
                          f"loop variables")
         for n, old in zip(new, loop_vars):
             if n is not old:
-                L.assign(n, output=old)
-        L.assign(cond(*loop_vars), output=pre)
+                assign(n, output=old)
+        assign(cond(*loop_vars), output=pre)
     return loop_vars
 
 
@@ -85,7 +86,7 @@ class WhileOp(While):
         self._once = cond is None
         check.variable("WhileOp", "cond", cond, dtype="bool", one_element=True, optional=True)
         if cond is None:
-            cond = L.fill_constant([1], "bool", 1.0)
+            cond = fill_constant([1], "bool", 1.0)
         super().__init__(cond, name=name)
 
     @contextlib.contextmanager
@@ -93,7 +94,7 @@ class WhileOp(While):
         with super().block() as body:
             yield body
             if self._once:
-                L.assign(L.fill_constant([1], "bool", 0.0), output=self.cond)
+                assign(fill_constant([1], "bool", 0.0), output=self.cond)
 
     stepnet = block
 
@@ -124,12 +125,12 @@ def array_write(x: Variable, i: Variable, array: Variable | None = None) -> Vari
 def array_read(array: Variable, i: Variable) -> Variable:
     check.tensor_array("array_read", "array", array)
     check.variable("array_read", "i", i, dtype="int", one_element=True)
-    return L.append("read_from_array", {"X": [array], "I": [i]}, out_dtype=array.dtype)
+    return append("read_from_array", {"X": [array], "I": [i]}, out_dtype=array.dtype)
 
 
 def array_length(array: Variable) -> Variable:
     check.tensor_array("array_length", "array", array)
-    return L.append("lod_array_length", {"X": [array]}, out_dtype="int64")
+    return append("lod_array_length", {"X": [array]}, out_dtype="int64")
 
 
 def increment(x: Variable, value: float = 1.0, in_place: bool = True) -> Variable:

@@ -183,7 +183,7 @@ class RunTimeAttrs:
 
     def key(self, read_slot) -> tuple:
         """Every tensor-given attribute's value, for a cache keyed on what shapes depend
-        on (runtime_shapes.signature): equal shapes with another value are another key.
+        on (fast_path.signature): equal shapes with another value are another key.
         A tensor that cannot be read yet gives a key equal to nothing, so the shape rule
         runs and says what is wrong in the op's words."""
         try:

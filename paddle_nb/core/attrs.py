@@ -162,3 +162,21 @@ def format_value(value) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
     return repr(value)
+
+
+# Attributes Paddle adds to every op for its own bookkeeping: kept, not printed, and read
+# only through Operator (attr, attrs, created_at), which takes one of a type Paddle never
+# writes (a tool's slip: op_role as a string, op_callstack as an int) as absent, so that
+# such a program still opens, prints and runs; Program.from_desc and validate() warn about
+# it, naming op and attribute (bookkeeping_problems). Each name maps to the types Paddle
+# writes it as, the first being the one set_attr writes.
+BOOKKEEPING = {
+    "op_role": (INT, LONG),          # a bit set: 0 forward, 1 backward, 2 optimize, ...
+    "op_role_var": (STRINGS,),         # parameter and gradient names of an update
+    "op_callstack": (STRINGS,),        # the Python lines that built the op
+    "op_namescope": (STRING,),         # the name scope it was built in, "/linear_1/"
+    "op_device": (STRING,),            # the device it was pinned to
+    "with_quant_attr": (BOOLEAN,),     # it carries quantization attributes
+    "is_test": (BOOLEAN,),             # inference mode
+}
+BOOKKEEPING_ATTRS = frozenset(BOOKKEEPING)

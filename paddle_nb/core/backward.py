@@ -17,27 +17,19 @@ control-flow ops bring their own gradient sub-blocks.
 """
 from __future__ import annotations
 
-from . import registry
+from . import dtypes, registry
 from .errors import BuildError
 from .framework_pb2 import VarType
 from .grad_maker import (EMPTY_VAR, GRAD_SUFFIX, Grad, GradOp, forward_name, grad_name,
                          runs_in_every_grad_block)
-from .operator import Operator
+from .operator import (OP_ROLE_BACKWARD, OP_ROLE_FORWARD, OP_ROLE_LOSS,  # noqa: F401
+                       OP_ROLE_OPTIMIZE, Operator, is_forward, op_role)
 from .symbol_table import tensor_desc
 from .variable import Variable, var_names, view
 
-OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
 # the types a gradient flows through: floats, and complex numbers (as_complex, as_real)
 _FLOAT_TYPES = {VarType.FP16, VarType.FP32, VarType.FP64, VarType.BF16, VarType.COMPLEX64,
                 VarType.COMPLEX128}
-
-
-def op_role(op: Operator) -> int:
-    return op.attr("op_role", OP_ROLE_FORWARD) or OP_ROLE_FORWARD
-
-
-def is_forward(op: Operator) -> bool:
-    return not op_role(op) & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE)
 
 
 def _names(items) -> set[str]:
@@ -308,7 +300,6 @@ def _ones_like(target: Variable) -> GradOp:
     if any(d < 0 for d in shape):        # a loss with a batch dimension: ones like it
         return GradOp("fill_any_like", {"X": [target.name]}, out,
                       {"value": 1.0, "op_role": role})
-    from . import dtypes   # noqa: PLC0415
     return GradOp("fill_constant", {}, out, {"shape": shape, "value": 1.0, "op_role": role,
                                              "dtype": dtypes.to_code(target.dtype)})
 

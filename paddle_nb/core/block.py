@@ -12,9 +12,13 @@ from . import attrs as A
 from . import registry
 from .errors import BuildError, did_you_mean, user_line, user_stack
 from .framework_pb2 import VarType
+from .executor import Executor
 from .infer_shape import InferShapeContext
 from .operator import Operator, set_attr
+from .printer import block_code
+from .prune import prune
 from .symbol_table import SymbolTable
+from .unique_name import generate
 from .variable import Parameter, Variable, view
 
 
@@ -89,7 +93,6 @@ class Block:
     def create_var(self, name: str | None = None, shape=None, dtype="float32", *,
                    persistable: bool = False, stop_gradient: bool = False,
                    type: int = VarType.LOD_TENSOR, lod_level: int = 0) -> Variable:
-        from .unique_name import generate   # noqa: PLC0415
         name = name or generate("tmp")
         d = self.table.declare(name, shape=shape, dtype=dtype, kind=type,
                                persistable=persistable)
@@ -121,9 +124,6 @@ class Block:
                   attrs: dict | None = None, *, infer_shape: bool = True) -> Operator:
         return self._insert_op(None, type, inputs, outputs, attrs, infer_shape=infer_shape)
 
-    def _prepend_op(self, type: str, inputs=None, outputs=None, attrs=None) -> Operator:
-        return self._insert_op(0, type, inputs, outputs, attrs)
-
     def _insert_op(self, index: int | None, type: str, inputs=None, outputs=None,
                    attrs=None, *, infer_shape: bool = True) -> Operator:
         try:
@@ -148,7 +148,7 @@ class Block:
             op = Operator(self, desc)
             if infer_shape and op_def.infer_shape is not None:
                 pos = op.idx
-                ctx = InferShapeContext(self, desc, op_def, f"{self.path} > op {pos} {type}",
+                ctx = InferShapeContext(self, op, op_def, f"{self.path} > op {pos} {type}",
                                         op.created_at)
                 op_def.infer_shape(ctx)
         except BaseException:        # leave the block as it was
@@ -169,7 +169,7 @@ class Block:
                 continue
             op_def = registry.lookup(op.type)
             if op_def.infer_shape is not None:
-                op_def.infer_shape(InferShapeContext(self, op.desc, op_def,
+                op_def.infer_shape(InferShapeContext(self, op, op_def,
                                                      f"{self.path} > op {i} {op.type}",
                                                      op.created_at))
 
@@ -177,8 +177,6 @@ class Block:
     def eval(self, targets, scope=None, feed=None, place=None):
         """The Block and Scope design's Eval: run just the ops the targets depend on and return
         their values."""
-        from .prune import prune           # noqa: PLC0415
-        from .executor import Executor     # noqa: PLC0415
         targets = targets if isinstance(targets, (list, tuple)) else [targets]
         if self.idx != 0:
             raise BuildError(f"eval runs the global block; {self.path} runs inside the op "
@@ -187,7 +185,6 @@ class Block:
         return Executor(place).run(pruned, feed=feed, fetch_list=list(targets), scope=scope)
 
     def to_code(self, **kw) -> str:
-        from .printer import block_code    # noqa: PLC0415
         return block_code(self, **kw)
 
     def __repr__(self):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .infer_shape import ForwardShapes
+
 GRAD_SUFFIX = "@GRAD"
 EMPTY_VAR = "@EMPTY@"       # a slot position whose gradient nobody needs (Fluid's name)
 
@@ -99,7 +101,6 @@ class Grad:
         shape where it reads ``S``. Run by the executor's guard on the values."""
         if self.infer_shape is not None:
             return self.infer_shape
-        from .infer_shape import ForwardShapes   # noqa: PLC0415 (infer_shape is above)
         grads_of, writes = self.resolve(forward)
         reads = set(self.reads)
 

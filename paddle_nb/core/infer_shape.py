@@ -11,7 +11,6 @@ from .errors import ShapeError
 from .symbol_table import var_dtype, var_shape, tensor_desc
 from . import attr_tensors, dtypes
 from .framework_pb2 import VarType
-from .operator import Operator
 
 
 class Requirements:
@@ -175,9 +174,9 @@ class ForwardShapes(Requirements):
 
 
 class InferShapeContext(Requirements):
-    def __init__(self, block, op_desc, op_def, where: str, created_at: str | None):
+    def __init__(self, block, op, op_def, where: str, created_at: str | None):
         self.block = block
-        self.op = Operator(block, op_desc)
+        self.op = op              # the Operator, whose slots and attributes it reads
         self.op_def = op_def
         self.where = where
         self.created_at = created_at

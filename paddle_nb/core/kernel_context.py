@@ -4,32 +4,118 @@ Kernels read inputs with ``ctx.input("X")`` (a list for duplicable slots:
 ``ctx.inputs("X")``), attributes with ``ctx.attr("axis")`` and write results with
 ``ctx.set_output("Out", array)``. A kernel that runs a sub-block returns a generator
 (``yield from ctx.run_block(idx, scope)``) so the stepper can stop inside it.
+
+There is one context class for every way a block runs. What differs between runs sits in
+the :class:`BlockRun` every op of one block run shares:
+
+* **the environment**: each name the block's ops use was numbered when the block was
+  prepared (``fast_path.bind_slots``); the run looks each up in the scope chain once, and an
+  op reads ``env[i]`` instead of walking the scopes per input;
+* **the hooks** (:class:`RunHooks`): single steps, the NaN/Inf check and the debugger's
+  before-op copy. ``Executor.run`` has none (``hooks`` is None: nothing to test per op but
+  that); ``Executor.steps`` and the debugger pass them down to every sub-block;
+* **the place's memory** (:data:`HOST` or :data:`DEVICE`): where tensors a kernel reads
+  live and who allocates its outputs. On CUDAPlace a host array found in a scope (a
+  parameter a startup program made on the CPU) moves to the device on first read and is
+  stored back, so it stays there; CUDA kernels allocate their device arrays themselves;
+* **buffer reuse**: ``ctx.out`` hands back an output array this op made on an earlier run
+  when nobody holds it any more. Stepping turns it off: a learner may keep any step's values.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from . import validate
+from . import limits
 from .errors import ExecutionError
-from .grad_maker import EMPTY_VAR
 from .selected_rows import SelectedRows
+from ..kernels.cuda import device
+
+
+class RunHooks:
+    """What watches a block run op by op; None on the plain path (``Executor.run``).
+
+    ``stepping``: yield a Step after each op (``Executor.steps``, the debugger);
+    ``check_nan_inf``: test every float output as soon as its op has run;
+    ``before_op(op, scope, frames)``: called before each op's kernel (the debugger copies
+    what the op will overwrite, for stepping back)."""
+    __slots__ = ("stepping", "check_nan_inf", "before_op")
+
+    def __init__(self, stepping: bool = True, check_nan_inf: bool = False, before_op=None):
+        self.stepping = stepping
+        self.check_nan_inf = check_nan_inf
+        self.before_op = before_op
+
+
+class HostMemory:
+    """Tensors are numpy arrays in the scope, read as they are; outputs ``np.empty``."""
+    on_host = True
+
+    @staticmethod
+    def read(var):
+        return var._value
+
+    @staticmethod
+    def empty(shape, dtype):
+        return np.empty(shape, dtype)
+
+
+class DeviceMemory:
+    """CUDAPlace: a host tensor read moves to the device and is stored back (an array, a
+    SelectedRows' rows and value, a tensor array's items); kernels allocate outputs."""
+    on_host = False
+
+    @staticmethod
+    def read(var):
+        return on_device(var)
+
+    @staticmethod
+    def empty(shape, dtype):
+        return None        # CUDA kernels allocate device arrays themselves
+
+
+HOST, DEVICE = HostMemory(), DeviceMemory()
+
+
+class BlockRun:
+    """What every op of one block run shares: the scope, the executor, the stack of frames,
+    the environment (one Variable or None per bound name), the hooks, the place's memory and
+    whether output buffers are reused."""
+    __slots__ = ("scope", "executor", "place", "frames", "env", "hooks", "memory", "reuse")
+
+    def __init__(self, scope, executor, frames, names, hooks):
+        self.scope = scope
+        self.executor = executor
+        self.place = executor.place
+        self.frames = frames
+        self.hooks = hooks
+        self.memory = DEVICE if self.place.kind == "cuda" else HOST
+        self.reuse = hooks is None and self.memory is HOST
+        find = scope.find_var
+        self.env = [find(n) for n in names]
 
 
 class KernelContext:
-    __slots__ = ("op", "scope", "executor", "place", "training", "frames", "check_nan_inf",
-                 "stepping", "before_op")
+    """A kernel's view of one op (a PreparedOp) in one block run: inputs and outputs by the
+    numbers ``fast_path.bind_slots`` gave the op's slots."""
+    __slots__ = ("op", "run")
 
-    def __init__(self, op, scope, executor, place, training=False, frames=(),
-                 check_nan_inf=False, stepping=True):
+    def __init__(self, op, run: BlockRun):
         self.op = op              # a PreparedOp
-        self.scope = scope
-        self.executor = executor
-        self.place = place
-        self.training = training
-        self.frames = frames      # the running blocks, outermost first
-        self.check_nan_inf = check_nan_inf   # sub-blocks run with the same check
-        self.stepping = stepping             # ... and yield a Step per op only if this is on
-        self.before_op = None                # Executor.steps' hook, passed to sub-blocks
+        self.run = run
+
+    # the run's shared state, read through (kernels of control-flow ops use these)
+    scope = property(lambda self: self.run.scope)
+    executor = property(lambda self: self.run.executor)
+    place = property(lambda self: self.run.place)
+    frames = property(lambda self: self.run.frames)     # the running blocks, outermost first
+
+    @property
+    def stepping(self) -> bool:
+        """Does somebody watch single steps (a fused op then yields its inner steps)?"""
+        hooks = self.run.hooks
+        return hooks is not None and hooks.stepping
 
     # --- inputs -----------------------------------------------------------------------
     def has_input(self, slot: str) -> bool:
@@ -40,31 +126,47 @@ class KernelContext:
 
     def input(self, slot: str):
         """The value of the (first) variable in input ``slot``; None if the slot is empty."""
-        names = self.op.inputs.get(slot)
-        if not names:
+        ix = self.op.in_ix.get(slot)
+        if not ix:
             return None
-        return self._value(names[0], slot)
+        run = self.run
+        var = run.env[ix[0]]
+        if var is None or var._kind is None:
+            return self._no_value(slot, 0)
+        value = var._value
+        if value.__class__ is np.ndarray and run.memory.on_host:
+            return value                      # the common case, without another call
+        return self._read(var)
 
     def input_or_none(self, slot: str, i: int = 0):
         """The value of input ``slot`` (its ``i``-th var), or None when nothing wrote it
         (a branch that ran on no rows, an output of a block that did not run)."""
-        names = self.op.inputs.get(slot)
-        if not names or i >= len(names):
-            return None
-        var = self.scope.find_var(names[i])
-        return var.get() if var is not None and var.is_initialized() else None
+        ix = self.op.in_ix.get(slot)
+        var = self.run.env[ix[i]] if ix and i < len(ix) else None
+        return self._read(var) if var is not None and var._kind is not None else None
 
     def inputs(self, slot: str) -> list:
-        return [self._value(n, slot) for n in self.op.inputs.get(slot, [])]
+        env, out = self.run.env, []
+        for j, i in enumerate(self.op.in_ix.get(slot, ())):
+            var = env[i]
+            out.append(self._read(var) if var is not None and var._kind is not None
+                       else self._no_value(slot, j))
+        return out
 
-    def _value(self, name: str, slot: str):
-        var = self.scope.find_var(name)
-        if var is None or not var.is_initialized():
-            raise ExecutionError(f"input slot {slot}: variable {name!r} has no value. "
-                                 + _why_no_value(self.op, name))
-        return var.get()
+    def _read(self, var):
+        if var._value is None:   # the value and its kind are cleared together by _destroy
+            return var.get()     # ... which says the scope was deleted
+        return self.run.memory.read(var)
 
-    # --- attributes and outputs ---------------------------------------------------------
+    def _no_value(self, slot: str, i: int):
+        name = self.op.inputs[slot][i]
+        var = self.run.env[self.op.in_ix[slot][i]]
+        if var is not None and not var._scope.alive:
+            var.get()            # the scope-was-deleted error
+        raise ExecutionError(f"input slot {slot}: variable {name!r} has no value. "
+                             + why_no_value(self.op, name))
+
+    # --- attributes ---------------------------------------------------------------------
     def attr(self, name: str):
         """Attribute ``name``; where a tensor gives it (fill_constant's ShapeTensorList...),
         the tensor's value now (core/attr_tensors.py): a kernel never reads those itself."""
@@ -87,6 +189,7 @@ class KernelContext:
             value = memo[key] = make()
         return value
 
+    # --- outputs ----------------------------------------------------------------------
     def output_names(self, slot: str) -> list[str]:
         return self.op.outputs.get(slot, [])
 
@@ -94,22 +197,16 @@ class KernelContext:
         return bool(self.op.outputs.get(slot))
 
     def set_output(self, slot: str, value, i: int = 0) -> None:
-        names = self.op.outputs.get(slot)
-        if not names or names[i] == EMPTY_VAR:     # an output nobody asked for
+        ix = self.op.out_ix.get(slot)
+        if not ix or ix[i] < 0:                   # an output nobody asked for
             return
-        name = names[i]
-        if getattr(value, "nbytes", 0) > validate.MAX_TENSOR_BYTES:
-            _too_large(slot, name, value)
-        var = self.scope.find_var(name)
-        if var is None:
-            var = self.scope.var(name)
-        var.set(value)
-
-    def out(self, slot: str, shape, dtype, i: int = 0) -> np.ndarray:
-        """A new array for output ``slot``, which the kernel writes whole. The compiled run
-        path (core/fast_path.py) answers with a buffer from an earlier run when it can;
-        here, where a learner may keep any step's values, it is always a new one."""
-        return np.empty(shape, dtype)
+        if getattr(value, "nbytes", 0) > limits.MAX_TENSOR_BYTES:
+            too_large(slot, self.op.outputs[slot][i], value)
+        var = self.output_var(slot, i)
+        if value.__class__ is np.ndarray:
+            var._value, var._kind = value, "tensor"
+        else:
+            var.set(value)
 
     def set_outputs(self, slot: str, values) -> None:
         for i, v in enumerate(values):
@@ -117,13 +214,53 @@ class KernelContext:
 
     def output_value(self, slot: str, i: int = 0):
         """The current value of output ``slot``'s ``i``-th variable, or None if unset."""
-        names = self.op.outputs.get(slot) or []
-        var = self.scope.find_var(names[i]) if i < len(names) else None
-        return var.get() if var is not None and var.is_initialized() else None
+        ix = self.op.out_ix.get(slot) or ()
+        var = self.run.env[ix[i]] if i < len(ix) and ix[i] >= 0 else None
+        return var.get() if var is not None and var._kind is not None else None
 
     def output_var(self, slot: str, i: int = 0):
-        name = self.op.outputs[slot][i]
-        return self.scope.find_var(name) or self.scope.var(name)
+        """The Variable of output ``slot``; one declared nowhere is made in this scope."""
+        j = self.op.out_ix[slot][i]
+        env = self.run.env
+        var = env[j]
+        if var is None:
+            var = env[j] = self.run.scope.var(self.op.outputs[slot][i])
+        return var
+
+    def out(self, slot: str, shape, dtype, i: int = 0, _count=sys.getrefcount):
+        """An array for output ``slot``, which the kernel writes whole (None on CUDA: its
+        kernels allocate). On the plain path it is the array this op made on an earlier run
+        when nobody holds it any more (not the user who fetched it, not a scope, not a view),
+        else a new one. Two buffers per output take turns, so an optimizer's new parameter
+        value is written into the parameter array of two steps ago: no allocation, and the
+        run stays all or nothing (the previous value is untouched until the run ends). Each
+        thread has its own buffers: with one pair shared by threads running the same op,
+        reference counts did not stop another thread's numbers showing up
+        (tests/test_concurrency.py). ``shape`` a tuple (a list never matches a buffer)."""
+        run = self.run
+        if not run.reuse:
+            return run.memory.empty(shape, dtype)
+        mine = self.op.buffers            # this thread's (a threading.local)
+        buffers = getattr(mine, "d", None)
+        if buffers is None:
+            buffers = mine.d = {}
+        key = slot if i == 0 else (slot, i)
+        pair = buffers.get(key)
+        if pair is None:
+            pair = buffers[key] = [None, None]
+        a, b = pair
+        # each held by: the pair, the local name and getrefcount's argument; anything more
+        # is someone else (a scope's Variable, the user, a view's .base). The reference is
+        # taken before the count, so two threads asking at once both see more.
+        if a is not None and _count(a) == 3 and a.shape == shape and a.dtype == dtype:
+            pair[0], pair[1] = b, a           # the other one is tried first next time
+            return a
+        if b is not None and _count(b) == 3 and b.shape == shape and b.dtype == dtype:
+            pair[0], pair[1] = a, b
+            return b
+        new = np.empty(shape, dtype)
+        pair[0], pair[1] = b, new
+        return new
 
     # --- sub-blocks -----------------------------------------------------------------------
     @property
@@ -133,24 +270,25 @@ class KernelContext:
 
     def new_scope(self, name: str):
         """A kid of this op's scope, named for the scope tree: ``while@3/step 2``."""
-        return self.scope.new_scope(f"{self.op.op.type}@{self.op.index}/{name}")
+        return self.run.scope.new_scope(f"{self.op.op.type}@{self.op.index}/{name}")
 
     def run_block(self, block_idx: int, scope):
-        """A generator running block ``block_idx`` in ``scope``, one Step per op."""
-        return self.executor.run_sub_block(self.op.program, block_idx, scope, self.training,
-                                           self.frames, self.op.op, self.check_nan_inf,
-                                           self.stepping, self.before_op)
+        """A generator running block ``block_idx`` in ``scope`` under this run's hooks (one
+        Step per op when stepping)."""
+        run = self.run
+        return run.executor.run_sub_block(self.op.program, block_idx, scope, run.frames,
+                                          self.op.op, run.hooks)
 
 
-def _too_large(slot: str, name: str, value):
+def too_large(slot: str, name: str, value):
     """The allocation guard's backstop, for outputs sized by data (runtime_shapes.py sizes
     the others before the kernel runs): the value is dropped, never stored."""
     raise ExecutionError(f"output {slot} ({name!r}) has shape {list(value.shape)} "
-                         f"({value.dtype}), {validate.human_bytes(value.nbytes)}; "
-                         f"{validate._limit_text()}")
+                         f"({value.dtype}), {limits.human_bytes(value.nbytes)}; "
+                         f"{limits.limit_text()}")
 
 
-def _why_no_value(pop, name: str) -> str:
+def why_no_value(pop, name: str) -> str:
     """Why ``name`` holds nothing when ``pop`` (a PreparedOp) reads it: from its declaration."""
     generic = ("Nothing before this op wrote it, it was not fed, and no scope holds it (a "
                "parameter needs its startup program run first).")
@@ -174,39 +312,9 @@ def _why_no_value(pop, name: str) -> str:
             "rows, a loop that ran no steps), and it was not fed. " + generic)
 
 
-class CudaKernelContext(KernelContext):
-    """The context of a kernel running on CUDAPlace: tensors it reads are device arrays.
-
-    A numpy array found in a scope (a parameter a startup program made on the CPU, a value
-    a user set) is copied to the device on first read and stored back in its variable, so
-    it stays there for every later op and run; the items of a tensor array likewise.
-    """
-    __slots__ = ()
-
-    def out(self, slot: str, shape, dtype, i: int = 0):
-        """None: CUDA kernels allocate their device arrays themselves (ops/places.py's
-        CUDA primitives take ``out`` for symmetry with the CPU's and ignore it)."""
-        return None
-
-    def _value(self, name: str, slot: str):
-        var = self.scope.find_var(name)
-        if var is None or not var.is_initialized():
-            raise ExecutionError(f"input slot {slot}: variable {name!r} has no value. "
-                                 + _why_no_value(self.op, name))
-        return _on_device(var)
-
-    def input_or_none(self, slot: str, i: int = 0):
-        names = self.op.inputs.get(slot)
-        if not names or i >= len(names):
-            return None
-        var = self.scope.find_var(names[i])
-        return _on_device(var) if var is not None and var.is_initialized() else None
-
-
-def _on_device(var):
+def on_device(var):
     """``var``'s value with host tensors moved to the device (and stored back): an
     array, a SelectedRows' rows and value, a tensor array's items."""
-    from ..kernels.cuda import device   # noqa: PLC0415 (numba.cuda only when CUDA runs)
     value = var.get()
     if isinstance(value, np.ndarray):
         value = device.to_device(value)
@@ -217,3 +325,4 @@ def _on_device(var):
     elif isinstance(value, list) and any(isinstance(v, np.ndarray) for v in value):
         value[:] = [device.to_device(v) if isinstance(v, np.ndarray) else v for v in value]
     return value
+

@@ -6,23 +6,11 @@ import warnings
 from . import attrs as A
 from .framework_pb2 import OpDesc
 from . import registry
+from .desc_view import DescView
+from .printer import op_line
 
-# Attributes Paddle adds to every op for its own bookkeeping: kept, not printed, and read
-# only through Operator (attr, attrs, created_at), which takes one of a type Paddle never
-# writes (a tool's slip: op_role as a string, op_callstack as an int) as absent, so that
-# such a program still opens, prints and runs; Program.from_desc and validate() warn about
-# it, naming op and attribute (bookkeeping_problems). Each name maps to the types Paddle
-# writes it as, the first being the one set_attr writes.
-BOOKKEEPING = {
-    "op_role": (A.INT, A.LONG),          # a bit set: 0 forward, 1 backward, 2 optimize, ...
-    "op_role_var": (A.STRINGS,),         # parameter and gradient names of an update
-    "op_callstack": (A.STRINGS,),        # the Python lines that built the op
-    "op_namescope": (A.STRING,),         # the name scope it was built in, "/linear_1/"
-    "op_device": (A.STRING,),            # the device it was pinned to
-    "with_quant_attr": (A.BOOLEAN,),     # it carries quantization attributes
-    "is_test": (A.BOOLEAN,),             # inference mode
-}
-BOOKKEEPING_ATTRS = frozenset(BOOKKEEPING)
+# Paddle's bookkeeping attributes (attrs.BOOKKEEPING): read here with care (bookkeeping_problem)
+BOOKKEEPING, BOOKKEEPING_ATTRS = A.BOOKKEEPING, A.BOOKKEEPING_ATTRS
 
 
 def bookkeeping_problem(attr: OpDesc.Attr) -> str | None:
@@ -90,12 +78,8 @@ def _read(desc: OpDesc, name: str, default):
     return default
 
 
-class Operator:
-    __slots__ = ("block", "desc")
-
-    def __init__(self, block, desc: OpDesc):
-        self.block = block
-        self.desc = desc
+class Operator(DescView):
+    __slots__ = ()
 
     @property
     def type(self) -> str:
@@ -197,14 +181,7 @@ class Operator:
     def op_def(self):
         return registry.lookup(self.type)
 
-    def __eq__(self, other):
-        return isinstance(other, Operator) and other.desc is self.desc
-
-    def __hash__(self):
-        return id(self.desc)
-
     def __repr__(self):
-        from .printer import op_line    # noqa: PLC0415 (printer imports this module)
         return op_line(self.desc)
 
 
@@ -226,3 +203,17 @@ def set_attr(desc: OpDesc, name: str, value, type_: int | None = None) -> None:
     new = OpDesc.Attr(name=name)
     A.write(new, type_, value)
     desc.attrs.add().CopyFrom(new)
+
+
+# --- op roles (Paddle's op_role attribute) -------------------------------------------------
+# A bit set: what part of training an op belongs to. Program.clone(for_test=True) drops
+# backward and optimizer ops by it; the debugger shows it.
+OP_ROLE_FORWARD, OP_ROLE_BACKWARD, OP_ROLE_OPTIMIZE, OP_ROLE_LOSS = 0, 1, 2, 256
+
+
+def op_role(op: Operator) -> int:
+    return op.attr("op_role", OP_ROLE_FORWARD) or OP_ROLE_FORWARD
+
+
+def is_forward(op: Operator) -> bool:
+    return not op_role(op) & (OP_ROLE_BACKWARD | OP_ROLE_OPTIMIZE)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from . import attrs as A
 from . import dtypes, registry
 from .framework_pb2 import OpDesc
-from .operator import BOOKKEEPING_ATTRS
 from .symbol_table import describe
 
 INDENT = "    "
@@ -26,7 +25,7 @@ def _attr_text(a, op_def, show_all: bool) -> str | None:
     """``name=value``, or None for attributes that only Paddle's own machinery reads:
     bookkeeping, and (unless ``show_all``) those our OpProto does not declare or marks extra."""
     if not show_all:
-        if a.name in BOOKKEEPING_ATTRS:
+        if a.name in A.BOOKKEEPING_ATTRS:
             return None
         if op_def is not None:
             spec = op_def.attr(a.name)

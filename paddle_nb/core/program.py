@@ -12,10 +12,15 @@ import contextlib
 
 from google.protobuf.message import DecodeError
 
+from . import unique_name
 from .block import Block
+from .default_programs import (default_main_program, default_startup_program,  # noqa: F401
+                               switch_main_program, switch_startup_program)
 from .errors import BuildError, ProgramFormatError
 from .framework_pb2 import BlockDesc, OpDesc, ProgramDesc, VarDesc
-from .operator import warn_about_bookkeeping
+from .operator import is_forward, warn_about_bookkeeping
+from .printer import program_code
+from .prune import prune
 from .symbol_table import SymbolTable
 from .validate import check_structure
 from .wire_check import check_program_bytes, locate_fault
@@ -68,9 +73,6 @@ class Program:
         if parent < 0:
             raise BuildError("rollback() from the global block: there is no enclosing block")
         self.current_block_idx = parent
-
-    def _sync_with_cpp(self):   # Fluid spelling; nothing to sync: the desc is the state
-        return self
 
     # --- parameters and variables -------------------------------------------------------
     def all_parameters(self):
@@ -173,7 +175,6 @@ class Program:
         p.random_seed = self.random_seed
         p.lr_scheduler, p.param_decays = self.lr_scheduler, dict(self.param_decays)
         if for_test:
-            from .backward import is_forward   # noqa: PLC0415 (backward builds on Program)
             for b in p.blocks:
                 for i in range(len(b.table.ops) - 1, -1, -1):
                     if not is_forward(b.ops[i]):
@@ -187,11 +188,9 @@ class Program:
 
     def prune(self, targets) -> "Program":
         """A copy holding only the ops ``targets`` depend on (see core/prune.py)."""
-        from .prune import prune   # noqa: PLC0415 (prune builds on Program)
         return prune(self, targets)
 
     def to_code(self, **kw) -> str:
-        from .printer import program_code   # noqa: PLC0415
         return program_code(self, **kw)
 
     def __str__(self):
@@ -209,38 +208,16 @@ def _check_structure(desc: ProgramDesc, text: bool = True) -> None:
 
 
 # --- default programs and program_guard ---------------------------------------------
-class _Defaults:   # process-wide, as in Fluid
-    def __init__(self):
-        self.main = Program()
-        self.startup = Program()
-
-
-_defaults = _Defaults()
-
-
-def default_main_program() -> Program:
-    return _defaults.main
-
-
-def default_startup_program() -> Program:
-    return _defaults.startup
-
-
-def switch_main_program(program: Program) -> Program:
-    old, _defaults.main = _defaults.main, program
-    return old
-
-
-def switch_startup_program(program: Program) -> Program:
-    old, _defaults.startup = _defaults.startup, program
-    return old
-
-
+# (held in default_programs.py, below this module; re-exported here, their usual home)
 def reset_default_programs() -> None:
     """Fresh default main and startup programs (and fresh unique-name counters)."""
-    from .unique_name import reset   # noqa: PLC0415
-    _defaults.main, _defaults.startup = Program(), Program()
-    reset()
+    switch_main_program(Program())
+    switch_startup_program(Program())
+    unique_name.reset()
+
+
+switch_main_program(Program())          # the first default programs
+switch_startup_program(Program())
 
 
 @contextlib.contextmanager

@@ -60,7 +60,7 @@ class OpDef:
     grad_of: str | None = None   # for a <type>_grad op: the forward op it differentiates
     # --- facts about the op that validation, the builders and the views read -------------
     # the kernel allocates a tensor from attributes: (shape attr, dtype attr), checked
-    # before a run against the size limit (core/validate.py)
+    # before a run against the size limit (core/limits.py)
     allocates: tuple[str, str] | None = None
     # a check of the attributes together (``values``: name -> value, defaults filled in),
     # returning an error text or None, for what one Attr's check cannot see

@@ -7,7 +7,7 @@ cannot know that a reduce over a reshape to ``[-1, 2**40]`` of a 0-row feed make
 makes ``2**40`` real ones. Before a kernel runs, the executor runs the op's own
 ``infer_shape`` again on the *values* its inputs hold (:class:`RuntimeShapeContext`
 implements the same interface as the build-time context over a scope), and refuses any
-output that would take more than ``paddle_nb.core.validate.MAX_TENSOR_BYTES``: an
+output that would take more than ``paddle_nb.core.limits.MAX_TENSOR_BYTES``: an
 ``ExecutionError`` naming the op, the output and its shape, before anything is allocated.
 Shapes that do not fit together at run time (a batch of 5 meeting a batch of 4) are an
 error here too, in the op's own words, instead of a numpy broadcasting error.
@@ -29,23 +29,7 @@ from .errors import ExecutionError
 from .infer_shape import Requirements
 from .selected_rows import SelectedRows
 from .symbol_table import var_dtype, var_shape
-from . import validate as _limits
-
-
-def signature(pop, scope) -> tuple:
-    """The shapes (and, for numpy arrays, dtypes) of the values ``pop`` reads, with the
-    class of any other value (a device array, a SelectedRows of the same shape, a list).
-    About 0.4 us for a one-input op: the guard's cost per op per run."""
-    sig = []
-    for n in pop.input_list:
-        var = scope.find_var(n)
-        value = var._value if var is not None else None
-        sig.append((value.shape, value.dtype) if value.__class__ is np.ndarray
-                   else (value.__class__, getattr(value, "shape", None)))
-    if pop.tensor_attrs is not None:    # shapes that depend on a tensor's value: it too
-        sig.append(pop.tensor_attrs.key(
-            lambda slot: [scope.find_var(n).get() for n in pop.inputs[slot]]))
-    return tuple(sig)
+from . import limits as _limits
 
 
 def refuse_selected_rows(pop, scope) -> None:
@@ -88,14 +72,14 @@ def check_outputs(pop, scope, block) -> bool:
         if any(d < 0 for d in shape):
             known = False
             continue                       # sized by the data itself: set_output checks
-        itemsize = _limits._itemsize(code) if code is not None else 8
+        itemsize = _limits.item_size(code) if code is not None else 8
         n = _limits.tensor_bytes(shape, itemsize)
         if n > _limits.MAX_TENSOR_BYTES:
             raise ExecutionError(
                 f"output {slot} ({name!r}) would have shape {shape} "
                 f"({dtypes.name(code) if code is not None else 'unknown type'}), "
                 f"{_limits.human_bytes(n)}, for inputs {ctx.input_summary()}; "
-                f"{_limits._limit_text()}. Nothing was allocated.")
+                f"{_limits.limit_text()}. Nothing was allocated.")
     return known
 
 

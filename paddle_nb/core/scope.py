@@ -143,7 +143,7 @@ class Scope:
 
     # Told of every kid made below this scope and of every scope about to be destroyed
     # (``scope_created(kid)``, ``scope_destroying(scope)``); kids inherit it. The debugger
-    # sets it on a run scope to record what its step_back must undo (notebook/history.py).
+    # sets it on a run scope to record what its step_back must undo (interactive/history.py).
     _observer = None
 
     def __init__(self, parent: "Scope | None" = None, name: str = ""):
@@ -198,11 +198,6 @@ class Scope:
     def find_local_var(self, name: str) -> ScopeVariable | None:
         with self._lock:
             return self._vars.get(name)
-
-    def find_scope_of(self, name: str) -> "Scope | None":
-        """The scope (this one or an ancestor) that owns ``name``."""
-        v = self.find_var(name)
-        return v.scope if v is not None else None
 
     def erase_vars(self, names) -> None:
         with self._lock:
@@ -279,7 +274,7 @@ class Scope:
             self._parent = None
         _LIVE.discard(self)
 
-    # --- for the debugger's step back (notebook/history.py) ---------------------------
+    # --- for the debugger's step back (interactive/history.py) ---------------------------
     # Time travel moves scopes out of and back into the tree whole, and puts variables
     # back where kernels made them; these are the only ways it touches a scope.
     def local_vars(self) -> dict[str, ScopeVariable]:

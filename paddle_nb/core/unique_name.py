@@ -11,6 +11,8 @@ import contextlib
 import threading
 from collections import defaultdict
 
+from .errors import BuildError
+
 
 class UniqueNameGenerator:
     def __init__(self):
@@ -60,7 +62,6 @@ def generate_within(name: str, key: str) -> str:
 def namespace(name: str):
     """Prefix the names made inside the ``with`` block with ``name/`` (the Block design)."""
     if not isinstance(name, str) or not name or "/" in name:
-        from .errors import BuildError   # noqa: PLC0415
         raise BuildError(f"a namespace is a non-empty name without '/', got {name!r}")
     _stack().append(name)
     try:

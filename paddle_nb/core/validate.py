@@ -33,36 +33,15 @@ a program is protobuf messages and nothing else.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from . import attrs as A
-from . import attr_tensors, dtypes, registry
-from .errors import ExecutionError, PaddleNBError, ProgramFormatError, did_you_mean
+from . import attr_tensors, dtypes, limits, registry
+from .errors import PaddleNBError, ProgramFormatError, did_you_mean
 from .framework_pb2 import ProgramDesc, VarType
 from .grad_maker import EMPTY_VAR
 from .operator import created_at, warn_about_bookkeeping
 from .symbol_table import tensor_desc
-
-# --- limits (module attributes: set them to change them) ------------------------------------
-MAX_TENSOR_BYTES = 2 ** 34       # 16 GiB: one tensor larger than this is refused
-MAX_BLOCK_DEPTH = 100            # blocks nested deeper than this are refused at load time
-MAX_LIST_LENGTH = 2 ** 24        # positions of a tensor array, columns of a fetch list
-# Bytes from outside. Program bytes are checked by core/wire_check.py before protobuf parses
-# them (a two-byte empty record costs hundreds of bytes once parsed); real Paddle programs
-# are a few MB, with a few hundred blocks at most and about 20 records per op. paddle_nb.io
-# refuses a file over its limit before reading it.
-MAX_PROGRAM_BYTES = 2 ** 24      # 16 MiB: a larger ProgramDesc (or model file) is refused
-MAX_PROGRAM_BLOCKS = 2 ** 16     # 65,536 blocks
-MAX_PROGRAM_RECORDS = 2 ** 20    # fields in the blocks, variables and ops (about a million)
-MAX_PARAMS_BYTES = MAX_TENSOR_BYTES + 2 ** 20   # a parameter file: one largest tensor + header
-# A Paddle 3 PIR program (model.json) is JSON, several times bulkier than the same program in
-# protobuf, and Python's parsed JSON takes about ten times the text's size again; real models
-# are a few MB of JSON (the weights are in .pdiparams), so 64 MiB leaves room for the largest
-# while bounding what parsing one may cost (under a GB).
-MAX_PIR_BYTES = 2 ** 26
-MAX_REPORTED = 30                # problems spelled out in an error message (all are kept)
-
 
 class ValidationError(PaddleNBError, ValueError):
     """A program that loaded but is not sound: ``problems`` lists every :class:`Problem`."""
@@ -90,61 +69,11 @@ def _summary(problems, what: str) -> str:
     if len(problems) == 1:
         return str(problems[0])
     lines = [f"{what} has {len(problems)} problems:"]
-    lines += [f"  {p}" for p in problems[:MAX_REPORTED]]
-    if len(problems) > MAX_REPORTED:
-        lines.append(f"  ... and {len(problems) - MAX_REPORTED} more (the error's .problems "
-                     f"lists them all)")
+    lines += [f"  {p}" for p in problems[:limits.MAX_REPORTED]]
+    if len(problems) > limits.MAX_REPORTED:
+        lines.append(f"  ... and {len(problems) - limits.MAX_REPORTED} more (the error's "
+                     f".problems lists them all)")
     return "\n".join(lines)
-
-
-# --- sizes -----------------------------------------------------------------------------------
-def human_bytes(n: int) -> str:
-    for unit, size in (("EiB", 2 ** 60), ("PiB", 2 ** 50), ("TiB", 2 ** 40), ("GiB", 2 ** 30),
-                       ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}" if n < 2 ** 70 else f"about 2**{n.bit_length()} bytes"
-    return f"{n} bytes"
-
-
-def _limit_text() -> str:
-    return (f"the limit is paddle_nb.core.validate.MAX_TENSOR_BYTES = "
-            f"{human_bytes(MAX_TENSOR_BYTES)}")
-
-
-def _itemsize(code) -> int:
-    try:
-        return dtypes.to_numpy(code).itemsize
-    except (TypeError, KeyError):
-        return {VarType.BF16: 2, VarType.FP8_E4M3FN: 1, VarType.FP8_E5M2: 1,
-                VarType.UINT16: 2, VarType.UINT32: 4, VarType.UINT64: 8}.get(code, 8)
-
-
-def tensor_bytes(shape, itemsize: int) -> int:
-    """Bytes of a tensor of ``shape``; unknown (-1) dims count as 1."""
-    return math.prod(1 if int(d) < 0 else int(d) for d in shape) * itemsize
-
-
-def check_tensor_size(shape, dtype, what: str) -> None:
-    """For kernels, before they allocate: an :class:`ExecutionError` if ``shape`` has a
-    negative dim or a tensor of it would be larger than :data:`MAX_TENSOR_BYTES`."""
-    shape = [int(d) for d in shape]
-    if any(d < 0 for d in shape):
-        raise ExecutionError(f"{what}: shape {shape} has a negative dim; every dim of a value "
-                             f"must be known (>= 0)")
-    itemsize = dtype.itemsize if hasattr(dtype, "itemsize") else _itemsize(dtype)
-    n = math.prod(shape) * itemsize
-    if n > MAX_TENSOR_BYTES:
-        raise ExecutionError(f"{what}: a tensor of shape {shape} ({itemsize}-byte elements) "
-                             f"would take {human_bytes(n)}; {_limit_text()}. Nothing was "
-                             f"allocated.")
-
-
-def check_list_index(i: int, what: str) -> None:
-    """For kernels that grow a list up to position ``i`` (tensor arrays, fetch lists)."""
-    if i >= MAX_LIST_LENGTH:
-        raise ExecutionError(f"{what}: position {i} would grow the list to {i + 1} entries; "
-                             f"the limit is paddle_nb.core.validate.MAX_LIST_LENGTH = "
-                             f"{MAX_LIST_LENGTH}")
 
 
 # --- structure (load time) ----------------------------------------------------------------------
@@ -194,10 +123,10 @@ def structure_problems(desc: ProgramDesc, text: bool = True) -> list[Problem]:
         elif parent_ok[p]:
             parent_ok[i] = True
             depth[i] = depth[p] + 1
-            if depth[i] == MAX_BLOCK_DEPTH + 1:     # report the top of a too-deep subtree
+            if depth[i] == limits.MAX_BLOCK_DEPTH + 1:     # report the top of a too-deep subtree
                 bad(f"block {i}", f"is nested {depth[i]} blocks deep (the blocks below it "
-                                  f"deeper still); the limit is paddle_nb.core.validate."
-                                  f"MAX_BLOCK_DEPTH = {MAX_BLOCK_DEPTH}")
+                                  f"deeper still); the limit is paddle_nb.core.limits."
+                                  f"MAX_BLOCK_DEPTH = {limits.MAX_BLOCK_DEPTH}")
     # forward_block_idx: a gradient block resolves names through the forward block it
     # differentiates (Block.lookup); the chain must exist and end.
     for i, b in enumerate(blocks):
@@ -225,17 +154,17 @@ def structure_problems(desc: ProgramDesc, text: bool = True) -> list[Problem]:
                 links = " -> ".join(str(c) for c in cycle + [b])
                 bad(f"block {min(cycle)}", f"forward_block_idx links form a cycle (blocks "
                                            f"{links}); names would be looked up forever")
-            base = MAX_BLOCK_DEPTH + 1
+            base = limits.MAX_BLOCK_DEPTH + 1
         else:
             base = hops[b] if 0 <= b < n and hops[b] is not None else -1
         for c in reversed(chain):
             base += 1
             hops[c] = base
     for i in range(n):
-        if hops[i] == MAX_BLOCK_DEPTH + 1:
+        if hops[i] == limits.MAX_BLOCK_DEPTH + 1:
             bad(f"block {i}", f"is {hops[i]} forward_block_idx links from a block with none; "
-                              f"the limit is paddle_nb.core.validate.MAX_BLOCK_DEPTH = "
-                              f"{MAX_BLOCK_DEPTH}")
+                              f"the limit is paddle_nb.core.limits.MAX_BLOCK_DEPTH = "
+                              f"{limits.MAX_BLOCK_DEPTH}")
     # variables and ops
     owner: dict[int, tuple[int, str]] = {}     # owned block -> (owner's block, where)
     for i, b in enumerate(blocks):
@@ -286,10 +215,10 @@ def structure_problems(desc: ProgramDesc, text: bool = True) -> list[Problem]:
     for s in range(n):
         if s in owner:
             owned_depth[s] = owned_depth[owner[s][0]] + 1
-            if owned_depth[s] == MAX_BLOCK_DEPTH + 1:
+            if owned_depth[s] == limits.MAX_BLOCK_DEPTH + 1:
                 bad(f"block {s}", f"is run by a chain of {owned_depth[s]} ops owning each "
-                                  f"other's blocks; the limit is paddle_nb.core.validate."
-                                  f"MAX_BLOCK_DEPTH = {MAX_BLOCK_DEPTH}")
+                                  f"other's blocks; the limit is paddle_nb.core.limits."
+                                  f"MAX_BLOCK_DEPTH = {limits.MAX_BLOCK_DEPTH}")
     return out
 
 
@@ -374,7 +303,7 @@ class _Checker:
         return False
 
     def hint(self, name: str) -> str:
-        if len(self.problems) > MAX_REPORTED:
+        if len(self.problems) > limits.MAX_REPORTED:
             return ""
         if self._all_names is None:
             self._all_names = sorted({n for b in self.program.blocks for n in b.table.vars})
@@ -448,9 +377,9 @@ class _Checker:
             self.add(where, f"{what}: dim {wrong[0]} is not a size; expected dims >= 0, or "
                             f"-1 for 'any size'", "dims")
             return
-        n = tensor_bytes(dims, _itemsize(t.data_type))
-        if n > MAX_TENSOR_BYTES:
-            self.add(where, f"{what} would take {human_bytes(n)}; {_limit_text()}",
+        n = limits.tensor_bytes(dims, limits.item_size(t.data_type))
+        if n > limits.MAX_TENSOR_BYTES:
+            self.add(where, f"{what} would take {limits.human_bytes(n)}; {limits.limit_text()}",
                      "too-large")
 
     def check_op(self, i, j, op):
@@ -584,11 +513,12 @@ class _Checker:
                             f"is not a size; expected dims >= 0 (-1 only where the size is "
                             f"given at run time)", "dims")
             return
-        n = tensor_bytes(shape, _itemsize(code))
-        if n > MAX_TENSOR_BYTES:
+        n = limits.tensor_bytes(shape, limits.item_size(code))
+        if n > limits.MAX_TENSOR_BYTES:
             self.add(where, f"attribute {shape_attr}={A.format_value(shape)} "
-                            f"({dtypes.name(code)}): the op would allocate {human_bytes(n)}; "
-                            f"{_limit_text()}", "too-large")
+                            f"({dtypes.name(code)}): the op would allocate "
+                            f"{limits.human_bytes(n)}; "
+                            f"{limits.limit_text()}", "too-large")
             return
 
 
@@ -614,8 +544,7 @@ def validate(program, strict: bool = True, raise_on_error: bool = True) -> list[
     with ``raise_on_error=False`` returns the list instead (empty when the program is
     sound). The program is not changed.
     """
-    from .program import Program   # noqa: PLC0415 (program.py imports this module)
-    if not isinstance(program, Program):
+    if not hasattr(program, "global_block"):     # (program.py imports this module)
         raise ValidationError(f"validate needs a Program, got {type(program).__name__}")
     problems = _Checker(program, strict).run()
     if not any(p.kind == "structure" for p in problems):   # (block paths need a sound tree)

@@ -2,29 +2,30 @@
 
 Nothing is stored on these objects but the block they belong to and the message they
 show, so the ProgramDesc stays the one source of truth. Arithmetic operators (``+``,
-``@``, ``>``...) are attached by :mod:`paddle_nb.math_ops`, which builds ops for them.
+``@``, ``>``...) are attached by :mod:`paddle_nb.layers.operators`, which builds ops for them.
 """
 from __future__ import annotations
 
 from . import dtypes
+from .default_programs import default_main_program
+from .desc_view import DescView, desc_flag
+from .errors import BuildError
+from .unique_name import generate
 from .framework_pb2 import VarDesc, VarType
 from .symbol_table import describe, tensor_desc
 
 
-class Variable:
-    __slots__ = ("block", "desc")
+class Variable(DescView):
+    __slots__ = ()
 
     def __init__(self, block=None, desc: VarDesc | None = None, *, shape=None,
                  dtype="float32", name: str | None = None):
         """A view of ``desc`` in ``block``; or, called as ``pd.Variable(shape=[20, 20])``
         (the design docs' form), a new variable declared in the current block (a value to feed)."""
         if desc is None:
-            from .program import default_main_program   # noqa: PLC0415 (program -> variable)
-            from .unique_name import generate            # noqa: PLC0415
             block = block if block is not None else default_main_program().current_block()
             desc = block.table.declare(name or generate("var"), shape=shape, dtype=dtype)
-        self.block = block
-        self.desc = desc
+        super().__init__(block, desc)
 
     # --- what the VarDesc says ---------------------------------------------------
     @property
@@ -46,23 +47,9 @@ class Variable:
     def type(self) -> int:
         return self.desc.type.type
 
-    @property
-    def persistable(self) -> bool:
-        return self.desc.persistable
-
-    @persistable.setter
-    def persistable(self, value: bool):
-        self.desc.persistable = bool(value)
-        self.block.table.touch()
-
-    @property
-    def stop_gradient(self) -> bool:
-        return self.desc.stop_gradient
-
-    @stop_gradient.setter
-    def stop_gradient(self, value: bool):
-        self.desc.stop_gradient = bool(value)
-        self.block.table.touch()
+    persistable = desc_flag("persistable", "Lives in the scope across runs (a parameter, an "
+                            "optimizer's accumulator).")
+    stop_gradient = desc_flag("stop_gradient", "No gradient flows back through it.")
 
     @property
     def is_parameter(self) -> bool:
@@ -72,25 +59,11 @@ class Variable:
     def lod_level(self) -> int:
         return self.desc.type.lod_tensor.lod_level if self.type == VarType.LOD_TENSOR else 0
 
-    @property
-    def program(self):
-        return self.block.program
-
     def set_shape(self, shape) -> None:
         t = tensor_desc(self.desc)
         del t.dims[:]
         t.dims.extend(int(d) for d in shape)
         self.block.table.touch()
-
-    def set_dtype(self, dtype) -> None:
-        tensor_desc(self.desc).data_type = dtypes.to_code(dtype)
-        self.block.table.touch()
-
-    def __eq__(self, other):
-        return isinstance(other, Variable) and other.desc is self.desc
-
-    def __hash__(self):
-        return id(self.desc)
 
     def __repr__(self):
         flags = [f for f, on in (("persistable", self.persistable),
@@ -98,9 +71,6 @@ class Variable:
                                  ("stop_gradient", self.stop_gradient)) if on]
         extra = f" ({', '.join(flags)})" if flags else ""
         return f"var {self.name} : {describe(self.desc)}{extra}"
-
-    def to_string(self) -> str:
-        return repr(self)
 
 
 class Parameter(Variable):
@@ -122,7 +92,6 @@ class Parameter(Variable):
 def var_names(items, what: str = "variables") -> list[str]:
     """The names of ``items``: a Variable, a name, or a list of them (API arguments such
     as fetch lists, prune targets and feed names accept either)."""
-    from .errors import BuildError   # noqa: PLC0415
     items = [items] if isinstance(items, (str, Variable)) else list(items or ())
     names = []
     for item in items:

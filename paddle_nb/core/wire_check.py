@@ -16,7 +16,7 @@ wire format first, in plain Python, building nothing, and refuses with a
   (fields) in the blocks, variables and ops. Each submessage is a record, so this bounds
   the messages protobuf will make.
 
-The limits are module attributes of :mod:`paddle_nb.core.validate` (set them there).
+The limits are module attributes of :mod:`paddle_nb.core.limits` (set them there).
 
 What is walked. Only the messages that can hold a *repeated* submessage field: the
 ProgramDesc (blocks), a block (vars, ops), a var (attrs, and its type, whose reader holds
@@ -39,7 +39,7 @@ protobuf refuses the bytes, :func:`locate_fault` walks every message to say wher
 """
 from __future__ import annotations
 
-from . import validate as _limits
+from . import limits as _limits
 from .errors import ProgramFormatError
 
 # --- which submessages to walk -----------------------------------------------------------------
@@ -109,7 +109,7 @@ def _varint(data, pos: int, end: int) -> tuple[int, int]:
 
 
 def _limit(name: str) -> str:
-    return (f"the limit is paddle_nb.core.validate.{name} = {getattr(_limits, name):,}; "
+    return (f"the limit is paddle_nb.core.limits.{name} = {getattr(_limits, name):,}; "
             f"raise it if the program is real")
 
 

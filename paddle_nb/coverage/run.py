@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import paddle_nb as pd      # the programs run through the public API, as a user's would
+
+from ..core import registry
 from .paddle_wrong import note, wrong_in_paddle
 from .table import ApiTable, load_table
 
@@ -55,8 +58,6 @@ def run_api(key: str, table: ApiTable | None = None) -> Outcome:
         if row.get("detail"):
             detail = f"{detail}: {row['detail']}"
         return Outcome(key, row["module"], row["status"], detail)
-    import paddle_nb as pd                          # noqa: PLC0415 (the package's root)
-    from paddle_nb.core import registry             # noqa: PLC0415
     try:
         program = pd.Program.from_bytes(table.program_bytes(key))
         types = {op.type for block in program.blocks for op in block.ops}

@@ -24,6 +24,7 @@ from ..core.errors import ExecutionError
 from ..core.executor import Executor
 from ..core.program import Program
 from ..core.scope import Scope
+from ..interactive.debugger import Debugger
 from .pserver import ParameterServer
 from .plan import Cluster, check_seconds, first_line, make_plan, shard
 from .transpiler import DistributeTranspilerConfig
@@ -211,7 +212,6 @@ class LocalCluster(Cluster):
     def debugger(self, i: int, feed: dict):
         """A pd.Debugger over trainer ``i``'s program, scope and transport: step it (to
         its send, say) while the other trainers run with run_trainer_async."""
-        from ..notebook.debugger import Debugger   # noqa: PLC0415
         self._check_trainer(i)
         return Debugger(self.trainer_programs[i], feed=feed, fetch_list=[self.loss_name],
                         scope=self.scopes[i], place=self.executors[i].place,

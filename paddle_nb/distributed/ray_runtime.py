@@ -24,7 +24,8 @@ trainer's own error (an IndexRangeError from a kernel) is its cause, pickled acr
 its attributes.
 
 Ray is an optional dependency (the ``[distributed]`` extra): this module imports it only
-when a cluster starts.
+when a cluster starts (importing it takes seconds, and ``pd.distributed`` loads with the
+package). psutil, which comes with Ray, finds the processes of a start that timed out.
 """
 from __future__ import annotations
 
@@ -38,8 +39,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import ExecutionError, PaddleNBError
+from ..core.executor import Executor
+from ..core.place import CPUPlace
 from ..core.program import Program
+from ..core.scope import Scope
 from .plan import Cluster, check_count, check_seconds, first_line, make_plan, shard
+from .pserver import ParameterServer
+
+try:        # installed with Ray; without it a failed start's processes are not looked for
+    import psutil
+except ImportError:
+    psutil = None
 
 # Each actor is a process of its own: one thread for numba, BLAS and OpenMP in each keeps
 # 2 trainers and 2 pservers from fighting over a small machine's cores.
@@ -59,9 +69,11 @@ class DistributedError(PaddleNBError):
     """A distributed run failed: an actor died or hung, or Ray is missing."""
 
 
-def _ray():
+def ray_module():
+    """The ``ray`` module, imported on first use; where it is not installed a
+    DistributedError that names the extra to install."""
     try:
-        import ray   # noqa: PLC0415 (the [distributed] extra)
+        import ray   # noqa: PLC0415 (the [distributed] extra: seconds to import, on first use)
     except ImportError:
         raise DistributedError("the Ray runtime needs ray: pip install 'paddle_nb[distributed]'"
                                " (or pd.distributed.LocalCluster, which runs in this process)"
@@ -90,7 +102,7 @@ _LOCAL_RAY_CONFIG = {"worker_niceness": 0,
 def start_local_ray(num_cpus: int | None = None, attempts: int = START_ATTEMPTS) -> None:
     """``ray.init`` of a local Ray with ``num_cpus`` CPUs (default: this machine's), no
     dashboard and no worker logs on the driver; tolerant of a busy machine (above)."""
-    ray = _ray()
+    ray = ray_module()
     num_cpus = check_count("start_local_ray", "num_cpus", num_cpus, optional=True) \
         or os.cpu_count() or 1
     for attempt in range(1, attempts + 1):
@@ -118,11 +130,9 @@ def start_local_ray(num_cpus: int | None = None, attempts: int = START_ATTEMPTS)
 def _ray_processes() -> set:
     """This process's descendants that are Ray's: its programs (gcs_server, raylet, the
     monitors) and the processes they start (``ray::...``)."""
-    try:
-        import psutil   # noqa: PLC0415 (installed with Ray: Ray's node start imports it)
-    except ImportError:
+    if psutil is None:
         return set()
-    ray_dir = os.path.dirname(_ray().__file__)
+    ray_dir = os.path.dirname(ray_module().__file__)
     found = set()
     for p in psutil.Process().children(recursive=True):
         try:
@@ -135,9 +145,8 @@ def _ray_processes() -> set:
 
 
 def _kill(processes) -> None:
-    if not processes:
+    if not processes:      # (only psutil finds any)
         return
-    import psutil   # noqa: PLC0415
     for p in processes:
         try:
             p.kill()
@@ -153,7 +162,6 @@ class PServerActor:
 
     def __init__(self, endpoint: str, program: bytes, startup: bytes, trainers: int,
                  values: dict):
-        from .pserver import ParameterServer   # noqa: PLC0415 (in the actor's process)
         self.server = ParameterServer(endpoint, Program.from_bytes(program),
                                       Program.from_bytes(startup), trainers)
         self.server.set_values(values)
@@ -209,7 +217,7 @@ def call_pserver(pservers: dict, endpoint: str, method: str, *args,
     does not answer is a DistributedError naming it, its index and its endpoint, and the
     call: what a trainer reports when a server dies under it, rather than Ray's text about
     an actor id."""
-    ray = _ray()
+    ray = ray_module()
     actor = pservers.get(endpoint)
     if actor is None:
         raise DistributedError(f"no pserver at {endpoint!r} (pservers: "
@@ -266,9 +274,6 @@ class TrainerActor:
 
     def __init__(self, trainer_id: int, program: bytes, pservers: dict, fetch: list,
                  values: dict):
-        from ..core.executor import Executor   # noqa: PLC0415 (in the actor's process)
-        from ..core.place import CPUPlace       # noqa: PLC0415
-        from ..core.scope import Scope           # noqa: PLC0415
         self.trainer_id = trainer_id
         self.program = Program.from_bytes(program)
         self.fetch = fetch
@@ -301,7 +306,7 @@ class RayCluster(Cluster):
     def __init__(self, main: Program, startup: Program, loss, trainers: int = 2,
                  pservers: int = 2, config=None, address: str | None = None,
                  num_cpus: int | None = None, timeout_s: float = STEP_TIMEOUT_S):
-        ray = _ray()
+        ray = ray_module()
         self.timeout_s = check_seconds("RayCluster", "timeout_s", timeout_s)
         num_cpus = check_count("RayCluster", "num_cpus", num_cpus, optional=True)
         if address is not None and (not isinstance(address, str) or not address.strip()):
@@ -347,7 +352,7 @@ class RayCluster(Cluster):
         as soon as it is ready: the first failure (an actor killed, a kernel's error)
         closes the whole cluster, waking the trainers that wait for it, and is a
         DistributedError naming that actor; so is a hang."""
-        ray = _ray()
+        ray = ray_module()
         names = names or [f"trainer {i}" for i in range(len(refs))]
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         index = {ref: i for i, ref in enumerate(refs)}
@@ -406,7 +411,7 @@ class RayCluster(Cluster):
     def close(self) -> None:
         """Kill every actor; shut Ray down if this cluster started it."""
         try:
-            ray = _ray()
+            ray = ray_module()
         except DistributedError:
             return
         for actor in [*self.trainer_actors, *self.pservers.values()]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from tqdm.auto import tqdm
 
 import paddle_nb as pd
 
@@ -68,7 +69,6 @@ def train(epochs: int = 15, batch_size: int = 32, seed: int = 0, progress: bool 
     rng = np.random.default_rng(seed)
     steps = range(epochs)
     if progress:
-        from tqdm.auto import tqdm   # noqa: PLC0415
         steps = tqdm(steps, desc="digits MLP", unit="epoch")
     history = []
     for _ in steps:

@@ -8,6 +8,8 @@ the lines in the current default programs and returns the names they made (``o1`
 """
 from __future__ import annotations
 
+import paddle_nb as pd    # examples stand above the package's API: nothing below imports them
+
 IFELSE = """\
 x = pd.minibatch([10, 20, 30])  # shape=[None, 1]
 y = pd.var(1)  # shape=[1], value=1
@@ -47,7 +49,6 @@ o1, o2 = rnn()
 def build(source: str) -> dict:
     """Run an example's lines (``pd`` is paddle_nb) in the current default programs; the
     names they defined."""
-    import paddle_nb as pd   # noqa: PLC0415 (the package imports its examples lazily)
     names = {"pd": pd}
     exec(compile(source, "<design doc example>", "exec"), names)   # noqa: S102 (our text)
     return names

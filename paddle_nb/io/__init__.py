@@ -18,7 +18,7 @@ file as Paddle 2. ``pir/`` translates it into blocks and scopes: ``program_from_
 is a Program with ``feed`` / ``fetch`` ops, and ``load_inference_model`` reads ``model.json``
 or ``model.pdmodel``, whichever the directory holds. A file that is not a PIR program this
 package reads is a :class:`PirFormatError` (a ``ProgramFormatError``) naming the op and the
-fault; a PIR file larger than ``paddle_nb.core.validate.MAX_PIR_BYTES`` is not parsed.
+fault; a PIR file larger than ``paddle_nb.core.limits.MAX_PIR_BYTES`` is not parsed.
 
 Three guarantees
 ----------------
@@ -30,7 +30,7 @@ Three guarantees
   declared dims are known) before the first value goes into the scope. A missing, truncated
   or corrupt file raises :class:`IOFormatError` naming the file, the variable and the fault.
 * A load reads only regular files (a FIFO, a device, a directory is refused at once) and
-  no more than ``paddle_nb.core.validate.MAX_PROGRAM_BYTES`` (program; ``MAX_PIR_BYTES`` for
+  no more than ``paddle_nb.core.limits.MAX_PROGRAM_BYTES`` (program; ``MAX_PIR_BYTES`` for
   a PIR ``model.json``) or ``MAX_PARAMS_BYTES`` (parameters); a larger file is refused before
   it is read.
 """

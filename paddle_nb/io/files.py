@@ -6,7 +6,7 @@ blocking, looks at what it opened (``fstat`` on the descriptor, so a symlink is 
 but what it leads to is checked), reads only regular files, refuses one larger than its
 limit before reading it, and never reads more than the limit plus one byte (a file that
 grows while it is read is caught too). The limits are module attributes of
-:mod:`paddle_nb.core.validate`: ``MAX_PROGRAM_BYTES`` for program files and
+:mod:`paddle_nb.core.limits`: ``MAX_PROGRAM_BYTES`` for program files and
 ``MAX_PARAMS_BYTES`` for parameter files.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import os
 import stat
 import uuid
 
-from ..core import validate as _limits
+from ..core import limits as _limits
 from ..core.errors import IOFormatError, SaveError
-from ..core.validate import human_bytes
+from ..core.limits import human_bytes
 
 NAME_MAX = 255          # bytes in one file name (Linux, macOS; Windows counts 255 characters)
 
@@ -122,7 +122,7 @@ def _kind(mode: int) -> str:
 
 def read_file(path: str, what: str, limit: str, hint: str = "") -> bytearray:
     """The bytes of the regular file ``path``. ``what`` names it in errors (``variable
-    'fc_0.w_0'``); ``limit`` is the name of its limit in paddle_nb.core.validate
+    'fc_0.w_0'``); ``limit`` is the name of its limit in paddle_nb.core.limits
     (``MAX_PROGRAM_BYTES`` or ``MAX_PARAMS_BYTES``). Anything else, a larger file, or one
     that cannot be read is an :class:`IOFormatError` naming the file."""
     cap = getattr(_limits, limit)
@@ -134,7 +134,7 @@ def read_file(path: str, what: str, limit: str, hint: str = "") -> bytearray:
                                 f"{e.strerror or e}") from None
     if data is None:
         raise IOFormatError(f"cannot load {what}: {path} grew past the limit "
-                            f"paddle_nb.core.validate.{limit} = {human_bytes(cap)} while it "
+                            f"paddle_nb.core.limits.{limit} = {human_bytes(cap)} while it "
                             f"was read (is something still writing it?)")
     return data
 
@@ -172,7 +172,7 @@ def open_checked(path: str, what: str, limit: str, hint: str = ""):
                    f"or symlinks to them, are read)")
     elif st.st_size > cap:
         problem = (f"{path} is {human_bytes(st.st_size)} ({st.st_size:,} bytes), more than "
-                   f"the limit paddle_nb.core.validate.{limit} = {human_bytes(cap)}; nothing "
+                   f"the limit paddle_nb.core.limits.{limit} = {human_bytes(cap)}; nothing "
                    f"was read. If the file is right, raise the limit")
     if problem:
         os.close(fd)

@@ -32,10 +32,10 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from ..core import dtypes
-from ..core import validate as _limits
+from ..core import limits as _limits
 from ..core.errors import IOFormatError
 from ..core.framework_pb2 import VarType
-from ..core.validate import human_bytes
+from ..core.limits import human_bytes
 
 # --- the tensor format ----------------------------------------------------------------------
 U32, U64, I32 = struct.Struct("<I"), struct.Struct("<Q"), struct.Struct("<i")
@@ -181,7 +181,7 @@ def read_header(r: Reader) -> TensorHeader:
         what = (f"a {kind} ({human_bytes(asked)})" if 0 not in dims else
                 f"an empty {kind} whose other dims would take {human_bytes(asked)}")
         raise BadTensor(f"the TensorDesc asks for {what}; the limit is "
-                        f"paddle_nb.core.validate.MAX_TENSOR_BYTES = "
+                        f"paddle_nb.core.limits.MAX_TENSOR_BYTES = "
                         f"{human_bytes(_limits.MAX_TENSOR_BYTES)} (corrupt, or raise the limit)")
     return TensorHeader(dtype, dims, math.prod(dims) * dtype.itemsize, kind)
 

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cpu import check as host_check
+from .cuda import check as device_check
+
 
 class IndexOutOfRange(IndexError):
     """A value used as an index is outside ``[low, high)`` (and is not the ignored value).
@@ -56,11 +59,9 @@ def indices(values, high: int, *, slot: str, what: str = "index", low: int = 0,
     has_ignore = ignore is not None
     ignore_value = int(ignore) if has_ignore else 0
     if hasattr(values, "copy_to_host") and not isinstance(values, np.ndarray):
-        from .cuda import check as device_check    # noqa: PLC0415 (numba.cuda on use)
         flat_pos, value = device_check.first_outside(values, low, high, has_ignore,
                                                      ignore_value)
     else:
-        from .cpu import check as host_check       # noqa: PLC0415
         flat = np.ascontiguousarray(values).reshape(-1)
         flat_pos = int(host_check.first_outside(flat, low, high, has_ignore, ignore_value))
         value = int(flat[flat_pos]) if flat_pos >= 0 else None

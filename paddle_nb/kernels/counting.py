@@ -12,7 +12,7 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, flat, launch_1d
+from .cuda.device import empty, flat, launch
 
 
 @register_jitable
@@ -86,9 +86,7 @@ class CUDA:
     @staticmethod
     def histogram(x, lo, hi, bins: int):
         out = cuda.to_device(np.zeros(bins, np.int64))
-        if x.size:
-            blocks, threads = launch_1d(x.size)
-            _cuda_histogram[blocks, threads](flat(x), *_args(x, lo, hi, bins), out)
+        launch(_cuda_histogram, x.size, flat(x), *_args(x, lo, hi, bins), out)
         return out
 
     @staticmethod
@@ -96,6 +94,5 @@ class CUDA:
         out = cuda.to_device(np.zeros(size, dtype))
         if x.size:
             w = empty((1,), dtype) if weights is None else flat(weights)
-            blocks, threads = launch_1d(x.size)
-            _cuda_bincount[blocks, threads](flat(x), w, weights is not None, out)
+            launch(_cuda_bincount, x.size, flat(x), w, weights is not None, out)
         return out

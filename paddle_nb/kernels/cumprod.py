@@ -20,7 +20,7 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, flat, launch_1d
+from .cuda.device import empty, flat, launch
 
 
 @register_jitable
@@ -116,8 +116,7 @@ class CUDA:
         out = empty(shape, x.dtype)
         n, inner = _lines(shape, axis)
         if out.size:
-            blocks, threads = launch_1d(out.size // n)
-            _cuda_cumprod[blocks, threads](flat(x), n, inner, flat(out))
+            launch(_cuda_cumprod, out.size // n, flat(x), n, inner, flat(out))
         return out
 
     @staticmethod
@@ -126,6 +125,5 @@ class CUDA:
         dx = empty(shape, dout.dtype)
         n, inner = _lines(shape, axis)
         if dx.size:
-            blocks, threads = launch_1d(dx.size // n)
-            _cuda_cumprod_grad[blocks, threads](flat(x), flat(dout), n, inner, flat(dx))
+            launch(_cuda_cumprod_grad, dx.size // n, flat(x), flat(dout), n, inner, flat(dx))
         return dx

@@ -4,7 +4,8 @@ read from the rows sorted (ops/order_statistics.py), for both places.
 Each op first sorts its rows ascending with the places' ``top_k_rows`` (NaN last, equal
 values in the order of their positions, with the position each value came from); what is
 left is one pass over a sorted row, written once as ``register_jitable`` functions that the
-CPU's ``njit`` loop and the device's ``cuda.jit`` kernel (one thread per row) both call.
+CPU's ``njit`` loop and the device's ``cuda.jit`` kernel (one thread per row) both call,
+the statistic chosen per call (``which``).
 
 - kthvalue: column k - 1 of the sorted row.
 - mode: the longest run of equal values (NaN never equals itself, so each NaN is a run
@@ -20,7 +21,7 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, launch_1d
+from .cuda.device import empty, launch
 
 
 @register_jitable
@@ -63,82 +64,61 @@ def _row_nanmedian(values, positions, r, out, index):
     index[2 * r + 1] = positions[r, high]
 
 
-# --- the CPU: one loop over the rows --------------------------------------------------------
-@njit(cache=True)
-def _cpu_kth(values, positions, k, out, index):
-    for r in range(values.shape[0]):
+# --- one loop over the rows per place -----------------------------------------------------
+KTH, MODE, NANMEDIAN = 0, 1, 2
+_INDEX_PER_ROW = {KTH: 1, MODE: 1, NANMEDIAN: 2}     # positions each row's answer keeps
+
+
+@register_jitable
+def _row(which, values, positions, k, r, out, index):
+    if which == KTH:
         _row_kth(values, positions, r, k, out, index)
-
-
-@njit(cache=True)
-def _cpu_mode(values, positions, out, index):
-    for r in range(values.shape[0]):
+    elif which == MODE:
         _row_mode(values, positions, r, out, index)
-
-
-@njit(cache=True)
-def _cpu_nanmedian(values, positions, out, index):
-    for r in range(values.shape[0]):
+    else:
         _row_nanmedian(values, positions, r, out, index)
 
 
-# --- CUDA: one thread per row ----------------------------------------------------------------
-@cuda.jit(cache=True)
-def _cuda_kth(values, positions, k, out, index):
-    for r in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
-        _row_kth(values, positions, r, k, out, index)
+@njit(cache=True)
+def _cpu_rows(which, values, positions, k, out, index):
+    for r in range(values.shape[0]):
+        _row(which, values, positions, k, r, out, index)
 
 
 @cuda.jit(cache=True)
-def _cuda_mode(values, positions, out, index):
-    for r in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
-        _row_mode(values, positions, r, out, index)
+def _cuda_rows(which, values, positions, k, out, index):
+    for r in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):     # a thread a row
+        _row(which, values, positions, k, r, out, index)
 
 
-@cuda.jit(cache=True)
-def _cuda_nanmedian(values, positions, out, index):
-    for r in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
-        _row_nanmedian(values, positions, r, out, index)
-
-
-def _run(on_device: bool, place_kernel, values, positions, index_per_row: int, *args):
-    """(one value per row, index_per_row positions per row) from sorted (R, n) rows."""
+def _run(on_device: bool, which: int, values, positions, k: int = 0):
+    """(one value per row, its positions) of ``which`` statistic from sorted (R, n) rows."""
     rows = int(values.shape[0])
     make = empty if on_device else np.empty
     out = make((rows,), values.dtype)
-    index = make((rows * index_per_row,), np.dtype(np.int64))
-    if rows:
-        if on_device:
-            blocks, threads = launch_1d(rows)
-            place_kernel[blocks, threads](values, positions, *args, out, index)
-        else:
-            place_kernel(values, positions, *args, out, index)
+    index = make((rows * _INDEX_PER_ROW[which],), np.dtype(np.int64))
+    if on_device:
+        launch(_cuda_rows, rows, which, values, positions, k, out, index)
+    elif rows:
+        _cpu_rows(which, values, positions, k, out, index)
     return out, index
 
 
 class CPU:
-    @staticmethod
-    def kth(values, positions, k: int):
-        return _run(False, _cpu_kth, values, positions, 1, k)
+    on_device = False
 
-    @staticmethod
-    def mode(values, positions):
-        return _run(False, _cpu_mode, values, positions, 1)
+    @classmethod
+    def kth(cls, values, positions, k: int):
+        return _run(cls.on_device, KTH, values, positions, k)
 
-    @staticmethod
-    def nanmedian(values, positions):
-        return _run(False, _cpu_nanmedian, values, positions, 2)
+    @classmethod
+    def mode(cls, values, positions):
+        return _run(cls.on_device, MODE, values, positions)
+
+    @classmethod
+    def nanmedian(cls, values, positions):
+        return _run(cls.on_device, NANMEDIAN, values, positions)
 
 
-class CUDA:
-    @staticmethod
-    def kth(values, positions, k: int):
-        return _run(True, _cuda_kth, values, positions, 1, k)
-
-    @staticmethod
-    def mode(values, positions):
-        return _run(True, _cuda_mode, values, positions, 1)
-
-    @staticmethod
-    def nanmedian(values, positions):
-        return _run(True, _cuda_nanmedian, values, positions, 2)
+class CUDA(CPU):
+    on_device = True

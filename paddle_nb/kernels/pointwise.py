@@ -16,13 +16,11 @@ and that one function is all an op family writes. From it this module builds:
   through broadcast strides, as kernels/cuda/copy.py explains).
 
 The loops are the same for every function of an arity, so they are written once here, as
-source templates, and generated per function. Why source and not closures: numba's on-disk
-cache keys a function on its file, its qualified name and the bytes of its closure, and a
-closure over a compiled function pickles differently in every process, so a closure-made
-loop is compiled again in every new process. A generated loop
-instead names the scalar function as a global and is compiled with the scalar function's
-own file as its file name and ``<name>__<loop>`` as its name: the cache finds it again in
-the next process, and an edit to that file (or to kernels/cpu, cache.py) invalidates it.
+source templates, and generated per function, as source rather than closures so that
+numba's disk cache finds them in the next process (kernels/cpu/generated.py says why):
+each is compiled with the scalar function's own file as its file name and
+``<name>__<loop>`` as its name, and an edit to that file (or to kernels/cpu, cache.py)
+invalidates it.
 
 Scalar functions may call plain numba-supported math (``math.erf``) and the fast float32
 helpers of kernels/cpu/fastmath32.py (``fexp``, ``ftanh``, ``fsigmoid``), which are
@@ -39,9 +37,9 @@ import numpy as np
 from numba import cuda, njit, prange
 
 from .cpu.fastmath32 import FASTMATH32
+from .cpu.generated import define
 from .cpu.lazy_ufunc import LazyUfunc
-from .cuda.device import empty, flat, int_array, launch_1d
-from .cuda.elementwise import broadcast_strides
+from .cuda.device import broadcast_strides, empty, flat, int_array, launch
 
 # Every pointwise kernel by name (relu, relu_grad, gelu...): what the places' ``unary`` and
 # ``derivative`` look activations up in, and what the tests enumerate.
@@ -91,14 +89,8 @@ def _generate(fn, loop: str, template: str, arity: int, params: int, scalar, ext
         zero="\n".join(f"        o{k} = 0" for k in range(arity)),
         step="\n".join(f"            o{k} += k * s{k}[d]" for k in range(arity)),
         reads=", ".join(f"a{k}[o{k}]" for k in range(arity)))
-    scope = {"SCALAR": scalar, **extra}
-    exec(compile(source, inspect.getfile(fn), "exec"), scope)    # noqa: S102 (our template)
-    made = scope[fn.__name__]
-    made.__qualname__ = f"{fn.__name__}__{loop}"
-    made.__module__ = fn.__module__
-    made.source = source.strip()    # inspect.getsource would read fn's file at these lines
-    made._pointwise = True          # kernels/cpu/cache.py stamps it with kernels/cpu too
-    return made
+    return define(source, fn.__name__, f"{fn.__name__}__{loop}", fn,
+                  {"SCALAR": scalar, **extra})
 
 
 class Pointwise:
@@ -161,18 +153,17 @@ class Pointwise:
         out = empty(shape, out_dtype)
         if out.size == 0:
             return out
-        blocks, threads = launch_1d(out.size)
         loops = self.cuda_loops()
         if all(tuple(a.shape) == shape for a in operands):
-            loops["cuda_flat"][blocks, threads](*[flat(a) for a in operands], *scalars,
-                                                flat(out))
+            launch(loops["cuda_flat"], out.size, *[flat(a) for a in operands], *scalars,
+                   flat(out))
             return out
         run_shape = shape or (1,)          # a 0-d result is one element of rank 1
         strided = []
         for a in operands:
             strided += [int_array(broadcast_strides(a.shape, run_shape)), flat(a)]
-        loops["cuda_broadcast"][blocks, threads](int_array(run_shape), *strided, *scalars,
-                                                 flat(out))
+        launch(loops["cuda_broadcast"], out.size, int_array(run_shape), *strided, *scalars,
+               flat(out))
         return out
 
     def __repr__(self):

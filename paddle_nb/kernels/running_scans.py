@@ -27,7 +27,7 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, flat, launch_1d
+from .cuda.device import empty, flat, launch
 
 
 @register_jitable
@@ -194,9 +194,8 @@ class CUDA:
         out, indices = empty(shape, x.dtype), empty(shape, np.dtype(index_dtype))
         n, inner = _lines(shape, axis)
         if out.size:
-            blocks, threads = launch_1d(out.size // n)
-            _cuda_extremum[blocks, threads](flat(x), n, inner, largest, flat(out),
-                                            flat(indices))
+            launch(_cuda_extremum, out.size // n, flat(x), n, inner, largest, flat(out),
+                   flat(indices))
         return out, indices
 
     @staticmethod
@@ -205,9 +204,8 @@ class CUDA:
         out = empty(shape, x.dtype)
         n, inner = _lines(shape, axis)
         if out.size:
-            blocks, threads = launch_1d(out.size // n)
-            _cuda_logcumsumexp[blocks, threads](flat(x), n, inner, exclusive, reverse,
-                                                flat(out))
+            launch(_cuda_logcumsumexp, out.size // n, flat(x), n, inner, exclusive, reverse,
+                   flat(out))
         return out
 
     @staticmethod
@@ -216,7 +214,6 @@ class CUDA:
         dx = empty(shape, x.dtype)
         n, inner = _lines(shape, axis)
         if dx.size:
-            blocks, threads = launch_1d(dx.size // n)
-            _cuda_logcumsumexp_grad[blocks, threads](flat(x), flat(dout), n, inner,
-                                                     exclusive, reverse, flat(dx))
+            launch(_cuda_logcumsumexp_grad, dx.size // n, flat(x), flat(dout), n, inner,
+                   exclusive, reverse, flat(dx))
         return dx

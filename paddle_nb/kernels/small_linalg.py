@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, flat, launch_1d
+from .cuda.device import empty, flat, launch
 
 
 @register_jitable
@@ -78,13 +78,17 @@ def _singular(ok, op_type: str) -> None:
                          "inverse); expected an invertible matrix for a negative n")
 
 
+def _matrices(x):
+    """(x's shape [..., n, n], n, how many matrices)."""
+    shape = tuple(int(d) for d in x.shape)
+    return shape, shape[-1], int(np.prod(shape[:-2], dtype=np.int64))
+
+
 class CPU:
     @staticmethod
     def inverse(x, op_type: str):
         """The inverse of each matrix of x [..., n, n] (a ValueError names a singular one)."""
-        shape = tuple(int(d) for d in x.shape)
-        n = shape[-1]
-        batch = int(np.prod(shape[:-2], dtype=np.int64))
+        shape, n, batch = _matrices(x)
         work = np.array(x, dtype=x.dtype, order="C").reshape((batch, n, n))
         inv = np.empty((batch, n, n), x.dtype)
         ok = np.ones(batch, np.int32)
@@ -102,23 +106,17 @@ class CPU:
 class CUDA:
     @staticmethod
     def inverse(x, op_type: str):
-        shape = tuple(int(d) for d in x.shape)
-        n = shape[-1]
-        batch = int(np.prod(shape[:-2], dtype=np.int64))
+        shape, n, batch = _matrices(x)
         work = empty((batch, n, n), x.dtype)
         work.copy_to_device(x.reshape((batch, n, n)))     # scratch: the kernel destroys it
         inv = empty((batch, n, n), x.dtype)
         ok = cuda.to_device(np.ones(batch, np.int32))
-        if batch:
-            blocks, threads = launch_1d(batch)
-            _cuda_inverse[blocks, threads](work, inv, ok)
+        launch(_cuda_inverse, batch, work, inv, ok)
         _singular(ok.copy_to_host(), op_type)            # one flag per matrix comes back
         return inv.reshape(shape)
 
     @staticmethod
     def eyes(batch: tuple, rows: int, cols: int, dtype):
         out = empty(tuple(batch) + (rows, cols), dtype)
-        if out.size:
-            blocks, threads = launch_1d(out.size)
-            _cuda_eye[blocks, threads](rows, cols, flat(out))
+        launch(_cuda_eye, out.size, rows, cols, flat(out))
         return out

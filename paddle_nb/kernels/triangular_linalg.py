@@ -26,7 +26,8 @@ import numpy as np
 from numba import cuda, njit
 from numba.extending import register_jitable
 
-from .cuda.device import empty, flat, launch_1d
+from .cuda import copy as cuda_copy
+from .cuda.device import empty, flat, launch
 
 
 # --- one matrix -------------------------------------------------------------------------
@@ -309,10 +310,6 @@ def _scale_each(a, s, out):
 
 
 # --- launchers ----------------------------------------------------------------------------
-def _grid(n):
-    return launch_1d(max(int(n), 1))
-
-
 def _scratch_copy(a):
     """A new device array holding a's values (the kernels overwrite their scratch)."""
     out = empty(a.shape, a.dtype)
@@ -324,9 +321,7 @@ def cholesky(a, upper: bool):
     """(factors, ok flags on the host) of a [B, n, n]."""
     out = empty(a.shape, a.dtype)
     ok = cuda.to_device(np.ones(a.shape[0], np.int32))
-    if a.shape[0]:
-        blocks, threads = _grid(a.shape[0])
-        _cholesky[blocks, threads](a, out, ok, upper)
+    launch(_cholesky, a.shape[0], a, out, ok, upper)
     return out, ok.copy_to_host()
 
 
@@ -335,9 +330,7 @@ def lu(a, pivoting: bool):
     work = _scratch_copy(a)
     piv = empty((a.shape[0], min(a.shape[1], a.shape[2])), np.int32)
     info = empty((a.shape[0],), np.int32)
-    if a.shape[0]:
-        blocks, threads = _grid(a.shape[0])
-        _lu[blocks, threads](work, piv, info, pivoting)
+    launch(_lu, a.shape[0], work, piv, info, pivoting)
     return work, piv, info
 
 
@@ -346,9 +339,7 @@ def lu_solve(a, rhs):
     work, out = _scratch_copy(a), _scratch_copy(rhs)
     piv = empty((a.shape[0], a.shape[1]), np.int32)
     ok = cuda.to_device(np.ones(a.shape[0], np.int32))
-    if a.shape[0]:
-        blocks, threads = _grid(a.shape[0])
-        _lu_solve[blocks, threads](work, piv, out, ok)
+    launch(_lu_solve, a.shape[0], work, piv, out, ok)
     return out, ok.copy_to_host()
 
 
@@ -357,9 +348,7 @@ def determinant(a):
     work = _scratch_copy(a)
     piv = empty((a.shape[0], a.shape[1]), np.int32)
     out = empty((a.shape[0],), a.dtype)
-    if a.shape[0]:
-        blocks, threads = _grid(a.shape[0])
-        _determinant[blocks, threads](work, piv, out)
+    launch(_determinant, a.shape[0], work, piv, out)
     return out
 
 
@@ -369,18 +358,14 @@ def cofactors(a):
     minor = empty((batch, n - 1, n - 1), a.dtype)
     piv = empty((batch, n - 1), np.int32)
     out = empty(a.shape, a.dtype)
-    if batch:
-        blocks, threads = _grid(batch)
-        _cofactors[blocks, threads](a, minor, piv, out)
+    launch(_cofactors, batch, a, minor, piv, out)
     return out
 
 
 def triangular_solve(t, rhs, upper: bool, trans: bool, unit: bool):
     """op(T)^-1 rhs for t [B, n, n], rhs [B, n, k]."""
     out = _scratch_copy(rhs)
-    if t.shape[0]:
-        blocks, threads = _grid(t.shape[0])
-        _triangular_solve[blocks, threads](t, out, upper, trans, unit)
+    launch(_triangular_solve, t.shape[0], t, out, upper, trans, unit)
     return out
 
 
@@ -390,16 +375,14 @@ def product(a, b, ta: bool = False, tb: bool = False):
     cols = b.shape[1] if tb else b.shape[2]
     out = empty((a.shape[0], rows, cols), a.dtype)
     if out.size:
-        blocks, threads = _grid(a.shape[0])
-        _product[blocks, threads](a, b, out, ta, tb)
+        launch(_product, a.shape[0], a, b, out, ta, tb)
     elif out.shape[0]:
         out = _fill_zeros(out)
     return out
 
 
 def _fill_zeros(out):
-    from .cuda import copy   # noqa: PLC0415
-    return copy.fill(out.shape, 0, out.dtype)
+    return cuda_copy.fill(out.shape, 0, out.dtype)
 
 
 def unpack(lu_data, piv, unpack_ludata: bool, unpack_pivots: bool):
@@ -410,10 +393,8 @@ def unpack(lu_data, piv, unpack_ludata: bool, unpack_pivots: bool):
     lower = empty((batch, m, k), lu_data.dtype)
     upper = empty((batch, k, n), lu_data.dtype)
     ok = cuda.to_device(np.ones(batch, np.int32))
-    if batch:
-        blocks, threads = _grid(batch)
-        _unpack[blocks, threads](lu_data, piv, pmat, lower, upper, ok, unpack_ludata,
-                                 unpack_pivots)
+    launch(_unpack, batch, lu_data, piv, pmat, lower, upper, ok, unpack_ludata,
+           unpack_pivots)
     return pmat, lower, upper, ok.copy_to_host()
 
 
@@ -421,34 +402,26 @@ def triangle(a, lower: bool, diag: float, scale: float = 1.0):
     """scale times (the strict lower (upper) triangle of each matrix, plus diag times the
     diagonal)."""
     out = empty(a.shape, a.dtype)
-    if a.size:
-        blocks, threads = _grid(a.size)
-        _triangle[blocks, threads](flat(a), a.shape[1], a.shape[2], lower, diag, scale,
-                                   flat(out))
+    launch(_triangle, a.size, flat(a), a.shape[1], a.shape[2], lower, diag, scale,
+           flat(out))
     return out
 
 
 def combine(a, b, alpha: float, beta: float):
     """alpha a + beta b (same shapes)."""
     out = empty(a.shape, a.dtype)
-    if a.size:
-        blocks, threads = _grid(a.size)
-        _combine[blocks, threads](flat(a), flat(b), alpha, beta, flat(out))
+    launch(_combine, a.size, flat(a), flat(b), alpha, beta, flat(out))
     return out
 
 
 def negate(a):
     out = empty(a.shape, a.dtype)
-    if a.size:
-        blocks, threads = _grid(a.size)
-        _negate[blocks, threads](flat(a), flat(out))
+    launch(_negate, a.size, flat(a), flat(out))
     return out
 
 
 def scale_each(a, s):
     """s[b] times matrix b of a."""
     out = empty(a.shape, a.dtype)
-    if a.size:
-        blocks, threads = _grid(a.size)
-        _scale_each[blocks, threads](flat(a), s, flat(out))
+    launch(_scale_each, a.size, flat(a), s, flat(out))
     return out

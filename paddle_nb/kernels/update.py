@@ -27,15 +27,15 @@ changed behind their back, and a run that fails can be undone.
 """
 from __future__ import annotations
 
-import inspect
 import threading
 
 import numpy as np
 from numba import cuda, njit, prange
 
 from .cpu.fastmath32 import FASTMATH32
+from .cpu.generated import define
 from .cpu.threads import parallel_ok
-from .cuda.device import empty, flat, launch_1d
+from .cuda.device import empty, flat, launch
 
 # Every update kernel by name (sgd, momentum, adamw...): what the tests enumerate.
 UPDATES: dict[str, "Update"] = {}
@@ -57,7 +57,7 @@ def {name}({args}, {outs}):
 
 def _generate(fn, loop: str, template: str, shape: tuple, scalar, extra: dict):
     """The loop ``template`` makes for ``fn`` (``shape``: arrays, cells, params, outputs),
-    named ``<fn>__<loop>`` under ``fn``'s file and module (pointwise.py says why)."""
+    named ``<fn>__<loop>`` under ``fn``'s file and module (cpu/generated.py says why)."""
     arrays, cells, params, outputs = shape
     a = [f"a{k}" for k in range(arrays)]
     c = [f"c{k}" for k in range(cells)]
@@ -69,14 +69,8 @@ def _generate(fn, loop: str, template: str, shape: tuple, scalar, extra: dict):
         loads="\n".join(f"    v{k} = c{k}[0]" for k in range(cells)) or "    pass",
         targets=", ".join(f"{v}[i]" for v in o),
         call=", ".join([f"{v}[i]" for v in a] + [f"v{k}" for k in range(cells)] + p))
-    scope = {"SCALAR": scalar, **extra}
-    exec(compile(source, inspect.getfile(fn), "exec"), scope)    # noqa: S102 (our template)
-    made = scope[fn.__name__]
-    made.__qualname__ = f"{fn.__name__}__{loop}"
-    made.__module__ = fn.__module__
-    made.source = source.strip()
-    made._pointwise = True          # kernels/cpu/cache.py stamps it with kernels/cpu too
-    return made
+    return define(source, fn.__name__, f"{fn.__name__}__{loop}", fn,
+                  {"SCALAR": scalar, **extra})
 
 
 class Update:
@@ -136,10 +130,8 @@ class Update:
         """As ``cpu``, on device arrays; the cells are read by the kernel on the device."""
         arrays, cells, params = self._split(args)
         outs = [empty(arrays[0].shape, arrays[0].dtype) for _ in range(self.outputs)]
-        if outs[0].size:
-            blocks, threads = launch_1d(outs[0].size)
-            self.cuda_loops()["cuda"][blocks, threads](*[flat(a) for a in arrays + cells], *params,
-                                                *[flat(o) for o in outs])
+        launch(self.cuda_loops()["cuda"], outs[0].size, *[flat(a) for a in arrays + cells],
+               *params, *[flat(o) for o in outs])
         return outs[0] if self.outputs == 1 else tuple(outs)
 
     def loop_source(self, loop: str) -> str:

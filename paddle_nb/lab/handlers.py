@@ -28,6 +28,7 @@ never the bare "Unhandled error" of an escaped exception.
 """
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -105,27 +106,39 @@ class _Base(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(_error(str(e)))
 
+    def path_and_tab(self) -> tuple[str, str]:
+        """The ``?path=P&tab=T`` of a GET or DELETE, checked (a BadRequest if not)."""
+        return (request_bodies.program_path(self.get_query_argument("path", "")),
+                request_bodies.tab_id(self.get_query_argument("tab", "")))
+
 
 def _error(message: str) -> str:
     return json.dumps({"error": message})
 
 
+def _checked(method):
+    """A route whose request is checked before any work: a BadRequest it raises (before it
+    hands the work to the pool) is answered at once, with its status and message."""
+    @functools.wraps(method)
+    async def route(self, *args):
+        try:
+            return await method(self, *args)
+        except BadRequest as e:
+            self.refuse(e)
+    return route
+
+
 class ProgramHandler(_Base):
     @tornado.web.authenticated
+    @_checked
     async def get(self):
-        try:
-            path = request_bodies.program_path(self.get_query_argument("path", ""))
-            tab = request_bodies.tab_id(self.get_query_argument("tab", ""))
-        except BadRequest as e:
-            return self.refuse(e)
+        path, tab = self.path_and_tab()
         await self.answer(lambda programs: _state(programs, programs.get(path, tab)))
 
     @tornado.web.authenticated
+    @_checked
     async def post(self):
-        try:
-            post = request_bodies.program_post(self.request.body)
-        except BadRequest as e:
-            return self.refuse(e)
+        post = request_bodies.program_post(self.request.body)
 
         def change(programs):
             opened = programs.get(post.path, post.tab)
@@ -140,12 +153,9 @@ class ProgramHandler(_Base):
         await self.answer(change)
 
     @tornado.web.authenticated
+    @_checked
     async def delete(self):
-        try:
-            path = request_bodies.program_path(self.get_query_argument("path", ""))
-            tab = request_bodies.tab_id(self.get_query_argument("tab", ""))
-        except BadRequest as e:
-            return self.refuse(e)
+        path, tab = self.path_and_tab()
         await self.answer(lambda programs: json.dumps(
             {"path": path, "tabs": programs.release(path, tab), **programs.held()}))
 
@@ -159,11 +169,9 @@ def _state(programs, opened) -> str:
 
 class NotebookHandler(_Base):
     @tornado.web.authenticated
+    @_checked
     async def post(self):
-        try:
-            path = request_bodies.notebook_post(self.request.body)
-        except BadRequest as e:
-            return self.refuse(e)
+        path = request_bodies.notebook_post(self.request.body)
         await self.answer(lambda programs: json.dumps({"path": programs.notebook(path)}))
 
 

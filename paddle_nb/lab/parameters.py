@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from ..core.errors import PaddleNBError
-from ..core.validate import human_bytes
+from ..core.limits import human_bytes
 from ..io.files import open_checked
 from ..io.tensor_format import elements
 from ..io.variables import is_persistable, stored_tensors

@@ -41,6 +41,7 @@ import numpy as np
 from ..core.errors import PaddleNBError, ProgramFormatError
 from ..core.program import Program
 from ..io.files import read_file
+from ..io.pir import program_from_pir
 from ..notebook.widgets import ProgramView, view_asset  # noqa: F401 (the asset route's)
 from . import parameters, request_bodies
 from .notebook_file import write_notebook
@@ -208,7 +209,6 @@ def _read_program(full: str, path: str) -> tuple[Program, int]:
         if not pir:
             data = read_file(full, "the program", "MAX_PROGRAM_BYTES")
             return Program.from_bytes(data), len(data)
-        from ..io.pir import program_from_pir   # noqa: PLC0415 (only a .json needs it)
         program = program_from_pir(bytes(read_file(full, "the PIR program", "MAX_PIR_BYTES")))
         return program, len(program.to_bytes())
     except ProgramFormatError as e:

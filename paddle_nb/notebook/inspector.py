@@ -13,30 +13,30 @@ output of the cell that made a view:
 The sidebar asks the kernel for :func:`sidebar_model_id` (a silent request, only in a kernel
 that has imported paddle_nb) and draws that widget with the notebook's own widget manager.
 The widget refreshes itself after every cell (IPython's ``post_run_cell``) and whenever a
-debugger view moves (:func:`debugger_moved`), from the kernel: the page never asks twice.
+debugger view moves (:func:`debugger_moved`, which the views call: ``widgets.py`` is the
+layer below and names no module above it), from the kernel: the page never asks twice.
 """
 from __future__ import annotations
 
 import html
-import weakref
 
 import ipywidgets
+from IPython import get_ipython
 
 from ..core.program import default_main_program
 from ..core.scope import current as current_scope
-from .widgets import ProgramView, ScopeView
+from .magic import get_notebook
+from .widgets import ProgramView, ScopeView, debugger_moved_last, follow_debugger_moves
 
 _inspector: InspectorView | None = None
-_debugger_view = None            # weakref to the DebuggerView that moved last
 
 
 def _notebook_program():
     """The NotebookProgram the last %%paddle cell built into, or None (no magic loaded,
     no cell run yet)."""
     try:
-        from .magic import get_notebook   # noqa: PLC0415 (IPython)
         programs = get_notebook().programs
-    except (ImportError, RuntimeError, AttributeError):
+    except (RuntimeError, AttributeError):    # no magic loaded; no IPython shell at all
         return None
     live = [p for p in programs.values() if p.main.global_block().ops or p.cells]
     return live[-1] if live else None
@@ -57,7 +57,7 @@ class InspectorView(ipywidgets.VBox):
 
     def _debugger(self):
         """The DebuggerView that moved last (or that the last --step cell opened)."""
-        view = _debugger_view() if _debugger_view is not None else None
+        view = debugger_moved_last()
         if view is None:
             prog = _notebook_program()
             view = getattr(prog, "debugger", None) if prog is not None else None
@@ -114,11 +114,7 @@ def inspector() -> InspectorView:
     global _inspector
     if _inspector is None:
         _inspector = InspectorView()
-        try:
-            from IPython import get_ipython   # noqa: PLC0415
-            shell = get_ipython()
-        except ImportError:
-            shell = None
+        shell = get_ipython()
         if shell is not None:
             shell.events.register("post_run_cell", _after_cell)
     return _inspector
@@ -137,10 +133,12 @@ def sidebar_model_id() -> str:
 
 
 def debugger_moved(view) -> None:
-    """Called by a DebuggerView after each command: the inspector follows that debugger
-    (the program is read again only when it is another program than the one shown)."""
-    global _debugger_view
-    _debugger_view = weakref.ref(view)
+    """Called after each command of a DebuggerView (``widgets.follow_debugger_moves``): the
+    inspector follows that debugger (the program is read again only when it is another
+    program than the one shown)."""
     if _inspector is not None:
         _inspector.refresh(program_too=_inspector.program_view.program is not
                            view.debugger.program)
+
+
+follow_debugger_moves(debugger_moved)

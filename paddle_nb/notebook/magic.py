@@ -9,7 +9,7 @@
 The cell body is ordinary Python, run in the notebook's namespace while the named notebook
 program (``--program``, default ``main``) is the default main/startup program and its scope
 the current scope. Re-running a cell *replaces* what it built before, with the same names
-(see :mod:`paddle_nb.notebook.session`). A cell is known by its Jupyter cell id when the
+(see :mod:`paddle_nb.interactive.session`). A cell is known by its Jupyter cell id when the
 front end sends one, else by ``--cell NAME``, else by its source text (so an *edited* cell
 in a front end without cell ids counts as a new cell).
 
@@ -21,22 +21,27 @@ cell leaves the program as it was. Flags are checked by argparse: a bad one is a
 from __future__ import annotations
 
 import html
-import importlib
 import linecache
 import sys
 
 import numpy as np
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+import paddle_nb    # the package, bound to ``pd`` in the notebook (this is its extension)
+
 from ..core.errors import PaddleNBError, set_filename_label_hook
 from ..core.executor import Executor
 from ..core.framework_pb2 import VarType
 from ..core.place import CPUPlace, CUDAPlace
+from ..core.program import default_main_program
 from ..core.variable import Variable
-from .session import Notebook, NotebookProgram
+from ..interactive.debugger import Debugger
+from ..interactive.session import Notebook, NotebookProgram
+from .program_model import program_graph_text
 
 SHOW_MODES = ("code", "tree", "graph", "scope", "none")
 COMMANDS = ("status", "reset", "show")
@@ -238,7 +243,7 @@ class PaddleMagics(Magics):
             elif mode == "tree":
                 print(block_tree(prog.main))
             else:
-                print(_graph_text(prog.main))
+                print(program_graph_text(prog.main))
 
     # --- running -----------------------------------------------------------------------------
     def _execute(self, prog: NotebookProgram, args, assigned, key: str | None = None):
@@ -300,11 +305,6 @@ class PaddleMagics(Magics):
 
     def _debugger(self, prog: NotebookProgram, feed, fetch, place, check_nan_inf=False,
                   key: str | None = None):
-        try:
-            Debugger = importlib.import_module(__package__ + ".debugger").Debugger  # noqa: N806
-        except ImportError:
-            print("the step debugger is not available; the program:\n" + prog.main.to_code())
-            return None
         dbg = Debugger(prog.main, feed, list(fetch.values()), prog.scope, place,
                        check_nan_inf=check_nan_inf)
         # a step that fails on an op an earlier cell built says which cell, as --run does
@@ -393,22 +393,17 @@ def debugger_summary(prog: NotebookProgram, dbg, fetch: dict) -> str:
 
 # --- helpers ---------------------------------------------------------------------------------
 def _widget(name: str, *args, **kwargs):
-    """A widget from :mod:`paddle_nb.notebook.widgets`, or None where it cannot be had
-    (no anywidget installed): the caller then prints text."""
-    try:   # imported on first use: the magic works without a widget stack
-        widgets = importlib.import_module(__package__ + ".widgets")
+    """A view from :mod:`paddle_nb.notebook.widgets` (``ProgramView``, ``ScopeView``,
+    ``DebuggerView``), or None where it cannot be had (no anywidget installed): the caller
+    then prints text."""
+    # anywidget may be missing (the views need it, the magic does not): imported here, on
+    # each call, so that the magic works without it and its text fallback can be tested
+    try:
+        from .widgets import DebuggerView, ProgramView, ScopeView   # noqa: PLC0415 (optional)
     except ImportError:
         return None
-    cls = getattr(widgets, name, None)
-    return cls(*args, **kwargs) if cls is not None else None
-
-
-def _graph_text(program) -> str:
-    try:
-        from .program_model import program_graph_text   # noqa: PLC0415
-    except ImportError:
-        return program.to_code()
-    return program_graph_text(program)
+    views = {"DebuggerView": DebuggerView, "ProgramView": ProgramView, "ScopeView": ScopeView}
+    return views[name](*args, **kwargs)
 
 
 def _jupyter_cell_id(shell) -> str | None:
@@ -549,7 +544,6 @@ def _cell_labeler(shell):
 def get_notebook(shell=None) -> Notebook:
     """The notebook programs of ``shell`` (default: the running IPython)."""
     if shell is None:
-        from IPython import get_ipython   # noqa: PLC0415
         shell = get_ipython()
     return _magics(shell).notebook
 
@@ -571,10 +565,9 @@ def load_ipython_extension(ip) -> None:
         ip.register_magics(PaddleMagics(ip))
     set_filename_label_hook(_cell_labeler(ip))
     ip.set_custom_exc((PaddleNBError, KeyboardInterrupt), _show_short)
-    pd = importlib.import_module("paddle_nb")
-    ip.user_ns.setdefault("pd", pd)
+    ip.user_ns.setdefault("pd", paddle_nb)
     # print(pd.default_main_program()) in a plain cell showed an empty block and no why
-    pd.default_main_program().empty_hint = (
+    default_main_program().empty_hint = (
         "empty: %%paddle cells build into the notebook's own program; "
         "print(pd.notebook.program().main) shows it")
 
@@ -582,4 +575,4 @@ def load_ipython_extension(ip) -> None:
 def unload_ipython_extension(ip) -> None:
     set_filename_label_hook(None)
     ip.set_custom_exc((), None)
-    importlib.import_module("paddle_nb").default_main_program().empty_hint = None
+    default_main_program().empty_hint = None

@@ -37,18 +37,29 @@ from collections import deque
 from dataclasses import dataclass, field
 from html import escape
 
+from ..core.backward import OP_ROLE_BACKWARD, OP_ROLE_LOSS, OP_ROLE_OPTIMIZE, op_role
 from ..core.grad_maker import EMPTY_VAR, forward_name
 from ..core.symbol_table import describe
-from .user_names import shown_name
+from ..interactive.user_names import shown_name
 
 GROUP_OVER = 60     # a program with more ops is drawn with its global block's ops grouped
 
 ROLE_COLORS = {"forward": "#e8f0fe", "backward": "#fde8e8", "optimize": "#e6f4ea"}
 
 
-def _roles():
-    from .program_model import op_id, role_name   # noqa: PLC0415 (program_model imports us)
-    return op_id, role_name
+def op_id(block_idx: int, op_index: int) -> str:
+    """The id the page uses for an op (``data-op="b0:3"``, the SVG node's ``id``)."""
+    return f"b{block_idx}:{op_index}"
+
+
+def role_name(op) -> str:
+    """``forward``, ``backward`` or ``optimize``: what the op's role says (its colour)."""
+    role = op_role(op)
+    if role & OP_ROLE_OPTIMIZE:
+        return "optimize"
+    if role & (OP_ROLE_BACKWARD | OP_ROLE_LOSS):
+        return "backward"
+    return "forward"
 
 
 # --- the structure: which op runs which block, and the groups of the global block ----------
@@ -118,7 +129,6 @@ def _namescope(op) -> str | None:
 
 def group_key(op) -> str:
     """The group an op of the global block falls in (see the module doc)."""
-    _, role_name = _roles()
     role = role_name(op)
     if role != "forward":
         return role
@@ -143,7 +153,6 @@ LOOSE_RUN = 3     # this many ops in a row that share no key with a neighbour: o
 
 
 def _groups(global_ops: list) -> list[Group]:
-    _, role_name = _roles()
     runs: list[tuple[str, list[int]]] = []
     for i, op in enumerate(global_ops):
         key = group_key(op)
@@ -194,7 +203,6 @@ def _count_ops(program, s: Structure, idx: int) -> int:
 
 def _op_ids(program, s: Structure, idx: int) -> list[str]:
     """The ids of the ops in block ``idx`` and in the blocks its ops run."""
-    op_id, _ = _roles()
     return [op_id(idx, i) for i in range(len(s.ops[idx]))] + \
         [o for k in s.kids(idx) for o in _op_ids(program, s, k)]
 
@@ -211,7 +219,6 @@ def collapsible(program, collapsed=None, grouped: bool | None = None) -> list[di
     expanded, and the ids of the ``ops`` it hides when collapsed (so the page can mark the
     node that stands for the debugger's current op). (A block's node is the op that runs
     it.)"""
-    op_id, _ = _roles()
     s = structure(program, grouped)
     shut = set(default_collapsed(program) if collapsed is None else collapsed)
     out = []
@@ -268,7 +275,6 @@ class GraphTooLarge(Exception):
 def _graph(program, user_names, collapsed, grouped, max_edges: int | None) -> _Drawing:
     """The DOT text and how many nodes and edges it draws; past ``max_edges`` edges,
     :class:`GraphTooLarge` as soon as that is known (before the rest is made)."""
-    op_id, role_name = _roles()
     s = structure(program, grouped)
     shut = set(default_collapsed(program) if collapsed is None else collapsed)
     root_rank = {r: k for k, r in enumerate(s.roots)}

@@ -9,8 +9,9 @@ graphviz's DOT (``program_graph.py``: nested blocks as clusters that collapse), 
 to SVG by ``dot``.
 
 In a notebook the model also carries the user's names (``user_names``: program name ->
-the notebook name a ``%%paddle`` cell bound to it, see ``user_names.py``), so the page can
-say ``x`` where the program says ``minibatch_0``; without them it shows program names only.
+the notebook name a ``%%paddle`` cell bound to it, see ``interactive/user_names.py``), so
+the page can say ``x`` where the program says ``minibatch_0``; without them it shows
+program names only.
 """
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ import shutil
 
 from ..core import registry
 from ..core.block import block_owners, block_paths
-from ..core.backward import OP_ROLE_BACKWARD, OP_ROLE_LOSS, OP_ROLE_OPTIMIZE, op_role
 from ..core.grad_maker import EMPTY_VAR, GRAD_SUFFIX, forward_name
 from ..core.printer import _attr_text, op_line
 from ..core.symbol_table import describe, tensor_desc
 from ..core import dtypes
-from .user_names import user_name
+from ..interactive.user_names import user_name
+# the graph module below this one draws ops by these ids and roles too (the page's ids)
+from .program_graph import graph_dot, graph_svg, op_id, role_name
 
 # Ops backward inserts to seed, zero or add up gradients: they differentiate no op. (The
 # gradient of a forward ``sum`` is made of ``scale`` ops, so a backward ``sum`` is always
@@ -33,20 +35,6 @@ from .user_names import user_name
 def _plumbing(op_type: str) -> bool:
     """Seeds, zeros and sums of gradients (OpDef.grad_plumbing) differentiate no op."""
     return registry.is_registered(op_type) and registry.lookup(op_type).grad_plumbing
-
-
-def op_id(block_idx: int, op_index: int) -> str:
-    """The id the page uses for an op (``data-op="b0:3"``)."""
-    return f"b{block_idx}:{op_index}"
-
-
-def role_name(op) -> str:
-    role = op_role(op)
-    if role & OP_ROLE_OPTIMIZE:
-        return "optimize"
-    if role & (OP_ROLE_BACKWARD | OP_ROLE_LOSS):
-        return "backward"
-    return "forward"
 
 
 # --- gradient op -> forward op -----------------------------------------------------------
@@ -180,7 +168,6 @@ def program_dot(program, user_names: dict | None = None, collapsed=None,
 
     Nodes are as small as their labels (graphviz's default minimum is 0.75 x 0.5 inches,
     which made a ten-op program wider than the page) and ranks sit close together."""
-    from .program_graph import graph_dot   # noqa: PLC0415 (it imports op_id from here)
     return graph_dot(program, user_names, collapsed, grouped)
 
 
@@ -192,7 +179,6 @@ def program_svg(program, user_names: dict | None = None, collapsed=None) -> str 
     executable = shutil.which("dot")
     if executable is None:
         return None
-    from .program_graph import graph_svg   # noqa: PLC0415 (it imports op_id from here)
     return graph_svg(program, executable, user_names, collapsed)
 
 

@@ -20,7 +20,7 @@ of the table's rows (at most 64 bins) marking the rows it touches, beside a heat
 its value rows.
 
 Each variable also carries ``user_name``: the notebook name a ``%%paddle`` cell bound to it
-(``x`` for ``minibatch_0``; see ``user_names.py``), or None in plain Python use.
+(``x`` for ``minibatch_0``; see ``interactive/user_names.py``), or None in plain Python use.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from .user_names import user_name
+from ..interactive.user_names import user_name
 
 MAX_VARS = 200       # per scope: a page with thousands of rows is unreadable anyway
 SMALL = 12           # tensors with at most this many values also send their values as text

@@ -18,6 +18,7 @@ magic passes it, plain Python use leaves it out and sees program names only.
 """
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 import anywidget
@@ -31,10 +32,12 @@ from ..core.errors import PaddleNBError
 from ..core.executor import Executor
 from ..core.program import default_main_program
 from ..core.scope import current as current_scope
+from ..interactive.debugger import DEFAULT_HISTORY_BYTES, Debugger
+from ..interactive.user_names import shown_name, user_name
+from ..passes import FAST_PATH, apply as apply_passes
 from .program_graph import GROUP_OVER, collapsible, default_collapsed
 from .program_model import program_graph_text, program_model, program_svg
 from .scope_model import scope_model
-from .user_names import shown_name, user_name
 
 
 # --- the ES modules ---------------------------------------------------------------------
@@ -178,9 +181,8 @@ def show_passes(program=None, passes=None, keep=()) -> ipywidgets.HBox:
     """``program`` as written beside what ``pd.passes.apply`` makes of it (``passes``
     None: the passes Executor.run's compiled path applies, ``pd.passes.FAST_PATH``), each
     in a ProgramView under a title that counts its ops."""
-    from .. import passes as P   # noqa: PLC0415
     program = program if program is not None else default_main_program()
-    rewritten = P.apply(program, passes=P.FAST_PATH if passes is None else passes, keep=keep)
+    rewritten = apply_passes(program, passes=FAST_PATH if passes is None else passes, keep=keep)
 
     def titled(title, p):
         ops = ", ".join(f"block {b.idx}: {len(b.ops)}" for b in p.blocks)
@@ -188,7 +190,7 @@ def show_passes(program=None, passes=None, keep=()) -> ipywidgets.HBox:
                                 ProgramView(p)],
                                layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
     return _side_by_side(titled("as written", program),
-                         titled(f"after {', '.join(passes or P.FAST_PATH)}", rewritten))
+                         titled(f"after {', '.join(passes or FAST_PATH)}", rewritten))
 
 
 # --- ScopeView --------------------------------------------------------------------------
@@ -315,7 +317,6 @@ class DebuggerView(ipywidgets.VBox):
     def from_program(cls, program=None, feed=None, fetch_list=None, startup=None, place=None,
                      scope=None, user_names: dict | None = None, check_nan_inf: bool = False,
                      history_bytes: int | None = None) -> "DebuggerView":
-        from .debugger import DEFAULT_HISTORY_BYTES, Debugger   # noqa: PLC0415 (import late)
         return cls(Debugger(program=program, feed=feed, fetch_list=fetch_list, scope=scope,
                             place=place, startup=startup, check_nan_inf=check_nan_inf,
                             history_bytes=DEFAULT_HISTORY_BYTES if history_bytes is None
@@ -437,8 +438,7 @@ class DebuggerView(ipywidgets.VBox):
             # the results stay when stepping back from the end
             self.controls.results = _results(d, self.user_names) if d.results else []
         self.scope_view.refresh(changed=d.changed, current=step.scope if step else None)
-        from .inspector import debugger_moved   # noqa: PLC0415 (it imports this module)
-        debugger_moved(self)       # the sidebar's inspector follows the debugger that moved
+        _moved(self)       # the sidebar's inspector follows the debugger that moved
 
     def _skipped(self) -> frozenset:
         """Indices of the global block's ops this run skips: the executor skips an op all of
@@ -455,6 +455,33 @@ class DebuggerView(ipywidgets.VBox):
             return self._planner.prepare(d.program, 0).skipped_for(fed)
         except PaddleNBError:       # the run itself says what is wrong with the program
             return frozenset()
+
+
+# --- who follows the debugger views ---------------------------------------------------------
+# The sidebar's inspector shows the debugger view that moved last. It is the module above
+# this one (it shows these views), so it asks to be told (``follow_debugger_moves``) rather
+# than being called by name; the view that moved last is kept here, so an inspector made
+# after it moved still finds it.
+_moved_last = None           # weakref to the DebuggerView that moved last
+_followers: list = []        # called with each DebuggerView that moved
+
+
+def follow_debugger_moves(callback) -> None:
+    """Call ``callback(view)`` after every command a DebuggerView runs (and when one opens)."""
+    if callback not in _followers:
+        _followers.append(callback)
+
+
+def debugger_moved_last():
+    """The DebuggerView that moved last, or None (none yet, or it is gone)."""
+    return _moved_last() if _moved_last is not None else None
+
+
+def _moved(view) -> None:
+    global _moved_last
+    _moved_last = weakref.ref(view)
+    for callback in _followers:
+        callback(view)
 
 
 # --- where the debugger is: the op that ran last, the op that runs next -------------------

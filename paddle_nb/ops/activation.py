@@ -17,14 +17,13 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import scale as K
 from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
-from ..kernels.cuda import elementwise as CE
 from ..kernels.pointwise import KERNELS, pointwise
+from ..kernels.scale import bias_then_scale, scale_then_bias
 from .common import OUT, X, dtype_code_check, same_shape_as_x
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # Elements from which the CPU runs the prange twin: the first measured size (float32,
 # 2 threads, powers of 2) where it took <= ~0.8x the serial loop's time.
@@ -32,6 +31,15 @@ MIN_PARALLEL_MATH = 32_768     # exp/tanh/sigmoid: measured crossover 16-24k ele
 MIN_PARALLEL_LOG = 4_096       # log (a libm call per element): measured crossover < 2k
 MIN_PARALLEL_CHEAP = 131_072   # relu/square: measured crossover ~64k elements
 MIN_PARALLEL_GRAD = 65_536     # the gradients (2 reads, 1 write): measured crossover ~24k
+
+
+def special_function(signatures, min_parallel=MIN_PARALLEL_LOG, params=0):
+    """``@pointwise`` as the special functions take it (trigonometric.py,
+    rounding_and_special.py, bessel_and_polygamma.py): without fastmath, so that no
+    reciprocal is approximated and inf and NaN keep their meaning, and, as each element
+    costs a libm call or a series, with the prange twin from MIN_PARALLEL_LOG elements (a
+    cheap one names its own threshold)."""
+    return pointwise(signatures, min_parallel, fastmath=False, params=params)
 
 
 # --- the math: forward of X, and dX from (what the gradient reads, dOut) -------------------
@@ -144,6 +152,11 @@ def _no_params(ctx, dtype):
     return ()
 
 
+def scalar_params(*names):
+    """params_of: the attributes ``names`` in the kernel's dtype."""
+    return lambda ctx, dtype: tuple(dtype.type(ctx.attr(n)) for n in names)
+
+
 def _forward(place, op_type: str, kernel_of, params_of):
     """Out = f(X, *params) in X's dtype, f the kernel ``kernel_of(ctx)`` names and
     ``params_of(ctx, dtype)`` its scalar arguments (pow's factor)."""
@@ -187,21 +200,26 @@ def _float_like_x(ctx):
 
 def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attrs=(),
                kernel_of=None, params_of=_no_params, inputs=(), act: bool = True,
-               check_attrs=None, reads_attr_tensors=()):
+               check_attrs=None, reads_attr_tensors=(), params=(), also_reads=()):
     """Declare the op ``op_type`` (slots X and ``inputs`` -> Out) and its ``_grad`` op
     (X@GRAD from Out@GRAD and the forward slot ``reads``), with a kernel for each place.
     They run the @pointwise kernels named ``op_type`` and ``op_type + "_grad"``, or, with
     ``kernel_of(ctx)``, the ones its attributes pick, with the scalar arguments
-    ``params_of(ctx, dtype)`` gives. ``act``: a layer's ``act=`` may name it;
-    ``check_attrs``: the OpDef's check of its attributes together; ``reads_attr_tensors``:
-    the ``inputs`` that stand for an attribute and that ``params_of`` reads."""
+    ``params_of(ctx, dtype)`` gives. ``params``: attributes that are those arguments, in
+    order (declared after ``attrs``, and passed in X's dtype). ``act``: a layer's ``act=``
+    may name it; ``check_attrs``: the OpDef's check of its attributes together;
+    ``reads_attr_tensors``: the ``inputs`` that stand for an attribute and that
+    ``params_of`` reads; ``also_reads``: forward slots Paddle's gradient op reads besides
+    ``reads`` (its kernels need only ``reads``)."""
     kernel_of = kernel_of or _named(op_type)
+    if params:
+        params_of = scalar_params(*(attr.name for attr in params))
     register(OpDef(
-        op_type, [X, *inputs], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
-        infer_shape=infer,
+        op_type, [X, *inputs], [OUT], [*attrs, *params],
+        comment=f"Out = {formula}, elementwise.", infer_shape=infer,
         kernels={"cpu": _forward(CPU, op_type, kernel_of, params_of),
                  "cuda": _forward(CUDA, op_type, kernel_of, params_of)},
-        grad=Grad(reads=[reads, *(s.name for s in inputs)], writes=["X"],
+        grad=Grad(reads=[reads, *also_reads, *(s.name for s in inputs)], writes=["X"],
                   kernel=_backward(CPU, op_type, kernel_of, params_of, reads),
                   cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, reads)),
         unary=True, activation=act, check_attrs=check_attrs,
@@ -219,10 +237,14 @@ activation("gelu", "X * Phi(X) (Phi: the normal CDF; approximate: the tanh form)
            kernel_of=lambda ctx: "gelu_tanh" if ctx.attr("approximate") else "gelu")
 
 
+# scale: the attributes are the parameters of a @pointwise function (kernels/scale.py)
+def _scale_kernel(ctx):
+    return scale_then_bias if ctx.attr("bias_after_scale") else bias_then_scale
+
+
 def _scale_glue(ctx, dtype):
-    """(kernel, scale, bias) for float inputs of ``dtype``, from the attributes."""
-    kernel = K.scale_then_bias if ctx.attr("bias_after_scale") else K.bias_then_scale
-    return kernel, dtype.type(ctx.attr("scale")), dtype.type(ctx.attr("bias"))
+    """(CPU loop, scale, bias) for float inputs of ``dtype``, from the attributes."""
+    return _scale_kernel(ctx).cpu, dtype.type(ctx.attr("scale")), dtype.type(ctx.attr("bias"))
 
 
 def _scale(ctx):
@@ -243,9 +265,9 @@ def _scale(ctx):
 def _cuda_scale(ctx):
     x = ctx.input("X")
     s = float(ctx.attr("scale"))       # a ScaleTensor's value (one 1-element copy), if given
-    op = "scale_then_bias" if ctx.attr("bias_after_scale") else "bias_then_scale"
     # integer tensors too: computed in float64, stored (truncated) in X's dtype, as on CPU
-    ctx.set_output("Out", CE.unary(op, x, a=s, b=ctx.attr("bias")))
+    ctx.set_output("Out", _scale_kernel(ctx).cuda(x, s, float(ctx.attr("bias")),
+                                                  out_dtype=x.dtype))
 
 
 def _scale_grad(op, no_grad):

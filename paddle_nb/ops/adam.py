@@ -18,7 +18,7 @@ from ..core.registry import Attr, Slot
 from ..kernels.update import update
 from . import selected_rows
 from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 _MOMENTS = [("Moment1", "running mean of Grad"), ("Moment2", "running mean of Grad^2")]
 _POWERS = [("Beta1Pow", "beta1^t"), ("Beta2Pow", "beta2^t")]

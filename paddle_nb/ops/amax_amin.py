@@ -20,8 +20,9 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_2
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X
-from .places import CPU, CUDA
-from .reduce import AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims, _reduced_shape
+from ..backends import CPU, CUDA
+from .reduce import (AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims,
+                     long_dim_reduce_infer)
 
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64)"]
@@ -39,23 +40,6 @@ def shared_grad(x, out, dout, ties):
 
 
 # --- the ops ----------------------------------------------------------------------------
-def _infer(ctx):
-    ctx.require_dtype("X", "number")
-    xs = ctx.shape("X")
-    if ctx.attr_from_tensor("dim") and not ctx.attr("reduce_all"):
-        unknown = ctx.int_list_attr("dim")          # one -1 per axis the tensor holds
-        rank = len(xs) if ctx.attr("keep_dim") else max(len(xs) - len(unknown), 0)
-        ctx.set_output("Out", [-1] * rank, ctx.dtype("X"))
-        return
-    dims = [int(d) for d in ctx.attr("dim")]
-    bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]
-    if bad:
-        ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
-                 expected=f"dims in [{-len(xs)}, {max(len(xs) - 1, 0)}]", given=f"dim={dims}")
-    dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
-    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), ctx.dtype("X"))
-
-
 def _dims(ctx, x) -> list[int]:
     dims = [int(d) for d in ctx.attr("dim")]
     bad = [d for d in dims if not -x.ndim <= d < max(x.ndim, 1)]
@@ -98,7 +82,8 @@ for _fold in ("max", "min"):
         f"reduce_a{_fold}",
         [X, *AXIS_TENSOR_SLOTS], [OUT], LONG_DIM_REDUCE_ATTRS,
         comment=f"Out = the {_fold} of X over dim; its gradient is shared evenly by ties.",
-        infer_shape=_infer, kernels={"cpu": make(CPU, _fold), "cuda": make(CUDA, _fold)},
+        infer_shape=long_dim_reduce_infer("number"),
+        kernels={"cpu": make(CPU, _fold), "cuda": make(CUDA, _fold)},
         grad=Grad(reads=["X", "Out", "AxisTensor", "AxisTensorList"], writes=["X"],
                   kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA)),
         reads_attr_tensors=("AxisTensor", "AxisTensorList")))

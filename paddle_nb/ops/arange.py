@@ -15,10 +15,10 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from . import arrays
 from .common import OUT
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 BOUNDS = ("Start", "End", "Step")
 TYPES = ("int32", "int64", "float32", "float64")

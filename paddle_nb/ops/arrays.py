@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels.cuda import copy as cuda_copy
 from ..kernels.cuda import device
+from ..kernels.cuda import reduce as cuda_reduce
+from ..kernels.pointwise import KERNELS
 
 
 def on_device(value) -> bool:
@@ -37,23 +40,20 @@ def host_scalar(value):
 
 def zeros_like(value):
     if on_device(value):
-        from ..kernels.cuda import copy   # noqa: PLC0415 (numba.cuda kernels on first use)
-        return copy.zeros_like(value)
+        return cuda_copy.zeros_like(value)
     return np.zeros_like(value)
 
 
 def full(shape, value, dtype, like):
     """A new array of ``shape`` filled with ``value``, on the place ``like`` lives on."""
     if on_device(like):
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.fill(shape, value, dtype)
+        return cuda_copy.fill(shape, value, dtype)
     return np.full(shape, value, dtype)
 
 
 def stack(values, axis: int = 0):
     if any(on_device(v) for v in values):
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.stack([device.to_device(v) for v in values], axis)
+        return cuda_copy.stack([device.to_device(v) for v in values], axis)
     return np.stack(values, axis=axis)
 
 
@@ -65,7 +65,6 @@ def empty(shape, dtype, like):
 def copy(value):
     """A new array holding ``value``'s elements, on its place."""
     if on_device(value):
-        from ..kernels.cuda import copy as cuda_copy   # noqa: PLC0415
         return cuda_copy.copy(value)
     return np.array(value, copy=True)
 
@@ -73,7 +72,6 @@ def copy(value):
 def transpose(value, perm):
     """``value`` with its dims permuted, as a new contiguous array (0-d stays 0-d)."""
     if on_device(value):
-        from ..kernels.cuda import copy as cuda_copy   # noqa: PLC0415
         return cuda_copy.transpose(value, perm)
     # np.array, not ascontiguousarray: the latter turns a 0-d tensor into a 1-d one
     return np.array(np.transpose(value, perm), order="C")
@@ -81,16 +79,14 @@ def transpose(value, perm):
 
 def concat(values, axis: int = 0):
     if any(on_device(v) for v in values):
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.concat([device.to_device(v) for v in values], axis)
+        return cuda_copy.concat([device.to_device(v) for v in values], axis)
     return np.concatenate(values, axis=axis)
 
 
 def split(value, sizes, axis: int = 0) -> list:
     """Pieces of ``value`` along ``axis`` with the given sizes (new contiguous arrays)."""
     if on_device(value):
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.split(value, sizes, axis)
+        return cuda_copy.split(value, sizes, axis)
     return [np.ascontiguousarray(p)
             for p in np.split(value, np.cumsum(sizes)[:-1], axis=axis)]
 
@@ -98,7 +94,6 @@ def split(value, sizes, axis: int = 0) -> list:
 def add(a, b):
     """a + b (same shapes) as a new array."""
     if on_device(a) or on_device(b):
-        from ..kernels.pointwise import KERNELS   # noqa: PLC0415
         return KERNELS["add"].cuda(device.to_device(a), device.to_device(b))
     return a + b
 
@@ -110,8 +105,7 @@ def astype(value, dtype):
     if on_device(value):
         if value.dtype == dtype:
             return value
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.astype(value, dtype)
+        return cuda_copy.astype(value, dtype)
     return value.astype(dtype, copy=False)
 
 
@@ -126,9 +120,8 @@ def unbroadcast(grad, operand_view_shape, operand_shape):
     view_shape = (1,) * (grad.ndim - len(operand_view_shape)) + tuple(operand_view_shape)
     axes = [i for i, (g, v) in enumerate(zip(grad.shape, view_shape)) if v == 1 and g != 1]
     if not host_array and on_device(grad):
-        from ..kernels.cuda import reduce   # noqa: PLC0415
         if axes:
-            grad = reduce.sum_axes(grad, axes, keepdims=True)
+            grad = cuda_reduce.sum_axes(grad, axes, keepdims=True)
         return grad.reshape(tuple(operand_shape))
     if axes:
         grad = grad.sum(axis=tuple(axes), keepdims=True)
@@ -138,8 +131,7 @@ def unbroadcast(grad, operand_view_shape, operand_shape):
 def take_rows(value, rows):
     """``value[rows]`` for host row indices, as a new contiguous array."""
     if on_device(value):
-        from ..kernels.cuda import copy   # noqa: PLC0415
-        return copy.take_rows(value, rows)
+        return cuda_copy.take_rows(value, rows)
     return np.ascontiguousarray(value[rows])
 
 
@@ -148,11 +140,10 @@ def merge_rows(n_rows: int, parts, like):
     row ``rows[r]`` is row r of ``src``, for each ``(rows, src)`` in ``parts``."""
     shape = (n_rows,) + tuple(like.shape[1:])
     if on_device(like):
-        from ..kernels.cuda import copy   # noqa: PLC0415
         out = device.empty(shape, like.dtype)
         for rows, src in parts:
             if len(rows):
-                copy.put_rows(out, rows, device.to_device(src))
+                cuda_copy.put_rows(out, rows, device.to_device(src))
         return out
     out = np.empty(shape, like.dtype)
     for rows, src in parts:

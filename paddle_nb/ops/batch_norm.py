@@ -28,7 +28,8 @@ from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import number_check
 
 LAYOUTS = ("NCHW", "NHWC", "AnyLayout")     # AnyLayout: NCHW, as Paddle reads it
 MAX_EPSILON = 1e-3                           # Paddle's own check on batch_norm's epsilon
@@ -40,13 +41,9 @@ def layout_check(value):
     return None
 
 
-def epsilon_check(value):
-    if not isinstance(value, (int, float)):
-        return None                          # (the attribute's type check says what is wrong)
-    # compared in float32, as Paddle does: 1e-3 stored as a FLOAT attribute passes
-    if not 0.0 <= value <= float(np.float32(MAX_EPSILON)):      # (NaN fails too)
-        return f"expected 0 <= epsilon <= {MAX_EPSILON}, as Paddle checks"
-    return None
+# compared in float32, as Paddle does: 1e-3 stored as a FLOAT attribute passes
+epsilon_check = number_check(lambda value: 0.0 <= value <= float(np.float32(MAX_EPSILON)),
+                             f"expected 0 <= epsilon <= {MAX_EPSILON}, as Paddle checks")
 
 
 # --- what the norm family shares ----------------------------------------------------------

@@ -33,9 +33,9 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
-from ..kernels.pointwise import KERNELS, pointwise
-from .activation import MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG
-from .places import CPU, CUDA
+from ..kernels.pointwise import KERNELS
+from .activation import MIN_PARALLEL_GRAD, special_function
+from ..backends import CPU, CUDA
 from .rounding_and_special import psi
 
 SERIES_UP_TO = 30.0          # |x| from which the Bessel asymptotic expansion is used
@@ -87,45 +87,45 @@ def bessel_i_scaled(x, order):
     return sign * INV_SQRT_2PI / math.sqrt(a) * total
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def i0(x):
     return bessel_i(x, 0)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def i0_grad(x, dout):
     return dout * bessel_i(x, 1)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def i0e(x):
     return bessel_i_scaled(x, 0)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def i0e_grad(x, dout):
     sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
     return dout * (bessel_i_scaled(x, 1) - sign * bessel_i_scaled(x, 0))
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def i1(x):
     return bessel_i(x, 1)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def i1_grad(x, dout):
     if x == 0:
         return dout * 0.5
     return dout * (bessel_i(x, 0) - bessel_i(x, 1) / x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def i1e(x):
     return bessel_i_scaled(x, 1)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def i1e_grad(x, dout):
     if x == 0:
         return dout * 0.5
@@ -186,12 +186,12 @@ def polygamma_of(x, n):
     return sign * factorial * hurwitz_zeta(n + 1.0, x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False, params=1)
+@special_function(FLOAT_2, params=1)
 def polygamma(x, n):
     return polygamma_of(x, n)
 
 
-@pointwise(FLOAT_3, MIN_PARALLEL_LOG, fastmath=False, params=1)
+@special_function(FLOAT_3, params=1)
 def polygamma_grad(x, dout, n):
     return dout * polygamma_of(x, n + 1)
 

@@ -21,7 +21,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
 from . import arrays
 from .batch_norm import require_float
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _infer(ctx):

@@ -27,12 +27,12 @@ from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3, INT_AND_FLOAT_2
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y, broadcast_shapes
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 FLOAT_5 = ["float32(float32, float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64, float64)"]

@@ -17,7 +17,7 @@ from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y
 from .elementwise import logical_not, numpy_broadcast_shape_of
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 _INTS = ("uint8", "int8", "int16", "int32", "int64")
 _SAME_2 = [f"{t}({t}, {t})" for t in ("boolean",) + _INTS]

@@ -6,7 +6,7 @@ reduce ops' attributes (``dim``, here a list of int64 as Fluid declares it, ``ke
 true where it is nonzero (NaN too), as C++'s ``bool(x)``. Reducing over no elements gives
 ``all`` true and ``any`` false, as numpy and Paddle.
 
-Written once over the places' primitives (ops/places.py): each element becomes a 0/1 flag
+Written once over the places' primitives (backends/): each element becomes a 0/1 flag
 (``zero_flag`` for all, ``nonzero_flag`` for any), ``sum_axes`` counts the flags over the
 reduced axes, and the count says the answer (all: no zero counted; any: some nonzero
 counted). Counting gives the empty case for free, where a min/max fold has no first
@@ -25,8 +25,9 @@ from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, OpDef, register
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
-from .places import CPU, CUDA
-from .reduce import AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims, _reduced_shape
+from ..backends import CPU, CUDA
+from .reduce import (AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims,
+                     long_dim_reduce_infer)
 
 _REAL_TYPES = ("boolean", "int32", "int64", "float32", "float64")
 
@@ -57,23 +58,6 @@ _RULES = {"reduce_all": (zero_flag, none_counted), "reduce_any": (nonzero_flag, 
 
 
 # --- the ops ----------------------------------------------------------------------------
-def _infer(ctx):
-    ctx.require_dtype("X", "real")
-    xs = ctx.shape("X")
-    if ctx.attr_from_tensor("dim") and not ctx.attr("reduce_all"):
-        unknown = ctx.int_list_attr("dim")          # one -1 per axis the tensor holds
-        rank = len(xs) if ctx.attr("keep_dim") else max(len(xs) - len(unknown), 0)
-        ctx.set_output("Out", [-1] * rank, VarType.BOOL)
-        return
-    dims = [int(d) for d in ctx.attr("dim")]
-    bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]
-    if bad:
-        ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
-                 expected=f"dims in [{-len(xs)}, {max(len(xs) - 1, 0)}]", given=f"dim={dims}")
-    dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
-    ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), VarType.BOOL)
-
-
 def make(place, op_type: str):
     flag, answer = _RULES[op_type]
 
@@ -93,5 +77,6 @@ for _type, _what in (("reduce_all", "every"), ("reduce_any", "some")):
         _type,
         [X, *AXIS_TENSOR_SLOTS], [OUT], LONG_DIM_REDUCE_ATTRS,
         comment=f"Out = whether {_what} element of X over dim is true (nonzero), as bool.",
-        infer_shape=_infer, kernels={"cpu": make(CPU, _type), "cuda": make(CUDA, _type)},
+        infer_shape=long_dim_reduce_infer("real", VarType.BOOL),
+        kernels={"cpu": make(CPU, _type), "cuda": make(CUDA, _type)},
         grad=NO_GRADIENT, reads_attr_tensors=("AxisTensor", "AxisTensorList")))

@@ -11,10 +11,10 @@ from __future__ import annotations
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from . import arrays
 from .common import broadcast_shapes
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU kernel is registered for (float16 aside)
 BROADCASTABLE = ("bool", "int32", "int64", "float32", "float64")

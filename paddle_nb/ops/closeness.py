@@ -27,7 +27,7 @@ from ..kernels.pointwise import pointwise
 from . import arrays
 from .bool_reduce import none_counted, zero_flag
 from .elementwise import equal
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 INPUT, OTHER = Slot("Input", "the values tested"), Slot("Other", "the values compared with")
 RTOL = Slot("Rtol", "rtol as a 0-D float tensor (read at run time)", dispensable=True)

@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
-from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.infer_shape import dims_compatible
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
+from .body_gradient import body_grad_attrs
 from ..kernels import check
 
 SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
@@ -86,16 +86,12 @@ def _conditional_block_grad_maker(op, no_grad):
     outs = op.output("Out")
     if not wanted or not outs:
         return []
-    out_grads = [grad_name(o) for o in outs]
-    grad_block, path = append_grad_block(op, op.attr("sub_block"), set(outs), set(out_grads),
-                                         no_grad)
-    if not path:
+    attrs = body_grad_attrs(op, outs, no_grad)
+    if attrs is None:
         return []
-    attrs = dict(op.attrs)
-    attrs["sub_block"] = grad_block.idx
     return [GradOp("conditional_block_grad",
                    {"Cond": op.input("Cond"), "Input": inputs, "Out": outs,
-                    "Out@GRAD": out_grads, "Scope": op.output("Scope")},
+                    "Out@GRAD": [grad_name(o) for o in outs], "Scope": op.output("Scope")},
                    {"Input@GRAD": [grad_name(x) if x in wanted else EMPTY_VAR
                                    for x in inputs]}, attrs)]
 

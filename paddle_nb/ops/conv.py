@@ -6,7 +6,7 @@ conv_transpose.py; the 3-D ops (conv3d, conv3d_transpose) are declared in conv3d
 the same helpers, which take any number of spatial dims (the geometry below: one entry per
 spatial axis in each of its five groups).
 
-The math is written once, over the places' primitives (ops/places.py):
+The math is written once, over the places' primitives (backends/):
 
 - ``im2col`` copies, for each filter tap, the input element it sees at each output
   position into one row of ``cols`` [C*kh*kw, N*oh*ow] (0 in the padding);
@@ -40,7 +40,7 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 INPUT = Slot("Input", "the images: [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC)")
 OUTPUT = Slot("Output", "the result, in Input's layout")
@@ -190,22 +190,45 @@ def conv_size(ctx, n: int, k: int, s: int, p0: int, p1: int, d: int, axis: str) 
     return out
 
 
+# --- what the shape inference of every convolution (and transposed one) shares ----------------
+def check_operands(ctx, specs: list) -> None:
+    """The op's attributes (``specs``), a float Input and a Filter of Input's dtype."""
+    check_attrs(ctx, specs)
+    check_float(ctx, "Input")
+    ctx.require_same_dtype("Filter", "Input")
+
+
+def input_dims(ctx, rank: int) -> tuple:
+    """(channels last, N, C, the spatial sizes) of Input, of ``rank`` spatial dims."""
+    spatial = ", ".join(axis_names(rank))
+    last = channel_last(ctx)
+    n, c, hw = split_dims(check_rank(ctx, "Input", rank + 2, f"[N, C, {spatial}] or "
+                                     f"[N, {spatial}, C]"), last)
+    return last, n, c, hw
+
+
+def filter_dims(ctx, rank: int, channels: str) -> list:
+    """Filter's dims, [``channels``, the window's ``rank`` taps]."""
+    taps = ", ".join("k" + a.lower() for a in axis_names(rank))
+    return check_rank(ctx, "Filter", rank + 2, f"[{channels}, {taps}]")
+
+
+def set_output_dims(ctx, last: bool, n: int, channels: int, spatial: list) -> None:
+    """Output [N, C, spatial...] (or channels last), in Input's dtype."""
+    ctx.set_output("Output", [n] + spatial + [channels] if last else [n, channels] + spatial,
+                   ctx.dtype("Input"))
+
+
 # --- conv2d and depthwise_conv2d (conv3d: conv3d.py) ----------------------------------------
 def conv_infer(rank: int, specs: list):
     """The shape inference of a convolution over ``rank`` spatial dims (``specs``: its
     attributes, checked first)."""
     axes = axis_names(rank)
-    spatial = ", ".join(axes)
-    taps = ", ".join("k" + a.lower() for a in axes)
 
     def infer(ctx):
-        check_attrs(ctx, specs)
-        check_float(ctx, "Input")
-        ctx.require_same_dtype("Filter", "Input")
-        last = channel_last(ctx)
-        n, c, hw = split_dims(check_rank(ctx, "Input", rank + 2, f"[N, C, {spatial}] or "
-                                         f"[N, {spatial}, C]"), last)
-        cout, cg, *k = check_rank(ctx, "Filter", rank + 2, f"[C_out, C_in / groups, {taps}]")
+        check_operands(ctx, specs)
+        last, n, c, hw = input_dims(ctx, rank)
+        cout, cg, *k = filter_dims(ctx, rank, "C_out, C_in / groups")
         groups = ctx.attr("groups")
         if 0 in k or (cout >= 0 and cout % groups):
             ctx.fail(f"Filter must have a window of at least {'x'.join('1' * rank)} and a "
@@ -221,8 +244,7 @@ def conv_infer(rank: int, specs: list):
         out = [-1 if k[a] < 0 else conv_size(ctx, hw[a], k[a], s[a], p[2 * a],
                                              p[2 * a + 1], d[a], axes[a])
                for a in range(rank)]
-        ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
-                       ctx.dtype("Input"))
+        set_output_dims(ctx, last, n, cout, out)
     return infer
 
 
@@ -397,17 +419,24 @@ def conv_grad_kernel(place):
     return run
 
 
+def conv_op(op_type: str, rank: int, attrs: list, comment: str, **more) -> OpDef:
+    """The declaration of a convolution over ``rank`` spatial dims (conv2d,
+    depthwise_conv2d, conv3d): Input and Filter in, Output out, this module's kernels."""
+    taps = ", ".join("k" + a.lower() for a in axis_names(rank))
+    return OpDef(
+        op_type, [INPUT, Slot("Filter", f"the filters: [C_out, C_in / groups, {taps}]")],
+        [OUTPUT], attrs, comment=comment, infer_shape=conv_infer(rank, attrs),
+        kernels={"cpu": conv_kernel(CPU), "cuda": conv_kernel(CUDA)},
+        grad=Grad(reads=["Input", "Filter"], kernel=conv_grad_kernel(CPU),
+                  cuda_kernel=conv_grad_kernel(CUDA)), **more)
+
+
 for _type, _what in (("conv2d", "a 2-D convolution (cross-correlation, as Paddle's)"),
                      ("depthwise_conv2d", "conv2d with one group per input channel (what "
                       "Paddle saves when groups == C_in)")):
-    register(OpDef(
-        _type, [INPUT, Slot("Filter", "the filters: [C_out, C_in / groups, kh, kw]")],
-        [OUTPUT], CONV_ATTRS,
-        comment=f"Output = {_what} of Input with Filter: Output[n, o, i, j] = sum over "
-                "the group's channels c and taps (ki, kj) of Filter[o, c, ki, kj] * "
-                "Input[n, c, i*sh - pad_top + ki*dh, j*sw - pad_left + kj*dw].",
-        infer_shape=conv_infer(2, CONV_ATTRS),
-        kernels={"cpu": conv_kernel(CPU), "cuda": conv_kernel(CUDA)},
-        grad=Grad(reads=["Input", "Filter"], kernel=conv_grad_kernel(CPU),
-                  cuda_kernel=conv_grad_kernel(CUDA)),
+    register(conv_op(
+        _type, 2, CONV_ATTRS,
+        f"Output = {_what} of Input with Filter: Output[n, o, i, j] = sum over the group's "
+        "channels c and taps (ki, kj) of Filter[o, c, ki, kj] * Input[n, c, i*sh - pad_top "
+        "+ ki*dh, j*sw - pad_left + kj*dw].",
         uses_cores=True))       # the direct loops' prange twins (kernels/cpu/direct_conv.py)

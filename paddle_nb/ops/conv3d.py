@@ -15,11 +15,9 @@ ops, and mean channels first / channels last.
 from __future__ import annotations
 
 from ..core import attrs as A
-from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, Slot, register
-from .conv import INPUT, OUTPUT, conv_attrs, conv_grad_kernel, conv_infer, conv_kernel
-from .conv_transpose import transpose_grad_kernel, transpose_infer, transpose_kernel
-from .places import CPU, CUDA
+from ..core.registry import Attr, register
+from .conv import conv_attrs, conv_op
+from .conv_transpose import transpose_op
 
 LAYOUTS_3D = ("NCDHW", "NDHWC", "NCHW", "NHWC", "AnyLayout")
 
@@ -34,31 +32,15 @@ def _layout(default: str) -> Attr:
 CONV3D_ATTRS = conv_attrs(3, _layout("NCDHW"))
 TRANSPOSE3D_ATTRS = conv_attrs(3, _layout("NCHW"))
 
-register(OpDef(
-    "conv3d", [INPUT, Slot("Filter", "the filters: [C_out, C_in / groups, kd, kh, kw]")],
-    [OUTPUT], CONV3D_ATTRS,
-    comment="Output = the 3-D convolution (cross-correlation, as Paddle's) of Input [N, C, "
-            "D, H, W] (or [N, D, H, W, C]) with Filter: Output[n, o, i, j, k] = sum over the "
-            "group's channels c and taps (a, b, e) of Filter[o, c, a, b, e] * Input[n, c, "
-            "i*sd - pad_front + a*dd, j*sh - pad_top + b*dh, k*sw - pad_left + e*dw].",
-    infer_shape=conv_infer(3, CONV3D_ATTRS),
-    kernels={"cpu": conv_kernel(CPU), "cuda": conv_kernel(CUDA)},
-    grad=Grad(reads=["Input", "Filter"], kernel=conv_grad_kernel(CPU),
-              cuda_kernel=conv_grad_kernel(CUDA))))
+register(conv_op(
+    "conv3d", 3, CONV3D_ATTRS,
+    "Output = the 3-D convolution (cross-correlation, as Paddle's) of Input [N, C, D, H, W] "
+    "(or [N, D, H, W, C]) with Filter: Output[n, o, i, j, k] = sum over the group's channels "
+    "c and taps (a, b, e) of Filter[o, c, a, b, e] * Input[n, c, i*sd - pad_front + a*dd, "
+    "j*sh - pad_top + b*dh, k*sw - pad_left + e*dw]."))
 
-register(OpDef(
-    "conv3d_transpose",
-    [INPUT, Slot("Filter", "the filters: [C_in, C_out / groups, kd, kh, kw]")],
-    [OUTPUT],
-    TRANSPOSE3D_ATTRS[:2] + [
-        Attr("output_padding", A.INTS, [], "extra planes/rows/columns at the back/bottom/"
-             "right (each below the stride)"),
-        Attr("output_size", A.INTS, [], "the output's [D, H, W], within a stride of the "
-             "smallest (empty: the smallest plus output_padding)")] + TRANSPOSE3D_ATTRS[2:],
-    comment="Output = the 3-D transposed convolution of Input with Filter (conv3d's "
-            "gradient w.r.t. its input): each Input element adds Input * Filter[c] into the "
-            "window it would have been computed from.",
-    infer_shape=transpose_infer(3, TRANSPOSE3D_ATTRS),
-    kernels={"cpu": transpose_kernel(CPU), "cuda": transpose_kernel(CUDA)},
-    grad=Grad(reads=["Input", "Filter"], kernel=transpose_grad_kernel(CPU),
-              cuda_kernel=transpose_grad_kernel(CUDA))))
+register(transpose_op(
+    "conv3d_transpose", 3, TRANSPOSE3D_ATTRS,
+    "Output = the 3-D transposed convolution of Input with Filter (conv3d's gradient w.r.t. "
+    "its input): each Input element adds Input * Filter[c] into the window it would have "
+    "been computed from."))

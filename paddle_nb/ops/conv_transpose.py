@@ -21,10 +21,10 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from .conv import (CONV_ATTRS, INPUT, OUTPUT, axis_names, batches, channel_last,
-                   check_attrs, check_float, check_rank, cols_of, filter_rows, geometry,
-                   grouped, in_layout, joined, nchw, pads_and_dilations, per_group,
-                   split_dims, ungrouped)
-from .places import CPU, CUDA
+                   check_operands, cols_of, filter_dims, filter_rows, geometry, grouped,
+                   in_layout, input_dims, joined, nchw, pads_and_dilations, per_group,
+                   set_output_dims, split_dims, ungrouped)
+from ..backends import CPU, CUDA
 
 
 def _sizes(ctx, value, name: str, rank: int) -> list:
@@ -72,23 +72,14 @@ def output_hw(ctx, in_hw, k_hw) -> list[int]:
 def transpose_infer(rank: int, specs: list):
     """The shape inference of a transposed convolution over ``rank`` spatial dims
     (``specs``: its attributes, checked first)."""
-    axes = axis_names(rank)
-    spatial = ", ".join(axes)
-    taps = ", ".join("k" + a.lower() for a in axes)
-
     def infer(ctx):
-        check_attrs(ctx, specs)
-        check_float(ctx, "Input")
-        ctx.require_same_dtype("Filter", "Input")
+        check_operands(ctx, specs)
         if ctx.has_input("Bias"):
             ctx.fail("Paddle's conv2d_transpose ignores Bias (its kernel has none): add the "
                      "bias with elementwise_add", slot="Bias", expected="no Bias",
                      given=ctx.describe_input("Bias"))
-        last = channel_last(ctx)
-        n, c, hw = split_dims(check_rank(ctx, "Input", rank + 2, f"[N, C, {spatial}] or "
-                                         f"[N, {spatial}, C]"), last)
-        cin, cout_g, *k = check_rank(ctx, "Filter", rank + 2,
-                                     f"[C_in, C_out / groups, {taps}]")
+        last, n, c, hw = input_dims(ctx, rank)
+        cin, cout_g, *k = filter_dims(ctx, rank, "C_in, C_out / groups")
         groups = ctx.attr("groups")
         if 0 in k:
             ctx.fail(f"Filter must have a window of at least {'x'.join('1' * rank)}",
@@ -102,9 +93,7 @@ def transpose_infer(rank: int, specs: list):
                      expected=f"a multiple of {groups} channels",
                      given=ctx.describe_input("Input"))
         out = output_hw(ctx, hw, k)
-        cout = cout_g * groups if cout_g >= 0 else -1
-        ctx.set_output("Output", [n] + out + [cout] if last else [n, cout] + out,
-                       ctx.dtype("Input"))
+        set_output_dims(ctx, last, n, cout_g * groups if cout_g >= 0 else -1, out)
     return infer
 
 
@@ -161,24 +150,39 @@ def transpose_grad_kernel(place):
     return run
 
 
+def transpose_op(op_type: str, rank: int, attrs: list, comment: str,
+                 bias: bool = False) -> OpDef:
+    """The declaration of a transposed convolution over ``rank`` spatial dims
+    (conv2d_transpose, depthwise_conv2d_transpose, conv3d_transpose): ``attrs`` the
+    convolution's, with output_padding and output_size after the first two; with ``bias``
+    the empty Bias input Paddle's 2-D programs carry."""
+    axes = axis_names(rank)
+    taps = ", ".join("k" + a.lower() for a in axes)
+    lines = {2: "rows/columns at the bottom/right",
+             3: "planes/rows/columns at the back/bottom/right"}[rank]
+    inputs = [INPUT, Slot("Filter", f"the filters: [C_in, C_out / groups, {taps}]")]
+    if bias:
+        inputs.append(Slot("Bias", "kept for Paddle's programs, always empty (its kernel has "
+                           "no bias)", dispensable=True))
+    return OpDef(
+        op_type, inputs, [OUTPUT],
+        attrs[:2] + [
+            Attr("output_padding", A.INTS, [], f"extra {lines} (each below the stride)"),
+            Attr("output_size", A.INTS, [], f"the output's [{', '.join(axes)}], within a "
+                 "stride of the smallest (empty: the smallest plus output_padding)")]
+        + attrs[2:],
+        comment=comment, infer_shape=transpose_infer(rank, attrs),
+        kernels={"cpu": transpose_kernel(CPU), "cuda": transpose_kernel(CUDA)},
+        grad=Grad(reads=[slot.name for slot in inputs],
+                  writes=["Input", "Filter"] if bias else None,    # (Bias gets none)
+                  kernel=transpose_grad_kernel(CPU), cuda_kernel=transpose_grad_kernel(CUDA)))
+
+
 for _type, _what in (("conv2d_transpose", "the transposed convolution"),
                      ("depthwise_conv2d_transpose", "conv2d_transpose with one group per "
                       "input channel (what Paddle saves when groups == C_in)")):
-    register(OpDef(
-        _type,
-        [INPUT, Slot("Filter", "the filters: [C_in, C_out / groups, kh, kw]"),
-         Slot("Bias", "kept for Paddle's programs, always empty (its kernel has no bias)",
-              dispensable=True)],
-        [OUTPUT],
-        CONV_ATTRS[:2] + [
-            Attr("output_padding", A.INTS, [], "extra rows/columns at the bottom/right "
-                 "(each below the stride)"),
-            Attr("output_size", A.INTS, [], "the output's [H, W], within a stride of the "
-                 "smallest (empty: the smallest plus output_padding)")] + CONV_ATTRS[2:],
-        comment=f"Output = {_what} of Input with Filter (conv2d's gradient w.r.t. its "
-                "input): each Input element adds Input * Filter[c] into the window it "
-                "would have been computed from.",
-        infer_shape=transpose_infer(2, CONV_ATTRS),
-        kernels={"cpu": transpose_kernel(CPU), "cuda": transpose_kernel(CUDA)},
-        grad=Grad(reads=["Input", "Filter", "Bias"], writes=["Input", "Filter"],
-                  kernel=transpose_grad_kernel(CPU), cuda_kernel=transpose_grad_kernel(CUDA))))
+    register(transpose_op(
+        _type, 2, CONV_ATTRS,
+        f"Output = {_what} of Input with Filter (conv2d's gradient w.r.t. its input): each "
+        "Input element adds Input * Filter[c] into the window it would have been computed "
+        "from.", bias=True))

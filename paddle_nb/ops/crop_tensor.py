@@ -22,8 +22,8 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X
-from .places import CPU, CUDA
+from .common import OUT, X, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU crop kernel is registered for
 CROPPABLE = ("int32", "int64", "float32", "float64")
@@ -80,9 +80,7 @@ def _crop_infer(ctx):
             offsets = [_Unknown(0)] * len(xs)
     if ctx.attr_from_tensor("shape") and len(shape) != len(xs):
         shape = [-1] * len(xs)
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     out = _block(xs, shape, offsets, fail)
     if ctx.attr_from_tensor("shape"):     # a size -1 from a tensor is not "the rest" yet
         out = [-1 if s < 0 else s for s in out]
@@ -100,19 +98,13 @@ def _maps(x_shape, block, offsets) -> list[np.ndarray]:
             for start, size in zip(offsets, block)]
 
 
-def _fail(op_type: str):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot X: {msg}; expected {expected}, given {given}")
-    return fail
-
-
 def _crop(place):
     def run(ctx):
         x = ctx.input("X")
         xs = tuple(int(d) for d in x.shape)
         offsets = [int(o) for o in ctx.attr("offsets") or []]
         block = _block(xs, [int(s) for s in ctx.attr("shape") or []], offsets,
-                       _fail("crop_tensor"))
+                       run_fail("crop_tensor", "X"))
         ctx.set_output("Out", place.gather_maps(x, _maps(xs, block, offsets)))
     return run
 
@@ -123,7 +115,7 @@ def _crop_grad(place):
         x, dout = ctx.input("X"), ctx.input("Out@GRAD")
         xs = tuple(int(d) for d in x.shape)
         offsets = [int(o) for o in ctx.attr("offsets") or []]
-        block = _block(xs, [int(d) for d in dout.shape], offsets, _fail("crop_tensor_grad"))
+        block = _block(xs, [int(d) for d in dout.shape], offsets, run_fail("crop_tensor_grad", "X"))
         dout = arrays.astype(dout, x.dtype)
         ctx.set_output("X@GRAD", place.scatter_maps(xs, _maps(xs, block, offsets), dout))
     return run

@@ -14,31 +14,25 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
-from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels import running_scans as K
 from . import arrays
+from .common import INDEX_TYPES, require_element_type, require_index_dtype
 from .indices import _axis_in
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU cummax/cummin kernels are registered for
 ORDERED = ("int32", "int64", "float32", "float64")
-INDEX_TYPES = {VarType.INT32: np.int32, VarType.INT64: np.int64}
 
 
 def _infer(op_type):
     def infer(ctx):
-        if dtypes.name(ctx.dtype("x")) not in ORDERED:
-            ctx.fail(f"{op_type} needs int32, int64, float32 or float64 elements (Paddle's "
-                     "CPU kernels)", slot="x", expected="one of those",
-                     given=ctx.describe_input("x"))
-        if ctx.attr("dtype") not in INDEX_TYPES:
-            ctx.fail(f"{op_type}: dtype names indices' element type", slot="indices",
-                     expected=f"int32 ({VarType.INT32}) or int64 ({VarType.INT64})",
-                     given=f"dtype={ctx.attr('dtype')}")
+        require_element_type(ctx, "x", ORDERED, f"{op_type} needs int32, int64, float32 or "
+                             "float64 elements (Paddle's CPU kernels)")
+        require_index_dtype(ctx, op_type, "indices'", "indices")
         xs = ctx.shape("x")
         _axis_in(ctx, ctx.attr("axis"), len(xs), slot="x")
         ctx.set_output("out", xs, ctx.dtype("x"))

@@ -12,7 +12,7 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _cumsum_infer(ctx):
@@ -36,11 +36,20 @@ def _along(ctx, value):
     return value, ctx.attr("axis") % max(value.ndim, 1)
 
 
-def _cumsum(place):
+def scan_attrs(axis_comment: str, verb: str) -> list:
+    """The attributes of a running scan along an axis (cumsum, logcumsumexp)."""
+    return [Attr("axis", A.INT, -1, axis_comment),
+            Attr("flatten", A.BOOLEAN, False, f"{verb} X as one row (Out is 1-D)"),
+            Attr("exclusive", A.BOOLEAN, False, "each sum leaves its own element out"),
+            Attr("reverse", A.BOOLEAN, False, f"{verb} from the end of the axis")]
+
+
+def running_scan(scan):
+    """The forward kernel of a running scan along an axis (cumsum, logcumsumexp):
+    ``scan(x, axis, exclusive, reverse)`` over X as ``flatten`` and ``axis`` say."""
     def run(ctx):
         x, axis = _along(ctx, ctx.input("X"))
-        ctx.set_output("Out", place.cumsum(x, axis, ctx.attr("exclusive"),
-                                           ctx.attr("reverse")))
+        ctx.set_output("Out", scan(x, axis, ctx.attr("exclusive"), ctx.attr("reverse")))
     return run
 
 
@@ -55,11 +64,8 @@ def _cumsum_grad(place):
 
 register(OpDef(
     "cumsum", [X], [OUT],
-    [Attr("axis", A.INT, -1, "the axis summed along"),
-     Attr("flatten", A.BOOLEAN, False, "sum X as one row (Out is 1-D)"),
-     Attr("exclusive", A.BOOLEAN, False, "each sum leaves its own element out"),
-     Attr("reverse", A.BOOLEAN, False, "sum from the end of the axis")],
+    scan_attrs("the axis summed along", "sum"),
     comment="Out = the running sums of X along axis.", infer_shape=_cumsum_infer,
-    kernels={"cpu": _cumsum(CPU), "cuda": _cumsum(CUDA)},
+    kernels={"cpu": running_scan(CPU.cumsum), "cuda": running_scan(CUDA.cumsum)},
     grad=Grad(reads=["X"], writes=["X"], kernel=_cumsum_grad(CPU),
               cuda_kernel=_cumsum_grad(CUDA))))

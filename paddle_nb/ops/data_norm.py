@@ -27,7 +27,7 @@ from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
 from .batch_norm import require_float
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 STATS = ("BatchSize", "BatchSum", "BatchSquareSum")
 

@@ -25,18 +25,14 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cuda import device
 from . import arrays
-from .common import OUT, X, dtype_code_check, dtype_to_numpy
+from .common import OUT, X, build_fail, dtype_code_check, dtype_to_numpy, int_shape, run_fail
 from .matrix_products import LINALG, NUMBERS, require_types
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 INPUT = Slot("Input", "the tensor whose diagonals are taken")
-
-
-def _shape(a) -> tuple:
-    return tuple(int(d) for d in a.shape)
 
 
 def _on(place, array: np.ndarray):
@@ -75,9 +71,7 @@ def _diagonal_infer(ctx, op_type: str, allowed, keep_diagonal: bool):
     if len(shape) < 2:
         ctx.fail(f"{op_type} takes a tensor of rank 2 or more", slot="Input",
                  expected="at least 2 dims", given=ctx.describe_input("Input"))
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="Input", expected=expected, given=given)
+    fail = build_fail(ctx, "Input")
     a1, a2 = _axes(len(shape), ctx.attr("axis1"), ctx.attr("axis2"), fail)
     rows, cols = shape[a1], shape[a2]
     length = -1 if rows < 0 or cols < 0 else diagonal_length(rows, cols, ctx.attr("offset"))
@@ -85,21 +79,13 @@ def _diagonal_infer(ctx, op_type: str, allowed, keep_diagonal: bool):
     ctx.set_output("Out", out + [length] if keep_diagonal else out, ctx.dtype("Input"))
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot Input: {msg}" + (f"; expected {expected}"
-                                                            if expected else "")
-                         + (f", given {given}" if given else ""))
-    return fail
-
-
 def _layout(ctx, x, op_type: str):
     """(perm moving axis1, axis2 last, the other axes' shape, rows, cols, positions)."""
-    shape = _shape(x)
+    shape = int_shape(x)
     if len(shape) < 2:
         raise ValueError(f"{op_type}: slot Input: takes a tensor of rank 2 or more; expected "
                          f"at least 2 dims, given {list(shape)}")
-    a1, a2 = _axes(len(shape), ctx.attr("axis1"), ctx.attr("axis2"), _runtime_fail(op_type))
+    a1, a2 = _axes(len(shape), ctx.attr("axis1"), ctx.attr("axis2"), run_fail(op_type, "Input"))
     others = [i for i in range(len(shape)) if i not in (a1, a2)]
     rows, cols = shape[a1], shape[a2]
     return (others + [a1, a2], tuple(shape[i] for i in others), rows, cols,
@@ -122,7 +108,7 @@ def _put_diagonal(place, x, dout, ctx, op_type: str):
     perm, others, rows, cols, positions = _layout(ctx, x, op_type)
     batch = int(np.prod(others, dtype=np.int64))
     if batch == 0 or len(positions) == 0:
-        return place.full(_shape(x), 0, x.dtype)
+        return place.full(int_shape(x), 0, x.dtype)
     dout = arrays.astype(dout, x.dtype).reshape((batch, len(positions)))
     spread = place.scatter_add((batch, rows * cols), _on(place, positions), dout, 1)
     back = list(np.argsort(perm))
@@ -164,12 +150,12 @@ def _trace(place):
     def run(ctx):
         x = ctx.input("Input")
         diag = _take_diagonal(place, x, ctx, "trace")
-        if _shape(diag)[-1] == 0 or int(diag.size) == 0:
-            out = place.full(_shape(diag)[:-1], 0, x.dtype)
+        if int_shape(diag)[-1] == 0 or int(diag.size) == 0:
+            out = place.full(int_shape(diag)[:-1], 0, x.dtype)
         else:
-            length = _shape(diag)[-1]              # summed as rows: a 0-d sum is a reshape
+            length = int_shape(diag)[-1]              # summed as rows: a 0-d sum is a reshape
             rows = diag.reshape((int(diag.size) // length, length))
-            out = place.sum_axes(rows, [1], False).reshape(_shape(diag)[:-1])
+            out = place.sum_axes(rows, [1], False).reshape(int_shape(diag)[:-1])
         ctx.set_output("Out", out)
     return run
 
@@ -213,7 +199,7 @@ def _diag_v2_infer(ctx):
 def _diag_v2(place):
     def run(ctx):
         x, offset = ctx.input("X"), ctx.attr("offset")
-        shape = _shape(x)
+        shape = int_shape(x)
         if len(shape) > 2:
             raise ValueError(f"diag_v2: slot X: takes a 0-d, 1-D or 2-D tensor; expected rank "
                              f"<= 2, given {list(shape)}")
@@ -239,7 +225,7 @@ def _diag_v2_grad(place):
     """A vector's gradient is dOut's diagonal; a matrix's is dOut on its diagonal."""
     def run(ctx):
         x, offset = ctx.input("X"), ctx.attr("offset")
-        shape = _shape(x)
+        shape = int_shape(x)
         dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype)
         if len(shape) == 2:
             positions = diagonal_positions(shape[0], shape[1], offset)
@@ -282,9 +268,7 @@ def _eye_infer(ctx):
     if dtypes.name(ctx.attr("dtype")) not in EYE_TYPES:
         ctx.fail("eye makes int32, int64, float32 or float64 elements (Paddle's CPU kernels)",
                  expected="one of those", given=f"dtype={dtypes.name(ctx.attr('dtype'))}")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, expected=expected, given=given)
+    fail = build_fail(ctx)
     rows, cols = _eye_shape(ctx.attr("num_rows"), ctx.attr("num_columns"), fail)
     check_tensor_size((rows, cols), dtype_to_numpy(ctx.attr("dtype")), "eye")
     ctx.set_output("Out", [rows, cols], ctx.attr("dtype"))
@@ -292,8 +276,7 @@ def _eye_infer(ctx):
 
 def _eye(place):
     def run(ctx):
-        def fail(msg, expected=None, given=None):
-            raise ValueError(f"eye: {msg}; expected {expected}, given {given}")
+        fail = run_fail("eye")
         rows, cols = _eye_shape(ctx.attr("num_rows"), ctx.attr("num_columns"), fail)
         dtype = dtype_to_numpy(ctx.attr("dtype"))
         check_tensor_size((rows, cols), dtype, "eye")

@@ -6,29 +6,24 @@ gradients (Fluid's slots and attributes, as ``paddle.linalg.norm(x, 'fro')`` and
   where ``dim`` is empty or names them all, as Paddle recomputes it); dX = dOut * X / Out
   (Paddle's formula: NaN where the norm is 0).
 - dist: the p-norm of X - Y (broadcast against each other) as one vector, a 0-d Out. It
-  is p_norm's math on the difference (ops/norm.py's @pointwise terms, epsilon 1e-12 in the
+  is p_norm's math on the difference (ops/p_norm.py's @pointwise terms, epsilon 1e-12 in the
   gradient as Paddle's dist_grad passes it); dY is -dX, each summed back to its operand's
   shape.
 """
 from __future__ import annotations
 
-import math
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from ..kernels.pointwise import KERNELS
 from . import arrays
-from .common import OUT, X, Y, broadcast_shapes
+from .common import OUT, X, Y, broadcast_shapes, build_fail, int_shape, padded_shape, run_fail
 from .matrix_products import FLOATS, require_types
-from .norm import abs_pow, nonzero, p_norm_extreme_grad, p_norm_grad
-from .places import CPU, CUDA
+from .p_norm import norm_grad_over, norm_over
+from ..backends import CPU, CUDA
 
 DIST_EPSILON = 1e-12      # what Paddle's dist_grad passes to p_norm's gradient
-
-
-def _shape(a) -> tuple:
-    return tuple(int(d) for d in a.shape)
 
 
 # --- frobenius_norm --------------------------------------------------------------------------
@@ -54,24 +49,14 @@ def _kept_shape(shape, axes, keep: bool) -> list:
 def _frobenius_infer(ctx):
     require_types(ctx, ["X"], FLOATS, "frobenius_norm")
     xs = ctx.shape("X")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     axes = _reduced_axes(list(ctx.attr("dim") or []), ctx.attr("reduce_all"), len(xs), fail)
     ctx.set_output("Out", _kept_shape(xs, axes, ctx.attr("keep_dim")), ctx.dtype("X"))
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot X: {msg}" + (f"; expected {expected}" if expected
-                                                        else "") + (f", given {given}"
-                                                                    if given else ""))
-    return fail
-
-
 def _axes(ctx, x, op_type) -> list[int]:
     return _reduced_axes(list(ctx.attr("dim") or []), ctx.attr("reduce_all"), x.ndim,
-                         _runtime_fail(op_type))
+                         run_fail(op_type, "X"))
 
 
 def _frobenius_norm(place):
@@ -88,7 +73,7 @@ def _frobenius_norm_grad(place):
     """dX = X * dOut / Out, Out and dOut seen with the reduced axes kept as 1s."""
     def run(ctx):
         x = ctx.input("X")
-        kept = tuple(_kept_shape(_shape(x), _axes(ctx, x, "frobenius_norm_grad"), True))
+        kept = tuple(_kept_shape(int_shape(x), _axes(ctx, x, "frobenius_norm_grad"), True))
         out = ctx.input("Out").reshape(kept)
         dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(kept)
         scaled = place.binary("elementwise_mul", x, dout, None)
@@ -111,15 +96,11 @@ register(OpDef(
 
 
 # --- dist ------------------------------------------------------------------------------------
-def _padded(shape, rank: int) -> list:
-    return [1] * (rank - len(shape)) + list(shape)
-
-
 def _dist_infer(ctx):
     require_types(ctx, ["X", "Y"], FLOATS, "dist")
     xs, ys = ctx.shape("X"), ctx.shape("Y")
     rank = max(len(xs), len(ys))
-    if broadcast_shapes(_padded(xs, rank), _padded(ys, rank)) is None:
+    if broadcast_shapes(padded_shape(xs, rank), padded_shape(ys, rank)) is None:
         ctx.fail("X and Y must broadcast against each other", slot="Y",
                  expected=f"a shape that broadcasts with X's {xs}", given=ctx.describe_input("Y"))
     ctx.set_output("Out", [], ctx.dtype("X"))
@@ -128,30 +109,21 @@ def _dist_infer(ctx):
 def _difference(place, ctx, op_type: str):
     x, y = ctx.input("X"), ctx.input("Y")
     try:
-        arrays.broadcast_shape(_shape(x), _shape(y))
+        arrays.broadcast_shape(int_shape(x), int_shape(y))
     except ValueError:
         raise ValueError(f"{op_type}: slot Y: X and Y must broadcast against each other; "
-                         f"expected a shape that broadcasts with {list(_shape(x))}, given "
-                         f"{list(_shape(y))}") from None
+                         f"expected a shape that broadcasts with {list(int_shape(x))}, given "
+                         f"{list(int_shape(y))}") from None
     return x, y, place.binary("elementwise_sub", x, y, None)
 
 
 def _dist(place):
     def run(ctx):
         x, _, d = _difference(place, ctx, "dist")
-        p, t, every = ctx.attr("p"), x.dtype.type, list(range(d.ndim))
         if int(d.size) == 0:
             out = place.full((), 0, x.dtype)
-        elif p == 0:
-            out = place.sum_axes(place.apply(nonzero, d, out=None, out_dtype=x.dtype),
-                                 every, False)
-        elif math.isinf(p):
-            magnitude = place.apply(KERNELS["abs"], d, out=None, out_dtype=x.dtype)
-            out = place.fold_axes(magnitude, every, False, "max" if p > 0 else "min")
         else:
-            total = place.sum_axes(place.apply(abs_pow, d, t(p), out=None, out_dtype=x.dtype),
-                                   every, False)
-            out = place.apply(KERNELS["pow"], total, t(1.0 / p), out=None, out_dtype=x.dtype)
+            out = norm_over(place, d, ctx.attr("p"), list(range(d.ndim)), False, x.dtype)
         ctx.set_output("Out", out.reshape(()))
     return run
 
@@ -159,22 +131,18 @@ def _dist(place):
 def _dist_grad(place):
     def run(ctx):
         x, y, d = _difference(place, ctx, "dist_grad")
-        p, t = ctx.attr("p"), x.dtype.type
         ones = (1,) * d.ndim
         norm = ctx.input("Out").reshape(ones)
         dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(ones)
-        if p == 0 or int(d.size) == 0:
-            g = place.full(_shape(d), 0, x.dtype)
-        elif math.isinf(p):
-            g = place.apply(p_norm_extreme_grad, d, norm, dout, out=None, out_dtype=x.dtype)
+        if int(d.size) == 0:
+            g = place.full(int_shape(d), 0, x.dtype)
         else:
-            g = place.apply(p_norm_grad, d, norm, dout, t(p), t(DIST_EPSILON), out=None,
-                            out_dtype=x.dtype)
+            g = norm_grad_over(place, d, norm, dout, ctx.attr("p"), DIST_EPSILON, x.dtype)
         if ctx.has_output("X@GRAD"):
-            ctx.set_output("X@GRAD", arrays.unbroadcast(g, _shape(x), _shape(x)))
+            ctx.set_output("X@GRAD", arrays.unbroadcast(g, int_shape(x), int_shape(x)))
         if ctx.has_output("Y@GRAD"):
-            ctx.set_output("Y@GRAD", arrays.unbroadcast(place.scale(g, -1.0), _shape(y),
-                                                        _shape(y)))
+            ctx.set_output("Y@GRAD", arrays.unbroadcast(place.scale(g, -1.0), int_shape(y),
+                                                        int_shape(y)))
     return run
 
 

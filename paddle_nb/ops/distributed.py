@@ -34,6 +34,10 @@ def _at_least_one(value):
 
 TRAINER_ID = Attr("trainer_id", A.INT, 0, "the trainer this program runs as", check=_non_negative)
 EPMAP = Attr("epmap", A.STRINGS, [], "the endpoint (\"host:port\") of each variable")
+ENDPOINTS = Attr("endpoints", A.STRINGS, [], "the parameter servers (\"host:port\")")
+# the slots an op has only so that a program can order it after (X) or before (Out) others
+DUMMY_X = Slot("X", "a dummy, for dependencies", dispensable=True)
+DUMMY_OUT = Slot("Out", "a dummy, for dependencies", dispensable=True)
 
 
 def _transport(ctx):
@@ -53,6 +57,13 @@ def _by_endpoint(endpoints, items) -> dict[str, list]:
     for ep, item in zip(endpoints, items):
         groups.setdefault(ep, []).append(item)
     return groups
+
+
+def _remote_names(names_attr: str, slot: str) -> Attr:
+    """send_varnames / recv_varnames: the name each of ``slot``'s variables has on its
+    parameter server."""
+    return Attr(names_attr, A.STRINGS, [], f"the name each {slot} has on its parameter "
+                f"server (empty: {slot}'s names)")
 
 
 def _check_epmap(ctx, slot: str, names_attr: str) -> None:
@@ -79,41 +90,40 @@ def _send(ctx):
         transport.send(ep, trainer, dict(items))
 
 
-def _barrier(method: str):
-    """A barrier op's kernel: ``transport.<method>(endpoint, trainer_id)`` for each of the
-    op's endpoints (send_barrier and fetch_barrier differ only in the call)."""
+def _barrier_op(op_type: str, comment: str) -> OpDef:
+    """A barrier op (send_barrier, fetch_barrier: they differ only in the call): no data,
+    and a kernel calling ``transport.<op_type>(endpoint, trainer_id)`` for each of the op's
+    endpoints."""
     def kernel(ctx):
         transport = _transport(ctx)
         for ep in ctx.attr("endpoints"):
-            getattr(transport, method)(ep, ctx.attr("trainer_id"))
-    return kernel
+            getattr(transport, op_type)(ep, ctx.attr("trainer_id"))
+    return OpDef(op_type, [DUMMY_X], [DUMMY_OUT], [ENDPOINTS, TRAINER_ID], comment=comment,
+                 kernels={"cpu": kernel, "cuda": kernel}, grad=NO_GRADIENT, remote=True)
 
 
-_send_barrier = _barrier("send_barrier")
+def _transfer_op(op_type: str, data: Slot, names_attr: str, kernel, comment: str,
+                 more_attrs=()) -> OpDef:
+    """send (``data`` is its X) or recv (its Out): each variable of ``data`` to or from
+    the parameter server ``epmap`` names for it, under the name ``names_attr`` gives."""
+    slot = data.name
+    inputs, outputs = ([data], [DUMMY_OUT]) if slot == "X" else ([DUMMY_X], [data])
+    return OpDef(op_type, inputs, outputs,
+                 [EPMAP, _remote_names(names_attr, slot), TRAINER_ID, *more_attrs],
+                 comment=comment, infer_shape=lambda ctx: _check_epmap(ctx, slot, names_attr),
+                 kernels={"cpu": kernel, "cuda": kernel}, grad=NO_GRADIENT, remote=True)
 
 
-register(OpDef(
-    "send", [Slot("X", "the variables to send (gradient blocks)", duplicable=True)],
-    [Slot("Out", "a dummy, for dependencies", dispensable=True)],
-    [EPMAP,
-     Attr("send_varnames", A.STRINGS, [], "the name each X has on its parameter server "
-          "(empty: X's names)"),
-     TRAINER_ID,
-     Attr("sync_mode", A.BOOLEAN, True, "synchronous training (a round per step)")],
-    comment="Send each X to the parameter server epmap names for it, as send_varnames "
-            "(transport.send, one call per endpoint).",
-    infer_shape=lambda ctx: _check_epmap(ctx, "X", "send_varnames"),
-    kernels={"cpu": _send, "cuda": _send}, grad=NO_GRADIENT, remote=True))
+register(_transfer_op(
+    "send", Slot("X", "the variables to send (gradient blocks)", duplicable=True),
+    "send_varnames", _send,
+    "Send each X to the parameter server epmap names for it, as send_varnames "
+    "(transport.send, one call per endpoint).",
+    [Attr("sync_mode", A.BOOLEAN, True, "synchronous training (a round per step)")]))
 
-ENDPOINTS = Attr("endpoints", A.STRINGS, [], "the parameter servers (\"host:port\")")
-
-register(OpDef(
-    "send_barrier", [Slot("X", "a dummy, for dependencies", dispensable=True)],
-    [Slot("Out", "a dummy, for dependencies", dispensable=True)],
-    [ENDPOINTS, TRAINER_ID],
-    comment="Tell every endpoint this trainer has sent all it sends this round; a server "
-            "runs its optimize blocks when every trainer has.",
-    kernels={"cpu": _send_barrier, "cuda": _send_barrier}, grad=NO_GRADIENT, remote=True))
+register(_barrier_op(
+    "send_barrier", "Tell every endpoint this trainer has sent all it sends this round; a "
+                    "server runs its optimize blocks when every trainer has."))
 
 
 # --- recv / fetch_barrier ------------------------------------------------------------------
@@ -151,29 +161,16 @@ def _recv(ctx):
             ctx.set_output("Out", _received(ctx, i, out, r, ep, got[r]), i)
 
 
-_fetch_barrier = _barrier("fetch_barrier")
+register(_transfer_op(
+    "recv", Slot("Out", "the variables received (parameter blocks)", duplicable=True),
+    "recv_varnames", _recv,
+    "Receive each Out from the parameter server epmap names for it (transport.recv, one "
+    "call per endpoint: it waits for the round to finish); each value must fit Out's "
+    "declared shape and dtype."))
 
-
-register(OpDef(
-    "recv", [Slot("X", "a dummy, for dependencies", dispensable=True)],
-    [Slot("Out", "the variables received (parameter blocks)", duplicable=True)],
-    [EPMAP,
-     Attr("recv_varnames", A.STRINGS, [], "the name each Out has on its parameter server "
-          "(empty: Out's names)"),
-     TRAINER_ID],
-    comment="Receive each Out from the parameter server epmap names for it "
-            "(transport.recv, one call per endpoint: it waits for the round to finish); "
-            "each value must fit Out's declared shape and dtype.",
-    infer_shape=lambda ctx: _check_epmap(ctx, "Out", "recv_varnames"),
-    kernels={"cpu": _recv, "cuda": _recv}, grad=NO_GRADIENT, remote=True))
-
-register(OpDef(
-    "fetch_barrier", [Slot("X", "a dummy, for dependencies", dispensable=True)],
-    [Slot("Out", "a dummy, for dependencies", dispensable=True)],
-    [ENDPOINTS, TRAINER_ID],
-    comment="Tell every endpoint this trainer has received what it needs (the next round "
-            "may begin).",
-    kernels={"cpu": _fetch_barrier, "cuda": _fetch_barrier}, grad=NO_GRADIENT, remote=True))
+register(_barrier_op(
+    "fetch_barrier", "Tell every endpoint this trainer has received what it needs (the next "
+                     "round may begin)."))
 
 
 # --- split_byref -----------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from ..kernels.cuda import random as crk
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .batch_norm import require_float
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import in_unit_interval
 
 IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
 MASKED = ["float32(float32, uint8, float32, float32)",
@@ -43,14 +44,6 @@ def dropout_kept(x, mask, mul, div):
 @pointwise(MASKED, params=2)
 def dropout_masked_grad(dout, mask, mul, div):
     return dout * mask * mul / div
-
-
-def _prob_check(value):
-    if not isinstance(value, (int, float)):
-        return None                          # (the attribute's type check says what is wrong)
-    if not 0.0 <= value <= 1.0:           # (NaN fails too)
-        return "expected 0 <= dropout_prob <= 1"
-    return None
 
 
 def _implementation_check(value):
@@ -134,7 +127,7 @@ register(OpDef(
      Slot("Mask", "uint8: 1 where the element was kept, 0 where dropped",
           intermediate=True)],
     [Attr("dropout_prob", A.FLOAT, 0.5, "the probability of dropping an element",
-          check=_prob_check),
+          check=in_unit_interval("expected 0 <= dropout_prob <= 1")),
      Attr("is_test", A.BOOLEAN, False, "inference: drop nothing"),
      Attr("dropout_implementation", A.STRING, "downgrade_in_infer",
           "downgrade_in_infer (scale by 1 - p at test time) or upscale_in_train (divide "

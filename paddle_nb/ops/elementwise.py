@@ -17,13 +17,13 @@ from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, NO_GRADIENT, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cpu.lazy_ufunc import (COMPARE_2, FLOAT_2, FLOAT_3, INT_2, INT_AND_FLOAT_1,
                                       INT_AND_FLOAT_2)
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 

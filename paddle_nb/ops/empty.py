@@ -13,9 +13,9 @@ from __future__ import annotations
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from .common import OUT, dtype_code_check, dtype_to_numpy
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _empty_infer(ctx):

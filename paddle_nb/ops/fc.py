@@ -7,7 +7,7 @@ differentiate. Paddle's inference passes (``fc_fuse_pass``) rewrite that pattern
 (passes/fc_fuse.py) does the same rewrite. Like Paddle's, it has no gradient: a fused
 program is for running, the unfused one for training. Its kernel is the three ops' kernels
 run one after another on one output array, so a fused program gives the same bits; one
-kernel function serves both places (ops/places.py).
+kernel function serves both places (backends/).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cuda import copy as CC
 from . import arrays
 from .matmul import _flat2d
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 ACTIVATIONS = ("", "relu")      # what Paddle's fc accepts
 PAD = 4                         # padding_weights: W carries 4 extra rows and columns

@@ -12,14 +12,17 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.infer_shape import numel
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cpu import random as rk
 from ..kernels.cuda import random as crk
 from . import arrays
-from .common import OUT, X, dtype_code_check, dtype_to_numpy, same_shape_as_x
-from .places import CPU, CUDA
+from .common import (OUT, X, attr_tensor_slots, dtype_code_check, dtype_to_numpy,
+                     same_shape_as_x)
+from ..backends import CPU, CUDA
 
 _FP32 = VarType.FP32
+# the shape as inputs in place of the attribute (fill_constant, uniform_random...)
+_SHAPE_INPUTS = attr_tensor_slots("ShapeTensor", "ShapeTensorList", "shape")
 
 
 def _shape_and_dtype(ctx) -> None:
@@ -28,7 +31,7 @@ def _shape_and_dtype(ctx) -> None:
 
 def _concrete(shape, dtype=None, what: str = "the op") -> tuple[int, ...]:
     """The shape attribute as a tuple, refused (before anything is allocated) when a dim is
-    unknown or the tensor would be larger than validate.MAX_TENSOR_BYTES."""
+    unknown or the tensor would be larger than limits.MAX_TENSOR_BYTES."""
     if any(d < 0 for d in shape):
         raise ValueError(f"shape {list(shape)} has an unknown (-1) dimension; a value op "
                          "needs a concrete shape")
@@ -55,9 +58,7 @@ def _fill_constant(place):
 
 register(OpDef(
     "fill_constant",
-    [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
-     Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True, duplicable=True),
-     Slot("ValueTensor", "value as a tensor", dispensable=True)],
+    [*_SHAPE_INPUTS, Slot("ValueTensor", "value as a tensor", dispensable=True)],
     [OUT],
     [Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
           check=dtype_code_check()),
@@ -205,21 +206,19 @@ def _seed(ctx) -> int:
     return int(seed) if seed else int(np.random.randint(1, 2**31 - 1))
 
 
-def _uniform_random(ctx):
-    # drawn as float64, then cast: check the larger of the two
-    shape = _concrete(ctx.attr("shape"), np.dtype(np.float64), "uniform_random")
-    check_tensor_size(shape, dtype_to_numpy(ctx.attr("dtype")), "uniform_random")
-    n = int(np.prod(shape)) if shape else 1
-    values = rk.uniform(n, float(ctx.attr("min")), float(ctx.attr("max")), _seed(ctx))
-    ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
-
-
-def _gaussian_random(ctx):
-    shape = _concrete(ctx.attr("shape"), np.dtype(np.float64), "gaussian_random")
-    check_tensor_size(shape, dtype_to_numpy(ctx.attr("dtype")), "gaussian_random")
-    n = int(np.prod(shape)) if shape else 1
-    values = rk.gaussian(n, float(ctx.attr("mean")), float(ctx.attr("std")), _seed(ctx))
-    ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
+def _cpu_random(draw, *params):
+    """uniform_random / gaussian_random on the host (kernels/cpu/random.py): ``draw(n,
+    *params, seed)`` gives n float64 values, cast to Out's dtype."""
+    def run(ctx):
+        op_type = ctx.op.op.type
+        # drawn as float64, then cast: check the larger of the two
+        shape = _concrete(ctx.attr("shape"), np.dtype(np.float64), op_type)
+        check_tensor_size(shape, dtype_to_numpy(ctx.attr("dtype")), op_type)
+        n = int(np.prod(shape)) if shape else 1
+        values = draw(n, *[float(ctx.attr(p)) for p in params], _seed(ctx))
+        ctx.set_output("Out", values.reshape(shape).astype(dtype_to_numpy(ctx.attr("dtype"))))
+    run.__name__ = f"cpu_{draw.__name__}"
+    return run
 
 
 def _cuda_random(draw, *params):
@@ -235,37 +234,36 @@ def _cuda_random(draw, *params):
     return run
 
 
-_SHAPE_INPUTS = [Slot("ShapeTensor", "shape as a tensor", dispensable=True),
-                 Slot("ShapeTensorList", "shape as 1-element tensors", dispensable=True,
-                      duplicable=True)]
+def _random_op(op_type: str, params: list, comment: str, cpu_draw, cuda_draw,
+               extra=()) -> OpDef:
+    """uniform_random / gaussian_random: Out of the ``shape`` and ``dtype`` attributes
+    (or ShapeTensor...), drawn with the distribution's two ``params`` attributes."""
+    names = [attr.name for attr in params]
+    return OpDef(
+        op_type, _SHAPE_INPUTS, [OUT],
+        [Attr("shape", A.LONGS, [1], "Out's shape"), *params,
+         Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
+         Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
+              check=dtype_code_check("f")), *extra],
+        comment=comment, infer_shape=_shape_and_dtype,
+        kernels={"cpu": _cpu_random(cpu_draw, *names), "cuda": _cuda_random(cuda_draw, *names)},
+        grad=NO_GRADIENT, allocates=("shape", "dtype"),
+        reads_attr_tensors=("ShapeTensor", "ShapeTensorList"))
 
-register(OpDef(
-    "uniform_random", _SHAPE_INPUTS, [OUT],
-    [Attr("shape", A.LONGS, [1], "Out's shape"),
-     Attr("min", A.FLOAT, -1.0, "lower bound"),
-     Attr("max", A.FLOAT, 1.0, "upper bound (exclusive)"),
-     Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
-     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
-          check=dtype_code_check("f")),
-     Attr("diag_num", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
-     Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
-     Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)", extra=True)],
-    comment="Out = values drawn uniformly from [min, max).",
-    infer_shape=_shape_and_dtype,
-    kernels={"cpu": _uniform_random, "cuda": _cuda_random(crk.uniform, "min", "max")},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"),
-    reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))
 
-register(OpDef(
-    "gaussian_random", _SHAPE_INPUTS, [OUT],
-    [Attr("shape", A.LONGS, [1], "Out's shape"),
-     Attr("mean", A.FLOAT, 0.0, "mean of the normal distribution"),
-     Attr("std", A.FLOAT, 1.0, "standard deviation"),
-     Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run"),
-     Attr("dtype", A.INT, _FP32, "VarType code of Out's element type",
-          check=dtype_code_check("f"))],
-    comment="Out = values drawn from a normal distribution N(mean, std^2).",
-    infer_shape=_shape_and_dtype,
-    kernels={"cpu": _gaussian_random, "cuda": _cuda_random(crk.gaussian, "mean", "std")},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"),
-    reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))
+register(_random_op(
+    "uniform_random",
+    [Attr("min", A.FLOAT, -1.0, "lower bound"),
+     Attr("max", A.FLOAT, 1.0, "upper bound (exclusive)")],
+    "Out = values drawn uniformly from [min, max).", rk.uniform, crk.uniform,
+    extra=[Attr("diag_num", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
+           Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
+           Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)",
+                extra=True)]))
+
+register(_random_op(
+    "gaussian_random",
+    [Attr("mean", A.FLOAT, 0.0, "mean of the normal distribution"),
+     Attr("std", A.FLOAT, 1.0, "standard deviation")],
+    "Out = values drawn from a normal distribution N(mean, std^2).", rk.gaussian,
+    crk.gaussian))

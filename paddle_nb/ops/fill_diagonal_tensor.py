@@ -23,8 +23,8 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import write_at
-from .common import OUT, X
-from .places import CPU, CUDA
+from .common import OUT, X, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 # the element types taken here (Paddle 2.6.2 also has float16, the small ints, complex)
 FILLABLE = ("bool", "int32", "int64", "float32", "float64")
@@ -66,8 +66,7 @@ def _fill_infer(ctx):
 
 
 def _check(ctx, shape):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     _, _, want = _diagonal(shape, ctx.attr("offset"), ctx.attr("dim1"), ctx.attr("dim2"),
                            fail)
     if ctx.has_input("Y") and not _y_fits(ctx.shape("Y"), want):
@@ -78,8 +77,7 @@ def _check(ctx, shape):
 
 def _positions(ctx, shape: tuple) -> np.ndarray:
     """X's flat positions on the diagonal, in Y's order."""
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"fill_diagonal_tensor: {msg}; expected {expected}, given {given}")
+    fail = run_fail("fill_diagonal_tensor")
     dim1, dim2, _ = _diagonal(list(shape), ctx.attr("offset"), ctx.attr("dim1"),
                               ctx.attr("dim2"), fail)
     flat = np.arange(write_at.numel(shape), dtype=np.int64).reshape(shape)

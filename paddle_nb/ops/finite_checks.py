@@ -20,7 +20,7 @@ from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, OpDef, register
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # bool out of each number type (smaller ints and float16 are cast up by the CPU ufunc)
 NUMBER_TO_BOOL = [f"boolean({t})" for t in ("int32", "int64", "float32", "float64")]

@@ -22,7 +22,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from .batch_norm import require_float
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import build_fail, run_fail
 
 X_SLOT = Slot("X", "the input")
 Y_SLOT = Slot("Y", "the result")
@@ -69,29 +70,25 @@ def windows(ctx_attr, h: int, w: int, fail) -> tuple:
     return (kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
 
 
-def _image_fail(ctx, slot):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot=slot, expected=expected, given=given)
-    return fail
+def _float_x(ctx, rank: int, layout: str):
+    """X's declared shape, X float of ``rank`` (``layout`` says what it holds), and the
+    ``fail`` of a rule on it."""
+    require_float(ctx, "X")
+    shape, fail = ctx.shape("X"), build_fail(ctx, "X")
+    if len(shape) != rank:
+        fail(f"{ctx.op_def.type} takes {layout}", f"rank {rank}", ctx.describe_input("X"))
+    return shape, fail
 
 
 def _unfold_infer(ctx):
-    require_float(ctx, "X")
-    shape = ctx.shape("X")
-    fail = _image_fail(ctx, "X")
-    if len(shape) != 4:
-        fail("unfold takes 4-D images [N, C, H, W]", "rank 4", ctx.describe_input("X"))
+    shape, fail = _float_x(ctx, 4, "4-D images [N, C, H, W]")
     kh, kw, *_, oh, ow = windows(ctx.attr, shape[2], shape[3], fail)
     c = shape[1] * kh * kw if shape[1] >= 0 else -1
     ctx.set_output("Y", [shape[0], c, oh * ow if min(oh, ow) >= 0 else -1], ctx.dtype("X"))
 
 
 def _fold_infer(ctx):
-    require_float(ctx, "X")
-    shape = ctx.shape("X")
-    fail = _image_fail(ctx, "X")
-    if len(shape) != 3:
-        fail("fold takes columns [N, C*kh*kw, L]", "rank 3", ctx.describe_input("X"))
+    shape, fail = _float_x(ctx, 3, "columns [N, C*kh*kw, L]")
     sizes = ctx.attr("output_sizes")
     if not isinstance(sizes, list) or len(sizes) != 2 or min(sizes) < 1:
         ctx.fail("output_sizes is [H, W] of the images made", expected="2 sizes >= 1",
@@ -107,16 +104,10 @@ def _fold_infer(ctx):
     ctx.set_output("Y", [shape[0], c, sizes[0], sizes[1]], ctx.dtype("X"))
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: {msg}; expected {expected}, given {given}")
-    return fail
-
-
 def unfolded(place, x, attr, op_type="unfold"):
     """Y [N, C*kh*kw, L] of images x [N, C, H, W]."""
     n, c, h, w = (int(d) for d in x.shape)
-    geom = windows(attr, h, w, _runtime_fail(op_type))
+    geom = windows(attr, h, w, run_fail(op_type))
     cols = place.im2col(x, geom)                     # [C*kh*kw, N*L]
     return arrays.transpose(cols.reshape((c * geom[0] * geom[1], n, geom[8] * geom[9])),
                             [1, 0, 2])
@@ -126,7 +117,7 @@ def folded(place, y, h: int, w: int, attr, op_type="fold"):
     """Images [N, C, h, w]: each column of y [N, C*kh*kw, L] added back where its window
     lies."""
     n, ckk, windows_count = (int(d) for d in y.shape)
-    geom = windows(attr, h, w, _runtime_fail(op_type))
+    geom = windows(attr, h, w, run_fail(op_type))
     if ckk % (geom[0] * geom[1]) or windows_count != geom[8] * geom[9]:
         raise ValueError(f"{op_type}: columns {list(y.shape)} do not fit the windows of "
                          f"[{h}, {w}] images")

@@ -18,7 +18,7 @@ to both names; the activation's derivative is read from its output (``Out``, or
 Why it pays here: paddle_nb's executor spends more per op than an elementwise kernel costs
 on a small tensor, so one op instead of two is the saving; the kernel is the two ops'
 kernels run back to back, in place on one array, and gives the same bits as the two ops.
-The math below is written once for both places; ops/places.py's ``CPU`` and ``CUDA``
+The math below is written once for both places; the backends' ``CPU`` and ``CUDA``
 supply the kernels.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
 from .elementwise import broadcast_infer, broadcast_operands, broadcast_shape_of
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 BINARY = ("elementwise_add", "elementwise_mul")
 UNARY = ("relu", "tanh", "sigmoid", "scale")

@@ -12,7 +12,7 @@ import math
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.pointwise import pointwise
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def sum_of_squares(place, a):

@@ -22,15 +22,12 @@ from . import arrays
 from .batch_norm import (affine, channels_last, contiguous, epsilon_check, inv_std,
                          layout_check, normalize, normalize_grad, require_float, require_input,
                          require_vector, set_affine_grads, to_place)
-from .places import CPU, CUDA
+from .common import in_unit_interval, int_shape
+from ..backends import CPU, CUDA
 
 IN_SLOTS = [Slot("X", "the input, [N, C, ...]"),
             Slot("Scale", "the per-channel scale (gamma)", dispensable=True),
             Slot("Bias", "the per-channel bias (beta)", dispensable=True)]
-
-
-def _shape(x) -> tuple:
-    return tuple(int(d) for d in x.shape)
 
 
 def _grad_shapes(ctx, xs, c):
@@ -45,8 +42,8 @@ def _grad_shapes(ctx, xs, c):
 
 # --- instance_norm --------------------------------------------------------------------------
 def _instance_view(x):
-    n, c = _shape(x)[:2]
-    return n, c, (1, n * c, 1, numel(_shape(x)[2:]))
+    n, c = int_shape(x)[:2]
+    return n, c, (1, n * c, 1, numel(int_shape(x)[2:]))
 
 
 def _instance_norm_infer(ctx):
@@ -69,7 +66,7 @@ def _instance_norm(place):
         mean, var = (arrays.host(v) for v in place.norm_moments(x4))
         inv = inv_std(var, float(ctx.attr("epsilon")))
         y = normalize(place, ctx, x4, mean, inv, np.tile(scale, n).reshape(-1, 1),
-                      np.tile(bias, n).reshape(-1, 1), _shape(x))
+                      np.tile(bias, n).reshape(-1, 1), int_shape(x))
         ctx.set_output("Y", y)
         ctx.set_output("SavedMean", to_place(ctx, mean.astype(x.dtype)))
         ctx.set_output("SavedVariance", to_place(ctx, inv.astype(x.dtype)))
@@ -88,7 +85,8 @@ def _instance_norm_grad(place):
                              f"{inv.size} values for the {n * c} instances of X")
         dy = contiguous(place, ctx.input("Y@GRAD"))
         dx, dscale, dbias = normalize_grad(place, ctx, x.reshape(view), dy.reshape(view), mean,
-                                           inv, np.tile(scale, n).reshape(-1, 1), True, _shape(x))
+                                           inv, np.tile(scale, n).reshape(-1, 1), True,
+                                           int_shape(x))
         ctx.set_output("X@GRAD", dx)
         set_affine_grads(ctx, dscale.reshape(n, c).sum(0), dbias.reshape(n, c).sum(0))
     return run
@@ -121,14 +119,6 @@ def _channels(ctx, xs) -> int:
     return xs[-1] if channels_last(ctx) else xs[1]
 
 
-def _group_epsilon(value):
-    if not isinstance(value, (int, float)):
-        return None                          # (the attribute's type check says what is wrong)
-    if not 0.0 <= value <= 1.0:              # (NaN fails too)
-        return "expected 0 <= epsilon <= 1, as Paddle checks"
-    return None
-
-
 def _check_groups(ctx, xs) -> int:
     c, groups = _channels(ctx, xs), ctx.attr("groups")
     if not isinstance(groups, int) or groups < 1 or (c >= 0 and (groups > c or c % groups)):
@@ -159,8 +149,8 @@ def _to_nchw(ctx, x):
 
 
 def _group_view(x, groups):
-    n, c = _shape(x)[:2]
-    return n, c, (1, n * groups, c // groups, numel(_shape(x)[2:]))
+    n, c = int_shape(x)[:2]
+    return n, c, (1, n * groups, c // groups, numel(int_shape(x)[2:]))
 
 
 def _group_affine(ctx, c, n, groups):
@@ -179,7 +169,7 @@ def _group_norm(place):
         mean, var = (arrays.host(v) for v in place.norm_moments(x4))
         scale2, bias2 = _group_affine(ctx, c, n, groups)
         y = normalize(place, ctx, x4, mean, inv_std(var, float(ctx.attr("epsilon"))), scale2,
-                      bias2, _shape(x))
+                      bias2, int_shape(x))
         ctx.set_output("Y", y if back is None else arrays.transpose(y, back))
         ctx.set_output("Mean", to_place(ctx, mean.reshape(n, groups).astype(x.dtype)))
         ctx.set_output("Variance", to_place(ctx, var.reshape(n, groups).astype(x.dtype)))
@@ -201,7 +191,7 @@ def _group_norm_grad(place):
         scale2, _ = _group_affine(ctx, c, n, groups)
         dx, dscale, dbias = normalize_grad(place, ctx, x.reshape(view), dy.reshape(view), mean,
                                            inv_std(var, float(ctx.attr("epsilon"))), scale2,
-                                           True, _shape(x))
+                                           True, int_shape(x))
         ctx.set_output("X@GRAD", dx if back is None else arrays.transpose(dx, back))
         set_affine_grads(ctx, dscale.reshape(n, c).sum(0), dbias.reshape(n, c).sum(0))
     return run
@@ -218,7 +208,8 @@ register(OpDef(
     [Slot("Y", "the normalized X"),
      Slot("Mean", "each sample's group mean, [N, groups]", intermediate=True),
      Slot("Variance", "each sample's group variance, [N, groups]", intermediate=True)],
-    [Attr("epsilon", A.FLOAT, 1e-5, "added to the variance", check=_group_epsilon),
+    [Attr("epsilon", A.FLOAT, 1e-5, "added to the variance",
+          check=in_unit_interval("expected 0 <= epsilon <= 1, as Paddle checks")),
      Attr("groups", A.INT, 1, "how many groups the channels are split into"),
      Attr("data_layout", A.STRING, "NCHW", "NCHW or NHWC: where the channel axis is",
           check=layout_check)],

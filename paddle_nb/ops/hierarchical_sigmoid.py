@@ -34,15 +34,12 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import hierarchical_sigmoid as CPU_HS
+from ..kernels.cuda import hierarchical_sigmoid as CUDA_HS
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import int_shape, require_element_type
 
 FLOATS = ("float32", "float64")      # Paddle 2.6.2's CPU kernels
-
-
-def _cuda_hs():
-    from ..kernels.cuda import hierarchical_sigmoid as kernels  # noqa: PLC0415 (numba.cuda)
-    return kernels
 
 
 def default_code_length(num_classes: int) -> int:
@@ -56,6 +53,22 @@ def _num_classes_ok(value) -> str | None:
     return None
 
 
+def host_weight_grads(x, w) -> tuple:
+    """(dX, dW, dBias) on the host for a CPU kernel to fill: one dBias per row of W
+    (hierarchical_sigmoid's inner nodes, nce's classes)."""
+    return (np.empty(x.shape, x.dtype), np.empty(w.shape, x.dtype),
+            np.empty(int(w.shape[0]), x.dtype))
+
+
+def set_weight_grads(ctx, x_slot: str, w_slot: str, dx, dw, dbias) -> None:
+    """``x_slot@GRAD`` and ``w_slot@GRAD``, and Bias@GRAD in Bias's shape where the program
+    asks for it."""
+    ctx.set_output(f"{x_slot}@GRAD", dx)
+    ctx.set_output(f"{w_slot}@GRAD", dw)
+    if ctx.has_output("Bias@GRAD"):
+        ctx.set_output("Bias@GRAD", dbias.reshape(int_shape(ctx.input("Bias"))))
+
+
 def require_int64(ctx, slot: str) -> None:
     """Paddle's kernel reads ``slot`` as int64 indices, and only that."""
     if dtypes.name(ctx.dtype(slot)) != "int64":
@@ -65,10 +78,8 @@ def require_int64(ctx, slot: str) -> None:
 
 def _infer(ctx):
     for slot in ("X", "W"):
-        if dtypes.name(ctx.dtype(slot)) not in FLOATS:
-            ctx.fail("hierarchical_sigmoid needs float32 or float64 values (Paddle's "
-                     "kernels)", slot=slot, expected="float32 or float64",
-                     given=ctx.describe_input(slot))
+        require_element_type(ctx, slot, FLOATS, "hierarchical_sigmoid needs float32 or "
+                             "float64 values (Paddle's kernels)", expected="float32 or float64")
     ctx.require_same_dtype("W", "X")
     xs, ws = ctx.shape("X"), ctx.shape("W")
     if len(xs) != 2 or len(ws) != 2:
@@ -172,7 +183,7 @@ def _hsigmoid(place):
                 CPU_HS.NO_TABLE if code is None else np.ascontiguousarray(code),
                 table is not None, num_classes, pre_out, out)
         else:
-            out, pre_out = _cuda_hs().hierarchical_sigmoid(x, w, bias, labels, table, code,
+            out, pre_out = CUDA_HS.hierarchical_sigmoid(x, w, bias, labels, table, code,
                                                            num_classes, code_length)
         ctx.set_output("Out", out)
         ctx.set_output("PreOut", pre_out)
@@ -192,21 +203,16 @@ def _hsigmoid_grad(place):
                              f"{[n, code_length]} (the forward's), given {list(pre_out.shape)}")
         dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape((n,))
         if place is CPU:
-            dx, dw = np.empty(x.shape, x.dtype), np.empty(w.shape, x.dtype)
-            dbias = np.empty(int(w.shape[0]), x.dtype)
+            dx, dw, dbias = host_weight_grads(x, w)
             CPU_HS.hierarchical_sigmoid_grad(
                 x, w, labels, CPU_HS.NO_TABLE if table is None else np.ascontiguousarray(table),
                 CPU_HS.NO_TABLE if code is None else np.ascontiguousarray(code),
                 table is not None, num_classes, np.ascontiguousarray(pre_out),
                 np.ascontiguousarray(dout), dx, dw, dbias)
         else:
-            dx, dw, dbias = _cuda_hs().hierarchical_sigmoid_grad(x, w, labels, table, code,
+            dx, dw, dbias = CUDA_HS.hierarchical_sigmoid_grad(x, w, labels, table, code,
                                                                  num_classes, pre_out, dout)
-        ctx.set_output("X@GRAD", dx)
-        ctx.set_output("W@GRAD", dw)
-        if ctx.has_output("Bias@GRAD"):
-            bias = ctx.input("Bias")
-            ctx.set_output("Bias@GRAD", dbias.reshape(tuple(int(d) for d in bias.shape)))
+        set_weight_grads(ctx, "X", "W", dx, dw, dbias)
     return run
 
 

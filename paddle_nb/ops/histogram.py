@@ -24,12 +24,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels import counting as K
 from . import arrays
-from .common import OUT, X
+from .common import OUT, X, build_fail, run_fail
 from .matrix_products import NUMBERS
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 COUNTERS = {CPU: K.CPU, CUDA: K.CUDA}
 INTS = ("int32", "int64")
@@ -52,9 +52,7 @@ def _histogram_attrs(bins: int, lo: int, hi: int, fail) -> None:
 def _histogram_infer(ctx):
     _require(ctx, "X", NUMBERS, "histogram")
     bins = ctx.attr("bins")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, expected=expected, given=given)
+    fail = build_fail(ctx)
     _histogram_attrs(bins, ctx.attr("min"), ctx.attr("max"), fail)
     check_tensor_size((bins,), np.dtype(np.int64), "histogram")
     ctx.set_output("Out", [bins], dtypes.to_code("int64"))
@@ -77,9 +75,7 @@ def _range(place, x, lo: int, hi: int) -> tuple[float, float]:
 def _histogram(place):
     def run(ctx):
         x, bins = ctx.input("X"), ctx.attr("bins")
-
-        def fail(msg, expected=None, given=None):
-            raise ValueError(f"histogram: {msg}; expected {expected}, given {given}")
+        fail = run_fail("histogram")
         _histogram_attrs(bins, ctx.attr("min"), ctx.attr("max"), fail)
         lo, hi = _range(place, x, ctx.attr("min"), ctx.attr("max"))
         ctx.set_output("Out", COUNTERS[place].histogram(x, lo, hi, bins))

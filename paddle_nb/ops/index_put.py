@@ -26,7 +26,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from . import arrays, write_at
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's index_put takes (float16 and complex aside)
 PUTTABLE = ("bool", "int32", "int64", "float32", "float64")

@@ -15,7 +15,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels import check
 from .common import OUT, X, dtype_code_check
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _axis_in(ctx, axis: int, rank: int, slot="X") -> int:

@@ -22,12 +22,11 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cpu import interp as CPU_INTERP
 from ..kernels.cuda import interp as CUDA_INTERP
 from . import arrays
-from .common import OUT, X
-from .stack import _runtime_fail
+from .common import FLOAT_TYPES, OUT, X, build_fail, require_element_type, run_fail
 
 KERNELS = {"cpu": CPU_INTERP, "cuda": CUDA_INTERP}
 SIZE_SLOTS = ("OutSize", "SizeTensor", "Scale")
@@ -86,12 +85,10 @@ def _check_attrs(ctx, method: str, fail) -> bool:
 
 def _infer(method: str):
     def infer(ctx):
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="X", expected=expected, given=given)
         ctx.require_dtype("X", "float")
-        if ctx.dtype("X") not in (5, 6):
-            fail("interpolation runs on float32 or float64", expected="float32 or float64",
-                 given=ctx.describe_input("X"))
+        require_element_type(ctx, "X", FLOAT_TYPES, "interpolation runs on float32 or float64",
+                             expected="float32 or float64")
+        fail = build_fail(ctx, "X")
         xs = ctx.shape("X")
         if len(xs) != 4:
             fail("needs a 4-D tensor", expected="[N, C, H, W] (or NHWC)",
@@ -110,16 +107,21 @@ def _infer(method: str):
     return infer
 
 
+def _ratio(n: int, out: int, scale, align_corners: bool):
+    """Paddle's float32 step, in input rows, from one of ``out`` output rows to the next."""
+    if out <= 1:
+        return np.float32(0)
+    if align_corners:
+        return np.float32((n - 1) / (out - 1))
+    return np.float32(1.0 / scale) if scale is not None else np.float32(n) / np.float32(out)
+
+
 def _axis_maps(n: int, out: int, scale, align_corners: bool, half_pixel: bool):
     """(i0, i1, w1): the rows each output row reads and the weight of the second, with
     Paddle's float32 ratio (and its double-precision source positions where it has
     them)."""
     k = np.arange(out)
-    if out > 1:
-        ratio = np.float32((n - 1) / (out - 1)) if align_corners else \
-            np.float32(1.0 / scale) if scale is not None else np.float32(n) / np.float32(out)
-    else:
-        ratio = np.float32(0)
+    ratio = _ratio(n, out, scale, align_corners)
     if half_pixel:
         src = np.float64(ratio) * (k + 0.5) - 0.5
         i0 = np.maximum(np.trunc(src).astype(np.int64), 0)
@@ -133,13 +135,7 @@ def _axis_maps(n: int, out: int, scale, align_corners: bool, half_pixel: bool):
 
 
 def _nearest_map(n: int, out: int, scale, align_corners: bool):
-    k = np.arange(out)
-    if out > 1:
-        ratio = np.float32((n - 1) / (out - 1)) if align_corners else \
-            np.float32(1.0 / scale) if scale is not None else np.float32(n) / np.float32(out)
-    else:
-        ratio = np.float32(0)
-    src32 = ratio * k.astype(np.float32)
+    src32 = _ratio(n, out, scale, align_corners) * np.arange(out).astype(np.float32)
     i0 = (src32.astype(np.float64) + 0.5 if align_corners else src32).astype(np.int64)
     i0 = np.minimum(i0, n - 1)
     return i0, i0, np.zeros(out, np.float32)
@@ -159,7 +155,7 @@ def _run_time_tensors(ctx) -> dict:
 def _planes(ctx, method: str, op_type: str):
     """X as planes (P, H, W), the maps (y0, y1, wy, x0, x1, wx) in X's dtype, and a
     function putting (P, OH, OW) planes back into X's layout."""
-    fail = _runtime_fail(op_type)
+    fail = run_fail(op_type)
     nhwc = _check_attrs(ctx, method, fail)
     x = ctx.input("X")
     if nhwc:
@@ -203,7 +199,7 @@ def _interp_grad(kind: str, method: str, op_type: str):
         want = (int(planes.shape[0]), int(maps[0].size), int(maps[3].size))
         if int(np.prod(dout.shape)) != int(np.prod(want)) or \
                 tuple(int(d) for d in dout.shape[2:]) != want[1:]:
-            _runtime_fail(op_type + "_grad")(
+            run_fail(op_type + "_grad")(
                 "Out@GRAD must have the shape of Out", expected=f"planes {want}",
                 given=f"{tuple(int(d) for d in ctx.input('Out@GRAD').shape)}")
         dout = arrays.astype(dout, planes.dtype).reshape(want)

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import MAX_LIST_LENGTH, check_list_index
+from ..core.limits import MAX_LIST_LENGTH, check_list_index
 from ..kernels.cuda import device
 
 
@@ -64,20 +64,21 @@ def _cuda_fetch(ctx):
 def _column_check(col):
     if isinstance(col, int) and not 0 <= col < MAX_LIST_LENGTH:
         return (f"expected a column 0..{MAX_LIST_LENGTH - 1} "
-                f"(paddle_nb.core.validate.MAX_LIST_LENGTH)")
+                f"(paddle_nb.core.limits.MAX_LIST_LENGTH)")
     return None
 
 
-register(OpDef(
-    "feed", [Slot("X", "the feed list variable (FEED_MINIBATCH)")],
-    [Slot("Out", "the variable that receives column col")],
-    [Attr("col", A.INT, 0, "which fed value to take", check=_column_check)],
-    comment="Copy one fed value into a variable.",
-    kernels={"cpu": _feed, "cuda": _cuda_feed}, grad=NO_GRADIENT))
+def _copy_op(op_type: str, x: str, out: str, col: str, comment: str, cpu, cuda) -> OpDef:
+    """feed or fetch: one value copied between a variable and column ``col`` of the feed
+    (fetch) list; no gradient."""
+    return OpDef(op_type, [Slot("X", x)], [Slot("Out", out)],
+                 [Attr("col", A.INT, 0, col, check=_column_check)], comment=comment,
+                 kernels={"cpu": cpu, "cuda": cuda}, grad=NO_GRADIENT)
 
-register(OpDef(
-    "fetch", [Slot("X", "the variable to fetch")],
-    [Slot("Out", "the fetch list variable (FETCH_LIST)")],
-    [Attr("col", A.INT, 0, "which column of the fetch list to fill", check=_column_check)],
-    comment="Copy a variable into the fetch list.",
-    kernels={"cpu": _fetch, "cuda": _cuda_fetch}, grad=NO_GRADIENT))
+
+register(_copy_op("feed", "the feed list variable (FEED_MINIBATCH)",
+                  "the variable that receives column col", "which fed value to take",
+                  "Copy one fed value into a variable.", _feed, _cuda_feed))
+register(_copy_op("fetch", "the variable to fetch", "the fetch list variable (FETCH_LIST)",
+                  "which column of the fetch list to fill",
+                  "Copy a variable into the fetch list.", _fetch, _cuda_fetch))

@@ -18,39 +18,30 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import attrs as A
-from ..core.grad_maker import Grad
 from ..core.infer_shape import dims_compatible
-from ..core.registry import Attr, OpDef, register
+from ..core.registry import Attr
 from . import arrays
-from .common import OUT, X, Y
+from .common import build_fail, int_shape, padded_shape, run_fail
+from .matmul import declare_product
 from .matrix_products import NUMBERS, require_types
-from .places import CPU, CUDA
 
 DEFAULT_DIM = 9          # Paddle's "no dim given": the first axis of size 3
 
 
-def _shape(a) -> tuple:
-    return tuple(int(d) for d in a.shape)
-
-
 # --- kron ------------------------------------------------------------------------------------
-def _padded(shape, rank: int) -> list:
-    return [1] * (rank - len(shape)) + list(shape)
-
-
 def _kron_infer(ctx):
     require_types(ctx, ["X", "Y"], NUMBERS, "kron")
     xs, ys = ctx.shape("X"), ctx.shape("Y")
     rank = max(len(xs), len(ys))
     ctx.set_output("Out", [a * b if a >= 0 and b >= 0 else -1
-                           for a, b in zip(_padded(xs, rank), _padded(ys, rank))],
+                           for a, b in zip(padded_shape(xs, rank), padded_shape(ys, rank))],
                    ctx.dtype("X"))
 
 
 def _interleaved(x, y):
     """(x as [a0, 1, a1, 1, ...], y as [1, b0, 1, b1, ...], the padded shapes)."""
     rank = max(x.ndim, y.ndim)
-    xs, ys = _padded(_shape(x), rank), _padded(_shape(y), rank)
+    xs, ys = padded_shape(int_shape(x), rank), padded_shape(int_shape(y), rank)
     x2 = x.reshape(tuple(d for a in xs for d in (a, 1)))
     y2 = y.reshape(tuple(d for b in ys for d in (1, b)))
     return x2, y2, xs, ys
@@ -74,19 +65,16 @@ def _kron_grad(place):
         if ctx.has_output("X@GRAD"):       # sum Y's axes (the odd ones) of dOut * Y
             dx = place.sum_axes(place.binary("elementwise_mul", d, y2, None),
                                 list(range(1, 2 * rank, 2)), False)
-            ctx.set_output("X@GRAD", dx.reshape(_shape(x)))
+            ctx.set_output("X@GRAD", dx.reshape(int_shape(x)))
         if ctx.has_output("Y@GRAD"):       # sum X's axes (the even ones) of dOut * X
             dy = place.sum_axes(place.binary("elementwise_mul", d, x2, None),
                                 list(range(0, 2 * rank, 2)), False)
-            ctx.set_output("Y@GRAD", dy.reshape(_shape(y)))
+            ctx.set_output("Y@GRAD", dy.reshape(int_shape(y)))
     return run
 
 
-register(OpDef(
-    "kron", [X, Y], [OUT], [],
-    comment="Out = the Kronecker product of X and Y (padded to one rank by leading 1s).",
-    infer_shape=_kron_infer, kernels={"cpu": _kron(CPU), "cuda": _kron(CUDA)},
-    grad=Grad(reads=["X", "Y"], kernel=_kron_grad(CPU), cuda_kernel=_kron_grad(CUDA))))
+declare_product("kron", "Out = the Kronecker product of X and Y (padded to one rank by "
+                        "leading 1s).", _kron_infer, _kron, _kron_grad)
 
 
 # --- cross -----------------------------------------------------------------------------------
@@ -115,25 +103,15 @@ def _cross_infer(ctx):
     if len(xs) != len(ys) or not all(dims_compatible(a, b) for a, b in zip(xs, ys)):
         ctx.fail("X and Y must have the same shape", slot="Y", expected=str(xs),
                  given=ctx.describe_input("Y"))
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if -1 not in xs:
         _cross_axis(xs, ctx.attr("dim"), fail)
     ctx.set_output("Out", xs, ctx.dtype("X"))
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot X: {msg}" + (f"; expected {expected}" if expected
-                                                        else "") + (f", given {given}"
-                                                                    if given else ""))
-    return fail
-
-
 def _rotated(place, a, axis: int, by: int):
     """a with position i along ``axis`` (size 3) holding a's (i + by) mod 3."""
-    maps = [np.arange(n, dtype=np.int64) for n in _shape(a)]
+    maps = [np.arange(n, dtype=np.int64) for n in int_shape(a)]
     maps[axis] = (np.arange(3, dtype=np.int64) + by) % 3
     return place.gather_maps(a, maps)
 
@@ -148,10 +126,10 @@ def cross_product(place, a, b, axis: int):
 
 def _checked_axis(ctx, op_type: str) -> int:
     x, y = ctx.input("X"), ctx.input("Y")
-    if _shape(x) != _shape(y):
+    if int_shape(x) != int_shape(y):
         raise ValueError(f"{op_type}: slot Y: X and Y must have the same shape; expected "
-                         f"{list(_shape(x))}, given {list(_shape(y))}")
-    return _cross_axis(_shape(x), ctx.attr("dim"), _runtime_fail(op_type))
+                         f"{list(int_shape(x))}, given {list(int_shape(y))}")
+    return _cross_axis(int_shape(x), ctx.attr("dim"), run_fail(op_type, "X"))
 
 
 def _cross(place):
@@ -165,7 +143,7 @@ def _cross_grad(place):
     def run(ctx):
         axis = _checked_axis(ctx, "cross_grad")
         x, y = ctx.input("X"), ctx.input("Y")
-        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(_shape(x))
+        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(int_shape(x))
         if ctx.has_output("X@GRAD"):
             ctx.set_output("X@GRAD", cross_product(place, y, dout, axis))
         if ctx.has_output("Y@GRAD"):
@@ -173,10 +151,7 @@ def _cross_grad(place):
     return run
 
 
-register(OpDef(
-    "cross", [X, Y], [OUT],
-    [Attr("dim", A.INT, DEFAULT_DIM, f"the axis (of size 3) the product is taken along; "
-          f"{DEFAULT_DIM}: the first axis of size 3")],
-    comment="Out = X x Y, the cross product of 3-vectors along dim.",
-    infer_shape=_cross_infer, kernels={"cpu": _cross(CPU), "cuda": _cross(CUDA)},
-    grad=Grad(reads=["X", "Y"], kernel=_cross_grad(CPU), cuda_kernel=_cross_grad(CUDA))))
+declare_product("cross", "Out = X x Y, the cross product of 3-vectors along dim.",
+                _cross_infer, _cross, _cross_grad,
+                attrs=[Attr("dim", A.INT, DEFAULT_DIM, f"the axis (of size 3) the product is "
+                            f"taken along; {DEFAULT_DIM}: the first axis of size 3")])

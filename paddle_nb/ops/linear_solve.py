@@ -30,12 +30,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from . import lapack as L
-from .common import broadcast_shapes
+from .common import broadcast_shapes, int_shape
 from .matrix_places import place_of
-
-
-def _shape(x) -> tuple:
-    return tuple(int(d) for d in x.shape)
 
 
 class System:
@@ -68,6 +64,15 @@ class System:
             grad = grad.reshape(self.batch + tuple(operand_shape[-1:]))
         return arrays.unbroadcast(grad, operand_shape, operand_shape)
 
+    def set_grads(self, ctx, P, a_slot: str, da, b_slot: str, db) -> None:
+        """``a_slot@GRAD`` and ``b_slot@GRAD``, those the program asks for, from the working
+        gradients of A and B: each in its operand's shape and dtype."""
+        for slot, value, shape, matrix in ((a_slot, da, self.a_shape, self.a_shape),
+                                           (b_slot, db, self.b_shape, self.b_matrix)):
+            if ctx.has_output(f"{slot}@GRAD"):
+                ctx.set_output(f"{slot}@GRAD", self.leave(P, value, ctx.input(slot).dtype,
+                                                          shape, matrix))
+
 
 def _check_system(ctx, op_type: str, a_slot: str, b_slot: str, vector_ok: bool) -> None:
     """Shape inference for A in ``a_slot`` and B in ``b_slot``: Out's shape."""
@@ -96,6 +101,13 @@ def _check_system(ctx, op_type: str, a_slot: str, b_slot: str, vector_ok: bool) 
     ctx.set_output("Out", batch + ([bm[-2]] if vector else bm[-2:]), ctx.dtype(a_slot))
 
 
+def _system_infer(op_type: str, a_slot: str, b_slot: str, vector_ok: bool):
+    """The shape inference of an op solving A (in ``a_slot``) for B (in ``b_slot``)."""
+    def infer(ctx):
+        _check_system(ctx, op_type, a_slot, b_slot, vector_ok)
+    return infer
+
+
 def _singular(ok, op_type: str, slot: str) -> None:
     bad = np.flatnonzero(np.asarray(ok) == 0)
     if bad.size:
@@ -105,7 +117,7 @@ def _singular(ok, op_type: str, slot: str) -> None:
 
 # --- solve --------------------------------------------------------------------------------
 def _solve_system(ctx) -> System:
-    return System("solve", _shape(ctx.input("X")), _shape(ctx.input("Y")),
+    return System("solve", int_shape(ctx.input("X")), int_shape(ctx.input("Y")),
                   ctx.input("Y").ndim == 1)
 
 
@@ -118,17 +130,13 @@ def _solve(ctx):
 
 
 def _solve_grad(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
+    P, x = place_of(ctx), ctx.input("X")
     s = _solve_system(ctx)
     a, out = s.enter_a(P, x), s.enter_out(P, ctx.input("Out"))
     dout = s.enter_out(P, _incoming(ctx, s))
     db, ok = P.lu_solve(P.transpose(a), dout)                       # A^-T dOut
     _singular(ok, "solve_grad", "X")
-    da = P.negate(P.product(db, out, tb=True))
-    if ctx.has_output("X@GRAD"):
-        ctx.set_output("X@GRAD", s.leave(P, da, x.dtype, s.a_shape, s.a_shape))
-    if ctx.has_output("Y@GRAD"):
-        ctx.set_output("Y@GRAD", s.leave(P, db, y.dtype, s.b_shape, s.b_matrix))
+    s.set_grads(ctx, P, "X", P.negate(P.product(db, out, tb=True)), "Y", db)
 
 
 def _incoming(ctx, s: System):
@@ -136,14 +144,10 @@ def _incoming(ctx, s: System):
     g = ctx.input_or_none("Out@GRAD")
     if g is None:
         return arrays.zeros_like(ctx.input("Out"))
-    if _shape(g) != s.out_shape:
+    if int_shape(g) != s.out_shape:
         raise ValueError(f"{ctx.op.op.type}: slot Out@GRAD: expected Out's shape "
                          f"{list(s.out_shape)}, given {list(g.shape)}")
     return g
-
-
-def _solve_infer(ctx):
-    _check_system(ctx, "solve", "X", "Y", vector_ok=True)
 
 
 register(OpDef(
@@ -151,7 +155,8 @@ register(OpDef(
               Slot("Y", "the right-hand sides B ([.., n, k], or one vector [n])")],
     [Slot("Out", "A^-1 B")], [],
     comment="Out = X^-1 Y: the solution of each linear system X Out = Y.",
-    infer_shape=_solve_infer, kernels={"cpu": _solve, "cuda": _solve},
+    infer_shape=_system_infer("solve", "X", "Y", vector_ok=True),
+    kernels={"cpu": _solve, "cuda": _solve},
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_solve_grad,
               cuda_kernel=_solve_grad)))
 
@@ -163,7 +168,7 @@ def _triangular_flags(ctx):
 
 def _triangular_solve(ctx):
     P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
-    s = System("triangular_solve", _shape(x), _shape(y), False)
+    s = System("triangular_solve", int_shape(x), int_shape(y), False)
     out = P.triangular_solve(s.enter_a(P, x), s.enter_b(P, y), *_triangular_flags(ctx))
     ctx.set_output("Out", P.leave(out, s.out_shape, x.dtype))
 
@@ -171,21 +176,14 @@ def _triangular_solve(ctx):
 def _triangular_solve_grad(ctx):
     P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
     upper, trans, unit = _triangular_flags(ctx)
-    s = System("triangular_solve", _shape(x), _shape(y), False)
+    s = System("triangular_solve", int_shape(x), int_shape(y), False)
     t, out = s.enter_a(P, x), s.enter_out(P, ctx.input("Out"))
     db = P.triangular_solve(t, s.enter_out(P, _incoming(ctx, s)), upper, not trans, unit)
     # the gradient with respect to op(X) is -dB Out^T; X's is its transpose with trans,
     # kept in the triangle that was read (not the diagonal if it was taken as ones)
     full = P.product(out, db, tb=True) if trans else P.product(db, out, tb=True)
     dt = P.triangle(full, lower=not upper, diag=0.0 if unit else 1.0, scale=-1.0)
-    if ctx.has_output("X@GRAD"):
-        ctx.set_output("X@GRAD", s.leave(P, dt, x.dtype, s.a_shape, s.a_shape))
-    if ctx.has_output("Y@GRAD"):
-        ctx.set_output("Y@GRAD", s.leave(P, db, y.dtype, s.b_shape, s.b_shape))
-
-
-def _triangular_solve_infer(ctx):
-    _check_system(ctx, "triangular_solve", "X", "Y", vector_ok=False)
+    s.set_grads(ctx, P, "X", dt, "Y", db)
 
 
 register(OpDef(
@@ -196,7 +194,7 @@ register(OpDef(
      Attr("transpose", A.BOOLEAN, False, "solve with X^T"),
      Attr("unitriangular", A.BOOLEAN, False, "take X's diagonal as ones")],
     comment="Out = op(X)^-1 Y for triangular X, by substitution.",
-    infer_shape=_triangular_solve_infer,
+    infer_shape=_system_infer("triangular_solve", "X", "Y", vector_ok=False),
     kernels={"cpu": _triangular_solve, "cuda": _triangular_solve},
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_triangular_solve_grad,
               cuda_kernel=_triangular_solve_grad)))
@@ -211,7 +209,7 @@ def _with_factor(P, factor, rhs, upper: bool):
 
 def _cholesky_system(ctx) -> System:
     # A is the factor in Y, the right-hand sides are X
-    return System("cholesky_solve", _shape(ctx.input("Y")), _shape(ctx.input("X")), False)
+    return System("cholesky_solve", int_shape(ctx.input("Y")), int_shape(ctx.input("X")), False)
 
 
 def _cholesky_solve(ctx):
@@ -222,7 +220,7 @@ def _cholesky_solve(ctx):
 
 
 def _cholesky_solve_grad(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
+    P, y = place_of(ctx), ctx.input("Y")
     upper = ctx.attr("upper")
     s = _cholesky_system(ctx)
     factor, out = s.enter_a(P, y), s.enter_out(P, ctx.input("Out"))
@@ -233,14 +231,7 @@ def _cholesky_solve_grad(ctx):
     read = P.triangle(factor, lower=not upper, diag=1.0)      # the triangle Y gave
     dfactor = P.product(read, sym) if upper else P.product(sym, read)
     dfactor = P.triangle(dfactor, lower=not upper, diag=1.0)
-    if ctx.has_output("X@GRAD"):
-        ctx.set_output("X@GRAD", s.leave(P, db, x.dtype, s.b_shape, s.b_shape))
-    if ctx.has_output("Y@GRAD"):
-        ctx.set_output("Y@GRAD", s.leave(P, dfactor, y.dtype, s.a_shape, s.a_shape))
-
-
-def _cholesky_solve_infer(ctx):
-    _check_system(ctx, "cholesky_solve", "Y", "X", vector_ok=False)
+    s.set_grads(ctx, P, "Y", dfactor, "X", db)
 
 
 register(OpDef(
@@ -249,7 +240,7 @@ register(OpDef(
     [Slot("Out", "A^-1 B")],
     [Attr("upper", A.BOOLEAN, False, "Y is U with A = U^T U (else L with A = L L^T)")],
     comment="Out = A^-1 X, A given by its Cholesky factor Y.",
-    infer_shape=_cholesky_solve_infer,
+    infer_shape=_system_infer("cholesky_solve", "Y", "X", vector_ok=False),
     kernels={"cpu": _cholesky_solve, "cuda": _cholesky_solve},
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_cholesky_solve_grad,
               cuda_kernel=_cholesky_solve_grad)))

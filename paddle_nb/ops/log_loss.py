@@ -6,7 +6,7 @@ Paddle 2.6.2: Predicted, Labels -> Loss, elementwise).
 
 ``epsilon`` keeps the logarithms finite at probabilities of exactly 0 or 1. The gradient
 reaches Predicted only (Paddle's log_loss_grad writes no Labels@GRAD). The math is two
-scalar functions under ``@pointwise``, so one op kernel serves both places.
+scalar functions under ``@pointwise``, and ops/elementwise_loss.py makes its kernels.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_3
 from ..kernels.pointwise import pointwise
-from . import arrays
-from .places import CPU, CUDA
+from .elementwise_loss import elementwise_loss
+from ..backends import CPU, CUDA
 
 PREDICTED = Slot("Predicted", "the predicted probabilities")
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
@@ -47,25 +47,8 @@ def _epsilon(ctx, dtype):
     return dtype.type(ctx.attr("epsilon"))
 
 
-def make(place):
-    def run(ctx):
-        p, label = ctx.input("Predicted"), ctx.input("Labels")
-        ctx.set_output("Loss", place.apply(log_loss, p, label, _epsilon(ctx, p.dtype),
-                                           out=ctx.out("Loss", p.shape, p.dtype),
-                                           out_dtype=p.dtype))
-    run.__name__ = f"{place.name}_log_loss"
-    return run
-
-
-def make_grad(place):
-    def run(ctx):
-        p, label = ctx.input("Predicted"), ctx.input("Labels")
-        dout = arrays.astype(ctx.input("Loss@GRAD"), p.dtype)
-        ctx.set_output("Predicted@GRAD", place.apply(log_loss_grad, p, label, dout,
-                                                     _epsilon(ctx, p.dtype), out=None,
-                                                     out_dtype=p.dtype))
-    run.__name__ = f"{place.name}_log_loss_grad"
-    return run
+make, make_grad = elementwise_loss(log_loss, log_loss_grad, ("Predicted", "Labels"), "Loss",
+                                   param=_epsilon)
 
 
 def _epsilon_ok(value) -> str | None:

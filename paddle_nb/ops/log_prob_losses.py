@@ -32,15 +32,11 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import nll_loss as CPU_NLL
+from ..kernels.cuda import nll_loss as CUDA_NLL
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .places import CPU, CUDA
-
-
-def _cuda_nll():
-    from ..kernels.cuda import nll_loss   # noqa: PLC0415 (numba.cuda kernels on first use)
-    return nll_loss
+from ..backends import CPU, CUDA
 
 
 def _fits(shape, want) -> bool:
@@ -116,10 +112,9 @@ def _nll_inputs(ctx, place):
 
 
 def _nll(place):
-    kernels = CPU_NLL if place is CPU else None
+    k = CPU_NLL if place is CPU else CUDA_NLL
 
     def run(ctx):
-        k = kernels or _cuda_nll()
         x, label, weight, classes, inner, ignore = _nll_inputs(ctx, place)
         loss, used = k.nll_elements(x.reshape(-1) if place is CPU else x, label, weight,
                                     ignore, classes, inner)
@@ -152,7 +147,7 @@ def _nll_grad(place):
             dx = CPU_NLL.nll_grad(label, weight, ignore, classes, inner, dout, per_element,
                                   divisor, np.empty(x.size, x.dtype))
         else:
-            dx = _cuda_nll().nll_grad(label, weight, ignore, classes, inner,
+            dx = CUDA_NLL.nll_grad(label, weight, ignore, classes, inner,
                                       arrays.astype(dout, x.dtype), per_element, divisor,
                                       int(x.size), x.dtype)
         ctx.set_output("X@GRAD", dx.reshape(tuple(int(d) for d in x.shape)))

@@ -14,13 +14,12 @@ package gives -inf.
 """
 from __future__ import annotations
 
-from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
-from ..core.registry import Attr, OpDef, register
+from ..core.registry import OpDef, register
 from ..kernels import running_scans as K
 from .common import OUT, X
-from .cumsum import _along, _cumsum_infer
+from .cumsum import _along, _cumsum_infer, running_scan, scan_attrs
 
 
 def _logcumsumexp_infer(ctx):
@@ -28,14 +27,6 @@ def _logcumsumexp_infer(ctx):
         ctx.fail("logcumsumexp needs float32 or float64 elements (Paddle's CPU kernels)",
                  slot="X", expected="one of those", given=ctx.describe_input("X"))
     _cumsum_infer(ctx)                       # the axis and flatten rules are cumsum's
-
-
-def _logcumsumexp(kernels):
-    def run(ctx):
-        x, axis = _along(ctx, ctx.input("X"))
-        ctx.set_output("Out", kernels.logcumsumexp(x, axis, ctx.attr("exclusive"),
-                                                   ctx.attr("reverse")))
-    return run
 
 
 def _logcumsumexp_grad(kernels):
@@ -57,12 +48,10 @@ def _logcumsumexp_grad(kernels):
 
 register(OpDef(
     "logcumsumexp", [X], [OUT],
-    [Attr("axis", A.INT, -1, "the axis scanned"),
-     Attr("flatten", A.BOOLEAN, False, "scan X as one row (Out is 1-D)"),
-     Attr("exclusive", A.BOOLEAN, False, "each sum leaves its own element out"),
-     Attr("reverse", A.BOOLEAN, False, "scan from the end of the axis")],
+    scan_attrs("the axis scanned", "scan"),
     comment="Out = log(cumsum(exp(X))) along axis, computed without overflow.",
     infer_shape=_logcumsumexp_infer,
-    kernels={"cpu": _logcumsumexp(K.CPU), "cuda": _logcumsumexp(K.CUDA)},
+    kernels={"cpu": running_scan(K.CPU.logcumsumexp),
+             "cuda": running_scan(K.CUDA.logcumsumexp)},
     grad=Grad(reads=["X", "Out"], writes=["X"], kernel=_logcumsumexp_grad(K.CPU),
               cuda_kernel=_logcumsumexp_grad(K.CUDA))))

@@ -24,8 +24,8 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X
-from .places import CPU, CUDA
-from .reduce import _normalize_dims, _reduced_shape
+from ..backends import CPU, CUDA
+from .reduce import _normalize_dims, _reduced_shape, require_axes
 
 
 @pointwise(FLOAT_2)
@@ -52,10 +52,7 @@ def _dims(ctx, ndim: int) -> list:
 def _infer(ctx):
     ctx.require_dtype("X", "float")
     xs, axis = ctx.shape("X"), ctx.attr("axis")
-    bad = [d for d in axis if not -len(xs) <= d < max(len(xs), 1)]
-    if bad:
-        ctx.fail(f"axis {bad} is out of range for a rank-{len(xs)} X", slot="X",
-                 expected=f"axes in [{-len(xs)}, {len(xs) - 1}]", given=f"axis={axis}")
+    require_axes(ctx, axis, len(xs), "axis", "axes", len(xs) - 1)
     dims = _normalize_dims(axis, len(xs), ctx.attr("reduce_all"))
     ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keepdim")), ctx.dtype("X"))
 

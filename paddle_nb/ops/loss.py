@@ -4,7 +4,7 @@ attributes).
 Labels are class indices (int64, last dim 1) or, with ``soft_label``, distributions of
 the logits' shape. The class axis is ``axis`` (default the last); rows are every other
 position. Kernels move the class axis last and work on (rows, classes) matrices; each is
-one function for both places (ops/places.py: each place's rows, label checks and losses).
+one function for both places (backends/: each place's rows, label checks and losses).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _loss_shape(shape, axis):

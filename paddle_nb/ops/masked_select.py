@@ -17,11 +17,11 @@ import numpy as np
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cuda import device
 from . import arrays
 from .common import X, broadcast_shapes
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU masked_select kernel is registered for (and we compile)
 SELECTABLE = ("int32", "int64", "float32", "float64")

@@ -1,9 +1,13 @@
 """Matrix products: ``mul`` (Fluid's fc core, flattening by ``x_num_col_dims``), ``matmul``
 and ``matmul_v2`` (numpy's matmul rules, batch dims broadcast, optional transposes), and
-``bmm`` (``paddle.bmm``: two 3-D stacks of matrices, the same batch, no broadcasting)."""
+``bmm`` (``paddle.bmm``: two 3-D stacks of matrices, the same batch, no broadcasting).
+
+Every product of two operands (these, and mv, dot, kron, cross) is declared by
+``declare_product``: X and a second operand in, Out out, a gradient op that reads both."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -12,7 +16,28 @@ from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from .common import OUT, X, Y
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+
+
+# --- a product's declaration, and its plainest kernel ----------------------------------------
+def declare_product(op_type: str, comment: str, infer_shape, forward, backward, attrs=(),
+                    second=Y) -> None:
+    """Register ``op_type``, Out = a product of X and ``second`` (Y; mv's Vec), wired as
+    every product here is: its gradient op reads both operands and writes both gradients.
+    ``forward`` and ``backward`` make a place's kernel from the place (``forward(CPU)``)."""
+    register(OpDef(op_type, [X, second], [OUT], list(attrs), comment=comment,
+                   infer_shape=infer_shape,
+                   kernels={"cpu": forward(CPU), "cuda": forward(CUDA)},
+                   grad=Grad(reads=["X", second.name], kernel=backward(CPU),
+                             cuda_kernel=backward(CUDA))))
+
+
+def plain_product(place, second: str = "Y"):
+    """Out = X @ ``second`` by the place's matmul, no transposes, no factor (bmm, mv)."""
+    def run(ctx):
+        ctx.set_output("Out", place.matmul(ctx.input("X"), ctx.input(second), False, False))
+    return run
+
 
 # --- mul ----------------------------------------------------------------------------------
 def _flat2d(shape, num_col_dims):
@@ -103,15 +128,12 @@ def _mul_grad(place):
     return run
 
 
-register(OpDef(
-    "mul", [X, Y], [OUT],
-    [Attr("x_num_col_dims", A.INT, 1, "X is flattened to a matrix: the first "
-          "x_num_col_dims dims become rows"),
-     Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")],
-    comment="Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
-            "Y.dims[y_num_col_dims:].",
-    infer_shape=_mul_infer, kernels={"cpu": _mul(CPU), "cuda": _mul(CUDA)},
-    grad=Grad(reads=["X", "Y"], kernel=_mul_grad(CPU), cuda_kernel=_mul_grad(CUDA))))
+declare_product(
+    "mul", "Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
+           "Y.dims[y_num_col_dims:].", _mul_infer, _mul, _mul_grad,
+    attrs=[Attr("x_num_col_dims", A.INT, 1, "X is flattened to a matrix: the first "
+                "x_num_col_dims dims become rows"),
+           Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")])
 
 
 # --- matmul / matmul_v2 ------------------------------------------------------------------
@@ -225,16 +247,13 @@ def _matmul_kernel(place, tx_attr: str, ty_attr: str, alpha_attr: str | None = N
     return run
 
 
-register(OpDef(
-    "matmul_v2", [X, Y], [OUT],
-    [Attr("trans_x", A.BOOLEAN, False, "transpose X's last two dims first"),
-     Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")],
-    comment="Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
-    infer_shape=_matmul_v2_infer,
-    kernels={"cpu": _matmul_kernel(CPU, "trans_x", "trans_y"),
-             "cuda": _matmul_kernel(CUDA, "trans_x", "trans_y")},
-    grad=Grad(reads=["X", "Y"], kernel=_matmul_grad_kernel(CPU, "trans_x", "trans_y"),
-              cuda_kernel=_matmul_grad_kernel(CUDA, "trans_x", "trans_y"))))
+_V2_ATTRS = {"tx_attr": "trans_x", "ty_attr": "trans_y"}     # what its kernels read
+declare_product(
+    "matmul_v2", "Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
+    _matmul_v2_infer, partial(_matmul_kernel, **_V2_ATTRS),
+    partial(_matmul_grad_kernel, **_V2_ATTRS),
+    attrs=[Attr("trans_x", A.BOOLEAN, False, "transpose X's last two dims first"),
+           Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")])
 
 
 def _matmul_infer(ctx):
@@ -243,18 +262,14 @@ def _matmul_infer(ctx):
                                         ("transpose_X", "transpose_Y")), ctx.dtype("X"))
 
 
-register(OpDef(
-    "matmul", [X, Y], [OUT],
-    [Attr("transpose_X", A.BOOLEAN, False, "transpose X's last two dims first"),
-     Attr("transpose_Y", A.BOOLEAN, False, "transpose Y's last two dims first"),
-     Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")],
-    comment="Out = alpha * (X @ Y) (Fluid's v1 matmul).",
-    infer_shape=_matmul_infer,
-    kernels={"cpu": _matmul_kernel(CPU, "transpose_X", "transpose_Y", "alpha"),
-             "cuda": _matmul_kernel(CUDA, "transpose_X", "transpose_Y", "alpha")},
-    grad=Grad(reads=["X", "Y"],
-              kernel=_matmul_grad_kernel(CPU, "transpose_X", "transpose_Y", "alpha"),
-              cuda_kernel=_matmul_grad_kernel(CUDA, "transpose_X", "transpose_Y", "alpha"))))
+# what its kernels read: the transposes and the factor
+_V1_ATTRS = {"tx_attr": "transpose_X", "ty_attr": "transpose_Y", "alpha_attr": "alpha"}
+declare_product(
+    "matmul", "Out = alpha * (X @ Y) (Fluid's v1 matmul).", _matmul_infer,
+    partial(_matmul_kernel, **_V1_ATTRS), partial(_matmul_grad_kernel, **_V1_ATTRS),
+    attrs=[Attr("transpose_X", A.BOOLEAN, False, "transpose X's last two dims first"),
+           Attr("transpose_Y", A.BOOLEAN, False, "transpose Y's last two dims first"),
+           Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")])
 
 
 # --- bmm: matmul_v2 of two 3-D stacks, with its own stricter shape rule ---------------------
@@ -275,12 +290,6 @@ def _bmm_infer(ctx):
     ctx.set_output("Out", [xs[0] if xs[0] >= 0 else ys[0], xs[1], ys[2]], ctx.dtype("X"))
 
 
-def _bmm(place):
-    def run(ctx):
-        ctx.set_output("Out", place.matmul(ctx.input("X"), ctx.input("Y"), False, False))
-    return run
-
-
 def _bmm_grad(place):
     def run(ctx):
         dx, dy = matmul_nd_grad(place, ctx.input("X"), ctx.input("Y"), ctx.input("Out@GRAD"),
@@ -290,8 +299,5 @@ def _bmm_grad(place):
     return run
 
 
-register(OpDef(
-    "bmm", [X, Y], [OUT], [],
-    comment="Out[b] = X[b] @ Y[b] for each b: X [B, M, K], Y [B, K, N], Out [B, M, N].",
-    infer_shape=_bmm_infer, kernels={"cpu": _bmm(CPU), "cuda": _bmm(CUDA)},
-    grad=Grad(reads=["X", "Y"], kernel=_bmm_grad(CPU), cuda_kernel=_bmm_grad(CUDA))))
+declare_product("bmm", "Out[b] = X[b] @ Y[b] for each b: X [B, M, K], Y [B, K, N], "
+                       "Out [B, M, N].", _bmm_infer, plain_product, _bmm_grad)

@@ -1,6 +1,6 @@
 """Batched matrix primitives on both places, so that the triangular factorizations and
 solves (ops/triangular_factor.py, ops/linear_solve.py) and their gradients are written
-once, as ``make(place)`` code over ``CPU`` or ``CUDA`` (the idea of ops/places.py).
+once, as ``make(place)`` code over ``CPU`` or ``CUDA`` (the idea of backends/).
 
 Every array here is a batch of matrices, [B, rows, cols]. ``CPU`` works in float64 on
 numpy arrays and calls LAPACK (numpy.linalg, scipy's getrf): what Paddle 2.6.2's CPU
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
+from ..kernels import small_linalg
 from ..kernels import triangular_linalg as K
 from ..kernels.cuda import copy as cuda_copy
 from . import arrays
@@ -250,8 +251,7 @@ class CUDA:
 
 
 def _device_eye(batch: int, n: int, dtype):
-    from ..kernels.small_linalg import CUDA as small   # noqa: PLC0415
-    return small.eyes((batch,), n, n, dtype)
+    return small_linalg.CUDA.eyes((batch,), n, n, dtype)
 
 
 def place_of(ctx):

@@ -10,13 +10,15 @@ attributes, as ``paddle.mv``, ``paddle.dot``, ``paddle.linalg.multi_dot``,
   the inverse's power);
 - ``addmm``: Out = Beta * Input + Alpha * X @ Y (Input broadcasts to the product's shape).
 
-Every product is the places' ``matmul`` (ops/places.py: BLAS on the CPU, the tiled kernel
+Every product is the places' ``matmul`` (backends/: BLAS on the CPU, the tiled kernel
 on CUDA), so no new GEMM is written here. ``matrix_power`` squares its way up (about
 2 log2 n products, not n) and its gradient does the same with the identity
 d(A^a A^b) = d(A^a) A^b + A^a d(A^b); a negative n inverts first (kernels/small_linalg.py,
 Gauss-Jordan, one thread per matrix on CUDA).
 """
 from __future__ import annotations
+
+from functools import partial
 
 from ..core import attrs as A
 from ..core import dtypes
@@ -25,8 +27,9 @@ from ..core.infer_shape import dims_compatible
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import small_linalg as SL
 from . import arrays
-from .common import OUT, X, Y, broadcast_shapes
-from .places import CPU, CUDA
+from .common import OUT, X, Y, broadcast_shapes, int_shape
+from .matmul import declare_product, plain_product
+from ..backends import CPU, CUDA
 
 FLOATS = ("float32", "float64")
 NUMBERS = ("int32", "int64", "float32", "float64")
@@ -55,10 +58,6 @@ def _swap_last(a):
     return arrays.transpose(a, perm)
 
 
-def _shape(a) -> tuple:
-    return tuple(int(d) for d in a.shape)
-
-
 # --- mv --------------------------------------------------------------------------------------
 VEC = Slot("Vec", "the vector")
 
@@ -76,12 +75,6 @@ def _mv_infer(ctx):
     ctx.set_output("Out", [xs[0]], ctx.dtype("X"))
 
 
-def _mv(place):
-    def run(ctx):
-        ctx.set_output("Out", place.matmul(ctx.input("X"), ctx.input("Vec"), False, False))
-    return run
-
-
 def _mv_grad(place):
     """dX = dOut (outer) Vec, dVec = X^T @ dOut."""
     def run(ctx):
@@ -96,11 +89,8 @@ def _mv_grad(place):
     return run
 
 
-register(OpDef(
-    "mv", [X, VEC], [OUT], [],
-    comment="Out = X @ Vec: X [M, N], Vec [N], Out [M].",
-    infer_shape=_mv_infer, kernels={"cpu": _mv(CPU), "cuda": _mv(CUDA)},
-    grad=Grad(reads=["X", "Vec"], kernel=_mv_grad(CPU), cuda_kernel=_mv_grad(CUDA))))
+declare_product("mv", "Out = X @ Vec: X [M, N], Vec [N], Out [M].", _mv_infer,
+                partial(plain_product, second="Vec"), _mv_grad, second=VEC)
 
 
 # --- dot -------------------------------------------------------------------------------------
@@ -119,9 +109,9 @@ def _dot_infer(ctx):
 def _dot(place):
     def run(ctx):
         x, y = ctx.input("X"), ctx.input("Y")
-        if _shape(x) != _shape(y):
+        if int_shape(x) != int_shape(y):
             raise ValueError(f"dot: slot Y: X and Y must have the same shape; expected "
-                             f"{list(_shape(x))}, given {list(_shape(y))}")
+                             f"{list(int_shape(x))}, given {list(int_shape(y))}")
         product = place.binary("elementwise_mul", x, y, None)
         ctx.set_output("Out", place.sum_axes(product, [x.ndim - 1], False))
     return run
@@ -131,17 +121,14 @@ def _dot_grad(place):
     """dX = dOut * Y, dY = dOut * X (dOut broadcast along the summed axis)."""
     def run(ctx):
         x, y = ctx.input("X"), ctx.input("Y")
-        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(_shape(x)[:-1] + (1,))
+        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(int_shape(x)[:-1] + (1,))
         ctx.set_output("X@GRAD", place.binary("elementwise_mul", y, dout, None))
         ctx.set_output("Y@GRAD", place.binary("elementwise_mul", x, dout, None))
     return run
 
 
-register(OpDef(
-    "dot", [X, Y], [OUT], [],
-    comment="Out = sum(X * Y) along the last axis: X, Y [N] give a 0-d Out, [B, N] give [B].",
-    infer_shape=_dot_infer, kernels={"cpu": _dot(CPU), "cuda": _dot(CUDA)},
-    grad=Grad(reads=["X", "Y"], kernel=_dot_grad(CPU), cuda_kernel=_dot_grad(CUDA))))
+declare_product("dot", "Out = sum(X * Y) along the last axis: X, Y [N] give a 0-d Out, "
+                       "[B, N] give [B].", _dot_infer, _dot, _dot_grad)
 
 
 # --- multi_dot -------------------------------------------------------------------------------
@@ -181,15 +168,15 @@ def _multi_dot_infer(ctx):
 def _matrices(xs):
     """The inputs as 2-D arrays (the vectors at the ends as a row and a column)."""
     mats = list(xs)
-    if len(_shape(mats[0])) == 1:
+    if len(int_shape(mats[0])) == 1:
         mats[0] = mats[0].reshape((1, int(mats[0].shape[0])))
-    if len(_shape(mats[-1])) == 1:
+    if len(int_shape(mats[-1])) == 1:
         mats[-1] = mats[-1].reshape((int(mats[-1].shape[0]), 1))
     for i in range(1, len(mats)):
         if int(mats[i - 1].shape[1]) != int(mats[i].shape[0]):
             raise ValueError(f"multi_dot: slot X: input {i} must have {int(mats[i - 1].shape[1])}"
                              f" rows; expected {int(mats[i - 1].shape[1])}, given shape "
-                             f"{list(_shape(xs[i]))}")
+                             f"{list(int_shape(xs[i]))}")
     return mats
 
 
@@ -204,8 +191,8 @@ def _multi_dot(place):
     def run(ctx):
         xs = ctx.inputs("X")
         out = _chain(place, _matrices(xs))
-        shape = ([] if len(_shape(xs[0])) == 1 else [int(out.shape[0])]) + \
-            ([] if len(_shape(xs[-1])) == 1 else [int(out.shape[1])])
+        shape = ([] if len(int_shape(xs[0])) == 1 else [int(out.shape[0])]) + \
+            ([] if len(int_shape(xs[-1])) == 1 else [int(out.shape[1])])
         ctx.set_output("Out", out.reshape(tuple(shape)))
     return run
 
@@ -231,7 +218,7 @@ def _multi_dot_grad(place):
             g = dout if prefix[i] is None else place.matmul(prefix[i], dout, True, False)
             if suffix[i] is not None:
                 g = place.matmul(g, suffix[i], False, True)
-            ctx.set_output("X@GRAD", g.reshape(_shape(xs[i])), i)
+            ctx.set_output("X@GRAD", g.reshape(int_shape(xs[i])), i)
     return run
 
 
@@ -254,7 +241,7 @@ def _matrix_power_infer(ctx):
 
 
 def _check_square(x, op_type: str):
-    shape = _shape(x)
+    shape = int_shape(x)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"{op_type}: slot X: takes square matrices; expected [..., M, M], "
                          f"given {list(shape)}")
@@ -291,7 +278,7 @@ def _power_grad(place, a, g, n: int):
 
 
 def _identity_like(place, x):
-    shape = _shape(x)
+    shape = int_shape(x)
     return LINALG[place].eyes(shape[:-2], shape[-1], shape[-1], x.dtype)
 
 
@@ -316,9 +303,9 @@ def _matrix_power_grad(place):
     def run(ctx):
         x, n = ctx.input("X"), ctx.attr("n")
         _check_square(x, "matrix_power_grad")
-        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(_shape(x))
+        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(int_shape(x))
         if n == 0:
-            dx = place.full(_shape(x), 0, x.dtype)
+            dx = place.full(int_shape(x), 0, x.dtype)
         elif n > 0:
             dx = _power_grad(place, x, dout, n)
         else:
@@ -364,15 +351,15 @@ def _addmm(place):
     def run(ctx):
         inp, x, y = ctx.input("Input"), ctx.input("X"), ctx.input("Y")
         product = place.matmul(x, y, False, False, ctx.attr("Alpha"))
-        rows, cols = _shape(product)
+        rows, cols = int_shape(product)
         try:
-            fits = arrays.broadcast_shape(_shape(inp), (rows, cols)) == (rows, cols)
+            fits = arrays.broadcast_shape(int_shape(inp), (rows, cols)) == (rows, cols)
         except ValueError:
             fits = False
         if not fits:
             raise ValueError(f"addmm: slot Input: Input must broadcast to the product's shape; "
                              f"expected a shape that broadcasts to {[rows, cols]}, given "
-                             f"{list(_shape(inp))}")
+                             f"{list(int_shape(inp))}")
         added = place.binary("elementwise_add", product,
                              place.scale(inp, ctx.attr("Beta")), None)
         ctx.set_output("Out", added)
@@ -388,7 +375,7 @@ def _addmm_grad(place):
         dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(
             (int(x.shape[0]), int(y.shape[1])))
         if ctx.has_output("Input@GRAD"):
-            shape = _shape(inp)
+            shape = int_shape(inp)
             view = (1,) * (2 - len(shape)) + shape
             ctx.set_output("Input@GRAD", arrays.unbroadcast(place.scale(dout, beta), view,
                                                             shape))

@@ -18,7 +18,7 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _channel_axis(axis: int) -> int:

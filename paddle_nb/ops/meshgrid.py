@@ -19,7 +19,7 @@ from ..core import dtypes
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU meshgrid kernel is registered for
 GRIDDABLE = ("int32", "int64", "float32", "float64")

@@ -23,15 +23,11 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import metrics as CPU_METRICS
+from ..kernels.cuda import metrics as CUDA_METRICS
 from . import arrays
 
 INT32, INT64 = dtypes.to_code("int32"), dtypes.to_code("int64")
 FLOAT32, FLOAT64 = dtypes.to_code("float32"), dtypes.to_code("float64")
-
-
-def _cuda():
-    from ..kernels.cuda import metrics   # noqa: PLC0415 (numba.cuda kernels on first use)
-    return metrics
 
 
 def _fits(shape, want) -> bool:
@@ -92,7 +88,7 @@ def _accuracy_cpu(ctx):
 def _accuracy_cuda(ctx):
     indices, label = ctx.input("Indices"), _flat_labels(ctx.input("Label"))
     _refuse_negative_labels(label)
-    accuracy, correct, total = _cuda().accuracy(indices, label)
+    accuracy, correct, total = CUDA_METRICS.accuracy(indices, label)
     ctx.set_output("Accuracy", accuracy.reshape(()))
     ctx.set_output("Correct", correct.reshape(()))
     ctx.set_output("Total", total.reshape(()))
@@ -210,7 +206,7 @@ def _auc(place: str):
                 predict.dtype.type(nt))
             ctx.set_output("AUC", np.array(area, np.float64))
         else:
-            area = _cuda().auc_update(predict, label, pos, neg, nt, slides, _is_fake(ctx))
+            area = CUDA_METRICS.auc_update(predict, label, pos, neg, nt, slides, _is_fake(ctx))
             ctx.set_output("AUC", area.reshape(()))
         ctx.set_output("StatPosOut", pos.reshape(shape))
         ctx.set_output("StatNegOut", neg.reshape(shape))

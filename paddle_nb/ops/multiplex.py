@@ -16,10 +16,10 @@ import numpy as np
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels import check
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU kernel is registered for
 MULTIPLEXABLE = ("int32", "int64", "float32", "float64")

@@ -33,18 +33,14 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import nce as CPU_NCE
+from ..kernels.cuda import nce as CUDA_NCE
 from . import arrays
-from .hierarchical_sigmoid import FLOATS, require_int64
-from .places import CPU, CUDA
+from .hierarchical_sigmoid import FLOATS, host_weight_grads, require_int64, set_weight_grads
+from ..backends import CPU, CUDA
 from .sampling import attr_seed
 
 SAMPLERS = {0: "uniform", 1: "log_uniform", 2: "custom_dist"}
 CUSTOM_DIST = ("CustomDistProbs", "CustomDistAlias", "CustomDistAliasProbs")
-
-
-def _cuda_nce():
-    from ..kernels.cuda import nce as kernels  # noqa: PLC0415 (numba.cuda on use)
-    return kernels
 
 
 def _check_attrs(values: dict) -> str | None:
@@ -150,7 +146,7 @@ def _nce(place):
                         np.zeros(1) if alias_probs is None else alias_probs,
                         custom_neg, sampler, num_neg, np.uint64(seed), logits, labels, cost)
         else:
-            cost, logits, labels = _cuda_nce().nce(x, label, w, bias, weight, probs, alias,
+            cost, logits, labels = CUDA_NCE.nce(x, label, w, bias, weight, probs, alias,
                                                    alias_probs, custom_neg, sampler,
                                                    num_neg, seed)
         ctx.set_output("Cost", cost)
@@ -180,8 +176,7 @@ def _nce_grad(place):
         probs = _flat(ctx.input_or_none("CustomDistProbs"), np.float64)
         sampler = int(ctx.attr("sampler"))
         if place is CPU:
-            dx, dw = np.empty(x.shape, x.dtype), np.empty(w.shape, x.dtype)
-            dbias = np.empty(int(w.shape[0]), x.dtype)
+            dx, dw, dbias = host_weight_grads(x, w)
             CPU_NCE.nce_grad(np.ascontiguousarray(x), np.ascontiguousarray(w),
                              np.zeros(1, x.dtype) if weight is None else weight,
                              weight is not None, np.zeros(1) if probs is None else probs,
@@ -189,13 +184,9 @@ def _nce_grad(place):
                              np.ascontiguousarray(labels), np.ascontiguousarray(dcost),
                              dx, dw, dbias)
         else:
-            dx, dw, dbias = _cuda_nce().nce_grad(x, w, weight, probs, sampler, num_neg,
+            dx, dw, dbias = CUDA_NCE.nce_grad(x, w, weight, probs, sampler, num_neg,
                                                  num_true, logits, labels, dcost)
-        ctx.set_output("Input@GRAD", dx)
-        ctx.set_output("Weight@GRAD", dw)
-        if ctx.has_output("Bias@GRAD"):
-            bias = ctx.input("Bias")
-            ctx.set_output("Bias@GRAD", dbias.reshape(tuple(int(d) for d in bias.shape)))
+        set_weight_grads(ctx, "Input", "Weight", dx, dw, dbias)
     return run
 
 

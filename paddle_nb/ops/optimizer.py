@@ -26,7 +26,7 @@ from ..core.selected_rows import SelectedRows
 from ..kernels.update import update
 from . import selected_rows
 from .arrays import copy as copy_array
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # Parameter elements from which the prange twins run (2 threads): the first measured power
 # of 2 where they took <= ~0.8x the serial loop's time.

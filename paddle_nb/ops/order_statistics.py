@@ -33,7 +33,7 @@ from ..kernels import order_statistics as K
 from . import arrays
 from .common import OUT, X
 from .indices import _axis_in
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU kernels of all three are registered for
 RANKABLE = ("int32", "int64", "float32", "float64")

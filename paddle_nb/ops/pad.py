@@ -19,9 +19,8 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from .common import OUT, X
-from .places import CPU, CUDA
-from .stack import _runtime_fail
+from .common import OUT, X, run_fail
+from ..backends import CPU, CUDA
 
 MODES = ("constant", "reflect", "replicate", "circular")
 # pad3d's spatial axes (D, H, W) for each layout
@@ -95,7 +94,7 @@ def _pad_grad(place):
         pairs = _pairs(ctx.attr("paddings"))
         if len(pairs) != dout.ndim or any(int(d) < b + a for d, (b, a) in
                                           zip(dout.shape, pairs)):
-            _runtime_fail("pad_grad")("Out@GRAD is not a padded tensor",
+            run_fail("pad_grad")("Out@GRAD is not a padded tensor",
                                       given=f"shape {list(dout.shape)}")
         maps = [np.arange(b, int(d) - a, dtype=np.int64) for d, (b, a) in
                 zip(dout.shape, pairs)]

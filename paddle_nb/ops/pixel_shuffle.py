@@ -24,7 +24,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from . import arrays
 from .batch_norm import require_float
-from .common import OUT, X
+from .common import OUT, X, build_fail, run_fail
 
 FORMATS = ("NCHW", "NHWC")
 
@@ -97,9 +97,7 @@ def _inverse(op_type: str, factor: int, shape, data_format: str):
 def _infer(op_type: str):
     def infer(ctx):
         require_float(ctx, "X")
-
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="X", expected=expected, given=given)
+        fail = build_fail(ctx, "X")
         _, _, out = plan(op_type, ctx.shape("X"), _factor(ctx, op_type),
                          ctx.attr("data_format"), fail)
         ctx.set_output("Out", out, ctx.dtype("X"))
@@ -111,9 +109,7 @@ def _grad_infer(op_type: str):
     def infer(ctx):
         require_float(ctx, "Out@GRAD")
         shape = ctx.shape("Out@GRAD")
-
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="Out@GRAD", expected=expected, given=given)
+        fail = build_fail(ctx, "Out@GRAD")
         if len(shape) != 4:
             fail(f"{op_type}_grad takes a 4-D Out@GRAD", "rank 4", f"shape {list(shape)}")
         back, factor = _inverse(op_type, _factor(ctx, op_type), shape,
@@ -123,16 +119,10 @@ def _grad_infer(op_type: str):
     return infer
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: {msg}; expected {expected}, given {given}")
-    return fail
-
-
 def rearranged(op_type: str, x, factor: int, data_format: str):
     """x moved by ``op_type``'s plan: a reshape, one permuting copy, a reshape."""
     view, perm, out = plan(op_type, [int(d) for d in x.shape], factor, data_format,
-                           _runtime_fail(op_type))
+                           run_fail(op_type))
     return arrays.transpose(x.reshape(tuple(view)), perm).reshape(tuple(out))
 
 

@@ -5,7 +5,8 @@ label_smooth, which softens the labels they read (Fluid's slots and attributes, 
 ``paddle.nn.functional`` saves them).
 
 The math of each, forward and gradient, is scalar functions under ``@pointwise``
-(kernels/pointwise.py), so one op kernel serves both places through ``place.apply``.
+(kernels/pointwise.py), so one op kernel serves both places through ``place.apply``
+(those of the losses of a prediction and a label made by ops/elementwise_loss.py).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
 from .common import OUT, X, Y
-from .places import CPU, CUDA
+from .elementwise_loss import elementwise_loss
+from ..backends import CPU, CUDA
 
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64)"]
@@ -65,22 +67,8 @@ def _ignore(ctx, dtype):
     return dtype.type(ctx.attr("ignore_index"))
 
 
-def _sigmoid_xent(place):
-    def run(ctx):
-        x, label = ctx.input("X"), ctx.input("Label")
-        ctx.set_output("Out", place.apply(sigmoid_xent, x, label, _ignore(ctx, x.dtype),
-                                          out=ctx.out("Out", x.shape, x.dtype),
-                                          out_dtype=x.dtype))
-    return run
-
-
-def _sigmoid_xent_grad(place):
-    def run(ctx):
-        x, label, dout = ctx.input("X"), ctx.input("Label"), ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", place.apply(sigmoid_xent_grad, x, label, dout,
-                                             _ignore(ctx, x.dtype), out=None,
-                                             out_dtype=x.dtype))
-    return run
+_sigmoid_xent, _sigmoid_xent_grad = elementwise_loss(sigmoid_xent, sigmoid_xent_grad,
+                                                     param=_ignore)
 
 
 def _sigmoid_xent_infer(ctx):
@@ -139,21 +127,7 @@ def _check_probabilities(x):
                          f"X[{where}] = {host.reshape(-1)[bad[0]]!r} ({bad.size} outside)")
 
 
-def _bce(place):
-    def run(ctx):
-        x, label = ctx.input("X"), ctx.input("Label")
-        _check_probabilities(x)
-        ctx.set_output("Out", place.apply(bce, x, label, out=ctx.out("Out", x.shape, x.dtype),
-                                          out_dtype=x.dtype))
-    return run
-
-
-def _bce_grad(place):
-    def run(ctx):
-        x, label, dout = ctx.input("X"), ctx.input("Label"), ctx.input("Out@GRAD")
-        ctx.set_output("X@GRAD", place.apply(bce_grad, x, label, dout, out=None,
-                                             out_dtype=x.dtype))
-    return run
+_bce, _bce_grad = elementwise_loss(bce, bce_grad, check=_check_probabilities)
 
 
 register(OpDef(
@@ -184,6 +158,16 @@ def huber_grad_y(r, dout, delta):
     return delta * dout if r > 0 else -delta * dout
 
 
+def _set_opposite_grads(ctx, place, plus: str, minus: str, grad) -> None:
+    """``plus@GRAD`` = grad and ``minus@GRAD`` = -grad, those the program asks for: the
+    gradients of a loss of a difference (huber's Y - X, smooth_l1's X - Y)."""
+    if ctx.has_output(f"{plus}@GRAD"):
+        ctx.set_output(f"{plus}@GRAD", grad)
+    if ctx.has_output(f"{minus}@GRAD"):
+        ctx.set_output(f"{minus}@GRAD", place.apply(KERNELS["neg"], grad, out=None,
+                                                    out_dtype=grad.dtype))
+
+
 def _huber(place):
     def run(ctx):
         x, y = ctx.input("X"), ctx.input("Y")
@@ -201,11 +185,7 @@ def _huber_grad(place):
         r, dout = ctx.input("Residual"), ctx.input("Out@GRAD")
         delta = r.dtype.type(ctx.attr("delta"))
         dy = place.apply(huber_grad_y, r, dout, delta, out=None, out_dtype=r.dtype)
-        if ctx.has_output("Y@GRAD"):
-            ctx.set_output("Y@GRAD", dy)
-        if ctx.has_output("X@GRAD"):
-            ctx.set_output("X@GRAD", place.apply(KERNELS["neg"], dy, out=None,
-                                                 out_dtype=r.dtype))
+        _set_opposite_grads(ctx, place, "Y", "X", dy)
     return run
 
 
@@ -288,11 +268,7 @@ def _smooth_l1_grad(place):
         for weight in _weights(ctx):
             if weight is not None:
                 dx = place.apply(KERNELS["mul"], dx, weight, out=None, out_dtype=diff.dtype)
-        if ctx.has_output("X@GRAD"):
-            ctx.set_output("X@GRAD", dx)
-        if ctx.has_output("Y@GRAD"):
-            ctx.set_output("Y@GRAD", place.apply(KERNELS["neg"], dx, out=None,
-                                                 out_dtype=diff.dtype))
+        _set_opposite_grads(ctx, place, "X", "Y", dx)
     return run
 
 

@@ -25,8 +25,7 @@ from ..kernels import check
 from ..kernels.cpu import pool as CPU_POOL
 from ..kernels.cuda import pool as CUDA_POOL
 from . import arrays
-from .common import OUT, X
-from .stack import _runtime_fail
+from .common import FLOAT_TYPES, OUT, X, build_fail, require_element_type, run_fail
 
 KERNELS = {"cpu": CPU_POOL, "cuda": CUDA_POOL}
 MASK = Slot("Mask", "where each maximum is: its flat position in the input plane or "
@@ -126,12 +125,10 @@ def _channels_last(attr, fail, with_index, dims) -> bool:
 
 def _out_shape(ctx, with_index, dims):
     """(Out's shape, is_max) from X's shape and the attributes."""
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
     ctx.require_dtype("X", "float")
-    if ctx.dtype("X") not in (5, 6):
-        fail("pooling runs on float32 or float64", expected="float32 or float64",
-             given=ctx.describe_input("X"))
+    require_element_type(ctx, "X", FLOAT_TYPES, "pooling runs on float32 or float64",
+                         expected="float32 or float64")
+    fail = build_fail(ctx, "X")
     xs = ctx.shape("X")
     if len(xs) != 2 + dims:
         fail(f"needs a {2 + dims}-D tensor", expected=f"{LAYOUTS[dims][0]} (or "
@@ -182,7 +179,7 @@ def _volumes(ctx, op_type, with_index, dims):
     """X as volumes (N*C, D, H, W) (2-D: D = 1), its geometry, the output size (D, H, W)
     and a function that puts (N*C, OD, OH, OW) volumes back into X's layout."""
     x = ctx.input("X")
-    fail = _runtime_fail(op_type)
+    fail = run_fail(op_type)
     last = _channels_last(ctx.attr, fail, with_index, dims)
     if last:
         x = arrays.transpose(x, _to_channels_first(dims))

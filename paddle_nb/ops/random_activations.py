@@ -29,15 +29,13 @@ from ..kernels.cpu import sampling as SK
 from ..kernels.cuda import sampling as SC
 from . import arrays
 from .batch_norm import require_float
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import in_unit_interval
 from .sampling import op_seed
 
 
 # --- rrelu ------------------------------------------------------------------------------------
-def _unit_interval(value):
-    if isinstance(value, (int, float)) and not 0.0 <= value <= 1.0:   # (NaN fails too)
-        return "expected a slope in [0, 1]"
-    return None
+_SLOPE_CHECK = in_unit_interval("expected a slope in [0, 1]")
 
 
 def _rrelu_infer(ctx):
@@ -88,8 +86,8 @@ register(OpDef(
     [Slot("Out", "X, each negative element times its slope"),
      Slot("Noise", "each element's slope (1 where X >= 0)", intermediate=True)],
     [Attr("is_test", A.BOOLEAN, False, "inference: the slope is (lower + upper) / 2"),
-     Attr("lower", A.FLOAT, 1.0 / 8, "the smallest slope drawn", check=_unit_interval),
-     Attr("upper", A.FLOAT, 1.0 / 3, "the largest slope drawn", check=_unit_interval)],
+     Attr("lower", A.FLOAT, 1.0 / 8, "the smallest slope drawn", check=_SLOPE_CHECK),
+     Attr("upper", A.FLOAT, 1.0 / 3, "the largest slope drawn", check=_SLOPE_CHECK)],
     comment="Out = X where X >= 0, else X times a slope drawn from U(lower, upper) "
             "((lower + upper) / 2 with is_test).",
     infer_shape=_rrelu_infer, kernels={"cpu": _rrelu(CPU), "cuda": _rrelu(CUDA)},

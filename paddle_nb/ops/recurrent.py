@@ -23,12 +23,13 @@ to the host.
 from __future__ import annotations
 
 from ..core import attrs as A
-from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.limits import check_tensor_size
 from . import arrays
-from .common import dtype_code_check, same_shape_as_x
+from .body_gradient import body_grad_attrs
+from .common import dtype_code_check, dtype_to_numpy, same_shape_as_x
 
 _ATTRS = [Attr("ex_states", A.STRINGS, [], "the step block's previous-memory variables"),
           Attr("states", A.STRINGS, [], "the step block's memory variables (same order)"),
@@ -143,13 +144,9 @@ def _grad_or_zeros(scope, name):
 
 def _recurrent_grad_maker(op, no_grad):
     outputs, states = op.output("outputs"), op.attr("states")
-    targets = set(outputs) | set(states)
-    grad_block, path = append_grad_block(op, op.attr("sub_block"), targets,
-                                         {grad_name(n) for n in targets}, no_grad)
-    if not path:
+    attrs = body_grad_attrs(op, set(outputs) | set(states), no_grad)
+    if attrs is None:
         return []
-    attrs = dict(op.attrs)
-    attrs["sub_block"] = grad_block.idx
     want = lambda names: [grad_name(n) if n not in no_grad else EMPTY_VAR   # noqa: E731
                           for n in names]
     return [GradOp("recurrent_grad",
@@ -233,8 +230,6 @@ def _fill_batch_like(ctx):
     ref = ctx.input("Input")
     shape = list(ctx.attr("shape"))
     shape[ctx.attr("output_dim_idx")] = ref.shape[ctx.attr("input_dim_idx")]
-    from .common import dtype_to_numpy   # noqa: PLC0415
-    from ..core.validate import check_tensor_size   # noqa: PLC0415
     dtype = dtype_to_numpy(ctx.attr("dtype"))
     check_tensor_size(shape, dtype, "fill_constant_batch_size_like")
     ctx.set_output("Out", arrays.full(shape, ctx.attr("value"), dtype, like=ref))

@@ -3,7 +3,7 @@ reduce_min, reduce_prod, squared_l2_norm.
 
 Reduced axes are moved last and flattened, so one numba kernel over ``(outer, inner)``
 rows serves every axis choice. A full reduction gives a 0-d tensor, as Paddle 2.5+ does.
-Each kernel is one function for both places (ops/places.py).
+Each kernel is one function for both places (backends/).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from ..kernels.cuda import elementwise as CE
 from ..kernels.pointwise import pointwise
 from . import arrays, selected_rows
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _normalize_dims(dims, rank, reduce_all):
@@ -37,15 +37,21 @@ def _reduced_shape(shape, dims, keep_dim):
     return [d for i, d in enumerate(shape) if i not in dims]
 
 
+def require_axes(ctx, axes, rank: int, attr: str, noun: str, high: int) -> None:
+    """Each of ``axes`` (attribute ``attr``) is an axis of X, of rank ``rank`` (a 0-d X
+    has the one axis 0); the error says ``{noun} in [-rank, high]``."""
+    bad = [d for d in axes if not -rank <= d < max(rank, 1)]
+    if bad:
+        ctx.fail(f"{attr} {bad} is out of range for a rank-{rank} X", slot="X",
+                 expected=f"{noun} in [{-rank}, {high}]", given=f"{attr}={axes}")
+
+
 def _reduce_infer(ctx):
     if ctx.op_def.type == "reduce_mean":
         ctx.require_dtype("X", "float")   # an integer mean would overflow or round
     xs = ctx.shape("X")
     dims = ctx.attr("dim")
-    bad = [d for d in dims if not -len(xs) <= d < max(len(xs), 1)]
-    if bad:
-        ctx.fail(f"dim {bad} is out of range for a rank-{len(xs)} X", slot="X",
-                 expected=f"dims in [{-len(xs)}, {len(xs) - 1}]", given=f"dim={dims}")
+    require_axes(ctx, dims, len(xs), "dim", "dims", len(xs) - 1)
     dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
     dtype = ctx.dtype("X")
     if ctx.op_def.type == "reduce_sum":
@@ -122,6 +128,29 @@ AXIS_TENSOR_SLOTS = [
     Slot("AxisTensor", "dim as a 1-D int tensor (read at run time)", dispensable=True),
     Slot("AxisTensorList", "dim as one-element int tensors (read at run time)",
          dispensable=True, duplicable=True)]
+
+
+def long_dim_reduce_infer(kind: str, out_dtype=None):
+    """Shape inference of a reduce op with LONG_DIM_REDUCE_ATTRS (reduce_amax/_amin,
+    reduce_all/_any): X's elements of ``kind``, Out in ``out_dtype`` (None: X's). Where dim
+    comes from a tensor its axes are unknown until run time: Out has X's rank with -1 dims
+    (keep_dim), or X's rank less one per axis the tensor holds."""
+    def infer(ctx):
+        ctx.require_dtype("X", kind)
+        xs = ctx.shape("X")
+        dtype = ctx.dtype("X") if out_dtype is None else out_dtype
+        if ctx.attr_from_tensor("dim") and not ctx.attr("reduce_all"):
+            unknown = ctx.int_list_attr("dim")          # one -1 per axis the tensor holds
+            rank = len(xs) if ctx.attr("keep_dim") else max(len(xs) - len(unknown), 0)
+            ctx.set_output("Out", [-1] * rank, dtype)
+            return
+        dims = [int(d) for d in ctx.attr("dim")]
+        require_axes(ctx, dims, len(xs), "dim", "dims", max(len(xs) - 1, 0))
+        dims = _normalize_dims(dims, len(xs), ctx.attr("reduce_all"))
+        ctx.set_output("Out", _reduced_shape(xs, dims, ctx.attr("keep_dim")), dtype)
+    return infer
+
+
 LONG_DIM_REDUCE_ATTRS = [Attr("dim", A.LONGS, [0], "the axes to reduce (negative counts from "
                               "the end)")] + _REDUCE_ATTRS[1:3] + [
     Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),

@@ -24,7 +24,7 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 FLOAT_6 = ["float32(float32, float32, float32, float32, float32, float32)",
            "float64(float64, float64, float64, float64, float64, float64)"]

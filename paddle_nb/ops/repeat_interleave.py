@@ -21,10 +21,10 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from . import arrays
-from .common import OUT, X
-from .places import CPU, CUDA
+from .common import OUT, X, axis_in_range, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU kernel is registered for
 REPEATABLE = ("int32", "int64", "float32", "float64")
@@ -46,24 +46,14 @@ def _counts(repeats, n: int, fail) -> list[int]:
     return counts
 
 
-def _dim(rank: int, dim: int, fail) -> int:
-    if not -rank <= dim < rank:
-        fail(f"dim {dim} is out of range", expected=f"dim in [{-rank}, {rank - 1}]",
-             given=f"dim={dim} for a rank-{rank} X")
-    return dim % rank
-
-
 def _repeat_infer(ctx):
     if dtypes.name(ctx.dtype("X")) not in REPEATABLE:
         ctx.fail("repeat_interleave needs int32, int64, float32 or float64 elements "
                  "(Paddle's CPU kernel)", slot="X", expected="one of those",
                  given=ctx.describe_input("X"))
     xs = list(ctx.shape("X"))
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="RepeatsTensor" if ctx.has_input("RepeatsTensor") else "X",
-                 expected=expected, given=given)
-    dim = _dim(len(xs), ctx.attr("dim"), fail)
+    fail = build_fail(ctx, "RepeatsTensor" if ctx.has_input("RepeatsTensor") else "X")
+    dim = axis_in_range(len(xs), ctx.attr("dim"), "dim", fail)
     if ctx.attr_from_tensor("Repeats"):       # counted when the tensor is read
         if len(ctx.shape("RepeatsTensor")) > 1:
             fail("RepeatsTensor holds one count per slice", expected="a 1-D int tensor",
@@ -81,11 +71,8 @@ def _maps(ctx, x, op_type: str) -> list[np.ndarray]:
     """One index map per axis: the identity, and along dim each slice's position as many
     times as it is repeated."""
     shape = tuple(int(d) for d in x.shape)
-
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot RepeatsTensor: {msg}; expected {expected}, "
-                         f"given {given}")
-    dim = _dim(len(shape), int(ctx.attr("dim")), fail)
+    fail = run_fail(op_type, "RepeatsTensor")
+    dim = axis_in_range(len(shape), int(ctx.attr("dim")), "dim", fail)
     counts = _counts(ctx.attr("Repeats"), shape[dim], fail)
     out_shape = shape[:dim] + (sum(counts),) + shape[dim + 1:]
     check_tensor_size(out_shape, x.dtype, op_type)

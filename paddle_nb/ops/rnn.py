@@ -49,7 +49,8 @@ from ..kernels.cpu import rnn as CPU_RNN
 from ..kernels.cuda import rnn as CUDA_RNN
 from ..kernels.cuda.device import to_device
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import in_unit_interval
 
 _STATES = {"LSTM": ("h", "c")}            # the others carry h alone
 
@@ -108,12 +109,6 @@ def _int_attr_check(name, low):
 def _mode_check(value):
     if isinstance(value, str) and value not in cells.MODES:
         return f"mode must be one of {sorted(cells.MODES)}"
-    return None
-
-
-def _dropout_check(value):
-    if isinstance(value, (int, float)) and not 0.0 <= value <= 1.0:     # (NaN fails too)
-        return "dropout_prob must be in [0, 1]"
     return None
 
 
@@ -431,7 +426,7 @@ register(OpDef(
      Slot("Reserve", "what the gradient reads: the gates and starting states of every "
           "step", intermediate=True)],
     [Attr("dropout_prob", A.FLOAT, 0.0, "dropout between layers (test mode only here)",
-          check=_dropout_check),
+          check=in_unit_interval("dropout_prob must be in [0, 1]")),
      Attr("is_bidirec", A.BOOLEAN, False, "run a second direction, last step first"),
      Attr("input_size", A.INT, 10, "Input's last dim"),
      Attr("hidden_size", A.INT, 100, "H, the units per direction",

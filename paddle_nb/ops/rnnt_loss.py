@@ -17,8 +17,8 @@ default is 0.001) the symbol transitions' part of that gradient is scaled by
 gradient, by design; the loss value is unchanged.
 
 The recursions are kernels/rnnt.py: numba ``njit`` on the CPU, one ``cuda.jit`` thread
-per sequence on the device. Labels and lengths are checked first, with ctc_loss.py's
-helpers.
+per sequence on the device. Labels and lengths are checked first, with
+sequence_loss_common.py's helpers.
 """
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ import math
 import numpy as np
 
 from ..core import attrs as A
-from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import rnnt as rnnt_kernels
-from . import arrays
-from .ctc_loss import (FLOATS, INTS, check_labels, host_lengths, on_place, require_batch,
-                       require_rank, require_types, scale_by_sequence, work)
+from .sequence_loss_common import (FLOATS, check_labels, host_blank, host_lengths, on_place,
+                                   require_batch, require_blank, require_inputs, require_rank,
+                                   require_types, run_per_sequence, scale_by_sequence,
+                                   stored_gradient, work)
 
 
 def _fastemit_ok(value) -> str | None:
@@ -42,20 +42,12 @@ def _fastemit_ok(value) -> str | None:
 
 
 def _warprnnt_infer(ctx):
-    require_types(ctx, "input", FLOATS, "float32 or float64 log probabilities")
-    require_types(ctx, "label", INTS, "int class indices")
-    for slot in ("input_lengths", "label_lengths"):
-        require_types(ctx, slot, INTS, "int lengths")
-        require_rank(ctx, slot, 1, "[B]")
-    xs = require_rank(ctx, "input", 4, "[B, max_T, max_U + 1, V]")
-    require_rank(ctx, "label", 2, "[B, max_U]")
+    xs = require_inputs(ctx, "input", "log probabilities", 4, "[B, max_T, max_U + 1, V]",
+                        "label", "[B, max_U]", ("input_lengths", "label_lengths"))
     batch = xs[0]
     for slot in ("label", "input_lengths", "label_lengths"):
         require_batch(ctx, slot, 0, batch, "one row per sequence")
-    blank = ctx.attr("blank")
-    if blank < 0 or (xs[3] >= 0 and blank >= xs[3]):
-        ctx.fail("blank must be one of the V outputs", slot="input",
-                 expected=f"0 <= blank < {xs[3]}", given=f"blank={blank}")
+    require_blank(ctx, "input", xs[3], "V outputs")
     ctx.set_output("loss", [batch], ctx.dtype("input"))
     ctx.set_output("warprnntgrad", list(xs), ctx.dtype("input"))
 
@@ -63,13 +55,7 @@ def _warprnnt_infer(ctx):
 def _warprnnt(ctx):
     acts, label = ctx.input("input"), ctx.input("label")
     batch, max_t, max_u1, classes = (int(d) for d in acts.shape)
-    if label.ndim != 2 or int(label.shape[0]) != batch:
-        raise ValueError(f"warprnnt: slot label: expected [{batch}, max_U], given "
-                         f"{list(label.shape)}")
-    blank = int(ctx.attr("blank"))
-    if not 0 <= blank < classes:
-        raise ValueError(f"warprnnt: attribute blank: expected 0 <= blank < {classes}, "
-                         f"given {blank}")
+    blank = host_blank("warprnnt", ctx, label, "label", "max_U", batch, classes)
     steps = host_lengths("warprnnt", ctx.input("input_lengths"), "input_lengths", batch, 1,
                          max_t, "steps of input, at least 1")
     most = min(int(label.shape[1]), max_u1 - 1)
@@ -79,20 +65,9 @@ def _warprnnt(ctx):
     alpha = work((batch, max_t, max_u1), acts)
     beta = work((batch, max_t, max_u1), acts)
     fastemit = float(ctx.attr("fastemit_lambda"))
-    steps_here, lengths_here = on_place(acts, steps), on_place(acts, lengths)
-    if arrays.on_device(acts):
-        from ..kernels.cuda.device import empty, launch_1d  # noqa: PLC0415
-        grad, loss = empty(tuple(acts.shape), acts.dtype), empty((batch,), acts.dtype)
-        if batch:
-            blocks, threads = launch_1d(batch)
-            rnnt_kernels.rnnt_kernel[blocks, threads](acts, label, steps_here, lengths_here,
-                                                      blank, fastemit, alpha, beta, grad,
-                                                      loss)
-    else:
-        grad = np.empty(acts.shape, acts.dtype)
-        loss = np.empty((batch,), acts.dtype)
-        rnnt_kernels.rnnt_batch(np.ascontiguousarray(acts), np.ascontiguousarray(label),
-                                steps, lengths, blank, fastemit, alpha, beta, grad, loss)
+    grad, loss = run_per_sequence(rnnt_kernels.rnnt_batch, rnnt_kernels.rnnt_kernel, acts,
+                                  label, steps, lengths, (blank, fastemit, alpha, beta),
+                                  acts.shape)
     ctx.set_output("loss", loss)
     ctx.set_output("warprnntgrad", grad)
 
@@ -126,6 +101,5 @@ register(OpDef(
     comment="loss[b] = -log sum over the RNN-T lattice's paths for label[b] of "
             "exp(sum of input along the path).",
     infer_shape=_warprnnt_infer, kernels={"cpu": _warprnnt, "cuda": _warprnnt},
-    grad=Grad(reads=["input", "input_lengths", "warprnntgrad"], grads_of=["loss"],
-              writes=["input"], kernel=_warprnnt_grad, cuda_kernel=_warprnnt_grad,
-              infer_shape=_warprnnt_grad_infer)))
+    grad=stored_gradient("input", "input_lengths", "warprnntgrad", "loss", _warprnnt_grad,
+                         _warprnnt_grad_infer)))

@@ -20,9 +20,8 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X
-from .places import CPU, CUDA
-from .stack import _runtime_fail
+from .common import OUT, X, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU roll kernel is registered for (complex aside)
 ROLLABLE = ("int32", "int64", "float32", "float64")
@@ -45,8 +44,7 @@ def _check_counts(shifts, axes, rank: int, fail) -> None:
 
 
 def _roll_infer(ctx):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if dtypes.name(ctx.dtype("X")) not in ROLLABLE:
         ctx.fail("roll needs int32, int64, float32 or float64 elements (Paddle's CPU "
                  "kernels)", slot="X", expected="one of those", given=ctx.describe_input("X"))
@@ -71,7 +69,7 @@ def _shifts(ctx) -> list[int]:
 def _rolled(place, x, shifts, axes, op_type: str):
     """x rolled by ``shifts`` along ``axes`` (empty: flattened), as a new array."""
     shape = tuple(int(d) for d in x.shape)
-    _check_counts(shifts, axes, len(shape), _runtime_fail(op_type))
+    _check_counts(shifts, axes, len(shape), run_fail(op_type))
     if not axes:                             # the flattened roll: one axis of every element
         flat = x.reshape((int(np.prod(shape, dtype=np.int64)),))
         return _rolled(place, flat, shifts, [0], op_type).reshape(shape)

@@ -29,10 +29,10 @@ from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
 from ..kernels.pointwise import KERNELS, pointwise
-from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG,
-                         _float_like_x, _forward, _named, _no_params, activation)
+from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, _float_like_x, _forward,
+                         _named, _no_params, activation, special_function)
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # From 2**52 on every float (float32 from 2**23) is a whole number: rounding keeps it, and
 # below it the int conversion the math functions make in numba is exact.
@@ -44,28 +44,28 @@ ALL_WHOLE = 4503599627370496.0
 # simulator runs Python's math, on numpy scalars: hence float(x)). ``x != x`` is tested
 # first because it is a quiet compare: ``abs(x) < ...`` on a NaN raises the FPU's invalid
 # flag, which numpy reports as a warning. copysign keeps the sign of a zero (-0.3 -> -0.0).
-@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP, fastmath=False)
+@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
 def trunc(x):
     if x != x or abs(x) >= ALL_WHOLE:
         return x
     return math.copysign(float(math.trunc(float(x))), x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP, fastmath=False)
+@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
 def floor(x):
     if x != x or abs(x) >= ALL_WHOLE:
         return x
     return math.copysign(float(math.floor(float(x))), x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP, fastmath=False)
+@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
 def ceil(x):
     if x != x or abs(x) >= ALL_WHOLE:
         return x
     return math.copysign(float(math.ceil(float(x))), x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_CHEAP, fastmath=False)
+@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
 def round(x):                                          # noqa: A001 (Paddle's op type)
     if x != x or abs(x) >= ALL_WHOLE:
         return x
@@ -82,45 +82,45 @@ def flat_grad(dout):
 
 # --- logarithms -------------------------------------------------------------------------
 # The guards give numpy's -inf / NaN where Python's math (the CUDA simulator's) raises.
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def log1p(x):
     if x > -1:
         return math.log1p(x)
     return -math.inf if x == -1 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def log1p_grad(x, dout):
     return dout / (1.0 + x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def log2(x):
     if x > 0:
         return math.log2(x)
     return -math.inf if x == 0 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def log2_grad(x, dout):
     return dout / (x * 0.6931471805599453)             # ln 2
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def log10(x):
     if x > 0:
         return math.log10(x)
     return -math.inf if x == 0 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def log10_grad(x, dout):
     return dout / (x * 2.302585092994046)              # ln 10
 
 
 # logit(x) = ln(x / (1 - x)); with eps > 0, x is first clipped to [eps, 1 - eps] (Paddle's
 # rule), and the gradient is 0 where the clip held x; with eps = 0 it is NaN outside [0, 1]
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False, params=1)
+@special_function(FLOAT_2, params=1)
 def logit(x, eps):
     if eps > 0:
         x = eps if x < eps else (1.0 - eps if x > 1.0 - eps else x)
@@ -131,7 +131,7 @@ def logit(x, eps):
     return math.inf if x == 1 else math.nan
 
 
-@pointwise(FLOAT_3, MIN_PARALLEL_GRAD, fastmath=False, params=1)
+@special_function(FLOAT_3, MIN_PARALLEL_GRAD, params=1)
 def logit_grad(x, dout, eps):
     if x < eps or x > 1.0 - eps:
         return dout * 0
@@ -185,7 +185,7 @@ def trigamma(x):
     return result + sign * tail
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def lgamma(x):
     if x != x:
         return x
@@ -194,17 +194,17 @@ def lgamma(x):
     return math.lgamma(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def lgamma_grad(x, dout):
     return dout * psi(x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def digamma(x):
     return psi(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def digamma_grad(x, dout):
     return dout * trigamma(x)
 

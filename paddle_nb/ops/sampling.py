@@ -31,7 +31,7 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from ..kernels.cpu import sampling as SK
 from ..kernels.cuda import sampling as SC
 from . import arrays
@@ -75,28 +75,25 @@ def _same_as_x(ctx):
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
 
 
-def _bernoulli(ctx):
-    x = ctx.input("X")
-    _check_range(x, 0.0, 1.0, "bernoulli", "each probability")
-    seed = op_seed(ctx)
-    if arrays.on_device(x):
-        ctx.set_output("Out", SC.bernoulli(x, seed))
-        return
-    out = np.empty(x.shape, x.dtype)
-    SK.bernoulli(np.ascontiguousarray(x).reshape(-1), np.uint64(seed), out.reshape(-1))
-    ctx.set_output("Out", out)
+def _draw_each(op_type: str, high: float, what: str, on_device, on_host):
+    """The kernel of an op drawing one value per element of X, each X in [0, high]:
+    ``on_device(x, seed)`` gives Out on the device; ``on_host(x_flat, seed, out_flat)``
+    fills it on the host."""
+    def run(ctx):
+        x = ctx.input("X")
+        _check_range(x, 0.0, high, op_type, what)
+        seed = op_seed(ctx)
+        if arrays.on_device(x):
+            ctx.set_output("Out", on_device(x, seed))
+            return
+        out = np.empty(x.shape, x.dtype)
+        on_host(np.ascontiguousarray(x).reshape(-1), np.uint64(seed), out.reshape(-1))
+        ctx.set_output("Out", out)
+    return run
 
 
-def _poisson(ctx):
-    x = ctx.input("X")
-    _check_range(x, 0.0, np.inf, "poisson", "each mean")
-    seed = op_seed(ctx)
-    if arrays.on_device(x):
-        ctx.set_output("Out", SC.poisson(x, seed))
-        return
-    out = np.empty(x.shape, x.dtype)
-    SK.poisson(np.ascontiguousarray(x).reshape(-1), np.uint64(seed), out.reshape(-1))
-    ctx.set_output("Out", out)
+_bernoulli = _draw_each("bernoulli", 1.0, "each probability", SC.bernoulli, SK.bernoulli)
+_poisson = _draw_each("poisson", np.inf, "each mean", SC.poisson, SK.poisson)
 
 
 register(OpDef(

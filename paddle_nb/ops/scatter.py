@@ -5,7 +5,7 @@ index_select, and their gradients (Fluid's slots and attributes, as ``paddle.gat
 As in indices.py (gather), every position read from a tensor is checked before anything
 is read or written (kernels/check.py): one out of range, or negative, is an
 ``IndexRangeError`` naming the op, the slot, the value and where it sits. Each kernel is
-one function over the places' primitives (ops/places.py): gather_nd turns each index row
+one function over the places' primitives (backends/): gather_nd turns each index row
 into one flat position (``linear_index``) and then is a ``take`` along one flattened axis,
 so its gradient is gather's ``scatter_add``; scatter writes rows (``scatter_rows``), and
 its gradient zeroes them (``zero_rows``) and takes them (``take``).
@@ -21,7 +21,7 @@ from ..kernels import check
 from . import arrays
 from .common import OUT, X
 from .indices import _axis_in
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _fits(shape, want) -> bool:
@@ -35,15 +35,23 @@ def _size(shape) -> int:
 
 
 # --- gather_nd ----------------------------------------------------------------------------------
-def _gather_nd_infer(ctx):
+def nd_index(ctx, xs) -> tuple[list, int]:
+    """Index's shape [..., k], each of its rows naming a position along X's first k axes
+    (gather_nd, scatter_nd_add): k known and at most X's rank ``len(xs)``."""
     ctx.require_dtype("Index", "int")
-    xs, idx = ctx.shape("X"), ctx.require_rank("Index", 1)
+    idx = ctx.require_rank("Index", 1)
     k = idx[-1]
     if k < 0 or k > len(xs):
         ctx.fail("Index's last dim counts X's leading axes each index row names, so it "
                  "must be known and at most X's rank", slot="Index",
                  expected=f"Index[..., k] with 0 <= k <= {len(xs)}",
                  given=ctx.describe_input("Index"))
+    return idx, k
+
+
+def _gather_nd_infer(ctx):
+    xs = ctx.shape("X")
+    idx, k = nd_index(ctx, xs)
     ctx.set_output("Out", idx[:-1] + xs[k:], ctx.dtype("X"))
 
 

@@ -28,10 +28,10 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from . import arrays, write_at
-from .common import OUT, X
+from .common import OUT, X, int_shape
 from .indices import _axis_in
-from .places import CPU, CUDA
-from .scatter import _fits, _nd_positions
+from ..backends import CPU, CUDA
+from .scatter import _fits, _nd_positions, nd_index
 
 # the element types Paddle 2.6.2's kernels of these ops take (float16 and complex aside)
 ADDABLE = ("int32", "int64", "float32", "float64")
@@ -41,10 +41,6 @@ def _require_addable(ctx, slot: str, op: str) -> None:
     if dtypes.name(ctx.dtype(slot)) not in ADDABLE:
         ctx.fail(f"{op} takes int32, int64, float32 or float64 elements", slot=slot,
                  expected="one of those", given=ctx.describe_input(slot))
-
-
-def _shape(a) -> tuple:
-    return tuple(int(d) for d in a.shape)
 
 
 # --- index_add ----------------------------------------------------------------------------------
@@ -83,7 +79,7 @@ def _index_add(place):
         x, value = ctx.input("X"), ctx.input("AddValue")
         axis = ctx.attr("axis") % len(x.shape)
         index = _index_add_index(ctx, int(x.shape[axis]), axis)
-        added = place.scatter_add(_shape(x), index, arrays.astype(value, x.dtype), axis)
+        added = place.scatter_add(int_shape(x), index, arrays.astype(value, x.dtype), axis)
         ctx.set_output("Out", arrays.add(x, added))
     return run
 
@@ -128,14 +124,7 @@ register(OpDef(
 # --- scatter_nd_add -----------------------------------------------------------------------------
 def _scatter_nd_add_check(ctx, xs) -> None:
     """Index [..., k] (k known, at most X's rank); Updates = Index[:-1] + X[k:]."""
-    ctx.require_dtype("Index", "int")
-    idx = ctx.require_rank("Index", 1)
-    k = idx[-1]
-    if k < 0 or k > len(xs):
-        ctx.fail("Index's last dim counts X's leading axes each index row names, so it "
-                 "must be known and at most X's rank", slot="Index",
-                 expected=f"Index[..., k] with 0 <= k <= {len(xs)}",
-                 given=ctx.describe_input("Index"))
+    idx, k = nd_index(ctx, xs)
     want = list(idx[:-1]) + list(xs[k:])
     if not _fits(ctx.shape("Updates"), want):
         ctx.fail("Updates must hold one slice of X's last axes per index row",
@@ -151,7 +140,7 @@ def _scatter_nd_add_infer(ctx):
 
 def _flat_slices(x, k: int) -> tuple:
     """X's shape with its first k axes made one: the rows the index rows name."""
-    return (write_at.numel(x.shape[:k]),) + _shape(x)[k:]
+    return (write_at.numel(x.shape[:k]),) + int_shape(x)[k:]
 
 
 def _scatter_nd_add(place):
@@ -160,7 +149,7 @@ def _scatter_nd_add(place):
         at, k, _ = _nd_positions(place, ctx, x, what="scatter_nd_add index")
         rows = _flat_slices(x, k)
         updates = arrays.astype(updates, x.dtype).reshape((int(at.size),) + rows[1:])
-        added = place.scatter_add(rows, at, updates, 0).reshape(_shape(x))
+        added = place.scatter_add(rows, at, updates, 0).reshape(int_shape(x))
         ctx.set_output("Out", arrays.add(x, added))
     return run
 
@@ -174,7 +163,7 @@ def _scatter_nd_add_grad(place):
             ctx.set_output("X@GRAD", place.copy(dout))
         if ctx.has_output("Updates@GRAD"):
             taken = place.take(dout.reshape(_flat_slices(dout, k)), at, 0)
-            ctx.set_output("Updates@GRAD", taken.reshape(_shape(ctx.input("Updates"))))
+            ctx.set_output("Updates@GRAD", taken.reshape(int_shape(ctx.input("Updates"))))
     return run
 
 
@@ -274,7 +263,7 @@ def _assigns(ctx) -> bool:
 def _put_along_axis(place):
     def run(ctx):
         x, value = ctx.input("Input"), ctx.input("Value")
-        positions, index_shape = _along_positions(ctx, _shape(x))
+        positions, index_shape = _along_positions(ctx, int_shape(x))
         at = write_at.positions_on(ctx, positions)
         value = place.broadcast_to(arrays.astype(value, x.dtype), index_shape)
         if not _assigns(ctx) and not ctx.attr("Include_self"):     # add onto zeros
@@ -289,14 +278,14 @@ def _put_along_axis_grad(place):
     each value's position (summed over its broadcast)."""
     def run(ctx):
         dout = ctx.input("Result@GRAD")
-        positions, index_shape = _along_positions(ctx, _shape(dout))
+        positions, index_shape = _along_positions(ctx, int_shape(dout))
         at = write_at.positions_on(ctx, positions)
         kept = not _assigns(ctx) and ctx.attr("Include_self")
         if ctx.has_output("Input@GRAD"):
             ctx.set_output("Input@GRAD", write_at.x_grad(place, dout, at, kept, dout.shape))
         if ctx.has_output("Value@GRAD"):
             ctx.set_output("Value@GRAD", write_at.values_grad(
-                place, dout, at, index_shape, _shape(ctx.input("Value"))))
+                place, dout, at, index_shape, int_shape(ctx.input("Value"))))
     return run
 
 

@@ -25,7 +25,8 @@ from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cuda.device import empty, flat, launch_1d
 from . import arrays
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import require_element_type
 
 # the element types Paddle's CPU searchsorted kernel is registered for
 SEARCHABLE = ("int32", "int64", "float32", "float64")
@@ -95,10 +96,8 @@ def _check_sorted(rows, fail) -> None:
 
 def _searchsorted_infer(ctx):
     for slot in ("SortedSequence", "Values"):
-        if dtypes.name(ctx.dtype(slot)) not in SEARCHABLE:
-            ctx.fail("searchsorted needs int32, int64, float32 or float64 elements "
-                     "(Paddle's CPU kernels)", slot=slot, expected="one of those",
-                     given=ctx.describe_input(slot))
+        require_element_type(ctx, slot, SEARCHABLE, "searchsorted needs int32, int64, float32 "
+                             "or float64 elements (Paddle's CPU kernels)")
     if ctx.dtype("SortedSequence") != ctx.dtype("Values"):
         ctx.fail("SortedSequence and Values must have one element type", slot="Values",
                  expected=dtypes.name(ctx.dtype("SortedSequence")),

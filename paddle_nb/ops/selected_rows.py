@@ -12,12 +12,13 @@ import numpy as np
 from ..core.selected_rows import SelectedRows, is_selected_rows
 from ..kernels import check
 from ..kernels.cpu import selected_rows as CPU_ROWS
+from ..kernels.cuda import copy as cuda_copy
+from ..kernels.cuda import selected_rows as CUDA_ROWS
 from . import arrays
 
 
 def _rows_kernels(value):
     if arrays.on_device(value):
-        from ..kernels.cuda import selected_rows as CUDA_ROWS   # noqa: PLC0415
         return CUDA_ROWS
     return CPU_ROWS
 
@@ -27,7 +28,6 @@ def from_lookup(ids, dout_rows, height: int) -> SelectedRows:
     ids as given (flat, repeats and the padding id included), value = a copy of the
     rows of Out@GRAD (n, D) in the same order, height = the table's rows."""
     if arrays.on_device(dout_rows):
-        from ..kernels.cuda import copy as cuda_copy   # noqa: PLC0415
         return SelectedRows(cuda_copy.astype(ids, np.int64), cuda_copy.copy(dout_rows),
                             height)
     return SelectedRows(np.array(ids, dtype=np.int64), np.array(dout_rows, copy=True),

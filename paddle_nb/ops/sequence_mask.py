@@ -22,10 +22,10 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core.validate import check_tensor_size
+from ..core.limits import check_tensor_size
 from . import arrays
 from .common import X, dtype_code_check, dtype_to_numpy
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 _INT64 = 3      # VarType.INT64: Paddle's default out_dtype
 

@@ -28,9 +28,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays, write_at
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
+from .common import build_fail, run_fail
 from .slice import _decreased, strided_range
-from .stack import _runtime_fail
 
 # the element types this set_value takes (Paddle's kernels: these and complex, float16)
 SETTABLE = ("bool", "int32", "int64", "float32", "float64")
@@ -126,8 +126,7 @@ def _value_shape(ctx) -> list:
 
 def _check(ctx, shape):
     """The rule both directions share, over Input's shape (the gradient: dOut's)."""
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="Input", expected=expected, given=given)
+    fail = build_fail(ctx, "Input")
     attrs = _attrs(ctx)
     attrs["unknown"] = any(ctx.attr_from_tensor(n) for n in ("starts", "ends", "steps"))
     for name in ("starts", "ends", "steps"):
@@ -159,7 +158,7 @@ def _set_value_infer(ctx):
 def _positions(ctx, shape, op_type: str):
     """The flat positions of the part in a tensor of ``shape`` (row-major, in the order
     the value's elements go), and the value's target shape."""
-    ranges, target = _part(list(shape), _attrs(ctx), _runtime_fail(op_type))
+    ranges, target = _part(list(shape), _attrs(ctx), run_fail(op_type))
     if not shape:                                 # a 0-d Input: the part is all of it
         return np.zeros(1, np.int64), target
     maps = [np.asarray(ranges[a] if a in ranges else range(n), np.int64)

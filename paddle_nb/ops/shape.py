@@ -12,7 +12,7 @@ from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X
+from .common import OUT, X, attr_tensor_slots, build_fail
 
 XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
 
@@ -64,9 +64,7 @@ def resolve_shape(target, x_shape, fail):
 
 def _reshape_infer(ctx):
     xs = ctx.shape("X")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if ctx.attr_from_tensor("shape"):     # known when it runs: 0 keeps X's dim
         target = ctx.int_list_attr("shape")
         out = [xs[i] if d == 0 and i < len(xs) else d if d > 0 else -1
@@ -98,8 +96,7 @@ def _reshape_grad_infer(ctx):
     -1 for each tensor), X's element count."""
     xs = ctx.shape("XShape")[1:]
     if ctx.has_value("Out@GRAD"):
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="Out@GRAD", expected=expected, given=given)
+        fail = build_fail(ctx, "Out@GRAD")
         if ctx.attr("shape") and list(ctx.attr("shape")).count(-1) <= 1:
             ctx.require_gradient_fits("Out", want=resolve_shape(ctx.attr("shape"), xs, fail))
         elif numel(ctx.shape("Out@GRAD")) != numel(xs) >= 0:
@@ -109,9 +106,7 @@ def _reshape_grad_infer(ctx):
 
 
 register(OpDef(
-    "reshape2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
-                 Slot("ShapeTensor", "the shape as 1-element tensors", dispensable=True,
-                      duplicable=True)],
+    "reshape2", [X, *attr_tensor_slots("Shape", "ShapeTensor", "the shape")],
     [OUT, XSHAPE],
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",

@@ -17,7 +17,7 @@ from ..core.registry import NO_GRADIENT, Attr, OpDef, register
 from ..kernels import check
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 _ID_TYPES = ("int32", "int64")
 

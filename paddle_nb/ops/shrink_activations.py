@@ -17,7 +17,8 @@ from ..core.registry import Attr
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.pointwise import pointwise
 from .activation import MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, activation
-from .cnn_activations import FLOAT_4, _float_attr, _params
+from .common import number_check
+from .relu_variants import FLOAT_4, _float_attr
 
 
 @pointwise(FLOAT_2, MIN_PARALLEL_CHEAP, params=1)
@@ -65,27 +66,19 @@ def brelu_grad(x, dout, t_min, t_max):
     return dout if t_min < x < t_max else dout * 0
 
 
-def _lambda_check(value):
-    """softshrink's lambda: a number >= 0 (F.softshrink refuses a negative one; with one the
-    two linear pieces would overlap)."""
-    if not isinstance(value, (int, float)):
-        return None                           # (a value of the wrong type: refused as such)
-    if not value >= 0:
-        return f"lambda={value} is negative or NaN (expected a number >= 0)"
-    return None
+# softshrink's lambda: a number >= 0 (F.softshrink refuses a negative one; with one the two
+# linear pieces would overlap)
+_LAMBDA_CHECK = number_check(lambda value: value >= 0,
+                             "lambda={value} is negative or NaN (expected a number >= 0)")
 
 
 activation("hard_shrink", "X if |X| > threshold else 0", "X",
-           attrs=[_float_attr("threshold", 0.5, "|X| at or below it gives 0")],
-           params_of=_params("threshold"))
+           params=[_float_attr("threshold", 0.5, "|X| at or below it gives 0")])
 activation("softshrink", "X - lambda if X > lambda, X + lambda if X < -lambda, else 0", "X",
-           attrs=[Attr("lambda", A.FLOAT, 0.5, "the half-width of the band set to 0",
-                       check=_lambda_check)],
-           params_of=_params("lambda"))
+           params=[Attr("lambda", A.FLOAT, 0.5, "the half-width of the band set to 0",
+                       check=_LAMBDA_CHECK)])
 activation("thresholded_relu", "X if X > threshold else 0", "X",
-           attrs=[_float_attr("threshold", 1.0, "X at or below it gives 0")],
-           params_of=_params("threshold"))
+           params=[_float_attr("threshold", 1.0, "X at or below it gives 0")])
 activation("brelu", "min(max(X, t_min), t_max)", "X",
-           attrs=[_float_attr("t_min", 0.0, "the lower bound"),
-                  _float_attr("t_max", 24.0, "the upper bound")],
-           params_of=_params("t_min", "t_max"))
+           params=[_float_attr("t_min", 0.0, "the lower bound"),
+                  _float_attr("t_max", 24.0, "the upper bound")])

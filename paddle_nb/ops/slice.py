@@ -18,9 +18,8 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from .common import OUT, X
-from .places import CPU, CUDA
-from .stack import _runtime_fail
+from .common import OUT, X, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 INPUT = Slot("Input", "the tensor to take a part of")
 BOUND_SLOTS = ("StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList")
@@ -136,8 +135,7 @@ def _run_time_attrs(ctx, strided: bool, fail) -> dict:
 
 def _slice_infer(strided: bool):
     def infer(ctx):
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="Input", expected=expected, given=given)
+        fail = build_fail(ctx, "Input")
         shape = ctx.shape("Input")
         attrs = _attrs(ctx, strided)
         if _tensor_bound_attrs(ctx, strided):     # sizes known at run time only
@@ -154,7 +152,7 @@ def _slice_infer(strided: bool):
 
 def _maps(ctx, shape, strided: bool, op_type: str) -> list:
     """One int64 map per axis of Input: the sliced positions, or every position."""
-    fail = _runtime_fail(op_type)
+    fail = run_fail(op_type)
     ranges = _ranges(shape, _run_time_attrs(ctx, strided, fail), strided, fail)
     maps = []
     for a, n in enumerate(shape):
@@ -170,7 +168,7 @@ def _slice(place, strided: bool, op_type: str):
         maps = _maps(ctx, shape, strided, op_type)
         out = place.gather_maps(x, maps)
         keep = _decreased([len(m) for m in maps], ctx.attr("decrease_axis") or [],
-                          _runtime_fail(op_type))
+                          run_fail(op_type))
         ctx.set_output("Out", out.reshape(tuple(keep)))
     return run
 
@@ -235,8 +233,7 @@ def _flip_axes(axes, rank: int, fail) -> set:
 
 
 def _flip_infer(ctx):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     _flip_axes(ctx.attr("axis") or [], len(ctx.shape("X")), fail)
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
 
@@ -245,7 +242,7 @@ def _flip(place):
     def run(ctx):
         x = ctx.input("X")
         shape = tuple(int(d) for d in x.shape)
-        flipped = _flip_axes(ctx.attr("axis") or [], len(shape), _runtime_fail("flip"))
+        flipped = _flip_axes(ctx.attr("axis") or [], len(shape), run_fail("flip"))
         maps = [np.arange(n - 1, -1, -1, dtype=np.int64) if a in flipped else
                 np.arange(n, dtype=np.int64) for a, n in enumerate(shape)]
         ctx.set_output("Out", place.gather_maps(x, maps))

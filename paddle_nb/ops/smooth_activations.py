@@ -4,7 +4,7 @@ tanh_shrink (``F.mish``, ``F.log_sigmoid``, ``F.celu``, ``F.selu``, ``F.softsign
 
 Each is a scalar function and its gradient under ``@pointwise``, declared with
 activation.py's ``activation(...)``, as relu or gelu are; attributes reach the scalar
-functions as trailing arguments in X's dtype (cnn_activations.py's ``_params``). Which slot
+functions as trailing arguments in X's dtype (activation()'s ``params``). Which slot
 each gradient op reads is Paddle's: X for all of them but selu_grad, which reads Out.
 
 What differs from a textbook formula is written to stay finite where the textbook one is
@@ -23,7 +23,8 @@ from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
 from ..kernels.pointwise import pointwise
 from .activation import MIN_PARALLEL_GRAD, MIN_PARALLEL_MATH, activation
-from .cnn_activations import FLOAT_4, _float_attr, _params
+from .common import number_check
+from .relu_variants import FLOAT_4, _float_attr
 
 
 # --- mish: x * tanh(softplus(x)), softplus linear above threshold (as Paddle) ----------------
@@ -128,40 +129,29 @@ def tanh_shrink_grad(x, dout):
 # --- the ops ---------------------------------------------------------------------------------
 def _positive(name: str):
     """An ``Attr(check=...)``: a positive finite number."""
-    def check(value):
-        if not isinstance(value, (int, float)):
-            return None                       # (a value of the wrong type: refused as such)
-        return None if 0 < value < math.inf else \
-            f"{name}={value} is not positive (expected a finite number > 0)"
-    return check
+    return number_check(lambda value: 0 < value < math.inf,
+                        name + "={value} is not positive (expected a finite number > 0)")
 
 
 def _not_negative(name: str):
     """An ``Attr(check=...)``: a finite number >= 0."""
-    def check(value):
-        if not isinstance(value, (int, float)):
-            return None                       # (a value of the wrong type: refused as such)
-        return None if 0 <= value < math.inf else \
-            f"{name}={value} is negative or not finite (expected a finite number >= 0)"
-    return check
+    return number_check(lambda value: 0 <= value < math.inf, name + "={value} is negative or "
+                        "not finite (expected a finite number >= 0)")
 
 
 # Paddle's SELU constants (Klambauer et al.), which F.selu saves as its defaults
 SELU_SCALE, SELU_ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
 
 activation("mish", "X * tanh(softplus(X)) (softplus(X) = X above threshold)", "X",
-           attrs=[_float_attr("threshold", 20.0, "above it, softplus(X) is taken as X")],
-           params_of=_params("threshold"))
+           params=[_float_attr("threshold", 20.0, "above it, softplus(X) is taken as X")])
 activation("logsigmoid", "log(1 / (1 + exp(-X)))", "X")
 activation("celu", "X if X > 0 else alpha * (exp(X / alpha) - 1)", "X",
-           attrs=[_float_attr("alpha", 1.0, "the scale of the exponential part",
-                              nonzero=True)],
-           params_of=_params("alpha"))
+           params=[_float_attr("alpha", 1.0, "the scale of the exponential part",
+                              nonzero=True)])
 activation("selu", "scale * (X if X > 0 else alpha * (exp(X) - 1))", "Out",
-           attrs=[Attr("scale", A.FLOAT, SELU_SCALE, "the factor (> 0: the gradient reads Out)",
+           params=[Attr("scale", A.FLOAT, SELU_SCALE, "the factor (> 0: the gradient reads Out)",
                        check=_positive("scale")),
                   Attr("alpha", A.FLOAT, SELU_ALPHA, "the exponential part's scale",
-                       check=_not_negative("alpha"))],
-           params_of=_params("scale", "alpha"))
+                       check=_not_negative("alpha"))])
 activation("softsign", "X / (1 + |X|)", "X")
 activation("tanh_shrink", "X - tanh(X)", "X")

@@ -13,7 +13,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from . import arrays
 from .common import OUT, X, same_shape_as_x
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _along_axis(place, rows_of: str, zero_d_value):

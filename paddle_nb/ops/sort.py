@@ -25,7 +25,8 @@ from ..kernels import check
 from . import arrays
 from .common import X
 from .indices import _axis_in
-from .places import CPU, CUDA
+from .top_k import set_first_k
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU argsort kernel is registered for
 SORTABLE = ("int32", "int64", "float32", "float64")
@@ -49,11 +50,7 @@ def _argsort(place):
             ctx.set_output("Indices", arrays.full((), 0, np.int64, like=x))
             return
         axis = ctx.attr("axis") % x.ndim
-        n = int(x.shape[axis])
-        values, positions = place.top_k_rows(place.rows(x, axis), n, ctx.attr("descending"))
-        shape = tuple(int(d) for d in x.shape)
-        ctx.set_output("Out", place.unrows(values, shape, axis))
-        ctx.set_output("Indices", place.unrows(positions, shape, axis))
+        set_first_k(ctx, place, x, axis, int(x.shape[axis]), ctx.attr("descending"))
     return run
 
 

@@ -16,7 +16,7 @@ from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X
+from .common import OUT, X, attr_tensor_slots, build_fail, run_fail
 from .shape import XSHAPE, _reshape_grad, _set_xshape, _write_xshape
 
 
@@ -73,8 +73,7 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
     tensors = tuple(slot.name for slot in inputs)     # attribute tensors: read as attrs
 
     def infer(ctx):
-        def fail(msg, expected=None, given=None):
-            ctx.fail(msg, slot="X", expected=expected, given=given)
+        fail = build_fail(ctx, "X")
         if ctx.attr_from_tensor("axes"):     # unsqueeze2's, known when it runs: one more
             rank = len(ctx.shape("X")) + len(ctx.int_list_attr("axes"))   # dim per axis
             ctx.set_output("Out", [-1] * rank, ctx.dtype("X"))
@@ -85,11 +84,7 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
 
     def run(ctx):
         x = ctx.input("X")
-
-        def fail(msg, expected=None, given=None):
-            raise ValueError(f"{op_type}: {msg}" + (f"; expected {expected}" if expected
-                                                   else "") + (f", given {given}" if given
-                                                                else ""))
+        fail = run_fail(op_type)
         shape = out_shape(list(x.shape), _attrs_of(ctx, names), fail)
         ctx.set_output("Out", arrays.copy(x).reshape(tuple(shape)))
         _write_xshape(ctx, x)
@@ -97,8 +92,7 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
     def grad_infer(ctx):
         xs = ctx.shape("XShape")[1:]
         if ctx.has_value("Out@GRAD"):
-            def fail(msg, expected=None, given=None):
-                ctx.fail(msg, slot="Out@GRAD", expected=expected, given=given)
+            fail = build_fail(ctx, "Out@GRAD")
             ctx.require_gradient_fits("Out", want=out_shape(xs, _attrs_of(ctx, names), fail))
         ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
 
@@ -116,9 +110,7 @@ reshape_like("squeeze2", squeezed,
 reshape_like("unsqueeze2", unsqueezed,
              [Attr("axes", A.INTS, [], "where to insert dims of size 1, in turn")],
              "Out = X with dims of size 1 inserted.",
-             inputs=[Slot("AxesTensor", "axes as a tensor", dispensable=True),
-                     Slot("AxesTensorList", "axes as 1-element tensors",
-                          dispensable=True, duplicable=True)])
+             inputs=attr_tensor_slots("AxesTensor", "AxesTensorList", "axes"))
 reshape_like("flatten_contiguous_range", flattened,
              [Attr("start_axis", A.INT, 1, "the first dim to merge"),
               Attr("stop_axis", A.INT, 1, "the last dim to merge (inclusive)")],

@@ -14,8 +14,8 @@ from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X
-from .places import CPU, CUDA
+from .common import OUT, X, attr_tensor_slots, build_fail, run_fail
+from ..backends import CPU, CUDA
 
 Y_LIST = Slot("Y", "the pieces", duplicable=True)
 
@@ -90,6 +90,14 @@ register(OpDef(
               kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer)))
 
 
+def set_slice_outputs(ctx, slot: str, xs, axis: int) -> None:
+    """Each output of ``slot`` one slice of X (shape ``xs``) along ``axis``: X's shape
+    without that axis (unstack, unbind)."""
+    piece = [d for i, d in enumerate(xs) if i != axis]
+    for i in range(len(ctx.output_names(slot))):
+        ctx.set_output(slot, piece, ctx.dtype("X"), i=i)
+
+
 def _unstack_infer(ctx):
     xs = ctx.shape("X")
     axis = _axis_in(ctx, ctx.attr("axis"), len(xs))
@@ -97,9 +105,7 @@ def _unstack_infer(ctx):
     if xs[axis] >= 0 and xs[axis] != n:
         ctx.fail("unstack makes one output per slice", slot="X",
                  expected=f"{xs[axis]} outputs (num={xs[axis]})", given=f"{n} outputs")
-    piece = [d for i, d in enumerate(xs) if i != axis]
-    for i in range(n):
-        ctx.set_output("Y", piece, ctx.dtype("X"), i=i)
+    set_slice_outputs(ctx, "Y", xs, axis)
 
 
 def _unstack(ctx):
@@ -168,8 +174,7 @@ def expanded(x_shape, shape, fail) -> list:
 
 
 def _expand_infer(ctx):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if ctx.attr_from_tensor("shape"):        # known when it runs
         ctx.set_output("Out", [d if d > 0 else -1 for d in ctx.int_list_attr("shape")],
                        ctx.dtype("X"))
@@ -186,7 +191,7 @@ def _grown(place, x, shape):
 def _expand(place):
     def run(ctx):
         x = ctx.input("X")
-        shape = expanded(list(x.shape), ctx.attr("shape"), _runtime_fail("expand_v2"))
+        shape = expanded(list(x.shape), ctx.attr("shape"), run_fail("expand_v2"))
         ctx.set_output("Out", _grown(place, x, shape))
     return run
 
@@ -198,17 +203,8 @@ def _expand_grad(ctx):
     ctx.set_output("X@GRAD", arrays.unbroadcast(dout, view, tuple(x.shape)))
 
 
-def _runtime_fail(op_type):
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: {msg}" + (f"; expected {expected}" if expected else "")
-                         + (f", given {given}" if given else ""))
-    return fail
-
-
 register(OpDef(
-    "expand_v2", [X, Slot("Shape", "the shape as a tensor", dispensable=True),
-                  Slot("expand_shapes_tensor", "the shape as 1-element tensors",
-                       dispensable=True, duplicable=True)], [OUT],
+    "expand_v2", [X, *attr_tensor_slots("Shape", "expand_shapes_tensor", "the shape")], [OUT],
     [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
     kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
@@ -227,8 +223,7 @@ def _as_target(target, y_shape) -> list:
 
 
 def _expand_as_infer(ctx):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     xs, attr = ctx.shape("X"), list(ctx.attr("target_shape") or [])
     y = ctx.shape("Y") if ctx.has_input("Y") and ctx.has_value("Y") else None
     if any(d < -1 for d in attr):
@@ -251,7 +246,7 @@ def _expand_as_infer(ctx):
 
 def _expand_as(place):
     def run(ctx):
-        x, fail = ctx.input("X"), _runtime_fail("expand_as_v2")
+        x, fail = ctx.input("X"), run_fail("expand_as_v2")
         y = ctx.input("Y") if ctx.has_input("Y") else None
         target = _as_target(ctx.attr("target_shape"), None if y is None else y.shape)
         if any(d < 0 for d in target):
@@ -265,9 +260,9 @@ def _expand_as_grad(ctx):
     """expand_v2's gradient, once dOut is checked to be a broadcast of X (target_shape may
     leave its shape to Y, which the gradient op does not read)."""
     x, dout = ctx.input("X"), ctx.input("Out@GRAD")
-    if expanded(list(x.shape), list(dout.shape), _runtime_fail("expand_as_v2_grad")) != \
+    if expanded(list(x.shape), list(dout.shape), run_fail("expand_as_v2_grad")) != \
             [int(d) for d in dout.shape]:
-        _runtime_fail("expand_as_v2_grad")("Out@GRAD is not X broadcast",
+        run_fail("expand_as_v2_grad")("Out@GRAD is not X broadcast",
                                            given=f"shape {list(dout.shape)}")
     _expand_grad(ctx)
 
@@ -292,8 +287,7 @@ def _tiled(x_shape, reps, fail) -> tuple[list, list]:
 
 
 def _tile_infer(ctx):
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if ctx.attr_from_tensor("repeat_times"):     # known when it runs
         reps = ctx.int_list_attr("repeat_times")
         ctx.set_output("Out", [-1] * max(len(reps), len(ctx.shape("X"))), ctx.dtype("X"))
@@ -308,7 +302,7 @@ def _tile(place):
     merged pairwise: each dim repeated r times, as numpy's tile."""
     def run(ctx):
         x = ctx.input("X")
-        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), _runtime_fail("tile"))
+        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), run_fail("tile"))
         pairs = [v for d in dims for v in (1, d)]
         grown = [v for d, r in zip(dims, reps) for v in (r, d)]
         out = place.broadcast_to(x.reshape(tuple(pairs)), tuple(grown))
@@ -320,7 +314,7 @@ def _tile_grad(place):
     """The copies summed back: dOut as [r0, d0, r1, d1, ...], summed over the r axes."""
     def run(ctx):
         x, dout = ctx.input("X"), ctx.input("Out@GRAD")
-        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), _runtime_fail("tile"))
+        dims, reps = _tiled(list(x.shape), ctx.attr("repeat_times"), run_fail("tile"))
         grown = tuple(v for d, r in zip(dims, reps) for v in (r, d))
         summed = place.sum_axes(dout.reshape(grown), list(range(0, len(grown), 2)), False)
         ctx.set_output("X@GRAD", summed.reshape(tuple(x.shape)) if numel(dims) else
@@ -329,9 +323,7 @@ def _tile_grad(place):
 
 
 register(OpDef(
-    "tile", [X, Slot("RepeatTimes", "the repeats as a tensor", dispensable=True),
-             Slot("repeat_times_tensor", "the repeats as 1-element tensors",
-                  dispensable=True, duplicable=True)], [OUT],
+    "tile", [X, *attr_tensor_slots("RepeatTimes", "repeat_times_tensor", "the repeats")], [OUT],
     [Attr("repeat_times", A.INTS, [], "how often X repeats along each dim")],
     comment="Out = X repeated along each dim (numpy's tile).", infer_shape=_tile_infer,
     kernels={"cpu": _tile(CPU), "cuda": _tile(CUDA)},

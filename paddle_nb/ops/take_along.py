@@ -28,8 +28,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from . import arrays
-from .common import OUT, X
-from .places import CPU, CUDA
+from .common import OUT, X, axis_in_range, build_fail, int_shape, run_fail
+from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU kernels take (float16 and bfloat16 aside)
 PICKABLE = ("int32", "int64", "float32", "float64")
@@ -42,10 +42,6 @@ def _check_types(ctx, slot: str) -> None:
                  "(Paddle's CPU kernels)", slot=slot, expected="one of those",
                  given=ctx.describe_input(slot))
     ctx.require_dtype("Index", "int")
-
-
-def _shape(a) -> tuple[int, ...]:
-    return tuple(int(d) for d in a.shape)
 
 
 # --- index_sample -------------------------------------------------------------------------------
@@ -86,7 +82,7 @@ def _index_sample_grad(place):
     def run(ctx):
         x, index, dout = ctx.input("X"), ctx.input("Index"), ctx.input("Out@GRAD")
         _checked_rows(x, index, "index_sample_grad")
-        dout = arrays.astype(dout, x.dtype).reshape(_shape(index))
+        dout = arrays.astype(dout, x.dtype).reshape(int_shape(index))
         ctx.set_output("X@GRAD", place.put_along_rows(int(x.shape[1]), index, dout))
     return run
 
@@ -102,10 +98,7 @@ register(OpDef(
 
 # --- take_along_axis -----------------------------------------------------------------------------
 def _axis_of(rank: int, axis: int, fail) -> int:
-    if not -rank <= axis < rank:
-        fail(f"Axis {axis} is out of range", expected=f"Axis in [{-rank}, {rank - 1}]",
-             given=f"Axis={axis} for rank-{rank} tensors")
-    return axis % rank
+    return axis_in_range(rank, axis, "Axis", fail, "rank-{rank} tensors")
 
 
 def _fits_inside(xs, idx, axis: int) -> bool:
@@ -116,9 +109,7 @@ def _fits_inside(xs, idx, axis: int) -> bool:
 def _take_along_infer(ctx):
     _check_types(ctx, "Input")
     xs, idx = ctx.shape("Input"), ctx.shape("Index")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="Index", expected=expected, given=given)
+    fail = build_fail(ctx, "Index")
     if len(xs) != len(idx) or not xs:
         fail("Index must have Input's rank (at least 1)", expected=f"rank {len(xs)} (>= 1)",
              given=ctx.describe_input("Index"))
@@ -141,10 +132,8 @@ def _block(x_shape, index_shape, axis: int):
 def _prepared(ctx, op_type: str):
     """(Input, Index, axis, the block maps or None), everything checked."""
     x, index = ctx.input("Input"), ctx.input("Index")
-    xs, idx = _shape(x), _shape(index)
-
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"{op_type}: slot Index: {msg}; expected {expected}, given {given}")
+    xs, idx = int_shape(x), int_shape(index)
+    fail = run_fail(op_type, "Index")
     if len(xs) != len(idx) or not xs:
         fail("Index must have Input's rank", f"rank {len(xs)}", f"shape {list(idx)}")
     axis = _axis_of(len(xs), int(ctx.attr("Axis")), fail)
@@ -161,11 +150,11 @@ def _take_along(place):
     def run(ctx):
         x, index, axis, maps = _prepared(ctx, "take_along_axis")
         if index.size == 0:
-            ctx.set_output("Result", place.full(_shape(index), 0, x.dtype))
+            ctx.set_output("Result", place.full(int_shape(index), 0, x.dtype))
             return
         block = x if maps is None else place.gather_maps(x, maps)
         rows = place.take_along_rows(place.rows(block, axis), place.rows(index, axis))
-        ctx.set_output("Result", place.unrows(rows, _shape(index), axis))
+        ctx.set_output("Result", place.unrows(rows, int_shape(index), axis))
     return run
 
 
@@ -173,16 +162,16 @@ def _take_along_grad(place):
     """dInput: zeros with each dResult element added where it was taken from."""
     def run(ctx):
         x, index, axis, maps = _prepared(ctx, "take_along_axis_grad")
-        dres = arrays.astype(ctx.input("Result@GRAD"), x.dtype).reshape(_shape(index))
+        dres = arrays.astype(ctx.input("Result@GRAD"), x.dtype).reshape(int_shape(index))
         if index.size == 0:
-            ctx.set_output("Input@GRAD", place.full(_shape(x), 0, x.dtype))
+            ctx.set_output("Input@GRAD", place.full(int_shape(x), 0, x.dtype))
             return
         n = int(x.shape[axis])
         put = place.put_along_rows(n, place.rows(index, axis), place.rows(dres, axis))
-        block_shape = tuple(len(m) for m in maps) if maps is not None else _shape(x)
+        block_shape = tuple(len(m) for m in maps) if maps is not None else int_shape(x)
         dblock = place.unrows(put, block_shape, axis)
         ctx.set_output("Input@GRAD", dblock if maps is None else
-                       place.scatter_maps(_shape(x), maps, dblock))
+                       place.scatter_maps(int_shape(x), maps, dblock))
     return run
 
 

@@ -17,8 +17,9 @@ from ..core.errors import ExecutionError
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name, in_every_grad_block
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..core import validate
+from ..core import limits
 from ..kernels import check
+from ..kernels.cuda import elementwise as CE
 from . import arrays
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
@@ -47,8 +48,8 @@ def _write(ctx):
     array = ctx.output_var("Out").get_mutable("tensor_array")
     # an array grows as it is written, up to MAX_LIST_LENGTH (a position past that would
     # allocate a list of billions of entries)
-    i = _index(ctx, validate.MAX_LIST_LENGTH, "an array grows up to paddle_nb.core.validate."
-                                     f"MAX_LIST_LENGTH = {validate.MAX_LIST_LENGTH} positions")
+    i = _index(ctx, limits.MAX_LIST_LENGTH, "an array grows up to paddle_nb.core.limits."
+                                     f"MAX_LIST_LENGTH = {limits.MAX_LIST_LENGTH} positions")
     if len(array) <= i:
         array.extend([None] * (i + 1 - len(array)))
     array[i] = ctx.input("X")
@@ -79,8 +80,8 @@ def _read_gradient(ctx, gradients: list, written):
     like ``written``. This is how a While's gradient runs when the loss uses only some of
     the arrays the loop wrote, e.g. paddle.nn.RNN's outputs but not its final states: the
     states' gradient array stays empty, and each step reads zeros from it."""
-    i = _index(ctx, validate.MAX_LIST_LENGTH, "positions are below paddle_nb.core.validate."
-                                              f"MAX_LIST_LENGTH = {validate.MAX_LIST_LENGTH}")
+    i = _index(ctx, limits.MAX_LIST_LENGTH, "positions are below paddle_nb.core.limits."
+                                              f"MAX_LIST_LENGTH = {limits.MAX_LIST_LENGTH}")
     if not arrays.is_tensor(written):
         raise ExecutionError(f"X_W must be the tensor write_to_array wrote, got a "
                              f"{type(written).__name__}")
@@ -139,7 +140,6 @@ def _increment(ctx):
 def _cuda_increment(ctx):
     """The counter stays on the device: an exact integer add for integer counters, else
     X * 1 + step in X's dtype (elementwise kernels)."""
-    from ..kernels.cuda import elementwise as CE   # noqa: PLC0415
     x = ctx.input("X")
     if x.dtype.kind in "iu":
         ctx.set_output("Out", CE.add_integer(x, _step(x.dtype, ctx.attr("step"))))

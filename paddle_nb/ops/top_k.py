@@ -18,7 +18,7 @@ from ..kernels import check
 from . import arrays
 from .common import OUT, X
 from .indices import _axis_in
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _top_k_infer(ctx):
@@ -49,16 +49,20 @@ def _k(ctx, n: int) -> int:
     return k
 
 
+def set_first_k(ctx, place, x, axis: int, k: int, largest: bool) -> None:
+    """Out, the k largest (smallest) values of each line of X along ``axis`` in order, and
+    Indices, their positions there (top_k_v2; argsort with k the whole line)."""
+    values, positions = place.top_k_rows(place.rows(x, axis), k, largest)
+    shape = tuple(k if i == axis else int(d) for i, d in enumerate(x.shape))
+    ctx.set_output("Out", place.unrows(values, shape, axis))
+    ctx.set_output("Indices", place.unrows(positions, shape, axis))
+
+
 def _top_k(place):
     def run(ctx):
         x = ctx.input("X")
         axis = ctx.attr("axis") % x.ndim
-        n = int(x.shape[axis])
-        k = _k(ctx, n)
-        values, positions = place.top_k_rows(place.rows(x, axis), k, ctx.attr("largest"))
-        shape = tuple(k if i == axis else int(d) for i, d in enumerate(x.shape))
-        ctx.set_output("Out", place.unrows(values, shape, axis))
-        ctx.set_output("Indices", place.unrows(positions, shape, axis))
+        set_first_k(ctx, place, x, axis, _k(ctx, int(x.shape[axis])), ctx.attr("largest"))
     return run
 
 

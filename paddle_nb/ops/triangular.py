@@ -24,7 +24,7 @@ from ..kernels.cuda import device
 from . import arrays
 from .common import OUT, X
 from .elementwise import select
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 # the element types the select kernel has loops for (Paddle's CPU kernel has these too)
 MASKABLE = ("bool", "int32", "int64", "float32", "float64")

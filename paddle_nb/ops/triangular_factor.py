@@ -39,7 +39,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from . import lapack as L
-from .common import X
+from .common import X, int_shape
 from .matrix_places import batch_of, place_of
 
 
@@ -50,16 +50,12 @@ def _fail_where(ok, message: str) -> None:
         raise ValueError(message.format(int(bad[0])))
 
 
-def _shape(x) -> tuple:
-    return tuple(int(d) for d in x.shape)
-
-
 def _gradient(ctx, slot, like_shape, P, dtype):
     """The gradient in ``slot`` as a working batch, zeros where nobody wrote one."""
     g = ctx.input_or_none(slot)
     if g is None:
         return P.zeros((batch_of(like_shape),) + tuple(like_shape[-2:]), dtype)
-    if _shape(g) != tuple(like_shape):
+    if int_shape(g) != tuple(like_shape):
         raise ValueError(f"{ctx.op.op.type}: slot {slot}: the gradient must have the shape of "
                          f"its output; expected {list(like_shape)}, given {list(g.shape)}")
     return P.enter(g)
@@ -76,12 +72,12 @@ def _cholesky(ctx):
     factor, ok = P.cholesky(P.enter(x), ctx.attr("upper"))
     _fail_where(ok, "cholesky: slot X: matrix {} of X is not positive definite (the "
                     "Cholesky factorization needs a symmetric positive definite matrix)")
-    ctx.set_output("Out", P.leave(factor, _shape(x), x.dtype))
+    ctx.set_output("Out", P.leave(factor, int_shape(x), x.dtype))
 
 
 def _cholesky_grad(ctx):
     P, out = place_of(ctx), ctx.input("Out")
-    shape = _shape(out)
+    shape = int_shape(out)
     upper = ctx.attr("upper")
     lower = P.enter(out)
     dlower = _gradient(ctx, "Out@GRAD", shape, P, out.dtype)
@@ -118,7 +114,7 @@ def _lu_infer(ctx):
 
 def _lu(ctx):
     P, x = place_of(ctx), ctx.input("X")
-    shape = _shape(x)
+    shape = int_shape(x)
     packed, piv, info = P.lu(P.enter(x), ctx.attr("pivots"))
     k = min(shape[-2], shape[-1])
     ctx.set_output("Out", P.leave(packed, shape, x.dtype))
@@ -165,8 +161,8 @@ def lu_backward(P, pmat, lower, upper, dlower, dupper, m: int, n: int):
 
 def _lu_grad(ctx):
     P, x, out = place_of(ctx), ctx.input("X"), ctx.input("Out")
-    shape = _shape(x)
-    if _shape(out) != shape:
+    shape = int_shape(x)
+    if int_shape(out) != shape:
         raise ValueError(f"lu_grad: slot Out: expected lu's factors of X, shape "
                          f"{list(shape)}; given {list(out.shape)}")
     m, n = shape[-2:]
@@ -216,10 +212,10 @@ def _lu_unpack_infer(ctx):
 
 def _lu_unpack(ctx):
     P, x, piv = place_of(ctx), ctx.input("X"), ctx.input("Pivots")
-    shape = _shape(x)
+    shape = int_shape(x)
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
-    if _shape(piv) != batch + (k,):
+    if int_shape(piv) != batch + (k,):
         raise ValueError(f"lu_unpack: slot Pivots: expected shape {list(batch + (k,))} "
                          f"(one pivot per column of L), given {list(piv.shape)}")
     ludata, pivots = ctx.attr("unpack_ludata"), ctx.attr("unpack_pivots")
@@ -241,7 +237,7 @@ def _on_place(ctx, array):
 
 def _lu_unpack_grad(ctx):
     P, x = place_of(ctx), ctx.input("X")
-    shape = _shape(x)
+    shape = int_shape(x)
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
     if not ctx.attr("unpack_ludata"):        # L and U were not made: nothing flows back
@@ -282,21 +278,21 @@ def _determinant_infer(ctx):
 
 def _determinant(ctx):
     P, x = place_of(ctx), ctx.input("Input")
-    shape = _shape(x)
+    shape = int_shape(x)
     det = P.determinant(P.enter(x))
     ctx.set_output("Out", P.leave(det, shape[:-2], x.dtype))
 
 
 def _determinant_grad(ctx):
     P, x = place_of(ctx), ctx.input("Input")
-    shape = _shape(x)
+    shape = int_shape(x)
     a, n = P.enter(x), shape[-1]
     det = P.enter(ctx.input("Out").reshape((batch_of(shape), 1, 1)))
     dout = ctx.input_or_none("Out@GRAD")
     if dout is None or n == 0:
         ctx.set_output("Input@GRAD", P.leave(P.zeros(a.shape, x.dtype), shape, x.dtype))
         return
-    if _shape(dout) != shape[:-2]:
+    if int_shape(dout) != shape[:-2]:
         raise ValueError(f"determinant_grad: slot Out@GRAD: expected shape "
                          f"{list(shape[:-2])} (one value per matrix), given "
                          f"{list(dout.shape)}")

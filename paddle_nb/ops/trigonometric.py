@@ -12,8 +12,8 @@ one ``activation(...)`` declaration, as the logarithms in rounding_and_special.p
   sin(inf)), or an infinity at a pole or past overflow (atanh(1), sinh(1000)). Compiled
   code gets that from C's libm already; the guards are there because the CUDA simulator
   runs Python's ``math``, which raises instead (ValueError, OverflowError).
-- All are computed without fastmath (``fastmath=False``): no reciprocal approximations, and
-  inf and NaN keep their meaning.
+- All are computed without fastmath (``special_function``, activation.py: ``@pointwise``
+  with ``fastmath=False``): no reciprocal approximations, and inf and NaN keep their meaning.
 """
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ import math
 from numba.extending import register_jitable
 
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2
-from ..kernels.pointwise import pointwise
-from .activation import MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG, activation
+from .activation import MIN_PARALLEL_GRAD, activation, special_function
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # exp(x) overflows a float64 above ln(DBL_MAX) ~ 709.78; cosh and sinh (e^|x| / 2) only
@@ -69,111 +68,111 @@ def _cosh(x):
 
 
 # --- circular ---------------------------------------------------------------------------
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def sin(x):
     return math.sin(x) if _circular_arg_ok(x) else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def sin_grad(x, dout):
     return dout * (math.cos(x) if _circular_arg_ok(x) else math.nan)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def cos(x):
     return math.cos(x) if _circular_arg_ok(x) else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def cos_grad(x, dout):
     return -dout * (math.sin(x) if _circular_arg_ok(x) else math.nan)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def tan(x):
     return math.tan(x) if _circular_arg_ok(x) else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def tan_grad(x, dout):
     c = math.cos(x) if _circular_arg_ok(x) else math.nan
     return dout / (c * c)                              # 1 + tan^2 = 1 / cos^2
 
 
 # --- inverse circular (asin, acos: defined on [-1, 1]) ------------------------------------
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def asin(x):
     return math.asin(x) if -1.0 <= x <= 1.0 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def asin_grad(x, dout):
     return dout / _sqrt_or_nan(1.0 - x * x)           # inf at +-1, NaN outside
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def acos(x):
     return math.acos(x) if -1.0 <= x <= 1.0 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def acos_grad(x, dout):
     return -dout / _sqrt_or_nan(1.0 - x * x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def atan(x):
     return math.atan(x)                                # +-pi/2 at +-inf
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def atan_grad(x, dout):
     return dout / (1.0 + x * x)
 
 
 # --- hyperbolic -------------------------------------------------------------------------
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def sinh(x):
     return _sinh(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def sinh_grad(x, dout):
     return dout * _cosh(x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def cosh(x):
     return _cosh(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def cosh_grad(x, dout):
     return dout * _sinh(x)
 
 
 # --- inverse hyperbolic (acosh: X >= 1; atanh: |X| <= 1, infinite at +-1) -----------------
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def asinh(x):
     return math.asinh(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def asinh_grad(x, dout):
     return dout / math.sqrt(x * x + 1.0)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def acosh(x):
     return math.acosh(x) if x >= 1.0 else math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def acosh_grad(x, dout):
     return dout / _sqrt_or_nan(x * x - 1.0)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def atanh(x):
     if -1.0 < x < 1.0:
         return math.atanh(x)
@@ -182,28 +181,28 @@ def atanh(x):
     return math.nan
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def atanh_grad(x, dout):
     return dout / (1.0 - x * x)
 
 
 # --- erf, expm1 -------------------------------------------------------------------------
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def erf(x):
     return math.erf(x)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_2)
 def erf_grad(x, dout):
     return dout * TWO_OVER_SQRT_PI * math.exp(-x * x)
 
 
-@pointwise(FLOAT_1, MIN_PARALLEL_LOG, fastmath=False)
+@special_function(FLOAT_1)
 def expm1(x):
     return math.expm1(x) if x < EXP_LIMIT else (x if x != x else math.inf)
 
 
-@pointwise(FLOAT_2, MIN_PARALLEL_GRAD, fastmath=False)
+@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
 def expm1_grad(out, dout):
     return dout * out + dout                           # Paddle's: d/dx (e^x - 1) = Out + 1
 

@@ -20,7 +20,7 @@ from ..kernels.pointwise import pointwise
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG,
                          _float_like_x, _forward, _named, _real_like_x, activation)
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 FLOAT_4 = ["float32(float32, float32, float32, float32)",

@@ -12,38 +12,23 @@ from ..core import attrs as A
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import X
-
-
-def _axis(rank: int, axis: int, fail) -> int:
-    if not -rank <= axis < rank:
-        fail(f"axis {axis} is out of range", expected=f"axis in [{-rank}, {rank - 1}]",
-             given=f"axis={axis} for a rank-{rank} X")
-    return axis % rank
+from .common import X, axis_in_range, build_fail, run_fail
+from .stack import set_slice_outputs
 
 
 def _unbind_infer(ctx):
-    xs = ctx.shape("X")
-
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
-    axis = _axis(len(xs), ctx.attr("axis"), fail)
+    xs, fail = ctx.shape("X"), build_fail(ctx, "X")
+    axis = axis_in_range(len(xs), ctx.attr("axis"), "axis", fail)
     n = len(ctx.output_names("Out"))
     if xs[axis] >= 0 and xs[axis] != n:
         fail("unbind makes one output per slice along axis",
              expected=f"{xs[axis]} outputs", given=f"{n} outputs")
-    piece = [d for i, d in enumerate(xs) if i != axis]
-    for i in range(n):
-        ctx.set_output("Out", piece, ctx.dtype("X"), i=i)
+    set_slice_outputs(ctx, "Out", xs, axis)
 
 
 def _unbind(ctx):
-    x = ctx.input("X")
-    rank = x.ndim
-
-    def fail(msg, expected=None, given=None):
-        raise ValueError(f"unbind: slot X: {msg}; expected {expected}, given {given}")
-    axis = _axis(rank, int(ctx.attr("axis")), fail)
+    x, fail = ctx.input("X"), run_fail("unbind", "X")
+    axis = axis_in_range(x.ndim, int(ctx.attr("axis")), "axis", fail)
     n = int(x.shape[axis])
     outputs = len(ctx.op.outputs.get("Out") or [])
     if n != outputs:

@@ -33,17 +33,12 @@ from ..core.framework_pb2 import VarType
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cuda import device
 from . import arrays
-from .common import X
-from .places import CPU, CUDA
+from .common import INDEX_TYPES, X, build_fail, require_element_type, require_index_dtype, run_fail
+from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU unique kernels are registered for
 UNIQUE_TYPES = ("int32", "int64", "float32", "float64")
 NONZERO_TYPES = ("bool", "int8", "uint8", "int16", "int32", "int64", "float32", "float64")
-INDEX_TYPES = {VarType.INT32: np.int32, VarType.INT64: np.int64}
-
-
-def _fail_runtime(op_type, slot, msg, expected, given):
-    raise ValueError(f"{op_type}: slot {slot}: {msg}; expected {expected}, given {given}")
 
 
 def _axis_of(op_type: str, axes, rank: int, fail):
@@ -59,17 +54,12 @@ def _axis_of(op_type: str, axes, rank: int, fail):
 
 def _unique_infer(op_type: str):
     def infer(ctx):
-        if dtypes.name(ctx.dtype("X")) not in UNIQUE_TYPES:
-            ctx.fail(f"{op_type} needs int32, int64, float32 or float64 elements (Paddle's "
-                     "CPU kernels)", slot="X", expected="one of those",
-                     given=ctx.describe_input("X"))
-        if ctx.attr("dtype") not in INDEX_TYPES:
-            ctx.fail(f"{op_type}: dtype names the index outputs' element type", slot="X",
-                     expected=f"int32 ({VarType.INT32}) or int64 ({VarType.INT64})",
-                     given=f"dtype={ctx.attr('dtype')}")
+        require_element_type(ctx, "X", UNIQUE_TYPES, f"{op_type} needs int32, int64, float32 "
+                             "or float64 elements (Paddle's CPU kernels)")
+        require_index_dtype(ctx, op_type, "the index outputs'", "X")
         xs = ctx.shape("X")
         axis = _axis_of(op_type, ctx.attr("axis"), len(xs),
-                        lambda msg, e, g: ctx.fail(msg, slot="X", expected=e, given=g))
+                        build_fail(ctx, "X"))
         sorted_ = ctx.attr("is_sorted") if op_type == "unique" else True
         if axis is None or not sorted_:
             size = 1
@@ -137,11 +127,11 @@ def _unique(place, op_type: str):
     def run(ctx):
         x = arrays.host(ctx.input("X"))
         axis = _axis_of(op_type, ctx.attr("axis"), x.ndim,
-                        lambda msg, e, g: _fail_runtime(op_type, "X", msg, e, g))
+                        run_fail(op_type, "X"))
         index_type = INDEX_TYPES[ctx.attr("dtype")]
         if index_type is np.int32 and x.size > np.iinfo(np.int32).max:
-            _fail_runtime(op_type, "X", "int32 indices cannot count this many elements",
-                          "fewer than 2**31 elements", f"{x.size}")
+            run_fail(op_type, "X")("int32 indices cannot count this many elements",
+                                   "fewer than 2**31 elements", f"{x.size}")
         if op_type == "unique":
             values, first, inverse, counts = _unique_host(x, axis, ctx.attr("is_sorted"))
             ctx.set_output("Indices", _on(place, first.astype(index_type)))
@@ -204,8 +194,8 @@ def _where_index(place):
     def run(ctx):
         condition = arrays.host(ctx.input("Condition"))
         if condition.ndim == 0:
-            _fail_runtime("where_index", "Condition", "a 0-d Condition has no coordinates",
-                          "at least one dimension", "shape []")
+            run_fail("where_index", "Condition")("a 0-d Condition has no coordinates",
+                                                 "at least one dimension", "shape []")
         ctx.set_output("Out", _on(place, np.argwhere(condition != 0).astype(np.int64)))
     return run
 

@@ -26,8 +26,7 @@ from ..kernels import check
 from ..kernels.cpu import unpool as CPU_UNPOOL
 from ..kernels.cuda import unpool as CUDA_UNPOOL
 from . import arrays
-from .common import OUT, X
-from .stack import _runtime_fail
+from .common import OUT, X, build_fail, run_fail
 
 KERNELS = {"cpu": CPU_UNPOOL, "cuda": CUDA_UNPOOL}
 INDICES = Slot("Indices", "where each X value goes: its flat position in Out's plane "
@@ -55,8 +54,7 @@ def _check_attrs(attr, dims, fail) -> list[int]:
 
 
 def _out_shape(ctx, dims) -> list[int]:
-    def fail(msg, expected=None, given=None):
-        ctx.fail(msg, slot="X", expected=expected, given=given)
+    fail = build_fail(ctx, "X")
     if dtypes.name(ctx.dtype("X")) not in UNPOOLABLE:
         fail(f"{ctx.op_def.type} needs int32, int64, float32 or float64 elements (Paddle's "
              "CPU kernels)", expected="one of those", given=ctx.describe_input("X"))
@@ -95,11 +93,11 @@ def _flat_indices(ctx, op_type, dims):
     """(X, Indices) as (N*C, K), Out's shape, and the size of one output plane (volume),
     the indices checked against it."""
     x, indices = ctx.input("X"), ctx.input("Indices")
-    out_size = _check_attrs(ctx.attr, dims, _runtime_fail(op_type))
+    out_size = _check_attrs(ctx.attr, dims, run_fail(op_type))
     n, c = (int(d) for d in x.shape[:2])
     k, size = int(np.prod(x.shape[2:], dtype=np.int64)), int(np.prod(out_size))
     if tuple(indices.shape) != tuple(x.shape):
-        _runtime_fail(op_type)("Indices must have X's shape", expected=str(tuple(x.shape)),
+        run_fail(op_type)("Indices must have X's shape", expected=str(tuple(x.shape)),
                                given=str(tuple(indices.shape)))
     where = "plane" if dims == 2 else "volume"
     check.indices(indices, size, slot="Indices", what=f"position in Out's {where}",

@@ -20,11 +20,12 @@ import os
 import warnings
 
 from ..core import attrs as A
-from ..core.backward import append_grad_block
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, forward_name, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core.limits import human_bytes
 from . import arrays
+from .body_gradient import body_grad_attrs
 
 DEFAULT_MAX_STEPS = 1_000_000   # a loop this long is almost surely a condition never updated
 MAX_STEPS_ENV = "PADDLE_NB_MAX_WHILE_STEPS"
@@ -133,7 +134,6 @@ def _while(ctx):
 
 
 def _kept_too_much(ctx, steps: int, kept: int) -> str:
-    from ..core.validate import human_bytes   # noqa: PLC0415 (a message only)
     return (f"while kept {steps} step scopes holding {human_bytes(kept)} of tensors for its "
             f"gradient (training keeps every step), past the limit of "
             f"{human_bytes(MAX_KEPT_BYTES)}; its condition "
@@ -193,13 +193,9 @@ def _while_grad_maker(op, no_grad):
     wanted = [x for x in xs if x not in no_grad]
     if not wanted:
         return []
-    targets = {o for o in outs if o not in no_grad}
-    grad_block, path = append_grad_block(op, op.attr("sub_block"), targets,
-                                         {grad_name(o) for o in targets}, no_grad)
-    if not path:
+    attrs = body_grad_attrs(op, {o for o in outs if o not in no_grad}, no_grad)
+    if attrs is None:
         return []
-    attrs = dict(op.attrs)
-    attrs["sub_block"] = grad_block.idx
     attrs["original_output_grad"] = [grad_name(o) for o in outs]
     return [GradOp("while_grad",
                    {"X": xs, "Out": outs, "Out@GRAD": [grad_name(o) for o in outs],

@@ -4,7 +4,7 @@ put_along_axis and fill_diagonal_tensor (ops/set_value.py, ops/scatter_into.py).
 Each of those ops first works out *which* elements of X it writes, as row-major positions
 into X flattened (from its attributes, or from index tensors it has range-checked), and
 then every one of them is the same three moves over the places' primitives
-(ops/places.py), so both places run them as their own kernels (on CUDA the indexing
+(backends/), so both places run them as their own kernels (on CUDA the indexing
 kernels of kernels/cuda/index.py):
 
 * forward: X flattened to rows of one element, ``scatter_rows`` the values in (assign: a

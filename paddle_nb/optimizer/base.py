@@ -15,7 +15,7 @@ updating one with an optimizer that does not take it, is refused here, at build 
 """
 from __future__ import annotations
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 from ..core import dtypes, unique_name
 from ..core.backward import OP_ROLE_OPTIMIZE, append_backward
 from ..core.errors import BuildError

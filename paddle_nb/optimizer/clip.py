@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 from ..core import dtypes, unique_name
 from ..core.backward import OP_ROLE_OPTIMIZE
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 
 
 class LRScheduler:

@@ -2,7 +2,7 @@
 signatures; Fluid's ``parameter_list=`` and ``*Optimizer`` names work too)."""
 from __future__ import annotations
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 from .base import FusedL2Optimizer, Optimizer
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .. import arg_checks as check
+from ..builders import arg_checks as check
 from ..core.backward import OP_ROLE_OPTIMIZE
 from ..core.framework_pb2 import VarType
 from ..core.program import Program

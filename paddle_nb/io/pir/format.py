@@ -23,7 +23,7 @@ import json
 
 import numpy as np
 
-from ...core import validate as _limits
+from ...core import limits as _limits
 from ...core.errors import ProgramFormatError
 
 MAGIC = "pir"
@@ -60,7 +60,7 @@ def _bounded_int(text: str) -> int:
 
 def parse(data) -> dict:
     """The JSON object of a PIR file (bytes or str), its ``base_code`` checked. Refused: more
-    than ``paddle_nb.core.validate.MAX_PIR_BYTES``, text that is not JSON, integers wider
+    than ``paddle_nb.core.limits.MAX_PIR_BYTES``, text that is not JSON, integers wider
     than 64 bits, nesting deeper than Python's parser takes, another magic or version."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         size = len(data)
@@ -92,7 +92,7 @@ def parse(data) -> dict:
 
 def _too_large(size: int) -> str:
     return (f"the PIR program is {_limits.human_bytes(size)} ({size:,} bytes), more than the "
-            f"limit paddle_nb.core.validate.MAX_PIR_BYTES = "
+            f"limit paddle_nb.core.limits.MAX_PIR_BYTES = "
             f"{_limits.human_bytes(_limits.MAX_PIR_BYTES)}; nothing was parsed. If the file "
             f"is right, raise the limit")
 

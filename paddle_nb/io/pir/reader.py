@@ -22,7 +22,7 @@ the data, parameter and fetch names Paddle gives; else the producing op's,
 """
 from __future__ import annotations
 
-from ...core import dtypes, registry, validate as _limits
+from ...core import dtypes, limits as _limits, registry
 from ...core.block_deps import external_reads_and_writes
 from ...core.errors import PaddleNBError
 from ...core.framework_pb2 import AttrType, VarType
@@ -95,7 +95,7 @@ class _Translator:
         if depth > _limits.MAX_BLOCK_DEPTH:
             inner = path if len(path) < 300 else "... " + path[-240:]   # the innermost ops
             raise PirFormatError(f"{inner}: regions nest {depth} deep, more than the limit "
-                                 f"paddle_nb.core.validate.MAX_BLOCK_DEPTH = "
+                                 f"paddle_nb.core.limits.MAX_BLOCK_DEPTH = "
                                  f"{_limits.MAX_BLOCK_DEPTH}")
         ops = block_json["ops"]
         for k, op in enumerate(ops):

@@ -28,7 +28,7 @@ case writing variables that hold values)    its variables held before it
 ==========================================  ==============================================
 
 What Paddle writes for each PIR op (its attributes in order and their kinds, its results,
-the constants feeding its operands) is ``signatures.py``, derived from Paddle itself. An op
+the constants feeding its operands) is ``signatures.json``, derived from Paddle itself. An op
 the writer cannot translate is a :class:`PirWriteError` naming the block, the op's index
 and its type; nothing is returned, so no caller writes a file Paddle cannot read.
 """
@@ -675,7 +675,7 @@ def _signature(pir_name: str, where: str):
     sig = SIGNATURES.get("1." + pir_name)
     if sig is None:
         raise PirWriteError(f"{where}: no signature for PIR's {pir_name} in "
-                            f"paddle_nb/io/pir/signatures.py (what Paddle writes for it is "
+                            f"paddle_nb/io/pir/signatures.json (what Paddle writes for it is "
                             f"not known here: add the op to tests/fixtures/pir/"
                             f"derive_signatures.py and re-run it)")
     return sig

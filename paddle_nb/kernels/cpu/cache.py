@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 
+from numba.core import caching      # numba's internals (see above)
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -40,7 +42,6 @@ def package_stamp() -> tuple:
 
 def install() -> bool:
     """Put the package locator first in numba's list; False if numba has no such list."""
-    from numba.core import caching  # noqa: PLC0415 (numba's internals, read when installing)
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     base = getattr(caching, "_CacheLocator", None)
     classes = getattr(impl, "_locator_classes", None)

@@ -20,9 +20,10 @@ copy loops beat every numba loop tried, see ``im2col``); col2im is numba, a seri
 own channel's rows only, so threads never add into the same element.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 # From where col2im's prange kernel runs (2 threads), in cols elements (C*kh*kw *
 # N*oh*ow). Measured (float32, 3x3 taps, stride 1) on a quiet machine: 7.2M elements
@@ -49,7 +50,7 @@ def _valid_columns(j_count, width, start, stride):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _col2im_plane(cols, dx, p, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
+def _col2im_plane(cols, dx, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow, p):
     n, c = p // dx.shape[1], p % dx.shape[1]
     height, width = dx.shape[2], dx.shape[3]
     plane = dx[n, c]
@@ -71,16 +72,8 @@ def _col2im_plane(cols, dx, p, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
                     iw += sw
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _col2im_serial(cols, dx, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
-    for p in range(dx.shape[0] * dx.shape[1]):
-        _col2im_plane(cols, dx, p, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _col2im_parallel(cols, dx, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
-    for p in prange(dx.shape[0] * dx.shape[1]):
-        _col2im_plane(cols, dx, p, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
+_col2im_serial, _col2im_parallel = twins(_col2im_plane, "_col2im",
+                                          items="dx.shape[0] * dx.shape[1]")
 
 
 def _inside(count: int, size: int, start: int, step: int) -> tuple[int, int]:

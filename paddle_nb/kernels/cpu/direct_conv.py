@@ -32,10 +32,11 @@ Multiply-adds may be fused (``contract``): one rounding instead of two, as BLAS 
 
 Items (an image's output channels, or a chunk of them when the batch is small; an image
 and a pair of input channels; a pair of output channels and a block of 4 taps) are
-independent, so each kernel has a ``prange`` twin, used past ``MIN_PARALLEL_MACS`` when
-``parallel_ok()`` (threads.py). The forward's items pad their own image into a scratch
-array first: the padded copy is then made by both threads and read from cache (a whole
-padded batch made by numpy first took 0.3 ms of one thread, 15% of the forward).
+independent, so each kernel has a ``prange`` twin (twins.py), used past
+``MIN_PARALLEL_MACS`` when ``parallel_ok()`` (threads.py). The forward's items pad their
+own image into a scratch array first: the padded copy is then made by both threads and
+read from cache (a whole padded batch made by numpy first took 0.3 ms of one thread, 15%
+of the forward).
 
 Where the forward's time goes (one thread, per image of the benchmark): the loops of
 ``_two_planes`` ~40 us at about 43 G useful multiply-adds/s (the vector units' rate:
@@ -44,9 +45,10 @@ AVX-512 here), padding ~7 us, taking the junk columns out ~4 us.
 import functools
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 FUSED = {"contract"}
 FUSED_REORDERED = {"contract", "reassoc"}
@@ -148,16 +150,8 @@ def _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item):
         _narrow(a[1], out[n, o1], wp)         # the same values when o1 == o
 
 
-@njit(cache=True, fastmath=FUSED, error_model="numpy")
-def _forward_serial(x, wr, offs, out, groups, pt, pl, hp, wp, chunks):
-    for item in range(out.shape[0] * groups * chunks):
-        _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item)
-
-
-@njit(cache=True, fastmath=FUSED, error_model="numpy", parallel=True)
-def _forward_parallel(x, wr, offs, out, groups, pt, pl, hp, wp, chunks):
-    for item in prange(out.shape[0] * groups * chunks):
-        _forward_item(x, wr, offs, out, groups, pt, pl, hp, wp, chunks, item)
+_forward_serial, _forward_parallel = twins(_forward_item, "_forward",
+                                            items="out.shape[0] * groups * chunks")
 
 
 # Items the forward wants at least, so that both threads have work when the batch is
@@ -213,16 +207,9 @@ def _filter_grad_item(dyw, xf, offs, dw, groups, length, item):
             dw[o1, k + m] = p
 
 
-@njit(cache=True, fastmath=FUSED_REORDERED, error_model="numpy")
-def _filter_grad_serial(dyw, xf, offs, dw, groups, length):
-    for item in range(groups * ((dw.shape[0] // groups + 1) // 2) * ((offs.size + 3) // 4)):
-        _filter_grad_item(dyw, xf, offs, dw, groups, length, item)
-
-
-@njit(cache=True, fastmath=FUSED_REORDERED, error_model="numpy", parallel=True)
-def _filter_grad_parallel(dyw, xf, offs, dw, groups, length):
-    for item in prange(groups * ((dw.shape[0] // groups + 1) // 2) * ((offs.size + 3) // 4)):
-        _filter_grad_item(dyw, xf, offs, dw, groups, length, item)
+_filter_grad_serial, _filter_grad_parallel = twins(
+    _filter_grad_item, "_filter_grad",
+    items="groups * ((dw.shape[0] // groups + 1) // 2) * ((offs.size + 3) // 4)")
 
 
 def filter_grad(dyw, xf, offs, dw, groups: int, length: int):
@@ -281,20 +268,11 @@ def _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, ite
             dx[n, ci1, i, j] = a1[(i + pt) * wp + j + pl]     # the same when c1 == c
 
 
-@njit(cache=True, fastmath=FUSED, error_model="numpy")
-def _input_grad_serial(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length):
-    per_in = dx.shape[1] // groups
-    acc = np.empty((2, hp * wp), dx.dtype)
-    for item in range(dx.shape[0] * groups * ((per_in + 1) // 2)):
-        _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, item)
-
-
-@njit(cache=True, fastmath=FUSED, error_model="numpy", parallel=True)
-def _input_grad_parallel(dyw, wr, taps, dx, groups, hp, wp, pt, pl, length):
-    per_in = dx.shape[1] // groups
-    for item in prange(dx.shape[0] * groups * ((per_in + 1) // 2)):
-        acc = np.empty((2, hp * wp), dx.dtype)
-        _input_grad_item(dyw, wr, taps, dx, acc, groups, hp, wp, pt, pl, length, item)
+# (the accumulators: one pair of padded planes per thread)
+_input_grad_serial, _input_grad_parallel = twins(
+    _input_grad_item, "_input_grad",
+    items="dx.shape[0] * groups * ((dx.shape[1] // groups + 1) // 2)",
+    scratch={"acc": "np.empty((2, hp * wp), dx.dtype)"})
 
 
 def input_grad(dyw, wr, taps, dx, groups: int, hp: int, wp: int, pt: int, pl: int,

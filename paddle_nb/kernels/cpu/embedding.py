@@ -15,11 +15,14 @@ saves (1.5-2.3x, D = 8 to 32), so those stay serial. The other race-free layout,
 ``prange`` over bands of D-columns, measured 2.5-4x the serial time (numba's parallel
 loop body loses the vectorized row addition).
 """
+import time
+
 import numba
 import numpy as np
 from numba import njit, prange
 
 from .threads import parallel_ok
+from .twins import twins
 
 # From where the prange variants run (2 threads, float32, V = 1000, D = 64 and 512; the
 # table: python -m paddle_nb.kernels.cpu.embedding): the first measured power of 2 where
@@ -40,16 +43,7 @@ def _lookup_row(w, ids, padding_idx, out, i):
             out[i, j] = w[r, j]
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _lookup_serial(w, ids, padding_idx, out):
-    for i in range(ids.shape[0]):
-        _lookup_row(w, ids, padding_idx, out, i)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _lookup_parallel(w, ids, padding_idx, out):
-    for i in prange(ids.shape[0]):
-        _lookup_row(w, ids, padding_idx, out, i)
+_lookup_serial, _lookup_parallel = twins(_lookup_row, "_lookup", items="ids.shape[0]")
 
 
 def lookup(w, ids, padding_idx: int, out=None):
@@ -77,6 +71,8 @@ def _grad_rows(dout, ids, padding_idx, dw, lo, hi):
                 dw[r, j] += dout[i, j]
 
 
+# (not twins.py's pair: the serial variant is one band, all of dw's rows, not a loop over
+# the parallel one's items)
 @njit(cache=True, fastmath=False, error_model="numpy")
 def _lookup_grad_serial(dout, ids, padding_idx, dw):
     _grad_rows(dout, ids, padding_idx, dw, 0, dw.shape[0])
@@ -106,7 +102,6 @@ def lookup_grad(dout, ids, padding_idx: int, shape, out=None):
 
 def _measure():  # pragma: no cover (by hand: python -m paddle_nb.kernels.cpu.embedding)
     """The parallel/serial time ratios by size (run it on an otherwise idle machine)."""
-    import time   # noqa: PLC0415
 
     def best(f, *args):
         f(*args)

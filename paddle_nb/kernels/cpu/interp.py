@@ -4,13 +4,14 @@ reads input rows ``y0[k]`` and ``y1[k]`` with weight ``wy[k]`` on ``y1`` (column
 same way with ``x0``, ``x1``, ``wx``). Nearest reads ``x[y0, x0]`` alone; bilinear sums
 the four products in Paddle's order (so a 0 weight on an inf gives NaN, as in Paddle).
 
-Every plane is independent: the ``prange`` variants split planes between threads, the
-gradients too (a plane's scatter-adds never meet another plane's).
+Every plane is independent: the ``prange`` variants (twins.py) split planes between
+threads, the gradients too (a plane's scatter-adds never meet another plane's).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 # Output elements from which the prange variants run (2 threads): the first measured
 # power of 2 where they took <= ~0.8x the serial time (bilinear x2, float32, 32x32 output
@@ -32,16 +33,7 @@ def _plane(x, y0, y1, wy, x0, x1, wx, nearest, out, p):
                                 + x[p, y1[k], x1[m]] * dn * dw)
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _resample_serial(x, y0, y1, wy, x0, x1, wx, nearest, out):
-    for p in range(out.shape[0]):
-        _plane(x, y0, y1, wy, x0, x1, wx, nearest, out, p)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _resample_parallel(x, y0, y1, wy, x0, x1, wx, nearest, out):
-    for p in prange(out.shape[0]):
-        _plane(x, y0, y1, wy, x0, x1, wx, nearest, out, p)
+_resample_serial, _resample_parallel = twins(_plane, "_resample", items="out.shape[0]")
 
 
 def resample(x, maps, nearest: bool):
@@ -69,16 +61,8 @@ def _grad_plane(dout, y0, y1, wy, x0, x1, wx, nearest, dx, p):
                 dx[p, y1[k], x1[m]] += d * dn * dw
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _resample_grad_serial(dout, y0, y1, wy, x0, x1, wx, nearest, dx):
-    for p in range(dout.shape[0]):
-        _grad_plane(dout, y0, y1, wy, x0, x1, wx, nearest, dx, p)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _resample_grad_parallel(dout, y0, y1, wy, x0, x1, wx, nearest, dx):
-    for p in prange(dout.shape[0]):
-        _grad_plane(dout, y0, y1, wy, x0, x1, wx, nearest, dx, p)
+_resample_grad_serial, _resample_grad_parallel = twins(_grad_plane, "_resample_grad",
+                                                        items="dout.shape[0]")
 
 
 def resample_grad(dout, maps, nearest: bool, in_hw):

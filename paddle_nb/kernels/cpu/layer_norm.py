@@ -6,7 +6,7 @@ Forward, per row i: mean, the biased variance (two-pass: the sum of squared devi
 from the mean, never E[x^2] - E[x]^2, which cancels for values far from 0), then
 ``y = (x - mean) * r * scale + bias`` with ``r = 1 / sqrt(var + epsilon)``. Sums
 accumulate in float64 whatever X's type. Rows are independent, so the parallel twin
-splits them (prange).
+splits them (prange; twins.py).
 
 Gradient, per row, with ``x_hat = (x - mean) * r`` and ``h = dY * scale``:
 ``dX = r * (h - mean(h) - x_hat * mean(h * x_hat))`` (the mean and the variance depend
@@ -18,10 +18,11 @@ and thread counts, so every run gives the same bits, whichever thread ran which 
 """
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .fastmath32 import FASTMATH32
 from .threads import parallel_ok
+from .twins import twins
 
 # Elements from which the prange twins run (2 threads): kernels/cpu/norm.py's measured
 # crossover (MIN_PARALLEL_NORM), for the same work per group (two passes for the moments,
@@ -54,16 +55,7 @@ def _forward_row(x, scale, bias, eps, y, mean, var, i):
     var[i] = v
 
 
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy")
-def _forward_serial(x, scale, bias, eps, y, mean, var):
-    for i in range(x.shape[0]):
-        _forward_row(x, scale, bias, eps, y, mean, var, i)
-
-
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy", parallel=True)
-def _forward_parallel(x, scale, bias, eps, y, mean, var):
-    for i in prange(x.shape[0]):
-        _forward_row(x, scale, bias, eps, y, mean, var, i)
+_forward_serial, _forward_parallel = twins(_forward_row, "_forward", items="x.shape[0]")
 
 
 def _parallel(x) -> bool:
@@ -105,17 +97,15 @@ def _grad_rows(x, dy, mean, var, scale, eps, dx, dscale, dbias, c, lo, hi):
             dx[i, j] = r * (dy[i, j] * scale[j] - c1 - x_hat * c2)
 
 
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy")
-def _grad_serial(x, dy, mean, var, scale, eps, dx, dscale, dbias):
-    _grad_rows(x, dy, mean, var, scale, eps, dx, dscale, dbias, 0, 0, x.shape[0])
-
-
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy", parallel=True)
-def _grad_parallel(x, dy, mean, var, scale, eps, dx, dscale, dbias):
+@njit(cache=True, fastmath=_FLAGS, error_model="numpy", inline="always")
+def _grad_chunk(x, dy, mean, var, scale, eps, dx, dscale, dbias, c):
+    """Chunk c of the rows (as many chunks as dscale has rows of partial sums: 1 serial)."""
     chunks, rows = dscale.shape[0], x.shape[0]
-    for c in prange(chunks):
-        _grad_rows(x, dy, mean, var, scale, eps, dx, dscale, dbias, c,
-                   c * rows // chunks, (c + 1) * rows // chunks)
+    _grad_rows(x, dy, mean, var, scale, eps, dx, dscale, dbias, c,
+               c * rows // chunks, (c + 1) * rows // chunks)
+
+
+_grad_serial, _grad_parallel = twins(_grad_chunk, "_grad", items="dscale.shape[0]")
 
 
 def layer_norm_grad(x, dy, mean, var, scale, eps, dx):

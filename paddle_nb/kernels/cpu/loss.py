@@ -1,13 +1,15 @@
 """Cross-entropy kernels over rows: probabilities (n, classes), hard labels (n,).
 
-Each entry point picks a serial or a ``prange`` (over rows) kernel by size; both run the
-same per-row code, inlined (``inline="always"``: a call per row that passes arrays costs an
-NRT incref/decref pair; softmax_xent_grad over 65,536 rows of 16 took 0.79 ms, now 0.17).
+Each entry point picks a serial or a ``prange`` (over rows) kernel by size, both generated
+around the same per-row code (twins.py), inlined (``inline="always"``: a call per row that
+passes arrays costs an NRT incref/decref pair; softmax_xent_grad over 65,536 rows of 16
+took 0.79 ms, now 0.17).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 # From where the prange kernels run (2 threads): the first measured power of 2 where they
 # took <= ~0.8x the serial time, for 16 to 1000 classes.
@@ -25,20 +27,9 @@ def _hard_label_loss_row(prob, label, ignore_index, out, i):
         out[i] = -np.log(prob[i, label[i]])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _hard_label_loss_serial(prob, label, ignore_index):
-    out = np.empty(prob.shape[0], dtype=prob.dtype)
-    for i in range(prob.shape[0]):
-        _hard_label_loss_row(prob, label, ignore_index, out, i)
-    return out
-
-
-@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
-def _hard_label_loss_parallel(prob, label, ignore_index):
-    out = np.empty(prob.shape[0], dtype=prob.dtype)
-    for i in prange(prob.shape[0]):
-        _hard_label_loss_row(prob, label, ignore_index, out, i)
-    return out
+_hard_label_loss_serial, _hard_label_loss_parallel = twins(
+    _hard_label_loss_row, "_hard_label_loss", items="prob.shape[0]",
+    allocate={"out": "np.empty(prob.shape[0], dtype=prob.dtype)"})
 
 
 def hard_label_loss(prob, label, ignore_index):
@@ -60,20 +51,9 @@ def _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i):
     out[i, label[i]] -= dloss[i]
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _softmax_xent_grad_serial(softmax, label, dloss, ignore_index):
-    out = np.empty_like(softmax)
-    for i in range(softmax.shape[0]):
-        _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i)
-    return out
-
-
-@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
-def _softmax_xent_grad_parallel(softmax, label, dloss, ignore_index):
-    out = np.empty_like(softmax)
-    for i in prange(softmax.shape[0]):
-        _softmax_xent_grad_row(softmax, label, dloss, ignore_index, out, i)
-    return out
+_softmax_xent_grad_serial, _softmax_xent_grad_parallel = twins(
+    _softmax_xent_grad_row, "_softmax_xent_grad", items="softmax.shape[0]",
+    allocate={"out": "np.empty_like(softmax)"})
 
 
 def softmax_xent_grad(softmax, label, dloss, ignore_index):
@@ -89,20 +69,8 @@ def _xent_grad_row(prob, label, dloss, ignore_index, out, i):
         out[i, label[i]] = -dloss[i] / prob[i, label[i]]
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _xent_grad_serial(prob, label, dloss, ignore_index):
-    out = np.zeros_like(prob)
-    for i in range(prob.shape[0]):
-        _xent_grad_row(prob, label, dloss, ignore_index, out, i)
-    return out
-
-
-@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
-def _xent_grad_parallel(prob, label, dloss, ignore_index):
-    out = np.zeros_like(prob)
-    for i in prange(prob.shape[0]):
-        _xent_grad_row(prob, label, dloss, ignore_index, out, i)
-    return out
+_xent_grad_serial, _xent_grad_parallel = twins(
+    _xent_grad_row, "_xent_grad", items="prob.shape[0]", allocate={"out": "np.zeros_like(prob)"})
 
 
 def xent_grad(prob, label, dloss, ignore_index):

@@ -17,9 +17,10 @@ calling thread wakes no worker, and says nothing: LeNet's step has three such pr
 and telling of them kept every kernel of the step serial.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import note_blas, parallel_ok, products_serial
+from .twins import twins
 
 # batched_matmul runs a prange over the batch only for many small products: each one a
 # single-threaded BLAS call, so the two thread pools do not fight over the 2 cores.
@@ -79,22 +80,14 @@ def matmul2d(a, b, out=None):
     return out
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _batched_matmul_serial(a, b):
-    batch, m = a.shape[0], a.shape[1]
-    out = np.empty((batch, m, b.shape[2]), dtype=a.dtype)
-    for i in range(batch):
-        np.dot(a[i], b[i], out[i])
-    return out
+@njit(cache=True, fastmath=True, error_model="numpy", inline="always")
+def _product(a, b, out, i):
+    np.dot(a[i], b[i], out[i])
 
 
-@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
-def _batched_matmul_parallel(a, b):
-    batch, m = a.shape[0], a.shape[1]
-    out = np.empty((batch, m, b.shape[2]), dtype=a.dtype)
-    for i in prange(batch):
-        np.dot(a[i], b[i], out[i])
-    return out
+_batched_matmul_serial, _batched_matmul_parallel = twins(
+    _product, "_batched_matmul", items="a.shape[0]",
+    allocate={"out": "np.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype)"})
 
 
 def batched_matmul(a, b):

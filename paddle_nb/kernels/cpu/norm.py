@@ -10,13 +10,15 @@ its ``P * K * S`` elements, with a scale and a bias per ``(g, k)``:
 Views of a contiguous X need no copy for any of them. Sums accumulate in float64 (a
 float32 sum of 50k values would lose digits); the variance is two-pass (sum of squared
 deviations from the mean), never E[x^2] - E[x]^2, which cancels catastrophically for
-values far from 0. Groups are independent, so the parallel twins split them (prange).
+values far from 0. Groups are independent, so the parallel twins split them (prange;
+twins.py).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .fastmath32 import FASTMATH32
 from .threads import parallel_ok
+from .twins import twins
 
 # Elements from which the prange twins run (2 threads): the first measured power of 2 where
 # they took <= ~0.8x the serial time, 16 groups of float32 (moments 0.62x and the gradient
@@ -30,7 +32,7 @@ _FLAGS = FASTMATH32 | {"reassoc"}
 
 
 @njit(cache=True, fastmath=_FLAGS, error_model="numpy", inline="always")
-def _moments_of(x, g, mean, var):
+def _moments_of(x, mean, var, g):
     n = x.shape[0] * x.shape[2] * x.shape[3]
     s = 0.0
     for p in range(x.shape[0]):
@@ -48,16 +50,7 @@ def _moments_of(x, g, mean, var):
     var[g] = d2 / n
 
 
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy")
-def _moments_serial(x, mean, var):
-    for g in range(x.shape[1]):
-        _moments_of(x, g, mean, var)
-
-
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy", parallel=True)
-def _moments_parallel(x, mean, var):
-    for g in prange(x.shape[1]):
-        _moments_of(x, g, mean, var)
+_moments_serial, _moments_parallel = twins(_moments_of, "_moments", items="x.shape[1]")
 
 
 def moments(x):
@@ -81,16 +74,8 @@ def _normalize_group(x, mean, inv_std, scale, bias, y, g):
                 y[p, g, k, i] = x[p, g, k, i] * a + b
 
 
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy")
-def _normalize_serial(x, mean, inv_std, scale, bias, y):
-    for g in range(x.shape[1]):
-        _normalize_group(x, mean, inv_std, scale, bias, y, g)
-
-
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy", parallel=True)
-def _normalize_parallel(x, mean, inv_std, scale, bias, y):
-    for g in prange(x.shape[1]):
-        _normalize_group(x, mean, inv_std, scale, bias, y, g)
+_normalize_serial, _normalize_parallel = twins(_normalize_group, "_normalize",
+                                                items="x.shape[1]")
 
 
 def normalize(x, mean, inv_std, scale, bias, y):
@@ -131,16 +116,7 @@ def _grad_group(x, dy, mean, inv_std, scale, batch_stats, dx, dscale, dbias, g):
                 dx[p, g, k, i] = r * (a * dy[p, g, k, i] - c1 - x_hat * c2)
 
 
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy")
-def _grad_serial(x, dy, mean, inv_std, scale, batch_stats, dx, dscale, dbias):
-    for g in range(x.shape[1]):
-        _grad_group(x, dy, mean, inv_std, scale, batch_stats, dx, dscale, dbias, g)
-
-
-@njit(cache=True, fastmath=_FLAGS, error_model="numpy", parallel=True)
-def _grad_parallel(x, dy, mean, inv_std, scale, batch_stats, dx, dscale, dbias):
-    for g in prange(x.shape[1]):
-        _grad_group(x, dy, mean, inv_std, scale, batch_stats, dx, dscale, dbias, g)
+_grad_serial, _grad_parallel = twins(_grad_group, "_grad", items="x.shape[1]")
 
 
 def normalize_grad(x, dy, mean, inv_std, scale, batch_stats, dx):

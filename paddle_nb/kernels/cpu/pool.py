@@ -22,8 +22,9 @@ order. Its position (Mask) is flat in the input volume, ``(d*H + h)*W + w`` (for
 selects, not branches (on random data a branch mispredicts about once a window), and the
 position is tracked only when the op saves it: for pool2d it cost more than the max
 itself (64x6 planes of 28x28, 2x2 windows: 0.43 ms without it, 0.76 ms with; 1.1 ms
-before these changes). Every volume is independent, so the ``prange`` variants split
-volumes between threads (the gradients too: a volume's scatter-adds never meet another's).
+before these changes). Every volume is independent, so the ``prange`` variants (twins.py)
+split volumes between threads (the gradients too: a volume's scatter-adds never meet
+another's).
 
 One kernel serves both ranks, so the window rules live in one place; the depth loop of
 one step costs a 2-D pool something: on those planes, serial, 1.15-1.4x the time of the
@@ -32,9 +33,10 @@ gradient 2.9 against 2.1-2.4; measured interleaved on a busy 2-core machine, so 
 absolute times are above the ones quoted before).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 # g's positions: window, strides, padding before and after, each over (depth, height,
 # width); then the two flags
@@ -69,7 +71,7 @@ def _axis(n, k, s, pad, pad_end, out_n, adaptive, exclusive):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _pool_volume(x, p, axes, is_max, with_mask, out, mask):
+def _pool_volume(x, axes, is_max, with_mask, out, mask, p):
     d0, d1, dn, h0, h1, hn, w0, w1, wn = axes
     height, width = x.shape[2], x.shape[3]
     for od in range(out.shape[1]):
@@ -100,16 +102,7 @@ def _pool_volume(x, p, axes, is_max, with_mask, out, mask):
                     out[p, od, i, j] = acc / (dn[od] * hn[i] * wn[j])
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _pool_serial(x, axes, is_max, with_mask, out, mask):
-    for p in range(x.shape[0]):
-        _pool_volume(x, p, axes, is_max, with_mask, out, mask)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _pool_parallel(x, axes, is_max, with_mask, out, mask):
-    for p in prange(x.shape[0]):
-        _pool_volume(x, p, axes, is_max, with_mask, out, mask)
+_pool_serial, _pool_parallel = twins(_pool_volume, "_pool", items="x.shape[0]")
 
 
 def _axes(x, g, out_dhw):
@@ -139,7 +132,7 @@ def pool(x, g, is_max: bool, out_dhw, with_mask: bool = False):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _pool_grad_volume(x, p, axes, is_max, out, dout, dx):
+def _pool_grad_volume(x, axes, is_max, out, dout, dx, p):
     d0, d1, dn, h0, h1, hn, w0, w1, wn = axes
     vol, height, width = dx[p], x.shape[2], x.shape[3]
     vol[:, :, :] = 0
@@ -171,16 +164,8 @@ def _pool_grad_volume(x, p, axes, is_max, out, dout, dx):
                                 vol[d, h, c] += share
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _pool_grad_serial(x, axes, is_max, out, dout, dx):
-    for p in range(x.shape[0]):
-        _pool_grad_volume(x, p, axes, is_max, out, dout, dx)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _pool_grad_parallel(x, axes, is_max, out, dout, dx):
-    for p in prange(x.shape[0]):
-        _pool_grad_volume(x, p, axes, is_max, out, dout, dx)
+_pool_grad_serial, _pool_grad_parallel = twins(_pool_grad_volume, "_pool_grad",
+                                                items="x.shape[0]")
 
 
 def pool_grad(x, g, is_max: bool, out, dout):
@@ -191,18 +176,14 @@ def pool_grad(x, g, is_max: bool, out, dout):
     return dx
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _scatter_add_serial(mask, dout, dx):
-    for p in range(dout.shape[0]):
-        for k in range(dout.shape[1]):
-            dx[p, mask[p, k]] += dout[p, k]
+@njit(cache=True, fastmath=False, error_model="numpy", inline="always")
+def _scatter_volume(mask, dout, dx, p):
+    for k in range(dout.shape[1]):
+        dx[p, mask[p, k]] += dout[p, k]
 
 
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _scatter_add_parallel(mask, dout, dx):
-    for p in prange(dout.shape[0]):
-        for k in range(dout.shape[1]):
-            dx[p, mask[p, k]] += dout[p, k]
+_scatter_add_serial, _scatter_add_parallel = twins(_scatter_volume, "_scatter_add",
+                                                   items="dout.shape[0]")
 
 
 def scatter_add(mask, dout, volume: int):

@@ -2,15 +2,16 @@
 reduced axes last. Sums accumulate in float64 so long sums of float32 stay accurate.
 
 ``row_sum`` and ``row_softmax`` pick a serial or a ``prange`` (over rows) kernel by size;
-both run the same row code, inlined (``inline="always"``: a call per row that passes arrays
-costs an NRT incref/decref pair). The sums are reassociated (vectorised), so the two may
-differ in the last bit.
+both are generated around the same row code (twins.py), inlined (``inline="always"``: a
+call per row that passes arrays costs an NRT incref/decref pair). The sums are
+reassociated (vectorised), so the two may differ in the last bit.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .fastmath32 import FASTMATH32, fexp, maxnum
 from .threads import parallel_ok
+from .twins import twins
 
 # Elements from which the prange kernels run (2 threads): the first measured power of 2
 # where they took <= ~0.8x the serial time, for rows of 16 and of 256.
@@ -28,27 +29,16 @@ _SHORT_ROW = 128
 
 
 @njit(cache=True, fastmath=True, error_model="numpy", inline="always")
-def _sum_row(a, i):
+def _sum_row(a, out, i):
     s = 0.0
     for j in range(a.shape[1]):
         s += a[i, j]
-    return s
+    out[i] = s
 
 
-@njit(cache=True, fastmath=True, error_model="numpy")
-def _row_sum_serial(a):
-    out = np.empty(a.shape[0], dtype=a.dtype)
-    for i in range(a.shape[0]):
-        out[i] = _sum_row(a, i)
-    return out
-
-
-@njit(cache=True, fastmath=True, error_model="numpy", parallel=True)
-def _row_sum_parallel(a):
-    out = np.empty(a.shape[0], dtype=a.dtype)
-    for i in prange(a.shape[0]):
-        out[i] = _sum_row(a, i)
-    return out
+_row_sum_serial, _row_sum_parallel = twins(
+    _sum_row, "_row_sum", items="a.shape[0]",
+    allocate={"out": "np.empty(a.shape[0], dtype=a.dtype)"})
 
 
 def row_sum(a):
@@ -89,20 +79,8 @@ def _softmax_row(a, out, i):
         o[j] = o[j] * inv
 
 
-@njit(cache=True, fastmath=_SOFTMAX_FLAGS, error_model="numpy")
-def _row_softmax_serial(a):
-    out = np.empty_like(a)
-    for i in range(a.shape[0]):
-        _softmax_row(a, out, i)
-    return out
-
-
-@njit(cache=True, fastmath=_SOFTMAX_FLAGS, error_model="numpy", parallel=True)
-def _row_softmax_parallel(a):
-    out = np.empty_like(a)
-    for i in prange(a.shape[0]):
-        _softmax_row(a, out, i)
-    return out
+_row_softmax_serial, _row_softmax_parallel = twins(
+    _softmax_row, "_row_softmax", items="a.shape[0]", allocate={"out": "np.empty_like(a)"})
 
 
 def row_softmax(a):

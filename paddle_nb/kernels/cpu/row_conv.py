@@ -44,19 +44,21 @@ def dfilter_at(x, dout, i, d):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def each_position(a, w, out, backward):
+    """out[b, t, d] for every position: out_at of x (the forward), or with ``backward``
+    dx_at of dOut; the two walk [B, T, D] alike."""
+    for b in range(a.shape[0]):
+        for t in range(a.shape[1]):
+            for d in range(a.shape[2]):
+                out[b, t, d] = dx_at(a, w, b, t, d) if backward else out_at(a, w, b, t, d)
+
+
 def row_conv(x, w, out):
-    for b in range(x.shape[0]):
-        for t in range(x.shape[1]):
-            for d in range(x.shape[2]):
-                out[b, t, d] = out_at(x, w, b, t, d)
+    each_position(x, w, out, False)
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
 def row_conv_dx(dout, w, dx):
-    for b in range(dout.shape[0]):
-        for t in range(dout.shape[1]):
-            for d in range(dout.shape[2]):
-                dx[b, t, d] = dx_at(dout, w, b, t, d)
+    each_position(dout, w, dx, True)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

@@ -16,11 +16,15 @@ runs on the calling thread and wakes no worker); numpy's own BLAS calls are not 
 (Separately, a prange region after the pool has idled ~0.1 s pays ~8 ms to wake its
 worker on this VM, whatever ran before: nothing here can avoid that.)
 """
+import ctypes
 import os
+import site
+import sys
 import threading
 import time
 
 import numba
+from numba.np.ufunc import parallel
 
 BLAS_QUIET_S = 0.1
 
@@ -84,7 +88,6 @@ def start_pool() -> None:
     with _pool_lock:
         if _pool_started:
             return
-        from numba.np.ufunc import parallel   # noqa: PLC0415
         if not parallel._is_initialized:      # a user's numba code may have started it
             _load_tbb()
             _start_numba_pool()
@@ -93,9 +96,6 @@ def start_pool() -> None:
 
 def _load_tbb() -> bool:
     """Make libtbb (from the ``tbb`` wheel) loadable for numba's TBB layer."""
-    import ctypes  # noqa: PLC0415
-    import site  # noqa: PLC0415
-    import sys  # noqa: PLC0415
     # a virtualenv or the system (sys.prefix), or `pip install --user` (the user base)
     for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, site.getuserbase())):
         path = os.path.join(prefix, "lib", "libtbb.so.12")

@@ -12,27 +12,23 @@ differences say). Paddle 2.6.2's unpool_grad gives it to every value sent there,
 after an overlapping max pool counts the same input element twice.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .threads import parallel_ok
+from .twins import twins
 
 # output elements from which the volumes are split between threads (a copy per element:
 # the threshold of the pooling gradient's scatter, kernels/cpu/pool.py)
 MIN_PARALLEL_UNPOOL = 32_768
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _unpool_serial(x, indices, out):
-    for p in range(x.shape[0]):
-        for k in range(x.shape[1]):
-            out[p, indices[p, k]] = x[p, k]
+@njit(cache=True, fastmath=False, error_model="numpy", inline="always")
+def _unpool_volume(x, indices, out, p):
+    for k in range(x.shape[1]):             # each volume by one thread: the order holds
+        out[p, indices[p, k]] = x[p, k]
 
 
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _unpool_parallel(x, indices, out):
-    for p in prange(x.shape[0]):            # each volume by one thread: the order holds
-        for k in range(x.shape[1]):
-            out[p, indices[p, k]] = x[p, k]
+_unpool_serial, _unpool_parallel = twins(_unpool_volume, "_unpool", items="x.shape[0]")
 
 
 def unpool(x, indices, size: int):
@@ -44,7 +40,7 @@ def unpool(x, indices, size: int):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy", inline="always")
-def _gather_volume(indices, dout, dx, p, owner):
+def _gather_volume(indices, dout, dx, owner, p):
     # who stayed at each position: the last value sent there (owner[at] = its k); every
     # position read below is written here first, so owner needs no clearing between
     # volumes
@@ -55,17 +51,11 @@ def _gather_volume(indices, dout, dx, p, owner):
         dx[p, k] = dout[p, at] if owner[at] == k else 0
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _gather_serial(indices, dout, dx):
-    owner = np.empty(dout.shape[1], np.int64)
-    for p in range(indices.shape[0]):
-        _gather_volume(indices, dout, dx, p, owner)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy", parallel=True)
-def _gather_parallel(indices, dout, dx):
-    for p in prange(indices.shape[0]):
-        _gather_volume(indices, dout, dx, p, np.empty(dout.shape[1], np.int64))
+# who stayed where: the serial loop makes one array for all volumes, the parallel loop one
+# per volume (threads must not share it)
+_gather_serial, _gather_parallel = twins(
+    _gather_volume, "_gather", items="indices.shape[0]",
+    scratch={"owner": "np.empty(dout.shape[1], np.int64)"})
 
 
 def unpool_grad(indices, dout):

@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import c_strides, empty, flat, int_array, launch_1d
+from .device import c_strides, empty, flat, int_array, launch
 
 
 @cuda.jit(device=True)
@@ -71,10 +71,9 @@ def gather_maps(x, maps, value=0):
         return fill(shape, value, x.dtype)
     out = empty(shape, x.dtype)
     if out.size:
-        blocks, threads = launch_1d(out.size)
         packed, starts = _packed(maps)
-        _gather[blocks, threads](flat(x), int_array(c_strides(x.shape)), packed, starts,
-                                 int_array(shape), x.dtype.type(value), flat(out))
+        launch(_gather, out.size, flat(x), int_array(c_strides(x.shape)), packed, starts,
+               int_array(shape), x.dtype.type(value), flat(out))
     return out
 
 
@@ -84,9 +83,7 @@ def scatter_maps(shape, maps, dout):
     shape = tuple(int(d) for d in shape)
     dx = fill(shape, 0, dout.dtype)
     if dout.size and dx.size:
-        blocks, threads = launch_1d(dout.size)
         packed, starts = _packed(maps)
-        _scatter_add[blocks, threads](flat(dout), packed, starts,
-                                      int_array(dout.shape), int_array(c_strides(shape)),
-                                      flat(dx))
+        launch(_scatter_add, dout.size, flat(dout), packed, starts, int_array(dout.shape),
+               int_array(c_strides(shape)), flat(dx))
     return dx

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .device import flat, launch_1d
+from .device import flat, launch
 
 
 @cuda.jit(cache=True)
@@ -22,10 +22,9 @@ def first_outside(values, low: int, high: int, has_ignore: bool, ignore: int):
     None)."""
     n = values.size
     found = cuda.to_device(np.array([n], np.int64))
-    blocks, threads = launch_1d(n)
     flat_values = flat(values)
-    _first_outside[blocks, threads](flat_values, int(low), int(high), bool(has_ignore),
-                                    int(ignore), found)
+    launch(_first_outside, n, flat_values, int(low), int(high), bool(has_ignore), int(ignore),
+           found)
     pos = int(found.copy_to_host()[0])
     if pos >= n:
         return -1, None

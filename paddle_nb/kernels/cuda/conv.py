@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -56,10 +56,8 @@ def im2col(x, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
     """cols [C*kh*kw, N*oh*ow] of ``x`` [N, C, H, W]."""
     n_batch, channels, height, width = (int(d) for d in x.shape)
     cols = empty((channels * kh * kw, n_batch * oh * ow), x.dtype)
-    if cols.size:
-        blocks, threads = launch_1d(cols.size)
-        _im2col[blocks, threads](flat(x), n_batch, channels, height, width, kh, kw, sh, sw,
-                                 pt, pl, dh, dw, oh, ow, flat(cols))
+    launch(_im2col, cols.size, flat(x), n_batch, channels, height, width, kh, kw, sh, sw,
+           pt, pl, dh, dw, oh, ow, flat(cols))
     return cols
 
 
@@ -68,8 +66,6 @@ def col2im(cols, shape, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
     entries im2col would have read from it."""
     shape = tuple(int(d) for d in shape)
     dx = empty(shape, cols.dtype)
-    if dx.size:
-        blocks, threads = launch_1d(dx.size)
-        _col2im[blocks, threads](flat(cols), shape[1], shape[2], shape[3], kh, kw, sh, sw,
-                                 pt, pl, dh, dw, oh, ow, flat(dx))
+    launch(_col2im, dx.size, flat(cols), shape[1], shape[2], shape[3], kh, kw, sh, sw,
+           pt, pl, dh, dw, oh, ow, flat(dx))
     return dx

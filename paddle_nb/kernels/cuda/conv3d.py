@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from .device import empty, flat, int_array, launch_1d
+from .device import empty, flat, int_array, launch
 
 
 @cuda.jit(device=True)
@@ -80,10 +80,8 @@ def im2col3d(x, *geometry):
     kd, kh, kw = geometry[:3]
     od, oh, ow = geometry[12:]
     cols = empty((channels * kd * kh * kw, n_batch * od * oh * ow), x.dtype)
-    if cols.size:
-        blocks, threads = launch_1d(cols.size)
-        _im2col3d[blocks, threads](flat(x), n_batch, channels, depth, height, width,
-                                   int_array(geometry), flat(cols))
+    launch(_im2col3d, cols.size, flat(x), n_batch, channels, depth, height, width,
+           int_array(geometry), flat(cols))
     return cols
 
 
@@ -92,8 +90,6 @@ def col2im3d(cols, shape, *geometry):
     entries im2col3d would have read from it."""
     shape = tuple(int(d) for d in shape)
     dx = empty(shape, cols.dtype)
-    if dx.size:
-        blocks, threads = launch_1d(dx.size)
-        _col2im3d[blocks, threads](flat(cols), shape[1], shape[2], shape[3], shape[4],
-                                   int_array(geometry), flat(dx))
+    launch(_col2im3d, dx.size, flat(cols), shape[1], shape[2], shape[3], shape[4],
+           int_array(geometry), flat(dx))
     return dx

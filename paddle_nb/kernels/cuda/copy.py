@@ -16,36 +16,33 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .device import c_strides, empty, flat, int_array, launch_1d
+from .device import c_strides, empty, flat, int_array, launch
 
 
 # --- kernels ------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def _unravel_offset(i, shape, strides, offset):
+    """``offset`` + the offset, through ``strides``, of flat C-order index i of ``shape``
+    (unravelled last dim fastest)."""
+    for d in range(shape.size - 1, -1, -1):
+        extent = shape[d]
+        offset += (i % extent) * strides[d]
+        i //= extent
+    return offset
+
+
 @cuda.jit(cache=True)
 def _gather(src, src_offset, src_strides, out_shape, out):
     """out[i] = src[src_offset + sum(index_d(i) * src_strides[d])], out flat, C order."""
-    rank = out_shape.size
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        rem = i
-        offset = src_offset
-        for d in range(rank - 1, -1, -1):       # unravel, last dim fastest
-            extent = out_shape[d]
-            offset += (rem % extent) * src_strides[d]
-            rem //= extent
-        out[i] = src[offset]
+        out[i] = src[_unravel_offset(i, out_shape, src_strides, src_offset)]
 
 
 @cuda.jit(cache=True)
 def _scatter(src, src_shape, out, out_offset, out_strides):
     """out[out_offset + sum(index_d(i) * out_strides[d])] = src[i], src flat, C order."""
-    rank = src_shape.size
     for i in range(cuda.grid(1), src.size, cuda.gridsize(1)):
-        rem = i
-        offset = out_offset
-        for d in range(rank - 1, -1, -1):
-            extent = src_shape[d]
-            offset += (rem % extent) * out_strides[d]
-            rem //= extent
-        out[offset] = src[i]
+        out[_unravel_offset(i, src_shape, out_strides, out_offset)] = src[i]
 
 
 @cuda.jit(cache=True)
@@ -91,9 +88,8 @@ def gather(src, shape, strides, offset: int = 0, dtype=None):
         return out
     if not shape:                     # 0-d: one element, a rank-1 walk of length 1
         shape, strides = (1,), (0,)
-    blocks, threads = launch_1d(n)
-    _gather[blocks, threads](flat(src), offset, int_array(strides), int_array(shape),
-                             flat(out))
+    launch(_gather, n, flat(src), offset, int_array(strides), int_array(shape),
+           flat(out))
     return out
 
 
@@ -111,9 +107,7 @@ def astype(x, dtype):
     if x.dtype == dtype:
         return copy(x)
     out = empty(x.shape, dtype)
-    if x.size:
-        blocks, threads = launch_1d(x.size)
-        _convert[blocks, threads](flat(x), flat(out))
+    launch(_convert, x.size, flat(x), flat(out))
     return out
 
 
@@ -121,10 +115,8 @@ def fill(shape, value, dtype):
     """A new array of ``shape`` and ``dtype`` with every element ``value``."""
     dtype = np.dtype(dtype)
     out = empty(_shape(shape), dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        # the value in the array's own type, so the kernel stores it without conversion
-        _fill[blocks, threads](flat(out), dtype.type(value))
+    # the value in the array's own type, so the kernel stores it without conversion
+    launch(_fill, out.size, flat(out), dtype.type(value))
     return out
 
 
@@ -168,10 +160,8 @@ def concat(xs, axis: int):
     out_strides = c_strides(shape)
     start = 0
     for x in xs:
-        if x.size:
-            blocks, threads = launch_1d(x.size)
-            _scatter[blocks, threads](flat(x), int_array(x.shape), flat(out),
-                                      start * out_strides[axis], int_array(out_strides))
+        launch(_scatter, x.size, flat(x), int_array(x.shape), flat(out),
+               start * out_strides[axis], int_array(out_strides))
         start += int(x.shape[axis])
     return out
 
@@ -208,8 +198,7 @@ def take_rows(x, rows):
     out = empty((len(rows),) + _shape(x.shape[1:]), x.dtype)
     if out.size:
         row_len = out.size // len(rows)
-        blocks, threads = launch_1d(out.size)
-        _take_rows[blocks, threads](flat(x), int_array(rows), row_len, flat(out))
+        launch(_take_rows, out.size, flat(x), int_array(rows), row_len, flat(out))
     return out
 
 
@@ -219,6 +208,5 @@ def put_rows(out, rows, src):
     rows = np.asarray(rows, dtype=np.int64).reshape(-1)
     if src.size:
         row_len = src.size // len(rows)
-        blocks, threads = launch_1d(src.size)
-        _put_rows[blocks, threads](flat(src), int_array(rows), row_len, flat(out))
+        launch(_put_rows, src.size, flat(src), int_array(rows), row_len, flat(out))
     return out

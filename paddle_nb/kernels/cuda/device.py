@@ -86,6 +86,14 @@ def launch_1d(n: int) -> tuple[int, int]:
     return max(1, min(max_blocks, -(-n // threads))), threads
 
 
+def launch(kernel, n: int, *args) -> None:
+    """Run the grid-stride ``kernel`` over ``n`` items with ``args``, on launch_1d's grid;
+    nothing when there are none (CUDA refuses a grid of 0 blocks). Every launcher here
+    goes through it, so the grid rule above is the only one."""
+    if n > 0:
+        kernel[launch_1d(n)](*args)
+
+
 def flat(array):
     """A 1-D view of a C-contiguous device array (kernels index flat element offsets).
 
@@ -110,3 +118,15 @@ def c_strides(shape) -> list[int]:
         strides.append(step)
         step *= int(d)
     return strides[::-1]
+
+
+# Broadcasting is numpy's: ranks are aligned from the right, and an operand's dim of size 1
+# is read with stride 0, so every output element finds its inputs from its own multi-index
+# (copy.py explains the stride idea); @pointwise's broadcast loop reads operands so.
+def broadcast_strides(shape, out_shape) -> list[int]:
+    """Element strides of a C-contiguous ``shape`` read as ``out_shape`` (numpy rules:
+    aligned from the right; a missing or size-1 dim gets stride 0)."""
+    lead = len(out_shape) - len(shape)
+    own = c_strides(shape)
+    return [0 if d < lead or shape[d - lead] == 1 else own[d - lead]
+            for d in range(len(out_shape))]

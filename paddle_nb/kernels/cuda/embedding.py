@@ -15,7 +15,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -33,10 +33,8 @@ def lookup(w, ids, padding_idx: int, out=None):
     id is ``padding_idx`` (-1: none). ``out`` is ignored (the CPU's signature)."""
     width = int(w.shape[1])
     out = empty((int(ids.size), width), w.dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _lookup[blocks, threads](flat(w), flat(ids), np.int64(padding_idx), np.int64(width),
-                                 flat(out))
+    launch(_lookup, out.size, flat(w), flat(ids), np.int64(padding_idx), np.int64(width),
+           flat(out))
     return out
 
 
@@ -53,8 +51,6 @@ def lookup_grad(dout, ids, padding_idx: int, shape, out=None):
     flat ``ids`` (n,) (checked), rows whose id is ``padding_idx`` left out. ``out`` is
     ignored (the CPU's signature)."""
     dw = fill(tuple(int(d) for d in shape), 0, dout.dtype)
-    if dout.size:
-        blocks, threads = launch_1d(dout.size)
-        _lookup_grad[blocks, threads](flat(dout), flat(ids), np.int64(padding_idx),
-                                      np.int64(shape[1]), flat(dw))
+    launch(_lookup_grad, dout.size, flat(dout), flat(ids), np.int64(padding_idx),
+           np.int64(shape[1]), flat(dw))
     return dw

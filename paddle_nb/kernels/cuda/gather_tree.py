@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -29,6 +29,5 @@ def gather_tree(ids, parents):
     steps, batch, beam = (int(d) for d in ids.shape)
     out = empty((steps, batch, beam), ids.dtype)
     if out.size:
-        blocks, threads = launch_1d(batch * beam)
-        _gather_tree[blocks, threads](flat(ids), flat(parents), steps, batch, beam, flat(out))
+        launch(_gather_tree, batch * beam, flat(ids), flat(parents), steps, batch, beam, flat(out))
     return out

@@ -11,7 +11,7 @@ from numba import cuda
 from ..cpu import hierarchical_sigmoid as cpu
 from ..cpu.hierarchical_sigmoid import (forward_row, node_of, path_length, step_gradient,
                                         x_grad_row)
-from .device import empty, launch_1d, to_device
+from .device import empty, launch, to_device
 
 
 @cuda.jit(cache=True)
@@ -62,10 +62,8 @@ def hierarchical_sigmoid(x, w, bias, labels, table, code, num_classes: int, code
     has_bias = bias is not None
     if not has_bias:
         bias = to_device(np.zeros(1, x.dtype))
-    if n:
-        blocks, threads = launch_1d(n)
-        _forward[blocks, threads](x, w, bias, has_bias, labels, table, code, custom,
-                                  np.int64(num_classes), pre_out, out)
+    launch(_forward, n, x, w, bias, has_bias, labels, table, code, custom,
+           np.int64(num_classes), pre_out, out)
     return out, pre_out
 
 
@@ -74,12 +72,9 @@ def hierarchical_sigmoid_grad(x, w, labels, table, code, num_classes: int, pre_o
     n, k, width = int(x.shape[0]), int(w.shape[0]), int(w.shape[1])
     dx, dw, dbias = empty((n, width), x.dtype), empty((k, width), x.dtype), empty((k,), x.dtype)
     table, code, custom = _tables(table, code)
-    if n:
-        blocks, threads = launch_1d(n)
-        _x_grad[blocks, threads](w, labels, table, code, custom, np.int64(num_classes),
-                                 pre_out, dout, dx)
+    launch(_x_grad, n, w, labels, table, code, custom, np.int64(num_classes),
+           pre_out, dout, dx)
     if k:
-        blocks, threads = launch_1d(k * (width + 1))
-        _node_grads[blocks, threads](x, labels, table, code, custom, np.int64(num_classes),
-                                     pre_out, dout, dw, dbias)
+        launch(_node_grads, k * (width + 1), x, labels, table, code, custom, np.int64(num_classes),
+               pre_out, dout, dw, dbias)
     return dx, dw, dbias

@@ -13,7 +13,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import copy, fill
-from .device import empty, flat, int_array, launch_1d
+from .device import empty, flat, int_array, launch
 
 
 @cuda.jit(device=True)
@@ -34,9 +34,7 @@ def gather(x, index, axis: int):
     shape = tuple(int(d) for d in x.shape)
     n, inner = shape[axis], int(np.prod(shape[axis + 1:]))
     out = empty(shape[:axis] + (int(index.size),) + shape[axis + 1:], x.dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _gather[blocks, threads](flat(x), flat(index), n, inner, flat(out))
+    launch(_gather, out.size, flat(x), flat(index), n, inner, flat(out))
     return out
 
 
@@ -50,10 +48,8 @@ def _add_at(dx, index, dout, axis: int):
     """dx's slices at ``index`` along ``axis`` += dout's, in place (atomic: a repeated
     index adds up)."""
     shape = tuple(int(d) for d in dx.shape)
-    if dout.size:
-        blocks, threads = launch_1d(dout.size)
-        _scatter_add[blocks, threads](flat(dout), flat(index), shape[axis],
-                                      int(np.prod(shape[axis + 1:])), flat(dx))
+    launch(_scatter_add, dout.size, flat(dout), flat(index), shape[axis],
+           int(np.prod(shape[axis + 1:])), flat(dx))
     return dx
 
 
@@ -72,9 +68,7 @@ def _one_hot(x, depth, out):
 def one_hot(x, depth: int, dtype):
     """x's shape + [depth], 1 at each value's position (values checked to be < depth)."""
     out = fill(tuple(int(d) for d in x.shape) + (depth,), 0, dtype)
-    if x.size:
-        blocks, threads = launch_1d(x.size)
-        _one_hot[blocks, threads](flat(x), depth, flat(out))
+    launch(_one_hot, x.size, flat(x), depth, flat(out))
     return out
 
 
@@ -103,9 +97,7 @@ def arg_extreme(x, axis: int, largest: bool, dtype):
     shape = tuple(int(d) for d in x.shape)
     n, inner = shape[axis], int(np.prod(shape[axis + 1:]))
     out = empty(shape[:axis] + shape[axis + 1:], dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _arg_extreme[blocks, threads](flat(x), n, inner, largest, flat(out))
+    launch(_arg_extreme, out.size, flat(x), n, inner, largest, flat(out))
     return out
 
 
@@ -124,9 +116,7 @@ def linear_index(index, dims):
     be in range): gather_nd then takes along one flattened axis."""
     m, k = int(index.shape[0]), int(index.shape[1])
     out = empty((m,), np.int64)
-    if m:
-        blocks, threads = launch_1d(m)
-        _linear_index[blocks, threads](flat(index), int_array(list(dims) or [1]), k, out)
+    launch(_linear_index, m, flat(index), int_array(list(dims) or [1]), k, out)
     return out
 
 
@@ -159,8 +149,7 @@ def zero_rows(x, ids):
     out = copy(x)
     inner = int(np.prod(tuple(int(d) for d in x.shape[1:])))
     if ids.size and inner:
-        blocks, threads = launch_1d(ids.size * inner)
-        _zero_rows[blocks, threads](flat(ids), inner, flat(out))
+        launch(_zero_rows, ids.size * inner, flat(ids), inner, flat(out))
     return out
 
 
@@ -174,10 +163,8 @@ def scatter_rows(x, ids, updates, overwrite: bool):
     out = copy(x)
     if ids.size and inner:
         writer = fill((n,), -1, np.int64)
-        blocks, threads = launch_1d(ids.size)
-        _last_writer[blocks, threads](flat(ids), writer)
-        blocks, threads = launch_1d(updates.size)
-        _write_rows[blocks, threads](flat(updates), flat(ids), writer, inner, flat(out))
+        launch(_last_writer, ids.size, flat(ids), writer)
+        launch(_write_rows, updates.size, flat(updates), flat(ids), writer, inner, flat(out))
     return out
 
 
@@ -197,10 +184,8 @@ def take_along_rows(rows, index, ignore=None):
     where index is ``ignore``."""
     r, n, k = int(rows.shape[0]), int(rows.shape[1]), int(index.shape[1])
     out = empty((r, k), rows.dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _take_along_rows[blocks, threads](flat(rows), flat(index), n, k, ignore is not None,
-                                          0 if ignore is None else int(ignore), flat(out))
+    launch(_take_along_rows, out.size, flat(rows), flat(index), n, k, ignore is not None,
+           0 if ignore is None else int(ignore), flat(out))
     return out
 
 
@@ -217,10 +202,8 @@ def put_along_rows(n: int, index, values, ignore=None):
     adds up; ``ignore`` positions are skipped): the gradient of take_along_rows."""
     r, k = int(values.shape[0]), int(values.shape[1])
     out = fill((r, n), 0, values.dtype)
-    if values.size:
-        blocks, threads = launch_1d(values.size)
-        _put_along_rows[blocks, threads](flat(values), flat(index), n, k, ignore is not None,
-                                         0 if ignore is None else int(ignore), flat(out))
+    launch(_put_along_rows, values.size, flat(values), flat(index), n, k, ignore is not None,
+           0 if ignore is None else int(ignore), flat(out))
     return out
 
 
@@ -262,6 +245,5 @@ def top_k_rows(rows, k: int, largest: bool):
     r, n = int(rows.shape[0]), int(rows.shape[1])
     out, indices = empty((r, k), rows.dtype), empty((r, k), np.int64)
     if out.size:
-        blocks, threads = launch_1d(rows.size)
-        _top_k[blocks, threads](flat(rows), n, k, largest, flat(out), flat(indices))
+        launch(_top_k, rows.size, flat(rows), n, k, largest, flat(out), flat(indices))
     return out, indices

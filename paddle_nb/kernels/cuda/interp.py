@@ -7,27 +7,31 @@ from __future__ import annotations
 from numba import cuda
 
 from .copy import fill
-from .device import empty, flat, launch_1d, to_device
+from .device import empty, flat, launch, to_device
+
+
+@cuda.jit(device=True)
+def _taps(i, h, w, y0, y1, wy, x0, x1, wx):
+    """Output element i's four input offsets (rows y0/y1, columns x0/x1 of its plane: top
+    left, bottom left, top right, bottom right) and its weights on y1 and on x1."""
+    oh, ow = y0.size, x0.size
+    base = (i // (oh * ow)) * h * w
+    k = (i // ow) % oh
+    m = i % ow
+    return (base + y0[k] * w + x0[m], base + y1[k] * w + x0[m], base + y0[k] * w + x1[m],
+            base + y1[k] * w + x1[m], wy[k], wx[m])
 
 
 @cuda.jit(cache=True)
 def _resample(x, h, w, y0, y1, wy, x0, x1, wx, nearest, out):
-    oh, ow = y0.size, x0.size
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        base = (i // (oh * ow)) * h * w
-        k = (i // ow) % oh
-        m = i % ow
+        tl, bl, tr, br, dn, dw = _taps(i, h, w, y0, y1, wy, x0, x1, wx)
         if nearest:
-            out[i] = x[base + y0[k] * w + x0[m]]
+            out[i] = x[tl]
         else:
-            dn = wy[k]
-            dw = wx[m]
             ds = 1.0 - dn
             de = 1.0 - dw
-            out[i] = (x[base + y0[k] * w + x0[m]] * ds * de
-                      + x[base + y1[k] * w + x0[m]] * dn * de
-                      + x[base + y0[k] * w + x1[m]] * ds * dw
-                      + x[base + y1[k] * w + x1[m]] * dn * dw)
+            out[i] = x[tl] * ds * de + x[bl] * dn * de + x[tr] * ds * dw + x[br] * dn * dw
 
 
 def _device_maps(maps):
@@ -39,31 +43,24 @@ def resample(x, maps, nearest: bool):
     wx)."""
     planes, h, w = (int(d) for d in x.shape)
     out = empty((planes, maps[0].size, maps[3].size), x.dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _resample[blocks, threads](flat(x), h, w, *_device_maps(maps), nearest, flat(out))
+    launch(_resample, out.size, flat(x), h, w, *_device_maps(maps), nearest, flat(out))
     return out
 
 
 @cuda.jit(cache=True)
 def _resample_grad(dout, h, w, y0, y1, wy, x0, x1, wx, nearest, dx):
-    oh, ow = y0.size, x0.size
     for i in range(cuda.grid(1), dout.size, cuda.gridsize(1)):
-        base = (i // (oh * ow)) * h * w
-        k = (i // ow) % oh
-        m = i % ow
+        tl, bl, tr, br, dn, dw = _taps(i, h, w, y0, y1, wy, x0, x1, wx)
         d = dout[i]
         if nearest:
-            cuda.atomic.add(dx, base + y0[k] * w + x0[m], d)
+            cuda.atomic.add(dx, tl, d)
         else:
-            dn = wy[k]
-            dw = wx[m]
             ds = 1.0 - dn
             de = 1.0 - dw
-            cuda.atomic.add(dx, base + y0[k] * w + x0[m], d * ds * de)
-            cuda.atomic.add(dx, base + y1[k] * w + x0[m], d * dn * de)
-            cuda.atomic.add(dx, base + y0[k] * w + x1[m], d * ds * dw)
-            cuda.atomic.add(dx, base + y1[k] * w + x1[m], d * dn * dw)
+            cuda.atomic.add(dx, tl, d * ds * de)
+            cuda.atomic.add(dx, bl, d * dn * de)
+            cuda.atomic.add(dx, tr, d * ds * dw)
+            cuda.atomic.add(dx, br, d * dn * dw)
 
 
 def resample_grad(dout, maps, nearest: bool, in_hw):
@@ -71,8 +68,6 @@ def resample_grad(dout, maps, nearest: bool, in_hw):
     planes = int(dout.shape[0])
     h, w = (int(d) for d in in_hw)
     dx = fill((planes, h, w), 0, dout.dtype)
-    if dout.size:
-        blocks, threads = launch_1d(dout.size)
-        _resample_grad[blocks, threads](flat(dout), h, w, *_device_maps(maps), nearest,
-                                        flat(dx))
+    launch(_resample_grad, dout.size, flat(dout), h, w, *_device_maps(maps), nearest,
+           flat(dx))
     return dx

@@ -18,7 +18,7 @@ import math
 
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(device=True)
@@ -111,12 +111,6 @@ def _column_sums(x, dy, rows, cols, mean64, rstd, dscale, dbias):
         dbias[j] = db
 
 
-def _launch(kernel, n, *args):
-    if n:
-        blocks, threads = launch_1d(n)
-        kernel[blocks, threads](*args)
-
-
 def layer_norm(x, rows: int, cols: int, scale, bias, eps: float, stats_shape):
     """(Y, Mean, Variance) of the C-contiguous device array ``x`` as ``rows`` rows of
     ``cols``: Y in x's shape, the statistics of ``stats_shape`` (rows values), all in x's
@@ -125,11 +119,11 @@ def layer_norm(x, rows: int, cols: int, scale, bias, eps: float, stats_shape):
     y = empty(x.shape, x.dtype)
     mean, var = empty(stats_shape, x.dtype), empty(stats_shape, x.dtype)
     mean64, rstd = empty((rows,), "float64"), empty((rows,), "float64")
-    _launch(_row_moments, rows, xf, rows, cols, float(eps), flat(mean), flat(var), mean64,
-            rstd)
-    _launch(_normalize, x.size, xf, cols, mean64, rstd,
-            xf if scale is None else flat(scale), scale is not None,  # (x: an unread stand-in)
-            xf if bias is None else flat(bias), bias is not None, flat(y))
+    launch(_row_moments, rows, xf, rows, cols, float(eps), flat(mean), flat(var), mean64,
+           rstd)
+    launch(_normalize, x.size, xf, cols, mean64, rstd,
+           xf if scale is None else flat(scale), scale is not None,  # (x: an unread stand-in)
+           xf if bias is None else flat(bias), bias is not None, flat(y))
     return y, mean, var
 
 
@@ -143,9 +137,9 @@ def layer_norm_grad(x, dy, rows: int, cols: int, mean, var, scale, eps: float):
     c1, c2 = empty((rows,), "float64"), empty((rows,), "float64")
     dx = empty(x.shape, x.dtype)
     dscale, dbias = empty((cols,), x.dtype), empty((cols,), x.dtype)
-    _launch(_row_terms, rows, xf, dyf, rows, cols, mf, vf, float(eps), sf, has_scale, mean64,
-            rstd, c1, c2)
-    _launch(_dx, x.size, xf, dyf, cols, mean64, rstd, sf, has_scale, c1, c2, flat(dx))
+    launch(_row_terms, rows, xf, dyf, rows, cols, mf, vf, float(eps), sf, has_scale, mean64,
+           rstd, c1, c2)
+    launch(_dx, x.size, xf, dyf, cols, mean64, rstd, sf, has_scale, c1, c2, flat(dx))
     # (no rows: each column's sum of nothing, 0)
-    _launch(_column_sums, cols, xf, dyf, rows, cols, mean64, rstd, flat(dscale), flat(dbias))
+    launch(_column_sums, cols, xf, dyf, rows, cols, mean64, rstd, flat(dscale), flat(dbias))
     return dx, dscale, dbias

@@ -7,7 +7,7 @@ import math
 
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -67,67 +67,46 @@ def _soft_xent_grad(prob, label, dloss, classes, out):
         out[i] = -label[i] / prob[i] * dloss[i // classes]
 
 
-def _launch(n):
-    return launch_1d(max(n, 1))
+def _written(kernel, shape, dtype, n: int, *args):
+    """A new device array of ``shape`` and ``dtype``, written by ``kernel(*args, out)``
+    over ``n`` threads (rows or elements)."""
+    out = empty(shape, dtype)
+    launch(kernel, n, *args, flat(out))
+    return out
 
 
 def hard_label_loss(prob, label, ignore_index: int):
     """-log(prob[i, label[i]]) per row of the 2-D ``prob``; 0 where label == ignore_index."""
     rows, classes = prob.shape
-    out = empty((rows,), prob.dtype)
-    if rows:
-        blocks, threads = _launch(rows)
-        _hard_label_loss[blocks, threads](flat(prob), flat(label), classes, int(ignore_index),
-                                          out)
-    return out
+    return _written(_hard_label_loss, (rows,), prob.dtype, rows, flat(prob), flat(label),
+                    classes, int(ignore_index))
 
 
 def soft_label_loss(prob, label):
     """-sum(label * log(prob)) per row."""
     rows, classes = prob.shape
-    out = empty((rows,), prob.dtype)
-    if rows:
-        blocks, threads = _launch(rows)
-        _soft_label_loss[blocks, threads](flat(prob), flat(label), classes, out)
-    return out
+    return _written(_soft_label_loss, (rows,), prob.dtype, rows, flat(prob), flat(label),
+                    classes)
 
 
 def softmax_xent_grad(softmax, label, dloss, ignore_index: int):
     """d loss / d logits for hard labels; ``dloss`` has one value per row."""
     rows, classes = softmax.shape
-    out = empty(softmax.shape, softmax.dtype)
-    if rows and classes:
-        blocks, threads = _launch(rows)
-        _softmax_xent_grad[blocks, threads](flat(softmax), flat(label), flat(dloss), classes,
-                                            int(ignore_index), flat(out))
-    return out
+    return _written(_softmax_xent_grad, softmax.shape, softmax.dtype, rows if classes else 0,
+                    flat(softmax), flat(label), flat(dloss), classes, int(ignore_index))
 
 
 def soft_softmax_xent_grad(softmax, label, dloss):
-    rows, classes = softmax.shape
-    out = empty(softmax.shape, softmax.dtype)
-    if out.size:
-        blocks, threads = _launch(out.size)
-        _soft_softmax_xent_grad[blocks, threads](flat(softmax), flat(label), flat(dloss),
-                                                 classes, flat(out))
-    return out
+    return _written(_soft_softmax_xent_grad, softmax.shape, softmax.dtype, softmax.size,
+                    flat(softmax), flat(label), flat(dloss), softmax.shape[1])
 
 
 def xent_grad(prob, label, dloss, ignore_index: int):
     rows, classes = prob.shape
-    out = empty(prob.shape, prob.dtype)
-    if rows and classes:
-        blocks, threads = _launch(rows)
-        _xent_grad[blocks, threads](flat(prob), flat(label), flat(dloss), classes,
-                                    int(ignore_index), flat(out))
-    return out
+    return _written(_xent_grad, prob.shape, prob.dtype, rows if classes else 0, flat(prob),
+                    flat(label), flat(dloss), classes, int(ignore_index))
 
 
 def soft_xent_grad(prob, label, dloss):
-    rows, classes = prob.shape
-    out = empty(prob.shape, prob.dtype)
-    if out.size:
-        blocks, threads = _launch(out.size)
-        _soft_xent_grad[blocks, threads](flat(prob), flat(label), flat(dloss), classes,
-                                         flat(out))
-    return out
+    return _written(_soft_xent_grad, prob.shape, prob.dtype, prob.size, flat(prob),
+                    flat(label), flat(dloss), prob.shape[1])

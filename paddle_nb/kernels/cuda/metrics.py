@@ -17,7 +17,7 @@ from numba import cuda
 
 from ..roc_area import roc_area
 from .copy import fill
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -41,8 +41,7 @@ def accuracy(indices, label):
     n, k = int(indices.shape[0]), int(indices.shape[1])
     correct = fill((1,), 0, np.int32)
     if n and k:
-        blocks, threads = launch_1d(n)
-        _top_k_correct[blocks, threads](flat(indices), flat(label), np.int64(k), correct)
+        launch(_top_k_correct, n, flat(indices), flat(label), np.int64(k), correct)
     out = empty((1,), np.float32)
     _ratio[1, 1](correct, np.int64(n), out)
     return out, correct, fill((1,), n, np.int32)
@@ -110,8 +109,7 @@ def auc_update(predict, label, pos, neg, num_thresholds: int, slide_steps: int,
     _auc_begin[1, 1](pos, neg, *args)
     n = int(label.size)
     if n and not (fake and slide_steps == 0):
-        blocks, threads = launch_1d(n)
-        _auc_count[blocks, threads](flat(predict), np.int64(predict.shape[1]), flat(label),
-                                    pos, neg, *args, predict.dtype.type(num_thresholds))
+        launch(_auc_count, n, flat(predict), np.int64(predict.shape[1]), flat(label),
+               pos, neg, *args, predict.dtype.type(num_thresholds))
     _auc_finish[1, 1](pos, neg, *args, bool(fake), auc)
     return auc

@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from ..cpu.nce import nce_input_grad_row, nce_row, sample_scale, score_gradient
-from .device import empty, launch_1d, to_device
+from .device import empty, launch, to_device
 
 
 @cuda.jit(cache=True)
@@ -29,14 +29,12 @@ def nce(x, label, w, bias, sample_weight, probs, alias, alias_probs, custom_neg,
     n, cols = int(x.shape[0]), int(label.shape[1]) + num_neg
     cost, logits = empty((n, 1), x.dtype), empty((n, cols), x.dtype)
     labels = empty((n, cols), np.int64)
-    if n:
-        blocks, threads = launch_1d(n)
-        _nce[blocks, threads](x, label, w, _or_stand_in(bias, x.dtype), bias is not None,
-                              _or_stand_in(sample_weight, x.dtype), sample_weight is not None,
-                              _or_stand_in(probs, np.float64),
-                              _or_stand_in(alias, np.int64), _or_stand_in(alias_probs, np.float64),
-                              to_device(custom_neg), np.int64(sampler), np.int64(num_neg),
-                              np.uint64(seed), logits, labels, cost)
+    launch(_nce, n, x, label, w, _or_stand_in(bias, x.dtype), bias is not None,
+           _or_stand_in(sample_weight, x.dtype), sample_weight is not None,
+           _or_stand_in(probs, np.float64),
+           _or_stand_in(alias, np.int64), _or_stand_in(alias_probs, np.float64),
+           to_device(custom_neg), np.int64(sampler), np.int64(num_neg),
+           np.uint64(seed), logits, labels, cost)
     return cost, logits, labels
 
 
@@ -81,11 +79,7 @@ def nce_grad(x, w, sample_weight, probs, sampler: int, num_neg: int, num_true: i
     args = (_or_stand_in(sample_weight, x.dtype), sample_weight is not None,
             _or_stand_in(probs, np.float64), np.int64(sampler), np.int64(num_neg),
             np.int64(num_true), logits, labels, dcost)
-    if int(x.shape[0]):
-        blocks, threads = launch_1d(int(x.shape[0]))
-        _input_grad[blocks, threads](w, *args, dx)
+    launch(_input_grad, int(x.shape[0]), w, *args, dx)
     entries = int(w.shape[0]) * (int(w.shape[1]) + 1)
-    if entries:
-        blocks, threads = launch_1d(entries)
-        _class_grads[blocks, threads](x, *args, dw, dbias)
+    launch(_class_grads, entries, x, *args, dw, dbias)
     return dx, dw, dbias

@@ -8,7 +8,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -29,10 +29,8 @@ def nll_elements(x, label, weight, ignore_index: int, classes: int, inner: int):
     """(loss, weight) of each element, new device arrays of x's dtype."""
     n = int(label.size)
     loss, used = empty((n,), x.dtype), empty((n,), x.dtype)
-    if n:
-        blocks, threads = launch_1d(n)
-        _nll_elements[blocks, threads](flat(x), label, weight, np.int64(ignore_index),
-                                       np.int64(classes), np.int64(inner), loss, used)
+    launch(_nll_elements, n, flat(x), label, weight, np.int64(ignore_index),
+           np.int64(classes), np.int64(inner), loss, used)
     return loss, used
 
 
@@ -73,9 +71,7 @@ def nll_grad(label, weight, ignore_index: int, classes: int, inner: int, dout,
     """dX, flat (``size`` elements of ``dtype``): zeros but at each element's label."""
     dx = fill((size,), 0, dtype)
     n = int(label.size)
-    if n:
-        blocks, threads = launch_1d(n)
-        _nll_grad[blocks, threads](label, weight, np.int64(ignore_index), np.int64(classes),
-                                   np.int64(inner), flat(dout), bool(per_element),
-                                   np.dtype(dtype).type(divisor), dx)
+    launch(_nll_grad, n, label, weight, np.int64(ignore_index), np.int64(classes),
+           np.int64(inner), flat(dout), bool(per_element),
+           np.dtype(dtype).type(divisor), dx)
     return dx

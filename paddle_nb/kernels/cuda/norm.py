@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -89,17 +89,11 @@ def _dims(x):
     return tuple(int(d) for d in x.shape)
 
 
-def _launch(kernel, n, *args):
-    if n:
-        blocks, threads = launch_1d(n)
-        kernel[blocks, threads](*args)
-
-
 def moments(x):
     """(mean, biased variance) of each group of the 4-D device view ``x``, float64 [G]."""
     p_, g_, k_, s_ = _dims(x)
     mean, var = empty((g_,), np.float64), empty((g_,), np.float64)
-    _launch(_moments, g_, flat(x), p_, g_, k_, s_, mean, var)
+    launch(_moments, g_, flat(x), p_, g_, k_, s_, mean, var)
     return mean, var
 
 
@@ -107,8 +101,8 @@ def normalize(x, mean, inv_std, scale, bias, y=None):
     """(x - mean[g]) * inv_std[g] * scale[g, k] + bias[g, k], a new device array."""
     _, g_, k_, s_ = _dims(x)
     y = empty(_dims(x), x.dtype)
-    _launch(_normalize, x.size, flat(x), g_, k_, s_, mean, inv_std, flat(scale), flat(bias),
-            flat(y))
+    launch(_normalize, x.size, flat(x), g_, k_, s_, mean, inv_std, flat(scale), flat(bias),
+           flat(y))
     return y
 
 
@@ -118,11 +112,11 @@ def normalize_grad(x, dy, mean, inv_std, scale, batch_stats, dx=None):
     dscale, dbias = empty((g_, k_), np.float64), empty((g_, k_), np.float64)
     c1, c2 = empty((g_,), np.float64), empty((g_,), np.float64)
     dx = empty(_dims(x), x.dtype)
-    _launch(_channel_sums, g_ * k_, flat(x), flat(dy), p_, g_, k_, s_, mean, inv_std,
-            flat(dscale), flat(dbias))
-    _launch(_group_terms, g_, k_, float(p_ * k_ * s_), flat(scale), flat(dscale), flat(dbias),
-            bool(batch_stats), c1, c2)
-    _launch(_dx, x.size, flat(x), flat(dy), g_, k_, s_, mean, inv_std, flat(scale), c1, c2,
-            flat(dx))
+    launch(_channel_sums, g_ * k_, flat(x), flat(dy), p_, g_, k_, s_, mean, inv_std,
+           flat(dscale), flat(dbias))
+    launch(_group_terms, g_, k_, float(p_ * k_ * s_), flat(scale), flat(dscale), flat(dbias),
+           bool(batch_stats), c1, c2)
+    launch(_dx, x.size, flat(x), flat(dy), g_, k_, s_, mean, inv_std, flat(scale), c1, c2,
+           flat(dx))
     return dx, dscale, dbias
 

@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import empty, flat, int_array, launch_1d
+from .device import empty, flat, int_array, launch
 
 # g's positions (kernels/cpu/pool.py's WINDOW, ...; repeated here as plain ints for the
 # device functions)
@@ -42,6 +42,21 @@ def _position(i, od, oh, ow):
 
 
 @cuda.jit(device=True)
+def _window(i, d, h, w, od, oh, ow, g):
+    """Output element i's window: its volume's offset, [d0, d1) x [h0, h1) x [w0, w1)
+    clipped to the input, and what an average divides by (kernels/cpu/pool.py's rule)."""
+    p, r, s, c = _position(i, od, oh, ow)
+    d0, d1 = _span(r, d, g, 0, od)
+    h0, h1 = _span(s, h, g, 1, oh)
+    w0, w1 = _span(c, w, g, 2, ow)
+    if g[_ADAPTIVE] or g[_EXCLUSIVE]:
+        count = (d1 - d0) * (h1 - h0) * (w1 - w0)
+    else:
+        count = _padded(r, d, g, 0) * _padded(s, h, g, 1) * _padded(c, w, g, 2)
+    return p * d * h * w, d0, d1, h0, h1, w0, w1, count
+
+
+@cuda.jit(device=True)
 def _argmax(x, base, h, w, d0, d1, h0, h1, w0, w1):
     at = (d0 * h + h0) * w + w0
     best = x[base + at]
@@ -58,11 +73,7 @@ def _argmax(x, base, h, w, d0, d1, h0, h1, w0, w1):
 @cuda.jit(cache=True)
 def _pool(x, d, h, w, od, oh, ow, g, is_max, out, mask):
     for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        p, r, s, c = _position(i, od, oh, ow)
-        d0, d1 = _span(r, d, g, 0, od)
-        h0, h1 = _span(s, h, g, 1, oh)
-        w0, w1 = _span(c, w, g, 2, ow)
-        base = p * d * h * w
+        base, d0, d1, h0, h1, w0, w1, count = _window(i, d, h, w, od, oh, ow, g)
         if is_max:
             at = _argmax(x, base, h, w, d0, d1, h0, h1, w0, w1)
             out[i] = x[base + at]
@@ -73,10 +84,6 @@ def _pool(x, d, h, w, od, oh, ow, g, is_max, out, mask):
                 for hh in range(h0, h1):
                     for cc in range(w0, w1):
                         acc += x[base + (dd * h + hh) * w + cc]
-            if g[_ADAPTIVE] or g[_EXCLUSIVE]:
-                count = (d1 - d0) * (h1 - h0) * (w1 - w0)
-            else:
-                count = _padded(r, d, g, 0) * _padded(s, h, g, 1) * _padded(c, w, g, 2)
             out[i] = acc / count
 
 
@@ -87,21 +94,15 @@ def pool(x, g, is_max: bool, out_dhw, with_mask: bool = False):
     od, oh, ow = (int(n) for n in out_dhw)
     out = empty((volumes, od, oh, ow), x.dtype)
     mask = empty(out.shape if is_max else (1,), np.int32)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _pool[blocks, threads](flat(x), d, h, w, od, oh, ow, int_array(g), is_max,
-                               flat(out), flat(mask))
+    launch(_pool, out.size, flat(x), d, h, w, od, oh, ow, int_array(g), is_max,
+           flat(out), flat(mask))
     return out, mask
 
 
 @cuda.jit(cache=True)
 def _pool_grad(x, d, h, w, od, oh, ow, g, is_max, out, dout, dx):
     for i in range(cuda.grid(1), dout.size, cuda.gridsize(1)):
-        p, r, s, c = _position(i, od, oh, ow)
-        d0, d1 = _span(r, d, g, 0, od)
-        h0, h1 = _span(s, h, g, 1, oh)
-        w0, w1 = _span(c, w, g, 2, ow)
-        base = p * d * h * w
+        base, d0, d1, h0, h1, w0, w1, count = _window(i, d, h, w, od, oh, ow, g)
         if is_max:
             # all of dOut to the window's first element equal to Out (Paddle's rule)
             o = out[i]
@@ -114,10 +115,6 @@ def _pool_grad(x, d, h, w, od, oh, ow, g, is_max, out, dout, dx):
                             cuda.atomic.add(dx, base + (dd * h + hh) * w + cc, dout[i])
                             done = True
         else:
-            if g[_ADAPTIVE] or g[_EXCLUSIVE]:
-                count = (d1 - d0) * (h1 - h0) * (w1 - w0)
-            else:
-                count = _padded(r, d, g, 0) * _padded(s, h, g, 1) * _padded(c, w, g, 2)
             share = dout[i] / count
             for dd in range(d0, d1):
                 for hh in range(h0, h1):
@@ -130,10 +127,8 @@ def pool_grad(x, g, is_max: bool, out, dout):
     volumes, d, h, w = (int(n) for n in x.shape)
     od, oh, ow = (int(n) for n in dout.shape[1:])
     dx = fill((volumes, d, h, w), 0, dout.dtype)
-    if dout.size:
-        blocks, threads = launch_1d(dout.size)
-        _pool_grad[blocks, threads](flat(x), d, h, w, od, oh, ow, int_array(g), is_max,
-                                    flat(out), flat(dout), flat(dx))
+    launch(_pool_grad, dout.size, flat(x), d, h, w, od, oh, ow, int_array(g), is_max,
+           flat(out), flat(dout), flat(dx))
     return dx
 
 
@@ -148,7 +143,5 @@ def scatter_add(mask, dout, volume: int):
     (P, K)."""
     volumes, k = int(dout.shape[0]), int(dout.shape[1])
     dx = fill((volumes, volume), 0, dout.dtype)
-    if dout.size:
-        blocks, threads = launch_1d(dout.size)
-        _scatter_add[blocks, threads](flat(mask), flat(dout), k, volume, flat(dx))
+    launch(_scatter_add, dout.size, flat(mask), flat(dout), k, volume, flat(dx))
     return dx

@@ -22,7 +22,7 @@ import numpy as np
 from numba import cuda
 
 from ..cpu.random import counter_uniform
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 _MASK = np.uint64(0xFFFFFFFF)
 _S16 = np.uint64(16)
@@ -73,18 +73,14 @@ def _gaussian(seed, mean, std, out):
 def uniform(shape, low: float, high: float, seed: int, dtype=np.float32):
     """Values drawn uniformly from [low, high), the same for the same nonzero seed."""
     out = empty(shape, dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _uniform[blocks, threads](np.uint64(seed), float(low), float(high), flat(out))
+    launch(_uniform, out.size, np.uint64(seed), float(low), float(high), flat(out))
     return out
 
 
 def gaussian(shape, mean: float, std: float, seed: int, dtype=np.float32):
     """Values drawn from N(mean, std**2), the same for the same nonzero seed."""
     out = empty(shape, dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _gaussian[blocks, threads](np.uint64(seed), float(mean), float(std), flat(out))
+    launch(_gaussian, out.size, np.uint64(seed), float(mean), float(std), flat(out))
     return out
 
 
@@ -98,7 +94,5 @@ def dropout_mask(shape, seed: int, p: float):
     """uint8 of ``shape``: 0 where dropped, 1 where kept; the CPU's mask for the same seed
     (both draw kernels/cpu/random.py's counter_uniform)."""
     mask = empty(shape, np.uint8)
-    if mask.size:
-        blocks, threads = launch_1d(mask.size)
-        _dropout_mask[blocks, threads](np.uint64(seed), float(p), flat(mask))
+    launch(_dropout_mask, mask.size, np.uint64(seed), float(p), flat(mask))
     return mask

@@ -15,7 +15,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill, transpose
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -45,8 +45,7 @@ def row_sum(a, rows: int, row_len: int):
     if row_len == 0:                           # sums of nothing
         return fill((rows,), 0, a.dtype)
     kernel = _row_sum_float if np.issubdtype(a.dtype, np.floating) else _row_sum_int
-    blocks, threads = launch_1d(rows)
-    kernel[blocks, threads](flat(a), row_len, out)
+    launch(kernel, rows, flat(a), row_len, out)
     return out
 
 
@@ -99,9 +98,7 @@ def fold_axes(x, axes, keepdims: bool, fold: str):
     the reduced axes hold at least one element (the caller checks)."""
     moved, rows, row_len, out_shape = _as_rows(x, axes, keepdims)
     out = empty((rows,), x.dtype)
-    if rows:
-        blocks, threads = launch_1d(rows)
-        _row_fold[blocks, threads](FOLDS[fold], flat(moved), row_len, out)
+    launch(_row_fold, rows, FOLDS[fold], flat(moved), row_len, out)
     return out.reshape(out_shape)
 
 
@@ -137,8 +134,7 @@ def _per_row(kernel, rows: int, row_len: int, first, *more):
     ``first``'s shape seen as (rows, row_len); the new ``out``."""
     out = empty(first.shape, first.dtype)
     if rows and row_len:
-        blocks, threads = launch_1d(rows)
-        kernel[blocks, threads](flat(first), *[flat(a) for a in more], row_len, flat(out))
+        launch(kernel, rows, flat(first), *[flat(a) for a in more], row_len, flat(out))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import cuda
 
 from ..cpu import row_conv as cpu
-from .device import empty, launch_1d
+from .device import empty, launch
 
 # compiled as device functions from their Python code (numba's CUDA simulator cannot hand
 # its arrays to a CPU-compiled function)
@@ -15,19 +15,13 @@ dfilter_at = cuda.jit(device=True)(cpu.dfilter_at.py_func)
 
 
 @cuda.jit(cache=True)
-def _row_conv(x, w, out):
+def _each_position(a, w, backward, out):
+    """kernels/cpu/row_conv.py's each_position, one thread per position."""
     steps, dims = out.shape[1], out.shape[2]
     for k in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         b, rest = k // (steps * dims), k % (steps * dims)
-        out[b, rest // dims, rest % dims] = out_at(x, w, b, rest // dims, rest % dims)
-
-
-@cuda.jit(cache=True)
-def _row_conv_dx(dout, w, dx):
-    steps, dims = dx.shape[1], dx.shape[2]
-    for k in range(cuda.grid(1), dx.size, cuda.gridsize(1)):
-        b, rest = k // (steps * dims), k % (steps * dims)
-        dx[b, rest // dims, rest % dims] = dx_at(dout, w, b, rest // dims, rest % dims)
+        t, d = rest // dims, rest % dims
+        out[b, t, d] = dx_at(a, w, b, t, d) if backward else out_at(a, w, b, t, d)
 
 
 @cuda.jit(cache=True)
@@ -39,18 +33,16 @@ def _row_conv_dfilter(x, dout, dw):
 
 def _launch(kernel, shape, dtype, *args):
     out = empty(tuple(int(d) for d in shape), dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        kernel[blocks, threads](*args, out)
+    launch(kernel, out.size, *args, out)
     return out
 
 
 def row_conv(x, w):
-    return _launch(_row_conv, x.shape, x.dtype, x, w)
+    return _launch(_each_position, x.shape, x.dtype, x, w, False)
 
 
 def row_conv_dx(dout, w):
-    return _launch(_row_conv_dx, dout.shape, dout.dtype, dout, w)
+    return _launch(_each_position, dout.shape, dout.dtype, dout, w, True)
 
 
 def row_conv_dfilter(x, dout, filter_shape):

@@ -10,7 +10,7 @@ from numba import cuda
 
 from ..cpu import sampling as cpu
 from ..cpu.sampling import draw, pick_below, poisson_one
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 # the functions that take arrays, compiled as device functions from their Python code
 # (numba's CUDA simulator cannot hand its arrays to a CPU-compiled function; scalar ones,
@@ -65,9 +65,7 @@ def _randperm(seed, out):
 
 def _elementwise(kernel, like, dtype, *args):
     out = empty(tuple(int(d) for d in like.shape), dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        kernel[blocks, threads](*args, flat(out))
+    launch(kernel, out.size, *args, flat(out))
     return out
 
 
@@ -81,9 +79,7 @@ def poisson(lam, seed: int):
 
 def randint(shape, low: int, high: int, seed: int, dtype):
     out = empty(tuple(shape), dtype)
-    if out.size:
-        blocks, threads = launch_1d(out.size)
-        _randint[blocks, threads](np.int64(low), np.int64(high), np.uint64(seed), flat(out))
+    launch(_randint, out.size, np.int64(low), np.int64(high), np.uint64(seed), flat(out))
     return out
 
 
@@ -96,18 +92,16 @@ def multinomial(probs, samples: int, replacement: bool, seed: int):
     """int64 [R, samples] category indices of each row of probs [R, C]."""
     out = empty((int(probs.shape[0]), samples), np.int64)
     if out.size:
-        blocks, threads = launch_1d(int(probs.shape[0]))
-        _multinomial[blocks, threads](probs, np.int64(samples), bool(replacement),
-                                      np.uint64(seed), out)
+        launch(_multinomial, int(probs.shape[0]), probs, np.int64(samples), bool(replacement),
+               np.uint64(seed), out)
     return out
 
 
 def gumbel_softmax(rows, temperature: float, hard: bool, seed: int):
     out = empty(tuple(int(d) for d in rows.shape), rows.dtype)
     if out.size:
-        blocks, threads = launch_1d(int(rows.shape[0]))
-        _gumbel_softmax[blocks, threads](rows, float(temperature), bool(hard),
-                                         np.uint64(seed), out)
+        launch(_gumbel_softmax, int(rows.shape[0]), rows, float(temperature), bool(hard),
+               np.uint64(seed), out)
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -38,9 +38,8 @@ def cumsum(x, axis: int, exclusive: bool, reverse: bool):
         return out
     n = shape[axis] if shape else 1
     inner = int(np.prod(shape[axis + 1:])) if shape else 1
-    blocks, threads = launch_1d(out.size // n)
-    _cumsum[blocks, threads](flat(x), n, inner, exclusive, reverse, x.dtype.type(0),
-                             flat(out))
+    launch(_cumsum, out.size // n, flat(x), n, inner, exclusive, reverse, x.dtype.type(0),
+           flat(out))
     return out
 
 
@@ -54,7 +53,5 @@ def arange(size: int, start, step, dtype):
     """``[start, start + step, ...]``, ``size`` values of ``dtype`` (start and step:
     int64 for integer types, float64 for floats, so each value is rounded once)."""
     out = empty((size,), dtype)
-    if size:
-        blocks, threads = launch_1d(size)
-        _arange[blocks, threads](start, step, out)
+    launch(_arange, size, start, step, out)
     return out

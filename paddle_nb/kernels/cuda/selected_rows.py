@@ -15,7 +15,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import flat, int_array, launch_1d
+from .device import flat, int_array, launch
 
 
 def segments(rows_host: np.ndarray):
@@ -42,11 +42,9 @@ def _add_segments(dst, dst_rows, order, bounds, value, width, cell, sign):
 def _add(dst, dst_rows, order, bounds, value, cell, sign: float):
     width = int(value.shape[1])
     n = int(dst_rows.size) * width
-    if n:
-        blocks, threads = launch_1d(n)
-        _add_segments[blocks, threads](flat(dst), int_array(dst_rows), int_array(order),
-                                       int_array(bounds), flat(value), np.int64(width),
-                                       cell, np.float64(sign))
+    launch(_add_segments, n, flat(dst), int_array(dst_rows), int_array(order),
+           int_array(bounds), flat(value), np.int64(width),
+           cell, np.float64(sign))
     return dst
 
 

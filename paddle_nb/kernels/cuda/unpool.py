@@ -11,7 +11,7 @@ import numpy as np
 from numba import cuda
 
 from .copy import fill
-from .device import empty, flat, launch_1d
+from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
@@ -26,8 +26,7 @@ def unpool(x, indices, size: int):
     volumes, k = int(x.shape[0]), int(x.shape[1])
     out = fill((volumes, size), 0, x.dtype)
     if x.size:
-        blocks, threads = launch_1d(volumes)
-        _unpool[blocks, threads](flat(x), flat(indices), k, size, volumes, flat(out))
+        launch(_unpool, volumes, flat(x), flat(indices), k, size, volumes, flat(out))
     return out
 
 
@@ -48,7 +47,6 @@ def unpool_grad(indices, dout):
     dx = empty(indices.shape, dout.dtype)
     if dx.size:
         owner = empty((volumes * size,), np.int64)
-        blocks, threads = launch_1d(volumes)
-        _gather[blocks, threads](flat(indices), flat(dout), k, size, volumes, owner,
-                                 flat(dx))
+        launch(_gather, volumes, flat(indices), flat(dout), k, size, volumes, owner,
+               flat(dx))
     return dx

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import warnings
 
-from . import arg_checks as check
-from .core import dtypes
-from .core.variable import Variable
-from .op_creators import op
+from ..builders import arg_checks as check
+from ..builders.op_creators import op
+from ..core import dtypes
+from ..core.variable import Variable
 
 _REDUCTIONS = ("mean", "sum", "none")
 

@@ -2,7 +2,8 @@
 ``nn.Linear``, ``nn.MultiHeadAttention`` and ``nn.TransformerEncoderLayer`` append in a
 static program, op for op (``matmul_v2`` and ``elementwise_add`` for a linear layer, no
 fused attention op), so a learner can step through attention and a program built here
-reads like one Paddle saved (tests/test_attention_layers.py compares the two).
+reads like one Paddle saved (tests/test_attention_layers.py compares the two). The layer
+norms of ``transformer_encoder_layer`` are ``norm.layer_norm``.
 
 Multi-head attention on [batch, T, E] with H heads of d = E / H:
 
@@ -17,15 +18,13 @@ Paddle.
 """
 from __future__ import annotations
 
-from . import arg_checks as check
-from .cnn_layers import _param
-from .core import unique_name
-from .initializer import Constant, XavierUniform
-from .op_creators import op
-
-
-def _first(out):
-    return out[0] if isinstance(out, tuple) else out
+from ..builders import arg_checks as check
+from ..builders.initializer import Constant, XavierUniform
+from ..builders.op_creators import op
+from ..core import unique_name
+from .base import first_output, parameter, reshape, transpose
+from .norm import layer_norm
+from .param_attr import ParamAttr
 
 
 def linear(x, out_features: int, weight_attr=None, bias_attr=None, name=None):
@@ -38,25 +37,24 @@ def linear(x, out_features: int, weight_attr=None, bias_attr=None, name=None):
         raise check.refuse(b, "x", "a known last dim (the features)", x)
     out_features = check.integer(b, "out_features", out_features, low=1)
     layer = check.text(b, "name", name, optional=True) or unique_name.generate("linear")
-    w = _param(b, "weight_attr", weight_attr, [in_features, out_features], x.dtype,
-               f"{layer}.w_0", XavierUniform())
-    y = _first(op.matmul_v2(X=x, Y=w, trans_x=False, trans_y=False))
+    w = parameter(ParamAttr.of(weight_attr, b, "weight_attr"), [in_features, out_features],
+                  x.dtype, f"{layer}.w_0", initializer=XavierUniform())
+    y = first_output(op.matmul_v2(X=x, Y=w, trans_x=False, trans_y=False))
     if bias_attr is False:
         return y
-    bias = _param(b, "bias_attr", bias_attr, [out_features], x.dtype, f"{layer}.b_0",
-                  Constant(0.0))
-    return _first(op.elementwise_add(X=y, Y=bias, axis=-1))
+    bias = parameter(ParamAttr.of(bias_attr, b, "bias_attr"), [out_features], x.dtype,
+                     f"{layer}.b_0", initializer=Constant(0.0))
+    return first_output(op.elementwise_add(X=y, Y=bias, axis=-1))
 
 
 def _dropout(x, p: float):
     if p == 0:
         return x
-    return _first(op.dropout(X=x, dropout_prob=p, is_test=False,
-                             dropout_implementation="upscale_in_train"))
+    return first_output(op.dropout(X=x, dropout_prob=p, is_test=False,
+                                   dropout_implementation="upscale_in_train"))
 
 
 def _heads(x, num_heads: int, head_dim: int):
-    from .layers import reshape, transpose   # noqa: PLC0415 (layers re-exports this module)
     return transpose(reshape(x, [0, 0, num_heads, head_dim]), [0, 2, 1, 3])
 
 
@@ -65,7 +63,6 @@ def multi_head_attention(query, key=None, value=None, num_heads: int = 1, attn_m
     """Attention of ``query`` [B, T, E] over ``key`` and ``value`` (default: the query:
     self-attention) with ``num_heads`` heads, as ``paddle.nn.MultiHeadAttention(E,
     num_heads, dropout)(query, key, value, attn_mask)`` builds it (module docstring)."""
-    from .layers import reshape, transpose   # noqa: PLC0415
     b = "multi_head_attention"
     check.variable(b, "query", query, dtype="float")
     key = query if key is None else check.variable(b, "key", key, dtype="float")
@@ -84,12 +81,12 @@ def multi_head_attention(query, key=None, value=None, num_heads: int = 1, attn_m
     q = _heads(linear(query, embed_dim), num_heads, head_dim)
     k, v = linear(key, embed_dim), linear(value, embed_dim)
     k, v = _heads(k, num_heads, head_dim), _heads(v, num_heads, head_dim)
-    scores = _first(op.matmul_v2(X=_first(op.scale(X=q, scale=head_dim ** -0.5)), Y=k,
-                                 trans_x=False, trans_y=True))
+    scaled = first_output(op.scale(X=q, scale=head_dim ** -0.5))
+    scores = first_output(op.matmul_v2(X=scaled, Y=k, trans_x=False, trans_y=True))
     if attn_mask is not None:
-        scores = _first(op.elementwise_add(X=scores, Y=attn_mask, axis=-1))
-    weights = _dropout(_first(op.softmax(X=scores, axis=-1)), dropout)
-    out = _first(op.matmul_v2(X=weights, Y=v, trans_x=False, trans_y=False))
+        scores = first_output(op.elementwise_add(X=scores, Y=attn_mask, axis=-1))
+    weights = _dropout(first_output(op.softmax(X=scores, axis=-1)), dropout)
+    out = first_output(op.matmul_v2(X=weights, Y=v, trans_x=False, trans_y=False))
     return linear(reshape(transpose(out, [0, 2, 1, 3]), [0, 0, embed_dim]), embed_dim)
 
 
@@ -101,7 +98,6 @@ def transformer_encoder_layer(src, nhead: int, dim_feedforward: int, dropout: fl
     self-attention and a two-layer feed-forward block, each added to its input (the
     residual) and layer-normalised after it (post-norm) or its input before it
     (``normalize_before``: pre-norm)."""
-    from .sequence_layers import layer_norm   # noqa: PLC0415
     b = "transformer_encoder_layer"
     check.variable(b, "src", src, dtype="float")
     activation = check.one_of(b, "activation", activation, ("relu", "gelu"))
@@ -122,13 +118,13 @@ def transformer_encoder_layer(src, nhead: int, dim_feedforward: int, dropout: fl
     if pre:
         x = norm(x)
     x = multi_head_attention(x, num_heads=nhead, attn_mask=src_mask, dropout=attn_dropout)
-    x = _first(op.elementwise_add(X=residual, Y=_dropout(x, dropout), axis=-1))
+    x = first_output(op.elementwise_add(X=residual, Y=_dropout(x, dropout), axis=-1))
     if not pre:
         x = norm(x)
     residual = x
     if pre:
         x = norm(x)
-    hidden = _first(getattr(op, activation)(X=linear(x, dim_feedforward)))
+    hidden = first_output(getattr(op, activation)(X=linear(x, dim_feedforward)))
     x = linear(_dropout(hidden, act_dropout), src.shape[-1])
-    x = _first(op.elementwise_add(X=residual, Y=_dropout(x, dropout), axis=-1))
+    x = first_output(op.elementwise_add(X=residual, Y=_dropout(x, dropout), axis=-1))
     return x if pre else norm(x)

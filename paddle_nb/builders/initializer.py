@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
+from ..core import dtypes
+from ..ops.fill import assign_value_attrs
 from . import arg_checks as check
-from .core import dtypes
 
 
 def _seed(builder: str, seed) -> int:
@@ -20,7 +21,16 @@ def _seed(builder: str, seed) -> int:
     return check.integer(builder, "seed", seed, 0, 2**31 - 1)
 
 
+def _fill(block, op_type: str, var, **attrs):
+    """Append ``op_type`` (fill_constant, uniform_random, gaussian_random) writing ``var``:
+    its shape, ``attrs`` and its dtype."""
+    return block.append_op(op_type, outputs={"Out": [var]},
+                           attrs={"shape": list(var.shape), **attrs,
+                                  "dtype": dtypes.to_code(var.dtype)})
+
+
 class Initializer:
+    """Puts the op that fills a parameter ``var`` into the startup program's ``block``."""
     def __call__(self, var, block):
         raise NotImplementedError
 
@@ -33,9 +43,7 @@ class Constant(Initializer):
             self.value = check.number("Constant", "value", value)
 
     def __call__(self, var, block):
-        return block.append_op("fill_constant", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "value": self.value,
-                                      "dtype": dtypes.to_code(var.dtype)})
+        return _fill(block, "fill_constant", var, value=self.value)
 
 
 class Uniform(Initializer):
@@ -45,11 +53,8 @@ class Uniform(Initializer):
         self.seed = _seed("Uniform", seed)
 
     def __call__(self, var, block):
-        seed = self.seed or block.program.random_seed
-        return block.append_op("uniform_random", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "min": self.low,
-                                      "max": self.high, "seed": seed,
-                                      "dtype": dtypes.to_code(var.dtype)})
+        return _fill(block, "uniform_random", var, min=self.low, max=self.high,
+                     seed=self.seed or block.program.random_seed)
 
 
 class Normal(Initializer):
@@ -59,11 +64,8 @@ class Normal(Initializer):
         self.seed = _seed("Normal", seed)
 
     def __call__(self, var, block):
-        seed = self.seed or block.program.random_seed
-        return block.append_op("gaussian_random", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "mean": self.loc,
-                                      "std": self.scale, "seed": seed,
-                                      "dtype": dtypes.to_code(var.dtype)})
+        return _fill(block, "gaussian_random", var, mean=self.loc, std=self.scale,
+                     seed=self.seed or block.program.random_seed)
 
 
 class XavierUniform(Initializer):
@@ -89,7 +91,6 @@ class NumpyArray(Initializer):
         self.value = array
 
     def __call__(self, var, block):
-        from .ops.fill import assign_value_attrs   # noqa: PLC0415
         return block.append_op("assign_value", outputs={"Out": [var]},
                                attrs=assign_value_attrs(self.value.astype(var.dtype)))
 

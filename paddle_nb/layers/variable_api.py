@@ -10,11 +10,12 @@ import builtins
 
 import numpy as np
 
-from . import arg_checks as check
-from . import layers as L
-from .core import unique_name
-from .core.framework_pb2 import VarType
-from .core.program import default_main_program
+from ..builders import arg_checks as check
+from ..core import unique_name
+from ..core.framework_pb2 import VarType
+from ..core.program import default_main_program
+from .base import create_parameter
+from .declare import var
 
 
 def new(name: str | None = None):
@@ -33,26 +34,26 @@ def tensor(name: str | None = None, value=None, *, shape=None, dtype="float32",
     if value is None:
         if estimated:       # a parameter is made now, so its shape must be known
             shape = check.shape("variable.tensor", "shape", shape)
-            return L.create_parameter(shape, dtype, name=name)
+            return create_parameter(shape, dtype, name=name)
         if shape is not None:
             shape = check.shape("variable.tensor", "shape", shape, batch=True)
         check.data_type("variable.tensor", "dtype", dtype)
         return default_main_program().current_block().create_var(
             name or unique_name.generate("tensor"), shape, dtype)
-    return L.var(np.asarray(value), shape, dtype, param=estimated, name=name)
+    return var(np.asarray(value), shape, dtype, param=estimated, name=name)
 
 
 def int(name: str | None = None, value: builtins.int = 0):
     check.text("variable.int", "name", name, optional=True)
     value = check.integer("variable.int", "value", value, -2**63, 2**63 - 1)   # an int64
-    return L.var(value, [1], "int64", name=name)
+    return var(value, [1], "int64", name=name)
 
 
 def float(name: str | None = None, value: builtins.float = 0.0):
     check.text("variable.float", "name", name, optional=True)
-    return L.var(check.number("variable.float", "value", value), [1], "float32", name=name)
+    return var(check.number("variable.float", "value", value), [1], "float32", name=name)
 
 
 def bool(name: str | None = None, value: builtins.bool = False):
     check.text("variable.bool", "name", name, optional=True)
-    return L.var(check.boolean("variable.bool", "value", value), [1], "bool", name=name)
+    return var(check.boolean("variable.bool", "value", value), [1], "bool", name=name)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 
-from . import arg_checks as check
-from .cnn_layers import _param
-from .core import unique_name
-from .initializer import Uniform
-from .op_creators import op
+from ..builders import arg_checks as check
+from ..builders.initializer import Uniform
+from ..builders.op_creators import op
+from ..core import unique_name
+from .base import fill_constant, parameter, transpose
+from .param_attr import ParamAttr
 
 _STATES = {"LSTM": 2, "GRU": 1, "RNN_TANH": 1, "RNN_RELU": 1}
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -47,7 +48,8 @@ def _weights(b, mode, size, hidden, layers, dirs, dtype, attrs):
     for k in range(layers * dirs):
         cell = unique_name.generate(_CELL[mode])
         width = size if k < dirs else dirs * hidden
-        made = [_param(b, argument, attr, shape, dtype, f"{cell}.{suffix}", init)
+        made = [parameter(ParamAttr.of(attr, b, argument), shape, dtype, f"{cell}.{suffix}",
+                          initializer=init)
                 for argument, attr, shape, suffix in zip(
                     _ATTRS, attrs, ([rows, width], [rows, hidden], [rows], [rows]), _SUFFIXES)]
         mats += made[:2]
@@ -56,7 +58,6 @@ def _weights(b, mode, size, hidden, layers, dirs, dtype, attrs):
 
 
 def _zero_states(b, x, count, shape, time_major):
-    from .layers import fill_constant   # noqa: PLC0415 (layers re-exports this module)
     if shape[1] >= 0:                  # the batch is known: Paddle's fill_constant
         return [fill_constant(shape, x.dtype, 0.0) for _ in range(count)]
     code = check.data_type(b, "input", x.dtype)
@@ -67,7 +68,6 @@ def _zero_states(b, x, count, shape, time_major):
 
 def _rnn(b, mode, input, hidden_size, num_layers, direction, sequence_length,  # noqa: A002
          initial_states, time_major, dropout, attrs, name):
-    from .layers import transpose   # noqa: PLC0415
     check.variable(b, "input", input, dtype="float")
     if len(input.shape) != 3 or input.shape[-1] is None or input.shape[-1] < 1:
         raise check.refuse(b, "input", "[batch, time, features] (time-major: [time, batch, "

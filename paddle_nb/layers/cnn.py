@@ -1,21 +1,19 @@
 """The convolutional builders of ``pd.layer``, with Fluid's signatures, each appending the
 ops Fluid appends: ``conv2d`` (a ``conv2d`` or ``depthwise_conv2d`` op, the bias added on
-the channel axis, then ``act``), ``pool2d``, ``batch_norm`` (its moving mean and
-variance are persistable, untrained parameters the op updates in place in the scope, as
-Paddle's do) and ``dropout``. ``program.clone(for_test=True)`` sets ``is_test`` on
-batch_norm and dropout: they then use the moving statistics and no mask.
+the channel axis, then ``act``), ``pool2d`` and ``dropout``. ``program.clone(for_test=True)``
+sets ``is_test`` on dropout: it then applies no mask. (``batch_norm``, which a CNN puts
+between its convolutions, is with the other normalisation in ``norm``.)
 """
 from __future__ import annotations
 
 import math
 
-from . import arg_checks as check
-from .core import unique_name
-from .initializer import Constant, Normal
-from .op_creators import op
+from ..builders import arg_checks as check
+from ..builders.initializer import Constant, Normal
+from ..builders.op_creators import op
+from ..core import unique_name
+from .base import IMAGE_LAYOUTS, activate, check_activation, first_output, parameter
 from .param_attr import ParamAttr
-
-_LAYOUTS = ("NCHW", "NHWC")
 
 
 def _pair(builder: str, name: str, value, low: int) -> list[int]:
@@ -49,23 +47,6 @@ def _channels(builder: str, x, data_format: str) -> int:
     return c
 
 
-def _activate(x, act, builder: str):
-    from .layers import _activate as activate, _check_activation   # noqa: PLC0415 (cycle)
-    _check_activation(act, builder)
-    return activate(x, act, builder)
-
-
-def _param(builder, argument, attr, shape, dtype, name, initializer, trainable=True):
-    """The parameter ``attr`` describes (None for False), named ``name`` by default."""
-    from .layers import create_parameter   # noqa: PLC0415 (layers re-exports this module)
-    attr = ParamAttr.of(attr, builder, argument)
-    if attr is None:
-        return None
-    return create_parameter(shape, dtype, name=attr.name or name,
-                            initializer=attr.initializer or initializer,
-                            trainable=attr.trainable and trainable)
-
-
 def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1,  # noqa: A002
            groups=None, param_attr=None, bias_attr=None, use_cudnn=True, act=None,
            name=None, data_format="NCHW"):
@@ -75,7 +56,7 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1,  # 
     the channel axis, then ``act``."""
     b = "conv2d"
     check.variable(b, "input", input, dtype="float")
-    data_format = check.one_of(b, "data_format", data_format, _LAYOUTS)
+    data_format = check.one_of(b, "data_format", data_format, IMAGE_LAYOUTS)
     channels = _channels(b, input, data_format)
     num_filters = check.integer(b, "num_filters", num_filters, low=1)
     groups = 1 if groups is None else check.integer(b, "groups", groups, low=1)
@@ -87,18 +68,20 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1,  # 
     check.boolean(b, "use_cudnn", use_cudnn)
     layer = check.text(b, "name", name, optional=True) or unique_name.generate("conv2d")
     std = math.sqrt(2.0 / (kh * kw * channels))
-    w = _param(b, "param_attr", param_attr, [num_filters, channels // groups, kh, kw],
-               input.dtype, f"{layer}.w_0", Normal(0.0, std))
+    w = parameter(ParamAttr.of(param_attr, b, "param_attr"),
+                  [num_filters, channels // groups, kh, kw], input.dtype, f"{layer}.w_0",
+                  initializer=Normal(0.0, std))
     depthwise = groups == channels and num_filters % channels == 0 and channels > 1
     out = getattr(op, "depthwise_conv2d" if depthwise else "conv2d")(
         Input=input, Filter=w, strides=_pair(b, "stride", stride, 1), paddings=paddings,
         padding_algorithm=algorithm, dilations=_pair(b, "dilation", dilation, 1),
         groups=groups, data_format=data_format)
     if bias_attr is not False:
-        bias = _param(b, "bias_attr", bias_attr, [num_filters], input.dtype, f"{layer}.b_0",
-                      Constant(0.0))
+        bias = parameter(ParamAttr.of(bias_attr, b, "bias_attr"), [num_filters], input.dtype,
+                         f"{layer}.b_0", initializer=Constant(0.0))
         out = op.elementwise_add(X=out, Y=bias, axis=1 if data_format == "NCHW" else 3)
-    return _activate(out, act, b)
+    check_activation(act, b)
+    return activate(out, act, b)
 
 
 def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0,  # noqa: A002
@@ -108,7 +91,7 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
     size, each window spanning its share of the input)."""
     b = "pool2d"
     check.variable(b, "input", input, dtype="float")
-    data_format = check.one_of(b, "data_format", data_format, _LAYOUTS)
+    data_format = check.one_of(b, "data_format", data_format, IMAGE_LAYOUTS)
     _channels(b, input, data_format)
     pool_type = check.one_of(b, "pool_type", pool_type, ("max", "avg"))
     global_pooling = check.boolean(b, "global_pooling", global_pooling)
@@ -123,38 +106,6 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
                      exclusive=check.boolean(b, "exclusive", exclusive),
                      adaptive=check.boolean(b, "adaptive", adaptive),
                      data_format=data_format)
-
-
-def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-5,  # noqa: A002
-               param_attr=None, bias_attr=None, data_layout="NCHW", name=None,
-               moving_mean_name=None, moving_variance_name=None, use_global_stats=False):
-    """Batch normalisation as Fluid builds it: a scale (ones) and a bias (zeros) per
-    channel, a moving mean (zeros) and variance (ones) that training updates in place
-    (MeanOut is the Mean variable, as in Paddle), then ``act``."""
-    b = "batch_norm"
-    check.variable(b, "input", input, dtype="float")
-    data_layout = check.one_of(b, "data_layout", data_layout, _LAYOUTS)
-    if len(input.shape) not in (2, 4):
-        raise check.refuse(b, "input", "a 2-d [N, C] or 4-d tensor", input)
-    c = input.shape[1] if data_layout == "NCHW" or len(input.shape) == 2 else input.shape[3]
-    layer = check.text(b, "name", name, optional=True) or unique_name.generate("batch_norm")
-    scale = _param(b, "param_attr", param_attr, [c], input.dtype, f"{layer}.w_0",
-                   Constant(1.0))
-    bias = _param(b, "bias_attr", bias_attr, [c], input.dtype, f"{layer}.b_0", Constant(0.0))
-    mean = _param(b, "moving_mean_name", ParamAttr(moving_mean_name), [c], input.dtype,
-                  f"{layer}.w_1", Constant(0.0), trainable=False)
-    variance = _param(b, "moving_variance_name", ParamAttr(moving_variance_name), [c],
-                      input.dtype, f"{layer}.w_2", Constant(1.0), trainable=False)
-    out = op.batch_norm(
-        X=input, Scale=scale, Bias=bias, Mean=mean, Variance=variance,
-        outputs={"MeanOut": [mean], "VarianceOut": [variance]},
-        is_test=check.boolean(b, "is_test", is_test),
-        momentum=check.number(b, "momentum", momentum, low=0, high=1),
-        epsilon=check.number(b, "epsilon", epsilon, low=0, low_open=True),
-        data_layout=data_layout,
-        use_global_stats=check.boolean(b, "use_global_stats", use_global_stats))
-    y = out[0] if isinstance(out, tuple) else out
-    return _activate(y, act, b)
 
 
 def dropout(x, dropout_prob, is_test=None, seed=None, name=None,
@@ -173,5 +124,4 @@ def dropout(x, dropout_prob, is_test=None, seed=None, name=None,
              "fix_seed": seed is not None,
              "seed": 0 if seed is None else check.integer(b, "seed", seed, low=0)}
     check.text(b, "name", name, optional=True)
-    out = op.dropout(X=x, **attrs)
-    return out[0] if isinstance(out, tuple) else out
+    return first_output(op.dropout(X=x, **attrs))

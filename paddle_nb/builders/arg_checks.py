@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import dtypes
-from .core.errors import BuildError
-from .core.framework_pb2 import VarType
-from .core.variable import Variable
+from ..core import dtypes
+from ..core.errors import BuildError
+from ..core.framework_pb2 import VarType
+from ..core.variable import Variable
 
 
 # --- the message -----------------------------------------------------------------------------

@@ -12,10 +12,10 @@ count, before any output variable is made.
 from __future__ import annotations
 
 from . import arg_checks as check
-from .core import registry, unique_name
-from .core.errors import BuildError
-from .core.operator import BOOKKEEPING_ATTRS
-from .core.program import default_main_program
+from ..core import registry, unique_name
+from ..core.errors import BuildError
+from ..core.operator import BOOKKEEPING_ATTRS
+from ..core.program import default_main_program
 
 
 def _output_count(builder, slot, attrs, given):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import arg_checks as check
-from .initializer import Initializer
-from .optimizer.regularizer import WeightDecay
+from ..builders import arg_checks as check
+from ..builders.initializer import Initializer
+from ..optimizer.regularizer import WeightDecay
 
 
 @dataclass

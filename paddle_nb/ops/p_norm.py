@@ -19,9 +19,9 @@ from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
 from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
-from .common import OUT, X
+from .common import OUT, X, int_shape
 from .indices import _axis_in
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 MAX_EPSILON = 1e-6
 FLOAT_5 = ["float32(float32, float32, float32, float32, float32)",
@@ -80,45 +80,56 @@ def _p_norm_infer(ctx):
                    else [d for i, d in enumerate(xs) if i not in dims], ctx.dtype("X"))
 
 
+def norm_over(place, v, p: float, dims: list, keep: bool, dtype):
+    """The p-norm of ``v`` over ``dims``, in ``dtype``: the nonzeros counted for p = 0, the
+    largest (smallest) |v| for inf (-inf), else (sum |v|^p)^(1/p). p_norm's, and dist's on
+    X - Y."""
+    if p == 0:
+        return place.sum_axes(place.apply(nonzero, v, out=None, out_dtype=dtype), dims, keep)
+    if math.isinf(p):
+        magnitude = place.apply(KERNELS["abs"], v, out=None, out_dtype=dtype)
+        return place.fold_axes(magnitude, dims, keep, "max" if p > 0 else "min")
+    t = dtype.type
+    total = place.sum_axes(place.apply(abs_pow, v, t(p), out=None, out_dtype=dtype), dims,
+                           keep)
+    return place.apply(KERNELS["pow"], total, t(1.0 / p), out=None, out_dtype=dtype)
+
+
+def norm_grad_over(place, v, norm, dout, p: float, epsilon: float, dtype):
+    """d norm_over / d v times dOut (``norm`` and ``dout`` shaped to broadcast on v): 0 for
+    p = 0, dOut to the elements that are the result for +-inf, else Paddle's formula with
+    ``epsilon`` in the denominator."""
+    if p == 0:
+        return place.full(int_shape(v), 0, dtype)
+    if math.isinf(p):
+        return place.apply(p_norm_extreme_grad, v, norm, dout, out=None, out_dtype=dtype)
+    t = dtype.type
+    return place.apply(p_norm_grad, v, norm, dout, t(p), t(epsilon), out=None,
+                       out_dtype=dtype)
+
+
 def _p_norm(place):
     def run(ctx):
         x, p = ctx.input("X"), ctx.attr("porder")
-        dims, keep = _dims(ctx, x.ndim), ctx.attr("keepdim")
-        t = x.dtype.type
-        if p == 0:
-            out = place.sum_axes(place.apply(nonzero, x, out=None, out_dtype=x.dtype), dims,
-                                 keep)
-        elif math.isinf(p):
+        dims = _dims(ctx, x.ndim)
+        if math.isinf(p):
             empty = [d for d in dims if x.shape[d] == 0]
             if empty:
                 raise ValueError(f"p_norm: X {list(x.shape)} has no elements along axis "
                                  f"{empty}: the {'max' if p > 0 else 'min'} of nothing is "
                                  "undefined")
-            magnitude = place.apply(KERNELS["abs"], x, out=None, out_dtype=x.dtype)
-            out = place.fold_axes(magnitude, dims, keep, "max" if p > 0 else "min")
-        else:
-            total = place.sum_axes(place.apply(abs_pow, x, t(p), out=None, out_dtype=x.dtype),
-                                   dims, keep)
-            out = place.apply(KERNELS["pow"], total, t(1.0 / p), out=None, out_dtype=x.dtype)
-        ctx.set_output("Out", out)
+        ctx.set_output("Out", norm_over(place, x, p, dims, ctx.attr("keepdim"), x.dtype))
     return run
 
 
 def _p_norm_grad_kernel(place):
     def run(ctx):
         x, out, dout = ctx.input("X"), ctx.input("Out"), ctx.input("Out@GRAD")
-        p, t = ctx.attr("porder"), x.dtype.type
         dims = _dims(ctx, x.ndim)
         kept = tuple(1 if i in dims else int(d) for i, d in enumerate(x.shape))
         norm, dy = out.reshape(kept), arrays.astype(dout, x.dtype).reshape(kept)
-        if p == 0:
-            dx = place.full(tuple(x.shape), 0, x.dtype)
-        elif math.isinf(p):
-            dx = place.apply(p_norm_extreme_grad, x, norm, dy, out=None, out_dtype=x.dtype)
-        else:
-            dx = place.apply(p_norm_grad, x, norm, dy, t(p), t(ctx.attr("epsilon")), out=None,
-                             out_dtype=x.dtype)
-        ctx.set_output("X@GRAD", dx)
+        ctx.set_output("X@GRAD", norm_grad_over(place, x, norm, dy, ctx.attr("porder"),
+                                                ctx.attr("epsilon"), x.dtype))
     return run
 
 

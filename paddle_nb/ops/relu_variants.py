@@ -1,9 +1,10 @@
-"""The activations convolutional networks use: relu6, leaky_relu, hard_swish, hard_sigmoid,
-swish, silu, elu, softplus (unary, ``act=`` may name them) and prelu (a learned slope).
+"""ReLU's variants: clipped (relu6), leaky (leaky_relu), learned (prelu, a trained slope),
+exponential (elu), smooth or gated (softplus, swish, silu, hard_swish) and hard_sigmoid,
+hard_swish's gate. The unary ones may be named by ``act=``.
 
 Each unary one is a scalar function and its gradient under ``@pointwise``, declared with
-activation.py's ``activation(...)`` (or ``_activation_reading`` below, where Paddle's
-gradient op reads both X and Out), exactly as relu or gelu are. Attributes (alpha, the
+activation.py's ``activation(...)`` (``also_reads=("Out",)`` where Paddle's gradient op
+reads both X and Out), exactly as relu or gelu are. Attributes (alpha, the
 thresholds) reach the scalar functions as trailing scalar arguments in X's dtype, as
 Paddle's functors get them in T. Formulas and which of X/Out each gradient op reads are
 Paddle 2.6.2's (phi's activation functors); 2.6.2 saves relu6 and swish without their
@@ -26,9 +27,9 @@ from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
 from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_MATH,
-                         _backward, _float_like_x, _forward, _named, activation)
+                         activation)
 from .common import OUT, X
-from .places import CPU, CUDA
+from ..backends import CPU, CUDA
 
 
 def _floats(n: int) -> list[str]:
@@ -160,52 +161,26 @@ def _float_attr(name, default, comment, nonzero=False):
     return Attr(name, A.FLOAT, default, comment, check=_number(name, nonzero))
 
 
-def _params(*names):
-    """params_of: the attributes ``names`` in the kernel's dtype."""
-    return lambda ctx, dtype: tuple(dtype.type(ctx.attr(n)) for n in names)
-
-
-def _activation_reading(op_type, formula, attrs, names):
-    """An activation whose gradient op reads X and Out (Paddle's silu_grad, elu_grad);
-    the kernels compute dX from X alone."""
-    params_of, kernel_of = _params(*names), _named(op_type)
-    register(OpDef(
-        op_type, [X], [OUT], list(attrs), comment=f"Out = {formula}, elementwise.",
-        infer_shape=_float_like_x,
-        kernels={"cpu": _forward(CPU, op_type, kernel_of, params_of),
-                 "cuda": _forward(CUDA, op_type, kernel_of, params_of)},
-        grad=Grad(reads=["X", "Out"], writes=["X"],
-                  kernel=_backward(CPU, op_type, kernel_of, params_of, "X"),
-                  cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, "X")),
-        unary=True, activation=True))
-
-
 activation("relu6", "min(max(X, 0), threshold)", "Out",
-           attrs=[_float_attr("threshold", 6.0, "the upper bound (Paddle 2.6.2: 6)")],
-           params_of=_params("threshold"))
+           params=[_float_attr("threshold", 6.0, "the upper bound (Paddle 2.6.2: 6)")])
 activation("leaky_relu", "X if X > 0 else alpha * X", "X",
-           attrs=[_float_attr("alpha", 0.02, "the slope below 0")],
-           params_of=_params("alpha"))
+           params=[_float_attr("alpha", 0.02, "the slope below 0")])
 activation("hard_swish", "X * min(max(X + offset, 0), threshold) / scale", "X",
-           attrs=[_float_attr("threshold", 6.0, "the upper bound of X + offset"),
+           params=[_float_attr("threshold", 6.0, "the upper bound of X + offset"),
                   _float_attr("scale", 6.0, "the divisor", nonzero=True),
-                  _float_attr("offset", 3.0, "added to X before clipping")],
-           params_of=_params("threshold", "scale", "offset"))
+                  _float_attr("offset", 3.0, "added to X before clipping")])
 activation("hard_sigmoid", "min(max(slope * X + offset, 0), 1)", "Out",
-           attrs=[_float_attr("slope", 0.2, "the slope"),
-                  _float_attr("offset", 0.5, "the value at 0")],
-           params_of=_params("slope", "offset"))
+           params=[_float_attr("slope", 0.2, "the slope"),
+                  _float_attr("offset", 0.5, "the value at 0")])
 activation("swish", "X * sigmoid(beta * X)", "X",
-           attrs=[_float_attr("beta", 1.0, "the sigmoid's scale (Paddle 2.6.2: 1)")],
-           params_of=_params("beta"))
-_activation_reading("silu", "X * sigmoid(X)", [], [])
-_activation_reading("elu", "X if X > 0 else alpha * (exp(X) - 1)",
-                    [_float_attr("alpha", 1.0, "the value approached as X -> -inf, negated")],
-                    ["alpha"])
+           params=[_float_attr("beta", 1.0, "the sigmoid's scale (Paddle 2.6.2: 1)")])
+# silu's and elu's gradient ops read X and Out in Paddle; the kernels compute dX from X alone
+activation("silu", "X * sigmoid(X)", "X", also_reads=("Out",))
+activation("elu", "X if X > 0 else alpha * (exp(X) - 1)", "X", also_reads=("Out",),
+           params=[_float_attr("alpha", 1.0, "the value approached as X -> -inf, negated")])
 activation("softplus", "log(1 + exp(beta * X)) / beta (X where beta * X > threshold)", "X",
-           attrs=[_float_attr("beta", 1.0, "the sharpness", nonzero=True),
-                  _float_attr("threshold", 20.0, "above it (beta * X), Out = X")],
-           params_of=_params("beta", "threshold"))
+           params=[_float_attr("beta", 1.0, "the sharpness", nonzero=True),
+                  _float_attr("threshold", 20.0, "above it (beta * X), Out = X")])
 
 
 # --- prelu ----------------------------------------------------------------------------------

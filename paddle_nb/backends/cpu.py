@@ -1,0 +1,359 @@
+"""The CPU's primitives (numpy arrays): see backends/__init__.py for what a place is.
+
+Each names an operation the op kernels written once for both places call (``binary``,
+``unary``, ``product``, ``im2col``, ``rows``, ``sum_axes``...), run with numba ufuncs, the
+row kernels of kernels/cpu and BLAS, into the array a kernel context's ``out`` gives where
+they can (a reused buffer on the compiled path). cuda.py names the same operations.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.limits import check_tensor_size
+from ..kernels import check
+from ..kernels.cpu import conv as KV
+from ..kernels.cpu import conv3d as KV3
+from ..kernels.cpu import direct_conv as KD
+from ..kernels.cpu import loss as KL
+from ..kernels.cpu import norm as KN
+from ..kernels.cpu import reduce as KR
+from ..kernels.pointwise import KERNELS
+from ..kernels.scale import scale_then_bias
+from .products import BLAS_TYPES, matmul_2d, matmul_nd, sum_to
+from .shared import binary_kernel, cols_shape
+
+
+class CPU:
+    name = "cpu"
+    sum_to = staticmethod(sum_to)
+
+    @staticmethod
+    def binary(op_type, x, y, out, out_dtype=None):
+        """The binary elementwise op ``op_type`` of x and y with numpy broadcasting, into
+        ``out`` (None: a new array)."""
+        return binary_kernel(op_type, x).cpu(x, y, out=out)
+
+    @staticmethod
+    def apply(kernel, *operands, out, out_dtype=None):
+        """A @pointwise kernel of the operands (numpy broadcasting), into ``out`` (None:
+        a new array of the ufunc's result type)."""
+        return kernel.cpu(*operands, out=out)
+
+    @staticmethod
+    def update(kernel, *args, out=None):
+        """An @update kernel (kernels/update.py) of arrays, cells and scalars: new arrays,
+        or ``out`` (the kernel context's buffers) written whole."""
+        return kernel.cpu(*args, out=out)
+
+    @staticmethod
+    def unary(name, x, scale, out):
+        """The activation ``name`` (a @pointwise kernel: relu, tanh, ...) of x, or x
+        times ``scale`` (the fused ops' functor "scale": scale's kernel, bias 0)."""
+        if name == "scale":
+            return scale_then_bias.cpu(x, x.dtype.type(scale), x.dtype.type(0), out=out)
+        return KERNELS[name].cpu(x, out=out)
+
+    @staticmethod
+    def derivative(name, value, dout, scale, out):
+        """d act / d its input, times dout; ``value`` is what the derivative is read from
+        (the activation's output, or its input for log and square)."""
+        if name == "scale":
+            return scale_then_bias.cpu(dout, dout.dtype.type(scale), dout.dtype.type(0),
+                                       out=out)
+        return KERNELS[name + "_grad"].cpu(value, dout, out=out)
+
+    @staticmethod
+    def product(a, b, ta=False, tb=False, out=None):
+        """op(a) @ op(b) of two matrices (op: transpose if asked, a view here) into
+        ``out(shape, dtype)``'s array."""
+        return matmul_2d(a.T if ta else a, b.T if tb else b, out)
+
+    @staticmethod
+    def matmul(x, y, tx: bool, ty: bool, alpha: float = 1.0):
+        """alpha * op(x) @ op(y) with numpy's matmul rules (batch dims broadcast)."""
+        out = matmul_nd(x, y, tx, ty)
+        return out if alpha == 1.0 else (out * alpha).astype(out.dtype)
+
+    # --- convolution's index maps (kernels/cpu/conv.py; 3-D: conv3d.py); geometry: (kh,
+    # kw, sh, sw, pt, pl, dh, dw, oh, ow), 3-D (kd, kh, kw, sd, ..., od, oh, ow) -----------
+    @staticmethod
+    def im2col(x, geometry, out=None):
+        """cols [C*kh*kw, N*oh*ow] of x [N, C, H, W] (3-D: [C*kd*kh*kw, N*od*oh*ow] of
+        [N, C, D, H, W]), into ``out(shape, dtype)``'s array."""
+        shape = cols_shape(x.shape, geometry)
+        check_tensor_size(shape, x.dtype, "im2col")
+        cols = out(shape, x.dtype) if out is not None else np.empty(shape, x.dtype)
+        fill = KV.im2col if len(geometry) == 10 else KV3.im2col3d
+        return fill(np.ascontiguousarray(x), cols, *geometry)
+
+    @staticmethod
+    def images_per_im2col(bytes_per_image: int) -> int:
+        """How many images one im2col takes at once: its cols stay in the cache."""
+        return max(1, KV.COLS_BATCH_BYTES // max(bytes_per_image, 1))
+
+    @staticmethod
+    def col2im(cols, shape, geometry, out=None):
+        """[N, C, H, W] (``shape``): at each position, the sum of the cols entries im2col
+        reads from it."""
+        dx = out(tuple(shape), cols.dtype) if out is not None else np.empty(shape, cols.dtype)
+        add_back = KV.col2im if len(geometry) == 10 else KV3.col2im3d
+        return add_back(np.ascontiguousarray(cols), dx, *geometry)
+
+    # --- direct convolution (kernels/cpu/direct_conv.py): stride 1 without im2col; None
+    # where it does not apply, and the op takes the im2col path ----------------------------
+    @staticmethod
+    def conv_direct(x, w, geometry, groups: int, buffer):
+        """Output [N, O, oh, ow] of x [N, C, H, W] with w, or None."""
+        if not KD.fits(geometry):
+            return None
+        return KD.conv2d(np.ascontiguousarray(x), w, geometry, groups, buffer)
+
+    @staticmethod
+    def conv_direct_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool,
+                          buffer):
+        """(dX, dFilter) (None where not wanted), or None."""
+        if not KD.fits(geometry):
+            return None
+        return KD.conv2d_grads(np.ascontiguousarray(x), w, np.ascontiguousarray(dy),
+                               geometry, groups, want_dx, want_dw, buffer)
+
+    # --- rows: a class axis moved last, as a (rows, classes) matrix (the losses) ---------
+    @staticmethod
+    def rows(a, axis: int):
+        rows = a.size // a.shape[axis] if a.shape[axis] else 0   # -1 cannot be inferred at 0
+        return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(rows, a.shape[axis])
+
+    @staticmethod
+    def unrows(m, like_shape, axis: int):
+        moved = list(like_shape)
+        moved.append(moved.pop(axis))
+        return np.moveaxis(m.reshape(moved), -1, axis)
+
+    @staticmethod
+    def per_row(a, dtype):
+        """A tensor with a size-1 class axis (labels, per-row losses) as one value per row:
+        moving a size-1 axis does not reorder elements, so a reshape is enough."""
+        return a.reshape(-1).astype(dtype, copy=False)
+
+    @staticmethod
+    def hard_labels(label, classes: int, ignore: int):
+        """The class indices, one per row, each checked to be a class (or ``ignore``)."""
+        flat = label.reshape(-1)
+        check.indices(flat, classes, slot="Label", what="class index", shape=label.shape,
+                      ignore=ignore, counted=f"{classes} classes")
+        return flat.astype(np.int64, copy=False)
+
+    row_softmax = staticmethod(KR.row_softmax)
+    hard_label_loss = staticmethod(KL.hard_label_loss)
+    softmax_xent_grad = staticmethod(KL.softmax_xent_grad)
+    xent_grad = staticmethod(KL.xent_grad)
+
+    @staticmethod
+    def soft_label_loss(prob, label_rows):
+        return -(label_rows * np.log(prob)).sum(axis=1).astype(prob.dtype)
+
+    @staticmethod
+    def soft_softmax_xent_grad(prob, label_rows, d):
+        return ((prob - label_rows) * d[:, None]).astype(prob.dtype)
+
+    @staticmethod
+    def soft_xent_grad(prob, label_rows, d):
+        return (-label_rows / prob * d[:, None]).astype(prob.dtype)
+
+    # --- reductions -----------------------------------------------------------------------
+    @staticmethod
+    def sum_axes(x, dims: list, keep_dim: bool):
+        """Sum over ``dims``: the numba row kernel for floats (the reduced axes moved last
+        and flattened, so one kernel serves every axis choice), numpy otherwise."""
+        kept = [i for i in range(x.ndim) if i not in dims]
+        out_shape = [1 if i in dims else d for i, d in enumerate(x.shape)] if keep_dim \
+            else [d for i, d in enumerate(x.shape) if i not in dims]
+        if x.dtype.type not in (np.float32, np.float64) or x.size == 0:
+            return np.asarray(x.sum(axis=tuple(dims), keepdims=keep_dim)).astype(x.dtype)
+        moved = np.ascontiguousarray(np.transpose(x, kept + dims))
+        outer = int(np.prod([x.shape[i] for i in kept])) if kept else 1
+        return KR.row_sum(moved.reshape(outer, -1)).reshape(out_shape)
+
+    # --- indexing by data (the indices are checked by the op first) ----------------------
+    @staticmethod
+    def take(x, index, axis: int):
+        return np.take(x, index, axis=axis)
+
+    @staticmethod
+    def scatter_add(shape, index, dout, axis: int):
+        dx = np.zeros(shape, dout.dtype)
+        np.add.at(dx, (slice(None),) * axis + (index,), dout)
+        return dx
+
+    @staticmethod
+    def linear_index(index, dims):
+        """The row-major position in ``dims`` of each row of the (m, k) ``index``."""
+        strides, step = [], 1
+        for d in reversed(dims):
+            strides.insert(0, step)
+            step *= int(d)
+        return (index.astype(np.int64) * np.asarray(strides, np.int64)).sum(axis=1)
+
+    @staticmethod
+    def scatter_rows(x, ids, updates, overwrite: bool):
+        """x with row ids[i] set to updates[i] (overwrite: the last one wins, numpy's
+        rule for repeated indices) or to the sum of every updates[i] aimed at it."""
+        out = x.copy()
+        if overwrite:
+            out[ids] = updates
+        else:
+            out[ids] = 0
+            np.add.at(out, ids, updates)
+        return out
+
+    @staticmethod
+    def zero_rows(x, ids):
+        out = x.copy()
+        out[ids] = 0
+        return out
+
+    @staticmethod
+    def take_along_rows(rows, index, ignore=None):
+        """out[r, c] = rows[r, index[r, c]]; 0 where index is ``ignore``."""
+        index = index.astype(np.int64)
+        skip = index == ignore if ignore is not None else np.zeros(index.shape, bool)
+        out = np.take_along_axis(rows, np.where(skip, 0, index), axis=1)
+        out[skip] = 0
+        return out
+
+    @staticmethod
+    def put_along_rows(n: int, index, values, ignore=None):
+        """Zeros of (R, n) with values[r, c] added at [r, index[r, c]] (``ignore``
+        positions skipped)."""
+        out = np.zeros((values.shape[0], n), values.dtype)
+        row = np.broadcast_to(np.arange(values.shape[0])[:, None], index.shape)
+        keep = index != ignore if ignore is not None else np.ones(index.shape, bool)
+        np.add.at(out, (row[keep], index[keep].astype(np.int64)), values[keep])
+        return out
+
+    @staticmethod
+    def top_k_rows(rows, k: int, largest: bool):
+        """The k largest (or smallest) of each row, in order, and their positions: NaN
+        counts as the largest value (Paddle's order), ties go to the first position."""
+        if not largest:
+            order = np.argsort(rows, axis=1, kind="stable")        # NaN sorts last
+        elif rows.dtype.kind == "f":
+            order = np.lexsort((-rows, ~np.isnan(rows)), axis=1)   # NaN first, then down
+        else:
+            order = np.argsort(~rows, axis=1, kind="stable")       # ~ reverses, exactly
+        order = np.ascontiguousarray(order[:, :k])
+        return np.take_along_axis(rows, order, axis=1), order.astype(np.int64)
+
+    @staticmethod
+    def one_hot(x, depth: int, dtype):
+        out = np.zeros(x.shape + (depth,), dtype)
+        np.put_along_axis(out, x[..., None].astype(np.int64), 1, axis=-1)
+        return out
+
+    @staticmethod
+    def arg_extreme(x, axis: int, largest: bool, dtype):
+        return np.asarray((np.argmax if largest else np.argmin)(x, axis=axis)).astype(dtype)
+
+    _FOLDS = {"max": np.max, "min": np.min, "prod": np.prod}
+
+    @classmethod
+    def fold_axes(cls, x, dims: list, keep_dim: bool, fold: str):
+        """max / min / prod over ``dims`` in x's dtype (numpy's; the axes are not empty)."""
+        return np.asarray(cls._FOLDS[fold](x, axis=tuple(dims), keepdims=keep_dim)
+                          ).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def scale(x, factor: float):
+        """x * factor in x's dtype (a 0-d x stays a 0-d array)."""
+        return np.asarray(x * factor, dtype=x.dtype)
+
+    @staticmethod
+    def broadcast_to(a, shape):
+        """``a`` broadcast to ``shape``, as a new contiguous array (writable, and 0-d for
+        a 0-d shape, which ``np.ascontiguousarray`` would make 1-d)."""
+        return np.broadcast_to(a, shape).astype(a.dtype, order="C")
+
+    @staticmethod
+    def copy(a):
+        return np.array(a, copy=True)
+
+    full = staticmethod(np.full)     # a new array (shape, value, dtype) on this place
+    # normalization over the groups of a (P, G, K, S) view (kernels/cpu/norm.py)
+    norm_moments = staticmethod(KN.moments)
+    normalize = staticmethod(KN.normalize)
+    normalize_grad = staticmethod(KN.normalize_grad)
+
+    @staticmethod
+    def softmax_grad_rows(out_rows, dout_rows):
+        """dX = Out * (dOut - sum(dOut * Out)) per row (kernels/cpu/reduce.py)."""
+        if out_rows.dtype == dout_rows.dtype and out_rows.dtype.type in BLAS_TYPES:
+            return KR.softmax_grad_rows(out_rows, dout_rows)
+        inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)     # (float16: numpy)
+        return (out_rows * (dout_rows - inner)).astype(out_rows.dtype)
+
+    @staticmethod
+    def row_log_softmax(rows):
+        """X - max - log(sum(exp(X - max))) per row (empty rows stay empty)."""
+        if rows.shape[1] == 0:
+            return rows.copy()
+        shifted = rows - rows.max(axis=1, keepdims=True)
+        return (shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+                ).astype(rows.dtype)
+
+    @staticmethod
+    def log_softmax_grad_rows(out_rows, dout_rows):
+        """dX = dOut - exp(Out) * sum(dOut) per row."""
+        return (dout_rows - np.exp(out_rows) * dout_rows.sum(axis=1, keepdims=True)
+                ).astype(out_rows.dtype)
+
+    # --- copies through per-axis index maps: slice, flip, pad (kernels/cuda/axis_maps.py)
+    @staticmethod
+    def gather_maps(x, maps, value=0):
+        """out[o0, o1, ...] = x[maps[0][o0], maps[1][o1], ...]; ``value`` where an entry
+        of a map is -1 (outside X: a pad)."""
+        shape = tuple(len(m) for m in maps)
+        if x.size == 0:                       # nothing to read: every position is outside
+            return np.full(shape, value, x.dtype)
+        if not maps:
+            return np.array(x, copy=True)
+        out = x[np.ix_(*[np.maximum(m, 0) for m in maps])]
+        outside = [m < 0 for m in maps]
+        if any(o.any() for o in outside):
+            mask = np.zeros(shape, bool)
+            for d, o in enumerate(outside):
+                mask |= o.reshape([-1 if i == d else 1 for i in range(len(maps))])
+            out[mask] = value
+        return out
+
+    @staticmethod
+    def scatter_maps(shape, maps, dout):
+        """Zeros of ``shape`` with each dOut element added where its maps point (a
+        position read twice, as a reflect pad reads it, gets both)."""
+        dx = np.zeros(shape, dout.dtype)
+        if dout.size == 0 or dx.size == 0:
+            return dx
+        if not maps:
+            return np.array(dout, copy=True).reshape(shape)
+        keep = [np.flatnonzero(m >= 0) for m in maps]
+        np.add.at(dx, np.ix_(*[m[k] for m, k in zip(maps, keep)]), dout[np.ix_(*keep)])
+        return dx
+
+    @staticmethod
+    def cumsum(x, axis: int, exclusive: bool, reverse: bool):
+        """Running sums along ``axis`` in x's dtype, in order (as the device's kernel)."""
+        if x.ndim == 0:
+            return np.zeros_like(x) if exclusive else np.array(x, copy=True)
+        a = np.flip(x, axis) if reverse else x
+        out = np.cumsum(a, axis=axis, dtype=x.dtype)
+        if exclusive:                         # shifted by one: each leaves itself out
+            shifted = np.zeros_like(out)
+            lead = (slice(None),) * axis
+            shifted[lead + (slice(1, None),)] = out[lead + (slice(None, -1),)]
+            out = shifted
+        return np.ascontiguousarray(np.flip(out, axis) if reverse else out)
+
+    @staticmethod
+    def arange(size: int, start, step, dtype):
+        """``size`` values start + i * step of ``dtype`` (start, step: int or float64)."""
+        wide = np.int64 if np.dtype(dtype).kind in "iu" else np.float64
+        return (start + np.arange(size, dtype=wide) * step).astype(dtype)

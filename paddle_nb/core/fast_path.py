@@ -70,13 +70,19 @@ def entry_signature(entry_ix, env) -> tuple:
     (all ops have shape inference, none made a data-sized output), equal entry signatures
     mean equal shapes everywhere in the block, so the allocation guard that passed for one
     passes for the other without being run op by op."""
-    return tuple(_value_key(env[i]) for i in entry_ix)
+    return tuple(_keys(env, entry_ix))
 
 
-def _value_key(var) -> tuple:
-    value = var._value if var is not None else None
-    return ((value.shape, value.dtype) if value.__class__ is np.ndarray
-            else (value.__class__, getattr(value, "shape", None)))
+def _keys(env, indices) -> list:
+    """(shape, dtype) of each numpy value at ``indices`` of the environment, (class, shape)
+    of any other (-1: an empty slot). One loop, not a call per value: it runs per op."""
+    keys = []
+    for i in indices:
+        var = env[i] if i >= 0 else None
+        value = var._value if var is not None else None
+        keys.append((value.shape, value.dtype) if value.__class__ is np.ndarray
+                    else (value.__class__, getattr(value, "shape", None)))
+    return keys
 
 
 def signature(pop, env) -> tuple:
@@ -84,7 +90,7 @@ def signature(pop, env) -> tuple:
     numpy arrays, dtypes) of the values it reads, with the class of any other value (a
     device array, a SelectedRows of the same shape, a list). About 0.4 us for a one-input
     op: the guard's cost per op per run, when the block's entry shapes are new."""
-    sig = [_value_key(env[i] if i >= 0 else None) for i in pop.sig_ix]
+    sig = _keys(env, pop.sig_ix)
     if pop.tensor_attrs is not None:    # shapes that depend on a tensor's value: it too
         sig.append(pop.tensor_attrs.key(
             lambda slot: [env[i].get() for i in pop.in_ix[slot]]))

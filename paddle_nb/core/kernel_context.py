@@ -82,7 +82,8 @@ class BlockRun:
     """What every op of one block run shares: the scope, the executor, the stack of frames,
     the environment (one Variable or None per bound name), the hooks, the place's memory and
     whether output buffers are reused."""
-    __slots__ = ("scope", "executor", "place", "frames", "env", "hooks", "memory", "reuse")
+    __slots__ = ("scope", "executor", "place", "frames", "env", "hooks", "memory", "on_host",
+                 "reuse")
 
     def __init__(self, scope, executor, frames, names, hooks):
         self.scope = scope
@@ -91,7 +92,8 @@ class BlockRun:
         self.frames = frames
         self.hooks = hooks
         self.memory = DEVICE if self.place.kind == "cuda" else HOST
-        self.reuse = hooks is None and self.memory is HOST
+        self.on_host = self.memory is HOST        # read on every input: one attribute
+        self.reuse = hooks is None and self.on_host
         find = scope.find_var
         self.env = [find(n) for n in names]
 
@@ -134,7 +136,7 @@ class KernelContext:
         if var is None or var._kind is None:
             return self._no_value(slot, 0)
         value = var._value
-        if value.__class__ is np.ndarray and run.memory.on_host:
+        if value.__class__ is np.ndarray and run.on_host:
             return value                      # the common case, without another call
         return self._read(var)
 
@@ -200,9 +202,13 @@ class KernelContext:
         ix = self.op.out_ix.get(slot)
         if not ix or ix[i] < 0:                   # an output nobody asked for
             return
+        j = ix[i]
         if getattr(value, "nbytes", 0) > limits.MAX_TENSOR_BYTES:
             too_large(slot, self.op.outputs[slot][i], value)
-        var = self.output_var(slot, i)
+        env = self.run.env
+        var = env[j]
+        if var is None:                           # declared nowhere: made in this scope
+            var = env[j] = self.run.scope.var(self.op.outputs[slot][i])
         if value.__class__ is np.ndarray:
             var._value, var._kind = value, "tensor"
         else:

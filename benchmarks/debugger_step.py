@@ -1,6 +1,6 @@
 """Debugger step latency: the time from a Step click (a message reaching the view) to the
 views' models being updated, against the 100 ms target for a small program (20 ms for the
-MLP: the compiled run path must leave stepping as fast as it was)."""
+MLP: the fast path must leave stepping as fast as it was)."""
 from __future__ import annotations
 
 import numpy as np

@@ -15,7 +15,7 @@ from .timing import compare
 
 N_OPS = 1000
 TARGET_S = 3e-6           # the executor's own cost per op (the robustness issue's target)
-TARGET_PER_OP_S = 2e-6    # per op in all, kernel included (the compiled run path's target)
+TARGET_PER_OP_S = 2e-6    # per op in all, kernel included (the fast path's target)
 
 
 def build(n_ops: int = N_OPS):

@@ -1,6 +1,6 @@
-"""One SGD training step through a row-wise IfElse (seed 000): each row of a batch of 64
-goes through one of two fc layers (64 -> 10), chosen by the sign of the row's sum;
-the merged logits feed softmax_with_cross_entropy -> mean.
+"""One SGD training step through a row-wise IfElse (the Block and Scope design's): each
+row of a batch of 64 goes through one of two fc layers (64 -> 10), chosen by the sign of
+the row's sum; the merged logits feed softmax_with_cross_entropy -> mean.
 
 paddle_nb splits the batch by the mask (``split_lod_tensor``), runs each branch as a
 ``conditional_block`` in a kid scope, merges the rows back (``merge_lod_tensor``), and the
@@ -16,7 +16,7 @@ from .common import rng, row, torch_sgd, training_step_times
 BATCH, IN, CLASSES = 64, 64, 10
 LR = 0.1
 PARAMS = ("wt", "bt", "wf", "bf")
-TARGET = 2.0      # paddle_nb / numpy (the compiled run path issue)
+TARGET = 2.0      # paddle_nb / numpy (the fast path issue)
 
 
 def build(in_dim=IN, classes=CLASSES, lr=LR, seed=1):

@@ -1,10 +1,10 @@
-"""The compiled run path against the interpreter, in one process:
+"""The fast path against a stepped run, in one process:
 ``python -m benchmarks.paths [--quick]``.
 
-``Executor.run`` takes the compiled path (core/fast_path.py: names bound once per block
-run, reused output buffers, the fast path's passes); ``Executor.steps``, drained, is the
-interpreter the debugger steps through. Both run the same program in the same scope,
-timed in turns with the main table's harness, so the ratio says what the compiled path
+``Executor.run`` takes the fast path (the block loop with no hooks: reused output buffers,
+the fast path's passes); ``Executor.steps``, drained, is the same loop yielding a Step per
+op, as the debugger steps through it. Both run the same program in the same scope,
+timed in turns with the main table's harness, so the ratio says what the fast path
 gains whatever the machine's speed at the moment."""
 from __future__ import annotations
 

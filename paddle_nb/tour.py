@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 
 import paddle_nb as pd
-from paddle_nb.examples import digits, seed_000
+from paddle_nb.examples import digits, block_and_scope
 
 
 def _title(text: str) -> None:
@@ -120,7 +120,7 @@ def ifelse_and_rnn() -> None:
            "and the stack forest")
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():
-        built = seed_000.build(seed_000.IFELSE)
+        built = block_and_scope.build(block_and_scope.IFELSE)
         o1, o2 = built["o1"], built["o2"]
     print(main.to_code(show_vars=False))
     scope = pd.Scope()
@@ -131,7 +131,7 @@ def ifelse_and_rnn() -> None:
 
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup), pd.unique_name.guard():
-        built = seed_000.build(seed_000.RNN)
+        built = block_and_scope.build(block_and_scope.RNN)
         o1, o2, W, U = (built[name] for name in ("o1", "o2", "W", "U"))
         loss = pd.mean(pd.add(o1, o2))
         pd.optimizer.SGD(0.01).minimize(loss)

@@ -191,7 +191,7 @@ def test_cuda_place_that_does_not_exist_is_a_clear_error():
         pd.Executor(pd.CUDAPlace(7))
 
 
-def test_context_of_seed_004():
+def test_context_of_the_framework_design():
     ctx = pd.Context(pd.Scope(), [pd.CPUPlace()], training=True)
     kid = ctx.create_scope("step")
     assert kid.parent is ctx.scope and ctx.place == pd.CPUPlace() and ctx.training

@@ -1,4 +1,4 @@
-"""The compiled run path (core/fast_path.py) computes exactly what the interpreter does.
+"""The fast path (core/fast_path.py) computes exactly what the interpreter does.
 
 ``Executor.run`` binds a block's names once per block run and reuses output buffers;
 ``Executor.steps`` (the debugger's path) looks every name up as it goes. Every op-table
@@ -19,7 +19,7 @@ from test_ops_table import CASES, PLACES, as_list, expected_outputs, run_case
 
 
 def _run_twice(exe, prog, feed, fetch_names):
-    """The compiled path, twice: the second run meets the first run's buffers."""
+    """The fast path, twice: the second run meets the first run's buffers."""
     first = exe.run(prog, feed=feed, fetch_list=fetch_names, scope=pd.Scope())
     second = exe.run(prog, feed=feed, fetch_list=fetch_names, scope=pd.Scope())
     return [first, second]
@@ -38,7 +38,7 @@ def _same_bits(a, b, where):
 
 
 # feed and fetch rows run through a variable in the scope, not a program fed and fetched
-# (test_ops_table.run_feed_case): the compiled path is what their own run already takes
+# (test_ops_table.run_feed_case): the fast path is what their own run already takes
 FED_ROWS = [c for c in CASES if c.op not in ("feed", "fetch")]
 
 
@@ -133,7 +133,7 @@ def test_models_train_the_same_bits_both_ways(name):
     fast, slow = pd.Scope(), pd.Scope()
     exe.run(startup, scope=fast)
     exe.run(startup, scope=slow)
-    # the compiled path runs a rewritten copy of most of them (fused elementwise ops,
+    # the fast path runs a rewritten copy of most of them (fused elementwise ops,
     # fc, the RNN's hoisted projection); only the hoisting may change float rounding (one
     # product over all steps), fusion runs the same kernels and gives the same bits
     fused = pd.passes.for_fast_path(main, frozenset(feed) | {loss.name})
@@ -263,7 +263,7 @@ def test_bind_slots_numbers_names_and_finds_block_entries():
 
 
 def test_an_error_in_a_rewritten_program_names_the_op_the_user_wrote():
-    """The compiled path runs the RNN with its projection hoisted (the step block has one
+    """The fast path runs the RNN with its projection hoisted (the step block has one
     op less); a run that fails there is undone and the program as written runs again, so
     the error names block 1's op as the user's program numbers it."""
     main, startup = pd.Program(), pd.Program()

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.examples import seed_000
+from paddle_nb.examples import block_and_scope
 
 from gradcheck import check_gradients
 
 
-def test_seed_000_ifelse_example_runs_as_written():
-    built = seed_000.build(seed_000.IFELSE)
+def test_block_and_scope_doc_ifelse_example_runs_as_written():
+    built = block_and_scope.build(block_and_scope.IFELSE)
     o1, o2 = built["o1"], built["o2"]
 
     exe = pd.Executor()
@@ -106,7 +106,7 @@ def test_fluid_spelling_with_explicit_inputs():
     np.testing.assert_allclose(got, [[101, 102], [-3, -4], [105, 106]])
 
 
-def test_seed_003_ifelseop_with_add_input_and_add_output():
+def test_the_block_design_ifelseop_with_add_input_and_add_output():
     x = pd.data("x", [None, 2])
     cond = pd.data("c", [None, 1], "bool")
     op = pd.ifelseop(cond)

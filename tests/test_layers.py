@@ -11,7 +11,7 @@ def _run(*fetch):
     return exe.run(fetch_list=list(fetch))
 
 
-def test_seed_000_first_part_of_the_ifelse_example():
+def test_block_and_scope_doc_first_part_of_the_ifelse_example():
     x = pd.minibatch([10, 20, 30])          # shape=[None, 1]
     y = pd.var(1)                           # shape=[1], value=1
     cond = pd.larger_than(x, 15)            # [false, true, true]
@@ -24,7 +24,7 @@ def test_seed_000_first_part_of_the_ifelse_example():
     np.testing.assert_allclose(got_s.ravel(), e / e.sum(), rtol=1e-5)
 
 
-def test_seed_000_fc_with_an_existing_weight():
+def test_block_and_scope_doc_fc_with_an_existing_weight():
     x = pd.sequence([10, 20, 30])
     W = pd.var(0.314, param=True)
     U = pd.var(0.375, param=True)
@@ -38,7 +38,7 @@ def test_seed_000_fc_with_an_existing_weight():
     assert x.lod_level == 1
 
 
-def test_seed_000_named_params_are_shared():
+def test_block_and_scope_doc_named_params_are_shared():
     a = pd.data("a", [None, 20])
     b = pd.fc(a, params=["fc.w", "fc.b"])
     c = pd.fc(b, params=["fc.w", "fc.b"])    # same names: the same parameters

@@ -9,11 +9,11 @@ from IPython.core.error import UsageError      # IPython comes with the [dev] ex
 from IPython.core.interactiveshell import InteractiveShell
 
 import paddle_nb as pd
-from paddle_nb.examples import seed_000
+from paddle_nb.examples import block_and_scope
 from paddle_nb.notebook import magic
 
-IFELSE_CELL = "%%paddle --run --show none\n" + seed_000.IFELSE
-RNN_CELL = "%%paddle --run --show none\n" + seed_000.RNN
+IFELSE_CELL = "%%paddle --run --show none\n" + block_and_scope.IFELSE
+RNN_CELL = "%%paddle --run --show none\n" + block_and_scope.RNN
 
 CELL_A = """%%paddle --show none
 x = pd.minibatch([1.0, 2.0, 3.0])
@@ -94,7 +94,7 @@ def test_a_bad_flag_is_a_usage_error_without_traceback(ip, capsys):
 
 
 # --- the Block and Scope design's examples as cells ------------------------------------------
-def test_seed_000_ifelse_example_as_a_cell(ip):
+def test_block_and_scope_doc_ifelse_example_as_a_cell(ip):
     got = ok(ip, IFELSE_CELL)
     assert isinstance(got, dict) and {"o1", "o2", "x", "cond"} <= set(got)
     assert "d" not in got                  # a branch's variable: not in the global block
@@ -104,7 +104,7 @@ def test_seed_000_ifelse_example_as_a_cell(ip):
     np.testing.assert_array_equal(got["cond"], [[False], [True], [True]])
 
 
-def test_seed_000_rnn_example_as_a_cell(ip):
+def test_block_and_scope_doc_rnn_example_as_a_cell(ip):
     got = ok(ip, RNN_CELL)
     want_a, want_b, hv = [], [], 0.0
     for xv in (10, 20, 30):

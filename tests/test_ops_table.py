@@ -1947,7 +1947,7 @@ def run_case(case, expected, place=PLACES["cpu"], run=None):
     """Build and run ``case``'s program on ``place``. Returns ``(actual, declared)``:
     ``{slot: [arrays]}`` and ``{slot: [(shape, dtype name)]}`` (None for non-tensors).
     ``run(exe, prog, feed, fetch_names)`` replaces the one-step-at-a-time run (the
-    compiled path's test runs it both ways)."""
+    fast path's test runs it both ways)."""
     if case.op == "feed":
         return run_feed_case(case, expected, place)
     if case.op == "fetch":

@@ -134,7 +134,7 @@ def test_clone_is_independent_and_equal():
     assert test_prog.to_bytes() == main.to_bytes()   # no op here has is_test
 
 
-def test_variable_api_of_seed_004():
+def test_variable_api_of_the_framework_design():
     n = pd.variable.int("n", 10)
     w = pd.variable.tensor("w", np.ones((2, 2), np.float32), estimated=True)
     t = pd.variable.tensor("t", shape=[3], dtype="float32")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from paddle_nb.examples import seed_000
+from paddle_nb.examples import block_and_scope
 
 from gradcheck import check_gradients
 
@@ -13,8 +13,8 @@ def _sigmoid(v):
     return 1 / (1 + np.exp(-v))
 
 
-def test_seed_000_rnn_example_runs_as_written():
-    built = seed_000.build(seed_000.RNN)
+def test_block_and_scope_doc_rnn_example_runs_as_written():
+    built = block_and_scope.build(block_and_scope.RNN)
     o1, o2 = built["o1"], built["o2"]
 
     exe = pd.Executor()
@@ -92,7 +92,7 @@ def test_bptt_gradients_match_central_differences():
     assert "recurrent_grad" in types
 
 
-def test_seed_000_stepnet_reuses_a_parent_parameter():
+def test_block_and_scope_doc_stepnet_reuses_a_parent_parameter():
     a = pd.Variable(shape=[20, 20])
     b = pd.fc(a, params=["fc.w", "fc.b"])
 
@@ -115,7 +115,7 @@ def test_seed_000_stepnet_reuses_a_parent_parameter():
     np.testing.assert_allclose(got_out[:, 0, :], av @ w, rtol=1e-5, atol=1e-5)
 
 
-def test_seed_003_rnn_op_with_add_input_and_add_output():
+def test_block_design_rnn_op_with_add_input_and_add_output():
     xv = pd.data("x", [4, 2, 3])
     yv = pd.data("y", [4, 2, 3])
     rnn = pd.rnn_op()

@@ -51,7 +51,7 @@ def test_while_with_tensor_arrays_sums_a_sequence():
     assert got_len.tolist() == [4] and got_i.tolist() == [4]
 
 
-def test_seed_003_while_op_runs_its_stepnet():
+def test_the_block_design_while_op_runs_its_stepnet():
     a = pd.data("a", [None, 3])
     op = pd.while_op()
     with op.stepnet():

@@ -3,7 +3,7 @@
 Each names an operation the op kernels written once for both places call (``binary``,
 ``unary``, ``product``, ``im2col``, ``rows``, ``sum_axes``...), run with numba ufuncs, the
 row kernels of kernels/cpu and BLAS, into the array a kernel context's ``out`` gives where
-they can (a reused buffer on the compiled path). cuda.py names the same operations.
+they can (a reused buffer on the fast path). cuda.py names the same operations.
 """
 from __future__ import annotations
 

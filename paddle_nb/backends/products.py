@@ -29,7 +29,7 @@ def _blas_layout(a: np.ndarray) -> np.ndarray:
 
 def matmul_2d(a: np.ndarray, b: np.ndarray, out=None) -> np.ndarray:
     """a @ b; ``out(shape, dtype)``, when given, makes the array the product is written
-    into (a kernel context's ``out``: a reused buffer on the compiled path)."""
+    into (a kernel context's ``out``: a reused buffer on the fast path)."""
     if a.shape[0] * b.shape[-1] > a.size + b.size:      # an outer product grows: check it
         check_tensor_size((a.shape[0], b.shape[-1]), np.result_type(a, b), "matmul")
     if a.dtype == b.dtype and a.dtype.type in BLAS_TYPES:

@@ -94,7 +94,7 @@ def layer_and_op(name: str) -> str:
     for pass_name in passes.PASSES:
         program = passes.apply(program, [pass_name])
         if any(op.type == name for b in program.blocks for op in b.ops):
-            where = "pd.passes.apply" + (", and Executor.run's compiled path" if pass_name in
+            where = "pd.passes.apply" + (", and Executor.run's fast path" if pass_name in
                                          passes.FAST_PATH else "")
             return (f"pd.layer.{name} builds {listed} (what a program holds as built), not "
                     f"this op; the {name} op is what the {pass_name} pass makes of them "

@@ -179,7 +179,7 @@ def show(program=None) -> ProgramView:
 
 def show_passes(program=None, passes=None, keep=()) -> ipywidgets.HBox:
     """``program`` as written beside what ``pd.passes.apply`` makes of it (``passes``
-    None: the passes Executor.run's compiled path applies, ``pd.passes.FAST_PATH``), each
+    None: the passes Executor.run's fast path applies, ``pd.passes.FAST_PATH``), each
     in a ProgramView under a title that counts its ops."""
     program = program if program is not None else default_main_program()
     rewritten = apply_passes(program, passes=FAST_PATH if passes is None else passes, keep=keep)

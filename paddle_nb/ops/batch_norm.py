@@ -107,7 +107,7 @@ def to_place(ctx, array):
 def normalize(place, ctx, x4, mean, inv, scale2, bias2, shape):
     """Y of ``shape`` (X's; x4 is its view) from float64 host vectors: mean, inv [G],
     scale2, bias2 [G, K]. On the CPU into the context's array (the kernel writes its
-    view), which the compiled path may hand out again on the next run."""
+    view), which the fast path may hand out again on the next run."""
     vectors = [to_place(ctx, v) for v in (mean, inv, scale2, bias2)]
     if place.name != "cpu":
         return place.normalize(x4, *vectors).reshape(shape)

@@ -19,10 +19,10 @@ The math is written once, over the places' primitives (backends/):
 cols is the one large intermediate (kh*kw times the input), so the images go through a
 batch at a time (``batches``: on the CPU at most about 32 MB of cols each, the size of
 the cache here; the device takes them all). It comes from the kernel
-context's ``ctx.out`` under its own key: on the compiled run path that is one of two
+context's ``ctx.out`` under its own key: on the fast path that is one of two
 buffers the op keeps from earlier runs, handed back only when nobody holds it any more
-(core/fast_path.py), so a training loop reuses it; the interpreter, which a debugger may
-stop anywhere, gets a new array each run, and so do two threads running one op at once.
+(core/kernel_context.py), so a training loop reuses it; a stepped run, which a debugger
+may stop anywhere, gets a new array each run, and so do two threads running one op at once.
 A module-level cache would do none of that and would live as long as the process.
 
 A place may have a faster way for some geometries: the CPU convolves with stride 1 (and

@@ -120,7 +120,7 @@ def _host_vector(ctx, slot: str, n: int, absent: float) -> np.ndarray:
 def _layer_norm_cpu(ctx):
     x = np.ascontiguousarray(ctx.input("X"))
     shape, axis, rows, cols = _matrix(ctx, x)
-    # into the context's arrays, which the compiled path may hand out again next run
+    # into the context's arrays, which the fast path may hand out again next run
     y = ctx.out("Y", shape, x.dtype)
     mean, var = (ctx.out(slot, shape[:axis], x.dtype) for slot in ("Mean", "Variance"))
     CPU_LN.layer_norm(x.reshape(rows, cols), _host_vector(ctx, "Scale", cols, 1.0),

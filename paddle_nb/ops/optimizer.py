@@ -72,7 +72,7 @@ def read_state(ctx, arrays, cells, grad=None):
 
 
 def buffers(ctx, place, slots, like):
-    """The arrays the CPU writes ``slots`` into: the kernel context's (on the compiled run
+    """The arrays the CPU writes ``slots`` into: the kernel context's (on the fast
     path, the buffers a parameter takes turns between, so training allocates none)."""
     if place.name != "cpu":
         return None

@@ -18,7 +18,7 @@ PASSES = {"fc_fuse": fc_fuse.run, "recurrent_hoist": recurrent_hoist.run,
           "elewise_add_act_fuse": elewise_add_act_fuse.run,
           "recurrent_grad_trim": recurrent_grad_trim.run}
 
-# What Executor.run's compiled path applies (Executor.steps and the debugger never do).
+# What Executor.run's fast path applies (Executor.steps and the debugger never do).
 FAST_PATH = ("recurrent_hoist", "fc_fuse", "elewise_add_act_fuse", "recurrent_grad_trim")
 # every pass starts from one of these: a program without them is run as it is, uncopied
 STARTS = frozenset({"mul", "elementwise_add", "recurrent_grad"})

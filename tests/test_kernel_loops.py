@@ -1,10 +1,13 @@
 """The loops kernels are generated or launched with: kernels/cpu/twins.py (a serial and a
-``prange`` loop around one item's body) and kernels/cuda/device.launch (every CUDA launch)."""
+``prange`` loop around one item's body), kernels/place_loops.py (a CPU loop and a CUDA
+kernel around one item's body) and kernels/cuda/device.launch (every CUDA launch)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba.core.caching import NullCache
 
+from paddle_nb.kernels import ctc, place_loops
 from paddle_nb.kernels.cpu import direct_conv, reduce, twins
 from paddle_nb.kernels.cuda import device
 
@@ -38,6 +41,31 @@ def test_twins_refuse_a_body_they_cannot_inline_or_feed():
     with pytest.raises(ValueError, match="no parameter 'buffer'"):
         twins.twins(reduce._sum_row, "_x", items="a.shape[0]",
                     allocate={"buffer": "np.empty(1)"})
+
+
+def test_place_loops_generate_a_cpu_loop_and_a_cuda_kernel_around_one_body():
+    assert ctc.ctc_batch.py_func.source == (
+        "def ctc_batch(logits, labels, steps, lengths, blank, logp, alpha, beta, grad, loss):\n"
+        "    for b in range(logits.shape[1]):\n"
+        "        BODY(logits, labels, steps, lengths, blank, logp, alpha, beta, grad, loss, b)")
+    assert ("for b in range(cuda.grid(1), logits.shape[1], cuda.gridsize(1)):"
+            in ctc.ctc_kernel.py_func.source)
+    assert ctc.ctc_kernel.py_func.__qualname__ == "ctc_kernel"    # the compile test's key
+    assert ctc.ctc_batch.targetoptions["error_model"] == "numpy"
+    assert not isinstance(ctc.ctc_batch._cache, NullCache)
+    grad, dloss = np.arange(6, dtype=np.float64), np.array([2.0, 3.0])
+    out = np.empty(6)
+    ctc.scale_by_sequence(grad, dloss, np.array([1, 2]), True, 2, 3, out)
+    np.testing.assert_array_equal(out, grad * np.repeat(dloss / [1, 2], 3))
+    out = device.empty((6,), np.float64)
+    device.launch(ctc.scale_by_sequence_kernel, 6, device.to_device(grad),
+                  device.to_device(dloss), device.to_device(np.array([1, 2])), True, 2, 3, out)
+    np.testing.assert_array_equal(device.to_host(out), grad * np.repeat(dloss / [1, 2], 3))
+
+
+def test_place_loops_refuse_a_compiled_body():
+    with pytest.raises(ValueError, match="must be a register_jitable function"):
+        place_loops.place_loops(reduce._sum_row, "a.shape[0]", "_x", "_y")
 
 
 class _Kernel:

@@ -13,8 +13,19 @@ it is given (stack, split, transpose, ``unbroadcast``), is in ops/arrays.py.
 A layer between the kernels (plain functions of arrays, importing only numba and numpy)
 and the op families (ops/): it imports kernels and core (the size limits), never ops.
 (``paddle_nb.ops.places``, this package's old home, re-exports it for notebooks.)
+
+The triangular factorizations and solves (ops/triangular_factor.py, ops/linear_solve.py)
+are written once too, over the places' batches of matrices (``to_matrices``,
+``cholesky``, ``lu_solve``...: LAPACK on the CPU, one thread per matrix on CUDA); their
+kernels are registered for both places and take the place's primitives with ``place_of``.
 """
 from .cpu import CPU
 from .cuda import CUDA
+from .shared import batch_of
 
-__all__ = ["CPU", "CUDA"]
+__all__ = ["CPU", "CUDA", "batch_of", "place_of"]
+
+
+def place_of(ctx):
+    """The primitives of the place a kernel context runs on."""
+    return CUDA if ctx.place.kind == "cuda" else CPU

@@ -1,16 +1,19 @@
 """The CPU's primitives (numpy arrays): see backends/__init__.py for what a place is.
 
 Each names an operation the op kernels written once for both places call (``binary``,
-``unary``, ``product``, ``im2col``, ``rows``, ``sum_axes``...), run with numba ufuncs, the
-row kernels of kernels/cpu and BLAS, into the array a kernel context's ``out`` gives where
+``unary``, ``product``, ``im2col``, ``rows``, ``sum_axes``, ``cholesky``...), run with numba
+ufuncs, the row kernels of kernels/cpu, BLAS and, for batches of matrices, LAPACK (what
+Paddle 2.6.2's CPU kernels call), into the array a kernel context's ``out`` gives where
 they can (a reused buffer on the fast path). cuda.py names the same operations.
 """
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 from ..core.limits import check_tensor_size
 from ..kernels import check
+from ..kernels import triangular_linalg as TL
 from ..kernels.cpu import conv as KV
 from ..kernels.cpu import conv3d as KV3
 from ..kernels.cpu import direct_conv as KD
@@ -357,3 +360,166 @@ class CPU:
         """``size`` values start + i * step of ``dtype`` (start, step: int or float64)."""
         wide = np.int64 if np.dtype(dtype).kind in "iu" else np.float64
         return (start + np.arange(size, dtype=wide) * step).astype(dtype)
+
+    # --- batches of matrices: the triangular factorizations and solves (ops/
+    # triangular_factor.py, ops/linear_solve.py), their gradients written once over these.
+    # ``to_matrices`` makes a working batch [B, rows, cols], here in float64 (what LAPACK
+    # computes in; CUDA's keep the tensor's dtype), the methods below take and give such
+    # batches, and ``from_matrices`` makes a tensor of them again. A routine that can fail
+    # gives per-matrix flags on the host (1 = fine), so the op can name the first bad one.
+    @staticmethod
+    def to_matrices(x, batch_shape=None):
+        """x as float64 [B, rows, cols], broadcast to batch_shape first if given."""
+        a = np.asarray(x)
+        if batch_shape is not None:
+            a = np.broadcast_to(a, tuple(batch_shape) + a.shape[-2:])
+        return np.array(a.reshape((-1,) + a.shape[-2:]), dtype=np.float64, order="C")
+
+    @staticmethod
+    def from_matrices(a, shape, dtype):
+        return np.asarray(a, dtype=dtype, order="C").reshape(shape)
+
+    @staticmethod
+    def cholesky(a, upper: bool):
+        """(the factor of each matrix, ok flags): numpy's potrf, as Paddle's CPU kernel."""
+        out, ok = np.zeros_like(a), np.ones(a.shape[0], np.int32)
+        for b in range(a.shape[0]):
+            # numpy's potrf reads the lower triangle: the upper one read as a transpose
+            m = a[b].T if upper else a[b]
+            try:
+                low = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                ok[b] = 0
+                continue
+            out[b] = low.T if upper else low
+        return out, ok
+
+    @staticmethod
+    def lu(a, pivoting: bool):
+        """(packed LU, 1-based pivots, LAPACK's infos): getrf, or without pivoting the
+        substitution loop (LAPACK has no routine for it)."""
+        batch, m, n = a.shape
+        piv = np.empty((batch, min(m, n)), np.int32)
+        info = np.zeros(batch, np.int32)
+        if not pivoting:
+            work = a.copy()
+            TL.cpu_lu_unpivoted(work, piv, info)
+            return work, piv, info
+        work = np.empty_like(a)
+        for b in range(batch):
+            if a[b].size == 0:
+                work[b] = a[b]
+                continue
+            work[b], p, info[b] = lapack.dgetrf(a[b])
+            piv[b] = p + 1                     # scipy gives LAPACK's pivots 0-based
+        return work, piv, info
+
+    @staticmethod
+    def lu_solve(a, rhs):
+        """(A^-1 rhs, ok flags); a singular matrix fails alone, not its whole batch."""
+        ok = np.ones(a.shape[0], np.int32)
+        try:
+            return np.linalg.solve(a, rhs), ok
+        except np.linalg.LinAlgError:
+            out = np.zeros(rhs.shape)
+            for b in range(a.shape[0]):
+                try:
+                    out[b] = np.linalg.solve(a[b], rhs[b])
+                except np.linalg.LinAlgError:
+                    ok[b] = 0
+            return out, ok
+
+    @staticmethod
+    def determinant(a):
+        return np.linalg.det(a) if a.shape[-1] else np.ones(a.shape[0])
+
+    @staticmethod
+    def cofactors(a):
+        n = a.shape[-1]
+        out = np.empty_like(a)
+        TL.cpu_cofactors(a, np.empty((a.shape[0], n - 1, n - 1)),
+                         np.empty((a.shape[0], n - 1), np.int32), out)
+        return out
+
+    @staticmethod
+    def triangular_solve(t, rhs, upper: bool, trans: bool, unit: bool):
+        # forward/back substitution (kernels/triangular_linalg.py says why not BLAS trsm)
+        out = rhs.copy()
+        TL.cpu_triangular_solve(t, out, upper, trans, unit)
+        return out
+
+    @staticmethod
+    def batch_product(a, b, ta: bool = False, tb: bool = False):
+        """op(a) op(b) for each matrix of the batch."""
+        return np.matmul(np.swapaxes(a, -1, -2) if ta else a,
+                         np.swapaxes(b, -1, -2) if tb else b)
+
+    @staticmethod
+    def unpack_lu(lu_data, piv, unpack_ludata: bool, unpack_pivots: bool):
+        """(Pmat, L, U, ok flags) of lu's packed factors and 1-based pivots."""
+        batch, m, n = lu_data.shape
+        k = min(m, n)
+        lower = np.tril(lu_data[:, :, :k], -1) + np.eye(m, k)
+        upper = np.triu(lu_data[:, :k, :])
+        pmat = np.zeros((batch, m, m))
+        ok = np.ones(batch, np.int32)
+        if unpack_pivots:
+            piv = np.asarray(piv).reshape(batch, -1)
+            for b in range(batch):
+                if np.any((piv[b, :k] < 1) | (piv[b, :k] > m)):
+                    ok[b] = 0
+                    continue
+                perm = np.arange(m)
+                for c in range(k):               # P = P_1 ... P_k: swap columns c, piv
+                    p = piv[b, c] - 1
+                    perm[c], perm[p] = perm[p], perm[c]
+                pmat[b, perm, np.arange(m)] = 1.0
+        return pmat, lower, upper, ok
+
+    @staticmethod
+    def triangle(a, lower: bool, diag: float, scale: float = 1.0):
+        """scale times (the strict lower (upper) triangle of each matrix, plus diag times
+        its diagonal)."""
+        strict = np.tril(a, -1) if lower else np.triu(a, 1)
+        eye = np.eye(a.shape[1], a.shape[2])
+        return scale * (strict + diag * a * eye)
+
+    @staticmethod
+    def combine(a, b, alpha: float, beta: float):
+        return alpha * a + beta * b
+
+    @staticmethod
+    def scale_each(a, s):
+        """s[b] times matrix b of a."""
+        return a * np.asarray(s).reshape(-1, 1, 1)
+
+    @staticmethod
+    def transpose_each(a):
+        return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+
+    @staticmethod
+    def zero_matrices(shape, dtype):
+        return np.zeros(shape)                 # the working type, whatever the tensor's
+
+    @staticmethod
+    def negate(a):
+        return -a
+
+    @staticmethod
+    def identities(batch: int, n: int, like):
+        return np.broadcast_to(np.eye(n), (batch, n, n)).copy()
+
+    @staticmethod
+    def concat(parts, axis: int):
+        return np.concatenate(parts, axis=axis)
+
+    @staticmethod
+    def split(a, sizes, axis: int):
+        """Pieces of a along axis with the given sizes (new contiguous arrays)."""
+        return [np.ascontiguousarray(p)
+                for p in np.split(a, np.cumsum(sizes)[:-1], axis=axis)]
+
+    @staticmethod
+    def where_batch(keep, a, b):
+        """a's matrices where keep[i] (host bools), b's elsewhere."""
+        return np.where(np.asarray(keep).reshape(-1, 1, 1), a, b)

@@ -1,9 +1,11 @@
 """What both places' primitives share: which ``@pointwise`` kernel a binary op type runs,
-and the shape of im2col's matrix.
+the shape of im2col's matrix, and how many matrices a batch of them holds.
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..kernels.pointwise import KERNELS
 
@@ -31,3 +33,9 @@ def cols_shape(x_shape, geometry) -> tuple[int, int]:
     rank = len(geometry) // 5
     return (int(x_shape[1]) * math.prod(geometry[:rank]),
             int(x_shape[0]) * math.prod(geometry[4 * rank:]))
+
+
+def batch_of(shape) -> int:
+    """How many matrices a tensor of ``shape`` holds: the product of the dims before the
+    last two (1 for a single matrix)."""
+    return int(np.prod(shape[:-2], dtype=np.int64))

@@ -1,7 +1,7 @@
 """The CTC loss of one padded sequence and its gradient, written once for both places:
 ``ctc_batch`` (the CPU, ``njit``) and ``ctc_kernel`` (the device, ``cuda.jit``, one thread
-per sequence) both call ``ctc_sequence``, as ``register_jitable`` lets both compilers take
-the same function (ops/ctc_loss.py says what the op computes).
+per sequence) are the two loops place_loops.py generates around ``ctc_sequence``, which
+``register_jitable`` lets both compilers take (ops/ctc_loss.py says what the op computes).
 
 The recursions run in log space (probabilities of long sequences underflow): the label
 is extended with a blank before, between and after its symbols (2L + 1 states); alpha[t, s]
@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, njit
 from numba.extending import register_jitable
+
+from .place_loops import place_loops
 
 NEG_INF = -np.inf
 
@@ -53,15 +54,17 @@ def _may_skip(labels, b, s, t, blank):
 
 
 @register_jitable
-def ctc_sequence(logits, labels, b, steps, length, blank, logp, alpha, beta, grad, loss):
-    """Sequence ``b``: its loss into ``loss[b]`` and d loss / d logits into
-    ``grad[:, b, :]`` (zero past ``steps``). ``logits`` [max_T, B, C]; ``labels``
-    [B, max_L]; ``logp`` [B, max_T, C], ``alpha``/``beta`` [B, max_T, 2 max_L + 1] work."""
+def ctc_sequence(logits, labels, steps, lengths, blank, logp, alpha, beta, grad, loss, b):
+    """Sequence ``b`` (``steps[b]`` steps, ``lengths[b]`` symbols): its loss into
+    ``loss[b]`` and d loss / d logits into ``grad[:, b, :]`` (zero past its steps).
+    ``logits`` [max_T, B, C]; ``labels`` [B, max_L]; ``logp`` [B, max_T, C],
+    ``alpha``/``beta`` [B, max_T, 2 max_L + 1] work."""
+    n_steps, length = steps[b], lengths[b]
     max_t, classes = logits.shape[0], logits.shape[2]
     for t in range(max_t):
         for v in range(classes):
             grad[t, b, v] = 0.0
-    for t in range(steps):                       # log-softmax of each step's logits
+    for t in range(n_steps):                     # log-softmax of each step's logits
         top = logits[t, b, 0]
         for v in range(classes):
             if logits[t, b, v] > top:
@@ -78,20 +81,20 @@ def ctc_sequence(logits, labels, b, steps, length, blank, logp, alpha, beta, gra
     for i in range(1, length):
         if labels[b, i] == labels[b, i - 1]:
             repeats += 1
-    if steps == 0 or length + repeats > steps:
+    if n_steps == 0 or length + repeats > n_steps:
         # no alignment fits: warp-ctc (so Paddle) answers 0 and a zero gradient
         loss[b] = 0.0
         return
     states = 2 * length + 1
-    last = steps - 1
-    for t in range(steps):
+    last = n_steps - 1
+    for t in range(n_steps):
         for s in range(states):
             alpha[b, t, s] = NEG_INF
             beta[b, t, s] = NEG_INF
     alpha[b, 0, 0] = logp[b, 0, blank]
     if states > 1:
         alpha[b, 0, 1] = logp[b, 0, labels[b, 0]]
-    for t in range(1, steps):
+    for t in range(1, n_steps):
         for s in range(states):
             a = alpha[b, t - 1, s]
             if s >= 1:
@@ -114,7 +117,7 @@ def ctc_sequence(logits, labels, b, steps, length, blank, logp, alpha, beta, gra
     if states > 1:
         log_like = log_add(log_like, alpha[b, last, states - 2])
     loss[b] = -log_like
-    for t in range(steps):
+    for t in range(n_steps):
         for v in range(classes):
             grad[t, b, v] = math.exp(logp[b, t, v])
         for s in range(states):
@@ -124,43 +127,25 @@ def ctc_sequence(logits, labels, b, steps, length, blank, logp, alpha, beta, gra
                 grad[t, b, c] -= math.exp(occupancy)
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def ctc_batch(logits, labels, steps, lengths, blank, logp, alpha, beta, grad, loss):
-    """Every sequence of the batch, one after another (CPU)."""
-    for b in range(logits.shape[1]):
-        ctc_sequence(logits, labels, b, steps[b], lengths[b], blank, logp, alpha, beta,
-                     grad, loss)
-
-
-@cuda.jit(cache=True)
-def ctc_kernel(logits, labels, steps, lengths, blank, logp, alpha, beta, grad, loss):
-    """One thread per sequence (device)."""
-    for b in range(cuda.grid(1), logits.shape[1], cuda.gridsize(1)):
-        ctc_sequence(logits, labels, b, steps[b], lengths[b], blank, logp, alpha, beta,
-                     grad, loss)
+# every sequence of the batch: one after another on the CPU, one thread each on the device
+ctc_batch, ctc_kernel = place_loops(ctc_sequence, items="logits.shape[1]",
+                                   cpu_name="ctc_batch", cuda_name="ctc_kernel")
 
 
 # --- the gradient ops: each sequence's stored gradient times its loss's gradient ----------
 @register_jitable
-def _scaled(grad, dloss, lengths, norm_by_length, batch, inner, i):
-    """Flat element ``i`` of the stored gradient times its sequence's dLoss (divided by
-    the sequence's length under ``norm_by_length``); ``inner``: elements per batch
-    index along the flattened layout, ``batch``: the batch size."""
+def _scale_element(grad, dloss, lengths, norm_by_length, batch, inner, out, i):
+    """``out[i]``: flat element ``i`` of the stored gradient times its sequence's dLoss
+    (divided by the sequence's length under ``norm_by_length``); ``inner``: elements per
+    batch index along the flattened layout, ``batch``: the batch size."""
     b = (i // inner) % batch
     value = grad[i] * dloss[b]
     if norm_by_length:
         value /= lengths[b]
-    return value
+    out[i] = value
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def scale_by_sequence(grad, dloss, lengths, norm_by_length, batch, inner, out):
-    """out = grad * dloss[b] (/ lengths[b]) over flat arrays, b each element's sequence."""
-    for i in range(grad.size):
-        out[i] = _scaled(grad, dloss, lengths, norm_by_length, batch, inner, i)
-
-
-@cuda.jit(cache=True)
-def scale_by_sequence_kernel(grad, dloss, lengths, norm_by_length, batch, inner, out):
-    for i in range(cuda.grid(1), grad.size, cuda.gridsize(1)):
-        out[i] = _scaled(grad, dloss, lengths, norm_by_length, batch, inner, i)
+# out = grad * dloss[b] (/ lengths[b]) over flat arrays, b each element's sequence
+scale_by_sequence, scale_by_sequence_kernel = place_loops(
+    _scale_element, items="grad.size", cpu_name="scale_by_sequence",
+    cuda_name="scale_by_sequence_kernel")

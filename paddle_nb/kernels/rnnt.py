@@ -1,7 +1,7 @@
 """The RNN-T (transducer) loss of one padded sequence and its gradient, written once for
 both places: ``rnnt_batch`` (the CPU, ``njit``) and ``rnnt_kernel`` (the device,
-``cuda.jit``, one thread per sequence) both call ``rnnt_sequence`` (ops/rnnt_loss.py says
-what the op computes).
+``cuda.jit``, one thread per sequence) are the two loops place_loops.py generates around
+``rnnt_sequence`` (ops/rnnt_loss.py says what the op computes).
 
 The lattice has a node (t, u) for "u symbols emitted after t + 1 steps seen"; from it a
 path emits blank (to t + 1) or the next symbol label[u] (to u + 1). In log space:
@@ -17,24 +17,26 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, njit
 from numba.extending import register_jitable
 
 from .ctc import NEG_INF, log_add
+from .place_loops import place_loops
 
 
 @register_jitable
-def rnnt_sequence(acts, labels, b, steps, length, blank, fastemit, alpha, beta, grad,
-                  loss):
-    """Sequence ``b`` of ``acts`` [B, max_T, max_U + 1, V]: its loss into ``loss[b]`` and
-    d loss / d acts into ``grad[b]`` (zero off its lattice). ``alpha``/``beta``
-    [B, max_T, max_U + 1] work arrays."""
+def rnnt_sequence(acts, labels, steps, lengths, blank, fastemit, alpha, beta, grad, loss,
+                  b):
+    """Sequence ``b`` (``steps[b]`` steps, ``lengths[b]`` symbols) of ``acts``
+    [B, max_T, max_U + 1, V]: its loss into ``loss[b]`` and d loss / d acts into
+    ``grad[b]`` (zero off its lattice). ``alpha``/``beta`` [B, max_T, max_U + 1] work
+    arrays."""
+    n_steps, length = steps[b], lengths[b]
     for t in range(acts.shape[1]):
         for u in range(acts.shape[2]):
             for v in range(acts.shape[3]):
                 grad[b, t, u, v] = 0.0
-    last_t, last_u = steps - 1, length
-    for t in range(steps):
+    last_t, last_u = n_steps - 1, length
+    for t in range(n_steps):
         for u in range(length + 1):
             if t == 0 and u == 0:
                 alpha[b, 0, 0] = 0.0
@@ -59,7 +61,7 @@ def rnnt_sequence(acts, labels, b, steps, length, blank, fastemit, alpha, beta, 
     log_like = beta[b, 0, 0]
     loss[b] = -log_like
     emit_scale = 1.0 + fastemit
-    for t in range(steps):
+    for t in range(n_steps):
         for u in range(length + 1):
             if t < last_t:
                 grad[b, t, u, blank] -= math.exp(alpha[b, t, u] + acts[b, t, u, blank]
@@ -72,17 +74,6 @@ def rnnt_sequence(acts, labels, b, steps, length, blank, fastemit, alpha, beta, 
                                                + acts[b, last_t, last_u, blank] - log_like)
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def rnnt_batch(acts, labels, steps, lengths, blank, fastemit, alpha, beta, grad, loss):
-    """Every sequence of the batch, one after another (CPU)."""
-    for b in range(acts.shape[0]):
-        rnnt_sequence(acts, labels, b, steps[b], lengths[b], blank, fastemit, alpha, beta,
-                      grad, loss)
-
-
-@cuda.jit(cache=True)
-def rnnt_kernel(acts, labels, steps, lengths, blank, fastemit, alpha, beta, grad, loss):
-    """One thread per sequence (device)."""
-    for b in range(cuda.grid(1), acts.shape[0], cuda.gridsize(1)):
-        rnnt_sequence(acts, labels, b, steps[b], lengths[b], blank, fastemit, alpha, beta,
-                      grad, loss)
+# every sequence of the batch: one after another on the CPU, one thread each on the device
+rnnt_batch, rnnt_kernel = place_loops(rnnt_sequence, items="acts.shape[0]",
+                                     cpu_name="rnnt_batch", cuda_name="rnnt_kernel")

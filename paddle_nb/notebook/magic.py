@@ -399,7 +399,7 @@ def _widget(name: str, *args, **kwargs):
     # anywidget may be missing (the views need it, the magic does not): imported here, on
     # each call, so that the magic works without it and its text fallback can be tested
     try:
-        from .widgets import DebuggerView, ProgramView, ScopeView   # noqa: PLC0415 (optional)
+        from .widgets import DebuggerView, ProgramView, ScopeView   # noqa: PLC0415 (anywidget optional)
     except ImportError:
         return None
     views = {"DebuggerView": DebuggerView, "ProgramView": ProgramView, "ScopeView": ScopeView}

@@ -16,7 +16,7 @@ from numba import cuda
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import OpDef, register
-from ..kernels.cuda.device import empty, flat, launch_1d
+from ..kernels.cuda.device import empty, flat, launch
 from .common import OUT, X
 
 COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
@@ -76,8 +76,7 @@ def _cuda_as_complex(ctx):
         raise ValueError(f"as_complex: input slot X: expected a last dim of 2, given "
                          f"{list(shape)}")
     out = empty(shape[:-1], COMPLEX_OF[np.dtype(x.dtype)])
-    if out.size:
-        _pairs_to_complex[launch_1d(out.size)](flat(x), flat(out))
+    launch(_pairs_to_complex, out.size, flat(x), flat(out))
     ctx.set_output("Out", out)
 
 
@@ -90,8 +89,7 @@ def _cpu_as_real(ctx):
 def _cuda_as_real(ctx):
     x = ctx.input("X")
     out = empty((*tuple(x.shape), 2), REAL_OF[np.dtype(x.dtype)])
-    if x.size:
-        _complex_to_pairs[launch_1d(x.size)](flat(x), flat(out))
+    launch(_complex_to_pairs, x.size, flat(x), flat(out))
     ctx.set_output("Out", out)
 
 

@@ -17,13 +17,15 @@ to its shape. Gradients (Out = A^-1 B, G = dOut): dB = A^-T G and dA = -dB Out^T
 restricted to the triangle the op read (triangular_solve), or, for a Cholesky factor L,
 dL = tril((dA + dA^T) L) (U: triu(U (dA + dA^T))).
 
-The math is written once over ops/matrix_places.py (LAPACK and BLAS on the CPU, one thread
-per matrix on CUDA); float32 and float64 only, as Paddle 2.6.2's kernels.
+The math is written once over the places' batches of matrices (backends/: LAPACK and BLAS
+on the CPU, one thread per matrix on CUDA); float32 and float64 only, as Paddle 2.6.2's
+kernels.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..backends import place_of
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
@@ -31,7 +33,6 @@ from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from . import lapack as L
 from .common import broadcast_shapes, int_shape
-from .matrix_places import place_of
 
 
 class System:
@@ -48,18 +49,18 @@ class System:
         self.out_shape = self.batch + ((self.n,) if vector else (self.n, self.k))
 
     def enter_a(self, P, a):
-        return P.enter(a, self.batch)
+        return P.to_matrices(a, self.batch)
 
     def enter_b(self, P, b):
-        return P.enter(b.reshape(self.b_matrix) if self.vector else b, self.batch)
+        return P.to_matrices(b.reshape(self.b_matrix) if self.vector else b, self.batch)
 
     def enter_out(self, P, out):
-        return P.enter(out.reshape(self.batch + (self.n, self.k)))
+        return P.to_matrices(out.reshape(self.batch + (self.n, self.k)))
 
     def leave(self, P, value, dtype, operand_shape, matrix_shape):
         """A working gradient back to an operand of ``operand_shape`` (summed over the
         batch dims it was broadcast along)."""
-        grad = P.leave(value, self.batch + tuple(matrix_shape[-2:]), dtype)
+        grad = P.from_matrices(value, self.batch + tuple(matrix_shape[-2:]), dtype)
         if operand_shape != tuple(matrix_shape):          # solve's vector right-hand side
             grad = grad.reshape(self.batch + tuple(operand_shape[-1:]))
         return arrays.unbroadcast(grad, operand_shape, operand_shape)
@@ -126,7 +127,7 @@ def _solve(ctx):
     s = _solve_system(ctx)
     out, ok = P.lu_solve(s.enter_a(P, x), s.enter_b(P, y))
     _singular(ok, "solve", "X")
-    ctx.set_output("Out", P.leave(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
 
 
 def _solve_grad(ctx):
@@ -134,9 +135,9 @@ def _solve_grad(ctx):
     s = _solve_system(ctx)
     a, out = s.enter_a(P, x), s.enter_out(P, ctx.input("Out"))
     dout = s.enter_out(P, _incoming(ctx, s))
-    db, ok = P.lu_solve(P.transpose(a), dout)                       # A^-T dOut
+    db, ok = P.lu_solve(P.transpose_each(a), dout)                  # A^-T dOut
     _singular(ok, "solve_grad", "X")
-    s.set_grads(ctx, P, "X", P.negate(P.product(db, out, tb=True)), "Y", db)
+    s.set_grads(ctx, P, "X", P.negate(P.batch_product(db, out, tb=True)), "Y", db)
 
 
 def _incoming(ctx, s: System):
@@ -170,7 +171,7 @@ def _triangular_solve(ctx):
     P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
     s = System("triangular_solve", int_shape(x), int_shape(y), False)
     out = P.triangular_solve(s.enter_a(P, x), s.enter_b(P, y), *_triangular_flags(ctx))
-    ctx.set_output("Out", P.leave(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
 
 
 def _triangular_solve_grad(ctx):
@@ -181,7 +182,7 @@ def _triangular_solve_grad(ctx):
     db = P.triangular_solve(t, s.enter_out(P, _incoming(ctx, s)), upper, not trans, unit)
     # the gradient with respect to op(X) is -dB Out^T; X's is its transpose with trans,
     # kept in the triangle that was read (not the diagonal if it was taken as ones)
-    full = P.product(out, db, tb=True) if trans else P.product(db, out, tb=True)
+    full = P.batch_product(out, db, tb=True) if trans else P.batch_product(db, out, tb=True)
     dt = P.triangle(full, lower=not upper, diag=0.0 if unit else 1.0, scale=-1.0)
     s.set_grads(ctx, P, "X", dt, "Y", db)
 
@@ -216,7 +217,7 @@ def _cholesky_solve(ctx):
     P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
     s = _cholesky_system(ctx)
     out = _with_factor(P, s.enter_a(P, y), s.enter_b(P, x), ctx.attr("upper"))
-    ctx.set_output("Out", P.leave(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
 
 
 def _cholesky_solve_grad(ctx):
@@ -226,10 +227,10 @@ def _cholesky_solve_grad(ctx):
     factor, out = s.enter_a(P, y), s.enter_out(P, ctx.input("Out"))
     db = _with_factor(P, factor, s.enter_out(P, _incoming(ctx, s)), upper)   # A^-1 dOut
     # dA = -dB Out^T; A's symmetric part reaches the factor: dL = tril((dA + dA^T) L)
-    sym = P.negate(P.combine(P.product(db, out, tb=True), P.product(out, db, tb=True),
-                             1.0, 1.0))
+    sym = P.negate(P.combine(P.batch_product(db, out, tb=True),
+                             P.batch_product(out, db, tb=True), 1.0, 1.0))
     read = P.triangle(factor, lower=not upper, diag=1.0)      # the triangle Y gave
-    dfactor = P.product(read, sym) if upper else P.product(sym, read)
+    dfactor = P.batch_product(read, sym) if upper else P.batch_product(sym, read)
     dfactor = P.triangle(dfactor, lower=not upper, diag=1.0)
     s.set_grads(ctx, P, "Y", dfactor, "X", db)
 

@@ -23,7 +23,7 @@ from numba.extending import register_jitable
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cuda.device import empty, flat, launch_1d
+from ..kernels.cuda.device import empty, flat, launch
 from . import arrays
 from ..backends import CPU, CUDA
 from .common import require_element_type
@@ -137,10 +137,8 @@ def _searchsorted(place):
         right = bool(ctx.attr("right"))
         if place is CUDA:
             out = empty(value_shape, dtype)
-            if out.size:
-                blocks, threads = launch_1d(int(out.size))
-                _cuda_searchsorted[blocks, threads](flat(seq), m, rows, flat(values),
-                                                    per_row, right, flat(out))
+            launch(_cuda_searchsorted, int(out.size), flat(seq), m, rows, flat(values),
+                   per_row, right, flat(out))
         else:
             out = np.empty(value_shape, dtype)
             if out.size:

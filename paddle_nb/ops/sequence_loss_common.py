@@ -104,11 +104,9 @@ def scale_by_sequence(grad, dloss, lengths, norm_by_length: bool, batch_axis: in
                          f"{int(flat_dloss.size)}")
     if arrays.on_device(grad):
         out = device.empty(tuple(grad.shape), grad.dtype)
-        if grad.size:
-            blocks, threads = device.launch_1d(int(grad.size))
-            ctc_kernels.scale_by_sequence_kernel[blocks, threads](
-                device.flat(grad), flat_dloss, lengths, bool(norm_by_length), batch, inner,
-                device.flat(out))
+        device.launch(ctc_kernels.scale_by_sequence_kernel, int(grad.size),
+                      device.flat(grad), flat_dloss, lengths, bool(norm_by_length), batch,
+                      inner, device.flat(out))
         return out
     out = np.empty(grad.shape, grad.dtype)
     ctc_kernels.scale_by_sequence(np.ascontiguousarray(grad).reshape(-1), flat_dloss,
@@ -169,10 +167,8 @@ def run_per_sequence(cpu_kernel, cuda_kernel, scores, label, steps: np.ndarray,
         steps_here, lengths_here = on_place(scores, steps), on_place(scores, lengths)
         grad = device.empty(tuple(grad_shape), scores.dtype)
         loss = device.empty((batch,), scores.dtype)
-        if batch:
-            blocks, threads = device.launch_1d(batch)
-            cuda_kernel[blocks, threads](scores, label, steps_here, lengths_here, *middle,
-                                         grad, loss)
+        device.launch(cuda_kernel, batch, scores, label, steps_here, lengths_here, *middle,
+                      grad, loss)
         return grad, loss
     grad = np.empty(tuple(grad_shape), scores.dtype)
     loss = np.empty((batch,), scores.dtype)

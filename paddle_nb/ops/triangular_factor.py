@@ -3,8 +3,8 @@
 attributes, as ``paddle.linalg.cholesky / lu / lu_unpack / det`` save them).
 
 The last two dims are one matrix, any dims before them the batch. Float32 and float64
-only (Paddle 2.6.2's kernels). The math is written once over the batched primitives of
-ops/matrix_places.py: LAPACK on the CPU, one-thread-per-matrix numba.cuda kernels on CUDA.
+only (Paddle 2.6.2's kernels). The math is written once over the places' batches of
+matrices (backends/): LAPACK on the CPU, one-thread-per-matrix numba.cuda kernels on CUDA.
 
 - ``cholesky``: A = L L^T (or, ``upper``, A = U^T U), reading one triangle of A only. A
   matrix that is not positive definite is an error, as in Paddle.
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import batch_of, place_of
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
@@ -40,7 +41,6 @@ from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from . import lapack as L
 from .common import X, int_shape
-from .matrix_places import batch_of, place_of
 
 
 def _fail_where(ok, message: str) -> None:
@@ -54,11 +54,11 @@ def _gradient(ctx, slot, like_shape, P, dtype):
     """The gradient in ``slot`` as a working batch, zeros where nobody wrote one."""
     g = ctx.input_or_none(slot)
     if g is None:
-        return P.zeros((batch_of(like_shape),) + tuple(like_shape[-2:]), dtype)
+        return P.zero_matrices((batch_of(like_shape),) + tuple(like_shape[-2:]), dtype)
     if int_shape(g) != tuple(like_shape):
         raise ValueError(f"{ctx.op.op.type}: slot {slot}: the gradient must have the shape of "
                          f"its output; expected {list(like_shape)}, given {list(g.shape)}")
-    return P.enter(g)
+    return P.to_matrices(g)
 
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -69,26 +69,27 @@ def _cholesky_infer(ctx):
 
 def _cholesky(ctx):
     P, x = place_of(ctx), ctx.input("X")
-    factor, ok = P.cholesky(P.enter(x), ctx.attr("upper"))
+    factor, ok = P.cholesky(P.to_matrices(x), ctx.attr("upper"))
     _fail_where(ok, "cholesky: slot X: matrix {} of X is not positive definite (the "
                     "Cholesky factorization needs a symmetric positive definite matrix)")
-    ctx.set_output("Out", P.leave(factor, int_shape(x), x.dtype))
+    ctx.set_output("Out", P.from_matrices(factor, int_shape(x), x.dtype))
 
 
 def _cholesky_grad(ctx):
     P, out = place_of(ctx), ctx.input("Out")
     shape = int_shape(out)
     upper = ctx.attr("upper")
-    lower = P.enter(out)
+    lower = P.to_matrices(out)
     dlower = _gradient(ctx, "Out@GRAD", shape, P, out.dtype)
     if upper:                                   # U = L^T: the same math on the transposes
-        lower, dlower = P.transpose(lower), P.transpose(dlower)
+        lower, dlower = P.transpose_each(lower), P.transpose_each(dlower)
     dlower = P.triangle(dlower, lower=True, diag=1.0)      # Out's upper part is constant
-    phi = P.triangle(P.product(lower, dlower, ta=True), lower=True, diag=0.5)
+    phi = P.triangle(P.batch_product(lower, dlower, ta=True), lower=True, diag=0.5)
     half = P.triangular_solve(lower, phi, False, True, False)              # L^-T Phi
-    g = P.transpose(P.triangular_solve(lower, P.transpose(half), False, True, False))
-    ctx.set_output("X@GRAD", P.leave(P.combine(g, P.transpose(g), 0.5, 0.5), shape,
-                                     out.dtype))
+    g = P.transpose_each(P.triangular_solve(lower, P.transpose_each(half), False, True,
+                                            False))
+    ctx.set_output("X@GRAD", P.from_matrices(P.combine(g, P.transpose_each(g), 0.5, 0.5),
+                                             shape, out.dtype))
 
 
 register(OpDef(
@@ -115,16 +116,17 @@ def _lu_infer(ctx):
 def _lu(ctx):
     P, x = place_of(ctx), ctx.input("X")
     shape = int_shape(x)
-    packed, piv, info = P.lu(P.enter(x), ctx.attr("pivots"))
+    packed, piv, info = P.lu(P.to_matrices(x), ctx.attr("pivots"))
     k = min(shape[-2], shape[-1])
-    ctx.set_output("Out", P.leave(packed, shape, x.dtype))
-    ctx.set_output("Pivots", P.leave(piv, shape[:-2] + (k,), np.int32))
-    ctx.set_output("Infos", P.leave(info, shape[:-2] if len(shape) > 2 else (1,), np.int32))
+    ctx.set_output("Out", P.from_matrices(packed, shape, x.dtype))
+    ctx.set_output("Pivots", P.from_matrices(piv, shape[:-2] + (k,), np.int32))
+    ctx.set_output("Infos", P.from_matrices(info, shape[:-2] if len(shape) > 2 else (1,),
+                                            np.int32))
 
 
 def _unpacked(ctx, P, packed, piv, shape):
     """(Pmat, L, U) working batches of lu's packed factors; Pivots checked."""
-    pmat, lower, upper, ok = P.unpack(packed, piv, True, True)
+    pmat, lower, upper, ok = P.unpack_lu(packed, piv, True, True)
     _fail_where(ok, f"{ctx.op.op.type}: slot Pivots: the pivots of matrix {{}} must lie in "
                     f"1..{shape[-2]} (1-based row numbers, as lu gives them)")
     return pmat, lower, upper
@@ -133,30 +135,32 @@ def _unpacked(ctx, P, packed, piv, shape):
 def lu_backward(P, pmat, lower, upper, dlower, dupper, m: int, n: int):
     """dA of A = P L U (working batches; dlower m x k, dupper k x n)."""
     if m <= n:                                   # wide or square: U = [U1 | U2]
-        g = P.combine(P.product(lower, dlower, ta=True),
-                      P.product(dupper, upper, tb=True), 1.0, -1.0)
+        g = P.combine(P.batch_product(lower, dlower, ta=True),
+                      P.batch_product(dupper, upper, tb=True), 1.0, -1.0)
         g = P.triangle(g, lower=True, diag=0.0)
         u1, du1, du2 = upper, dupper, None
         if n > m:
             u1, _ = P.split(upper, [m, n - m], axis=2)
             du1, du2 = P.split(dupper, [m, n - m], axis=2)
         # g U1^-T as (U1^-1 g^T)^T
-        g = P.transpose(P.triangular_solve(u1, P.transpose(g), True, False, False))
+        g = P.transpose_each(P.triangular_solve(u1, P.transpose_each(g), True, False,
+                                                False))
         g = P.combine(g, du1, 1.0, 1.0)
         if du2 is not None:
             g = P.concat([g, du2], axis=2)
         g = P.triangular_solve(lower, g, False, True, True)          # L^-T (unit)
     else:                                        # tall: L = [L1; L2]
-        g = P.combine(P.product(dupper, upper, tb=True),
-                      P.product(lower, dlower, ta=True), 1.0, -1.0)
+        g = P.combine(P.batch_product(dupper, upper, tb=True),
+                      P.batch_product(lower, dlower, ta=True), 1.0, -1.0)
         g = P.triangle(g, lower=False, diag=1.0)
         l1, _ = P.split(lower, [n, m - n], axis=1)
         dl1, dl2 = P.split(dlower, [n, m - n], axis=1)
         g = P.triangular_solve(l1, g, False, True, True)             # L1^-T (unit)
         g = P.combine(g, P.triangle(dl1, lower=True, diag=0.0), 1.0, 1.0)
         g = P.concat([g, dl2], axis=1)
-        g = P.transpose(P.triangular_solve(upper, P.transpose(g), True, False, False))
-    return P.product(pmat, g)
+        g = P.transpose_each(P.triangular_solve(upper, P.transpose_each(g), True, False,
+                                                False))
+    return P.batch_product(pmat, g)
 
 
 def _lu_grad(ctx):
@@ -166,7 +170,7 @@ def _lu_grad(ctx):
         raise ValueError(f"lu_grad: slot Out: expected lu's factors of X, shape "
                          f"{list(shape)}; given {list(out.shape)}")
     m, n = shape[-2:]
-    pmat, lower, upper = _unpacked(ctx, P, P.enter(out), ctx.input("Pivots"), shape)
+    pmat, lower, upper = _unpacked(ctx, P, P.to_matrices(out), ctx.input("Pivots"), shape)
     dout = _gradient(ctx, "Out@GRAD", shape, P, x.dtype)
     k = min(m, n)
     # the packed dOut: its strict lower part is dL's, the rest dU's
@@ -176,7 +180,7 @@ def _lu_grad(ctx):
     if m > k:
         dupper, _ = P.split(dupper, [k, m - k], axis=1)
     dx = lu_backward(P, pmat, lower, upper, dlower, dupper, m, n)
-    ctx.set_output("X@GRAD", P.leave(dx, shape, x.dtype))
+    ctx.set_output("X@GRAD", P.from_matrices(dx, shape, x.dtype))
 
 
 register(OpDef(
@@ -219,15 +223,15 @@ def _lu_unpack(ctx):
         raise ValueError(f"lu_unpack: slot Pivots: expected shape {list(batch + (k,))} "
                          f"(one pivot per column of L), given {list(piv.shape)}")
     ludata, pivots = ctx.attr("unpack_ludata"), ctx.attr("unpack_pivots")
-    pmat, lower, upper, ok = P.unpack(P.enter(x), piv, ludata, pivots)
+    pmat, lower, upper, ok = P.unpack_lu(P.to_matrices(x), piv, ludata, pivots)
     _fail_where(ok, f"lu_unpack: slot Pivots: the pivots of matrix {{}} must lie in "
                     f"1..{m} (1-based row numbers, as lu gives them)")
     empty = np.zeros((0,), x.dtype)
-    ctx.set_output("Pmat", P.leave(pmat, batch + (m, m), x.dtype) if pivots
+    ctx.set_output("Pmat", P.from_matrices(pmat, batch + (m, m), x.dtype) if pivots
                    else _on_place(ctx, empty))
-    ctx.set_output("L", P.leave(lower, batch + (m, k), x.dtype) if ludata
+    ctx.set_output("L", P.from_matrices(lower, batch + (m, k), x.dtype) if ludata
                    else _on_place(ctx, empty))
-    ctx.set_output("U", P.leave(upper, batch + (k, n), x.dtype) if ludata
+    ctx.set_output("U", P.from_matrices(upper, batch + (k, n), x.dtype) if ludata
                    else _on_place(ctx, empty))
 
 
@@ -241,17 +245,18 @@ def _lu_unpack_grad(ctx):
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
     if not ctx.attr("unpack_ludata"):        # L and U were not made: nothing flows back
-        ctx.set_output("X@GRAD", P.leave(P.zeros((batch_of(shape), m, n), x.dtype), shape,
-                                         x.dtype))
+        zeros = P.zero_matrices((batch_of(shape), m, n), x.dtype)
+        ctx.set_output("X@GRAD", P.from_matrices(zeros, shape, x.dtype))
         return
     dlower = P.triangle(_gradient(ctx, "L@GRAD", batch + (m, k), P, x.dtype), True, 0.0)
     dupper = P.triangle(_gradient(ctx, "U@GRAD", batch + (k, n), P, x.dtype), False, 1.0)
     b = batch_of(shape)
     if n > k:       # wide: L is m x m, U m x n
-        dlower = P.concat([dlower, P.zeros((b, m, n - k), x.dtype)], axis=2)
+        dlower = P.concat([dlower, P.zero_matrices((b, m, n - k), x.dtype)], axis=2)
     if m > k:       # tall: L is m x n, U n x n
-        dupper = P.concat([dupper, P.zeros((b, m - k, n), x.dtype)], axis=1)
-    ctx.set_output("X@GRAD", P.leave(P.combine(dlower, dupper, 1.0, 1.0), shape, x.dtype))
+        dupper = P.concat([dupper, P.zero_matrices((b, m - k, n), x.dtype)], axis=1)
+    ctx.set_output("X@GRAD", P.from_matrices(P.combine(dlower, dupper, 1.0, 1.0), shape,
+                                             x.dtype))
 
 
 register(OpDef(
@@ -279,30 +284,32 @@ def _determinant_infer(ctx):
 def _determinant(ctx):
     P, x = place_of(ctx), ctx.input("Input")
     shape = int_shape(x)
-    det = P.determinant(P.enter(x))
-    ctx.set_output("Out", P.leave(det, shape[:-2], x.dtype))
+    det = P.determinant(P.to_matrices(x))
+    ctx.set_output("Out", P.from_matrices(det, shape[:-2], x.dtype))
 
 
 def _determinant_grad(ctx):
     P, x = place_of(ctx), ctx.input("Input")
     shape = int_shape(x)
-    a, n = P.enter(x), shape[-1]
-    det = P.enter(ctx.input("Out").reshape((batch_of(shape), 1, 1)))
+    a, n = P.to_matrices(x), shape[-1]
+    det = P.to_matrices(ctx.input("Out").reshape((batch_of(shape), 1, 1)))
     dout = ctx.input_or_none("Out@GRAD")
     if dout is None or n == 0:
-        ctx.set_output("Input@GRAD", P.leave(P.zeros(a.shape, x.dtype), shape, x.dtype))
+        ctx.set_output("Input@GRAD", P.from_matrices(P.zero_matrices(a.shape, x.dtype), shape,
+                                                     x.dtype))
         return
     if int_shape(dout) != shape[:-2]:
         raise ValueError(f"determinant_grad: slot Out@GRAD: expected shape "
                          f"{list(shape[:-2])} (one value per matrix), given "
                          f"{list(dout.shape)}")
     # det(A) A^-T = (A^-1)^T scaled; a singular A has no inverse: its cofactors instead
-    inverse_t, ok = P.lu_solve(P.transpose(a), P.eye(a.shape[0], n, a))
+    inverse_t, ok = P.lu_solve(P.transpose_each(a), P.identities(a.shape[0], n, a))
     grad = P.scale_each(inverse_t, det.reshape(a.shape[0]))
     if not np.all(ok):
         grad = P.where_batch(ok == 1, grad, P.cofactors(a))
-    grad = P.scale_each(grad, P.enter(dout.reshape((a.shape[0], 1, 1))).reshape(a.shape[0]))
-    ctx.set_output("Input@GRAD", P.leave(grad, shape, x.dtype))
+    grad = P.scale_each(grad, P.to_matrices(dout.reshape((a.shape[0], 1, 1)))
+                        .reshape(a.shape[0]))
+    ctx.set_output("Input@GRAD", P.from_matrices(grad, shape, x.dtype))
 
 
 register(OpDef(

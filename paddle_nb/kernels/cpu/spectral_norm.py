@@ -7,15 +7,49 @@ two norms) because the gradient goes back through them: Out depends on W directl
 through u and v, and dW here is the derivative of the whole function (what central
 differences measure). Paddle 2.6.2's spectral_norm_grad is not (ops/spectral_norm.py).
 
-One function over one matrix, forward or backward, that calls no other function with an
-array and allocates nothing (the caller passes the scratch arrays), so
-kernels/cuda/spectral_norm.py compiles the same code for one device thread (numba's CUDA
-simulator cannot pass its arrays on to a CPU-compiled function). Sums accumulate in
-float64.
+One function over one matrix, forward or backward, that allocates nothing (the caller
+passes the scratch arrays), so kernels/cuda/spectral_norm.py compiles the same code for one
+device thread. Its helpers (a half-step of the power iteration, and the gradient of its
+normalization) are ``register_jitable``, not ``njit``: both compilers take them, and
+numba's CUDA simulator runs them as plain Python (the simulator cannot pass its arrays on
+to a CPU-compiled function). Sums accumulate in float64.
 """
 import math
 
 from numba import njit
+from numba.extending import register_jitable
+
+
+@register_jitable(error_model="numpy")
+def _normalized_product(mat, xs, xk, ys, k, norms, half, eps):
+    """One half-step of the power iteration: ys[k] = mat xs[xk] / (||mat xs[xk]|| + eps),
+    the norm kept in norms[k, half]. Called with W^T (a transposed view, so the same
+    products in the same order as a loop over W's columns) for v and with W for u."""
+    rows, cols = mat.shape
+    norm = 0.0
+    for a in range(rows):
+        s = 0.0
+        for b in range(cols):
+            s += mat[a, b] * xs[xk, b]
+        ys[k, a] = s
+        norm += s * s
+    norms[k, half] = math.sqrt(norm)
+    for a in range(rows):
+        ys[k, a] = ys[k, a] / (norms[k, half] + eps)
+
+
+@register_jitable(error_model="numpy")
+def _normalized_grad(ys, k, norms, half, eps, gy, gx):
+    """Back through one half-step's normalization y = x / (||x|| + eps), y = ys[k] and
+    ||x|| = norms[k, half]: gx = gy / c - x (x . gy) / (||x|| c^2), c = ||x|| + eps
+    (x = y c)."""
+    c = norms[k, half] + eps
+    dot = 0.0
+    for a in range(gy.size):
+        dot += ys[k, a] * c * gy[a]
+    coef = dot / (norms[k, half] * c * c) if norms[k, half] > 0 else 0.0
+    for a in range(gy.size):
+        gx[a] = gy[a] / c - ys[k, a] * c * coef
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -29,26 +63,8 @@ def spectral_norm_pass(w, u0, v0, iters, eps, us, vs, norms, g, gu, gv, ga, gb, 
     for j in range(m):
         vs[0, j] = v0[j]
     for k in range(1, iters + 1):           # v = normalize(W^T u), u = normalize(W v)
-        norm = 0.0
-        for j in range(m):
-            s = 0.0
-            for i in range(h):
-                s += w[i, j] * us[k - 1, i]
-            vs[k, j] = s
-            norm += s * s
-        norms[k, 0] = math.sqrt(norm)
-        for j in range(m):
-            vs[k, j] = vs[k, j] / (norms[k, 0] + eps)
-        norm = 0.0
-        for i in range(h):
-            s = 0.0
-            for j in range(m):
-                s += w[i, j] * vs[k, j]
-            us[k, i] = s
-            norm += s * s
-        norms[k, 1] = math.sqrt(norm)
-        for i in range(h):
-            us[k, i] = us[k, i] / (norms[k, 1] + eps)
+        _normalized_product(w.T, us, k - 1, vs, k, norms, 0, eps)
+        _normalized_product(w, vs, k, us, k, norms, 1, eps)
     sigma = 0.0
     for i in range(h):
         s = 0.0
@@ -79,14 +95,7 @@ def spectral_norm_pass(w, u0, v0, iters, eps, us, vs, norms, g, gu, gv, ga, gb, 
         for j in range(m):
             g[i, j] = g[i, j] / sigma + dsigma * us[iters, i] * vs[iters, j]
     for k in range(iters, 0, -1):
-        # u_k = b / (||b|| + eps), b = W v_k: gb = gu / c - b (b . gu) / (||b|| c^2)
-        c = norms[k, 1] + eps
-        dot = 0.0
-        for i in range(h):
-            dot += us[k, i] * c * gu[i]
-        coef = dot / (norms[k, 1] * c * c) if norms[k, 1] > 0 else 0.0
-        for i in range(h):
-            gb[i] = gu[i] / c - us[k, i] * c * coef
+        _normalized_grad(us, k, norms, 1, eps, gu, gb)    # u_k = normalize(b), b = W v_k
         for i in range(h):
             for j in range(m):
                 g[i, j] += gb[i] * vs[k, j]
@@ -95,14 +104,7 @@ def spectral_norm_pass(w, u0, v0, iters, eps, us, vs, norms, g, gu, gv, ga, gb, 
             for i in range(h):
                 s += w[i, j] * gb[i]
             gv[j] += s
-        # v_k = a / (||a|| + eps), a = W^T u_(k-1)
-        c = norms[k, 0] + eps
-        dot = 0.0
-        for j in range(m):
-            dot += vs[k, j] * c * gv[j]
-        coef = dot / (norms[k, 0] * c * c) if norms[k, 0] > 0 else 0.0
-        for j in range(m):
-            ga[j] = gv[j] / c - vs[k, j] * c * coef
+        _normalized_grad(vs, k, norms, 0, eps, gv, ga)    # v_k = normalize(a), a = W^T u_(k-1)
         for i in range(h):
             for j in range(m):
                 g[i, j] += us[k - 1, i] * ga[j]

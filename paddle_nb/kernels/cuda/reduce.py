@@ -19,18 +19,11 @@ from .device import empty, flat, launch
 
 
 @cuda.jit(cache=True)
-def _row_sum_float(a, row_len, out):
+def _row_sum(a, row_len, zero, out):
+    """Each row's sum, accumulated from ``zero``: 0.0 for floats (a float64 accumulator),
+    0 for ints (int64); numba compiles the kernel once for each."""
     for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        s = 0.0                                # float64 accumulator
-        for j in range(r * row_len, (r + 1) * row_len):
-            s += a[j]
-        out[r] = s
-
-
-@cuda.jit(cache=True)
-def _row_sum_int(a, row_len, out):
-    for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        s = 0                                  # int64 accumulator
+        s = zero
         for j in range(r * row_len, (r + 1) * row_len):
             s += a[j]
         out[r] = s
@@ -44,8 +37,8 @@ def row_sum(a, rows: int, row_len: int):
         return out
     if row_len == 0:                           # sums of nothing
         return fill((rows,), 0, a.dtype)
-    kernel = _row_sum_float if np.issubdtype(a.dtype, np.floating) else _row_sum_int
-    launch(kernel, rows, flat(a), row_len, out)
+    zero = 0.0 if np.issubdtype(a.dtype, np.floating) else 0
+    launch(_row_sum, rows, flat(a), row_len, zero, out)
     return out
 
 
@@ -114,81 +107,64 @@ def _row_max(a, start, row_len):
 
 
 @cuda.jit(cache=True)
-def _row_softmax(a, row_len, out):
-    """exp(x - max) / sum, per row: subtracting the max keeps exp from overflowing."""
+def _softmax_rows(a, log, row_len, out):
+    """Per row, softmax exp(X - max) / sum or (``log``) log_softmax X - max - log(sum):
+    both take the sum of exp(X - max), where subtracting the max keeps exp from
+    overflowing. (``log`` is the same for every thread: the branch costs no divergence.)"""
     for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
         start = r * row_len
         m = _row_max(a, start, row_len)
         s = 0.0
         for j in range(start, start + row_len):
             e = math.exp(a[j] - m)
-            out[j] = e
+            if not log:
+                out[j] = e                     # kept, to be divided by the sum below
             s += e
-        inv = 1.0 / s
+        if log:
+            shift = m + math.log(s)
+            for j in range(start, start + row_len):
+                out[j] = a[j] - shift
+        else:
+            inv = 1.0 / s
+            for j in range(start, start + row_len):
+                out[j] = out[j] * inv
+
+
+@cuda.jit(cache=True)
+def _softmax_grad_rows(out, dout, log, row_len, dx):
+    """Per row, from the forward's Out: softmax's dX = Out * (dOut - sum(dOut * Out)), or
+    (``log``) log_softmax's dX = dOut - exp(Out) * sum(dOut)."""
+    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
+        start = r * row_len
+        s = 0.0
         for j in range(start, start + row_len):
-            out[j] = out[j] * inv
+            s += dout[j] if log else dout[j] * out[j]
+        for j in range(start, start + row_len):
+            dx[j] = dout[j] - math.exp(out[j]) * s if log else out[j] * (dout[j] - s)
 
 
-def _per_row(kernel, rows: int, row_len: int, first, *more):
-    """Launch a one-thread-per-row ``kernel(first, *more, row_len, out)`` over arrays of
-    ``first``'s shape seen as (rows, row_len); the new ``out``."""
+def _per_row(kernel, rows: int, row_len: int, log: bool, first, *more):
+    """Launch a one-thread-per-row ``kernel(first, *more, log, row_len, out)`` over arrays
+    of ``first``'s shape seen as (rows, row_len); the new ``out``."""
     out = empty(first.shape, first.dtype)
     if rows and row_len:
-        launch(kernel, rows, flat(first), *[flat(a) for a in more], row_len, flat(out))
+        launch(kernel, rows, flat(first), *[flat(a) for a in more], log, row_len, flat(out))
     return out
 
 
 def row_softmax(a, rows: int, row_len: int):
     """Softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
-    return _per_row(_row_softmax, rows, row_len, a)
-
-
-@cuda.jit(cache=True)
-def _softmax_grad_rows(out, dout, row_len, dx):
-    """dX = Out * (dOut - sum(dOut * Out)) per row."""
-    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
-        start = r * row_len
-        s = 0.0
-        for j in range(start, start + row_len):
-            s += dout[j] * out[j]
-        for j in range(start, start + row_len):
-            dx[j] = out[j] * (dout[j] - s)
-
-
-def softmax_grad_rows(out, dout, rows: int, row_len: int):
-    return _per_row(_softmax_grad_rows, rows, row_len, out, dout)
-
-
-@cuda.jit(cache=True)
-def _row_log_softmax(a, row_len, out):
-    """X - max - log(sum(exp(X - max))), per row."""
-    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
-        start = r * row_len
-        m = _row_max(a, start, row_len)
-        s = 0.0
-        for j in range(start, start + row_len):
-            s += math.exp(a[j] - m)
-        shift = m + math.log(s)
-        for j in range(start, start + row_len):
-            out[j] = a[j] - shift
+    return _per_row(_softmax_rows, rows, row_len, False, a)
 
 
 def row_log_softmax(a, rows: int, row_len: int):
     """log_softmax of each row of the C-contiguous ``a`` seen as (rows, row_len)."""
-    return _per_row(_row_log_softmax, rows, row_len, a)
+    return _per_row(_softmax_rows, rows, row_len, True, a)
 
 
-@cuda.jit(cache=True)
-def _log_softmax_grad_rows(out, dout, row_len, dx):
-    """dX = dOut - exp(Out) * sum(dOut) per row."""
-    for r in range(cuda.grid(1), out.size // row_len, cuda.gridsize(1)):
-        start = r * row_len
-        s = 0.0
-        for j in range(start, start + row_len):
-            s += dout[j]
-        for j in range(start, start + row_len):
-            dx[j] = dout[j] - math.exp(out[j]) * s
+def softmax_grad_rows(out, dout, rows: int, row_len: int):
+    return _per_row(_softmax_grad_rows, rows, row_len, False, out, dout)
 
 
 def log_softmax_grad_rows(out, dout, rows: int, row_len: int):
-    return _per_row(_log_softmax_grad_rows, rows, row_len, out, dout)
+    return _per_row(_softmax_grad_rows, rows, row_len, True, out, dout)

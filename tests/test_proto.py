@@ -19,7 +19,7 @@ def _mlp():
 
 
 def test_field_numbers_match_paddle():
-    """The numbers that make the format Paddle's (DESIGN.md decision 1)."""
+    """The numbers that make the format Paddle's (docs/architecture.md, decision 1)."""
     def numbers(msg):
         return {f.name: f.number for f in msg.DESCRIPTOR.fields}
     assert ProgramDesc.DESCRIPTOR.full_name == "paddle.framework.proto.ProgramDesc"

@@ -9,8 +9,8 @@
 
 (The design's own example, two outputs of two branches, is the tour's: paddle_nb/examples.)
 
-Lowering (DESIGN decision 4): every minibatch variable a branch reads from outside (not
-persistable; first dimension -1 or the condition's row count) is split by the mask
+Lowering (docs/architecture.md, decision 4): every minibatch variable a branch reads from
+outside (not persistable; first dimension -1 or the condition's row count) is split by the mask
 (``split_lod_tensor``); inside the branch the reads are renamed to the branch's rows; each
 branch is a ``conditional_block`` that runs only when it has rows; ``merge_lod_tensor``
 puts the outputs' rows back in the original order. A condition with one value (shape []

@@ -1,4 +1,5 @@
-"""Backward as a program transformation (DESIGN decision 3; the Framework design).
+"""Backward as a program transformation (docs/architecture.md, decision 3; the Framework
+design).
 
 ``append_backward(loss)`` appends ordinary, visible ops to the loss's block:
 

@@ -1,4 +1,4 @@
-"""Errors that teach (DESIGN decision 8).
+"""Errors that teach (docs/architecture.md, decision 9).
 
 Every error raised by the framework is a :class:`PaddleNBError`. Errors about an op name
 the op type, its block path (``block 0 > op 2 softmax``), the slot, what was expected

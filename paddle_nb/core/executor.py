@@ -1,10 +1,12 @@
-"""The executor: a program's run is a sequence of single steps (DESIGN decision 5).
+"""The executor: a program's run is a sequence of single steps (docs/architecture.md,
+decision 5).
 
 ``Executor.steps(...)`` is a generator that runs one op per ``next()`` and yields a
-:class:`Step` (block path, op index, the op, the scope it ran in); ``Executor.run`` just
-drains it and returns the fetched values. The debugger is the same generator advanced by
-hand. A block is prepared once (kernels resolved, slots and attributes read: the Block and
-Scope design's ``symbols_ready_``) and reused until the block changes.
+:class:`Step` (block path, op index, the op, the scope it ran in); ``Executor.run`` drains
+the same block loop with no hooks (nothing yielded, output buffers reused) and returns the
+fetched values. The debugger is the generator of ``steps`` advanced by hand. A block is
+prepared once (kernels resolved, slots and attributes read: the Block and Scope design's
+``symbols_ready_``) and reused until the block changes.
 
 Scopes follow Fluid: persistable variables (parameters) live in the scope you pass;
 everything else lives in a kid "run" scope that is dropped when the run ends, with every
@@ -22,7 +24,8 @@ Faults (docs/robustness.md):
   ops that already ran keep their effects.
 * ``check_nan_inf`` (per Executor, or per run) checks every float output of every op as
   soon as the op has run and raises an ExecutionError naming the first op that made a NaN
-  or Inf. With the check off it costs one test of a local boolean per op.
+  or Inf. It is a hook of the block loop (kernel_context.RunHooks): without hooks the
+  loop makes one test per op.
 * Thread safety: one Executor and one Program may be shared by threads that run in
   separate scopes. Prepared blocks are built under a lock and published whole; the
   per-feed plans of a prepared block are computed and then published with one dict store.
@@ -42,7 +45,7 @@ from .kernel_context import BlockRun, KernelContext, RunHooks
 from .non_finite import check_feed_finite, first_non_finite, non_finite_error
 from .operator import Operator
 from .place import CPUPlace, is_place
-from .prepared import PreparedBlock, PreparedOp  # noqa: F401 (PreparedOp: chapter 6 reads it here)
+from .prepared import PreparedBlock, PreparedOp  # noqa: F401 (PreparedOp: its old home)
 from .default_programs import default_main_program
 from .scope import Scope, current
 from ..kernels.check import IndexOutOfRange

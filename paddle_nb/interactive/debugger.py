@@ -1,4 +1,5 @@
-"""A scriptable step debugger: ``Executor.steps`` advanced by hand (DESIGN decision 5).
+"""A scriptable step debugger: ``Executor.steps`` advanced by hand (docs/architecture.md,
+decision 5).
 
 The executor runs a program as a generator that yields one :class:`Step` per op, so a
 debugger is that generator plus bookkeeping. This module is the engine only; a notebook

@@ -44,25 +44,21 @@ ALL_WHOLE = 4503599627370496.0
 # simulator runs Python's math, on numpy scalars: hence float(x)). ``x != x`` is tested
 # first because it is a quiet compare: ``abs(x) < ...`` on a NaN raises the FPU's invalid
 # flag, which numpy reports as a warning. copysign keeps the sign of a zero (-0.3 -> -0.0).
-@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
-def trunc(x):
-    if x != x or abs(x) >= ALL_WHOLE:
-        return x
-    return math.copysign(float(math.trunc(float(x))), x)
+def _rounding(name: str, to_whole):
+    """The scalar function ``name``: ``to_whole`` (math.trunc, floor or ceil) with the
+    rules above, as the three differ only in it."""
+    def rounded(x):
+        if x != x or abs(x) >= ALL_WHOLE:
+            return x
+        return math.copysign(float(to_whole(float(x))), x)
+
+    rounded.__name__ = rounded.__qualname__ = name     # the kernel's and its cache's name
+    return special_function(FLOAT_1, MIN_PARALLEL_CHEAP)(rounded)
 
 
-@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
-def floor(x):
-    if x != x or abs(x) >= ALL_WHOLE:
-        return x
-    return math.copysign(float(math.floor(float(x))), x)
-
-
-@special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
-def ceil(x):
-    if x != x or abs(x) >= ALL_WHOLE:
-        return x
-    return math.copysign(float(math.ceil(float(x))), x)
+trunc = _rounding("trunc", math.trunc)
+floor = _rounding("floor", math.floor)
+ceil = _rounding("ceil", math.ceil)
 
 
 @special_function(FLOAT_1, MIN_PARALLEL_CHEAP)
@@ -81,41 +77,30 @@ def flat_grad(dout):
 
 
 # --- logarithms -------------------------------------------------------------------------
-# The guards give numpy's -inf / NaN where Python's math (the CUDA simulator's) raises.
-@special_function(FLOAT_1)
-def log1p(x):
-    if x > -1:
-        return math.log1p(x)
-    return -math.inf if x == -1 else math.nan
+def _logarithm(name: str, log, pole: float, ln_base: float):
+    """The scalar function ``name`` (``log``, whose argument reaches 0 where x is ``pole``)
+    and its gradient ``dOut / ((x - pole) * ln(base))``, under ``@special_function``: the
+    three logarithms differ only in these numbers. Below the pole the guard gives numpy's
+    NaN, at it -inf, where Python's math (the CUDA simulator's) raises. ``log`` itself,
+    not ``ln(x) / ln(base)``, so that log10(1000) is 3 exactly, as numpy's is."""
+    def forward(x):
+        if x > pole:
+            return log(x)
+        return -math.inf if x == pole else math.nan
+
+    def gradient(x, dout):
+        return dout / ((x - pole) * ln_base)
+
+    # the kernels' names (KERNELS, the numba cache's files) are the op types'
+    forward.__name__ = forward.__qualname__ = name
+    gradient.__name__ = gradient.__qualname__ = f"{name}_grad"
+    return (special_function(FLOAT_1)(forward),
+            special_function(FLOAT_2, MIN_PARALLEL_GRAD)(gradient))
 
 
-@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
-def log1p_grad(x, dout):
-    return dout / (1.0 + x)
-
-
-@special_function(FLOAT_1)
-def log2(x):
-    if x > 0:
-        return math.log2(x)
-    return -math.inf if x == 0 else math.nan
-
-
-@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
-def log2_grad(x, dout):
-    return dout / (x * 0.6931471805599453)             # ln 2
-
-
-@special_function(FLOAT_1)
-def log10(x):
-    if x > 0:
-        return math.log10(x)
-    return -math.inf if x == 0 else math.nan
-
-
-@special_function(FLOAT_2, MIN_PARALLEL_GRAD)
-def log10_grad(x, dout):
-    return dout / (x * 2.302585092994046)              # ln 10
+log1p, log1p_grad = _logarithm("log1p", math.log1p, -1.0, 1.0)
+log2, log2_grad = _logarithm("log2", math.log2, 0.0, 0.6931471805599453)         # ln 2
+log10, log10_grad = _logarithm("log10", math.log10, 0.0, 2.302585092994046)      # ln 10
 
 
 # logit(x) = ln(x / (1 - x)); with eps > 0, x is first clipped to [eps, 1 - eps] (Paddle's

@@ -34,6 +34,7 @@ from .optimizer import regularizer
 from .optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import io
 from . import passes
+from .compiler import BuildStrategy, CompiledProgram
 from . import distributed
 from .builders.initializer import Constant, Normal, Uniform, XavierUniform
 from .layers import (add, create_parameter, data, fc, get_variable, larger_than, matmul,

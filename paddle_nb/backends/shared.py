@@ -21,8 +21,13 @@ _BINARY_KERNELS = {"elementwise_add": "add", "elementwise_sub": "sub",
 def binary_kernel(op_type, x):
     """The kernel of ``op_type`` (elementwise_add, ..., a comparison, a logical op) for x's
     dtype: integer division truncates toward zero, as Paddle's C++ does."""
+    return binary_kernel_for(op_type, x.dtype)
+
+
+def binary_kernel_for(op_type, dtype):
+    """binary_kernel for operands of ``dtype`` (a compiled block knows only dtypes)."""
     name = _BINARY_KERNELS.get(op_type, op_type)
-    if name == "div" and x.dtype.kind in "iu":
+    if name == "div" and dtype.kind in "iu":
         name = "trunc_div"
     return KERNELS[name]
 

@@ -158,7 +158,20 @@ class Executor:
         and a rewritten copy of the program where a pass applies (core/fast_path.py)."""
         check = self.check_nan_inf if check_nan_inf is None else bool(check_nan_inf)
         program = program if program is not None else default_main_program()
+        compiler = None
+        if getattr(program, "compiles_blocks", False):      # a pd.CompiledProgram
+            compiler, program = program, program.program
+            if check or not compiler.active_for(self.place):
+                compiler = None
         try:                              # an interrupt anywhere in here gets the note
+            if compiler is not None:
+                try:
+                    return self._drain(program, feed, fetch_list, scope, check, compiler)
+                except Exception as e:  # noqa: BLE001 (undone; the interpreter's run
+                    failure = e         # below raises in terms of the user's ops)
+                result = self._drain(program, feed, fetch_list, scope, check)
+                compiler.run_failed(failure)        # the compiled run was wrong to fail
+                return result
             rewritten = None
             if not check and _is_program(program):
                 rewritten = fast_path.rewritten(program, feed, fetch_list)
@@ -172,9 +185,9 @@ class Executor:
             _note_interrupt(e, None)
             raise
 
-    def _drain(self, program, feed, fetch_list, scope, check):
+    def _drain(self, program, feed, fetch_list, scope, check, compiler=None):
         hooks = RunHooks(stepping=False, check_nan_inf=True) if check else None
-        gen = self._start(program, feed, fetch_list, scope, hooks)
+        gen = self._start(program, feed, fetch_list, scope, hooks, compiler)
         while True:
             try:
                 next(gen)
@@ -206,10 +219,13 @@ class Executor:
         hooks = RunHooks(stepping=True, check_nan_inf=check, before_op=before_op)
         return self._start(program, feed, fetch_list, scope, hooks)
 
-    def _start(self, program, feed, fetch_list, scope, hooks):
+    def _start(self, program, feed, fetch_list, scope, hooks, compiler=None):
         """Check the program, feed and fetch list now (a bad one raises before the first
-        step), then return the run's generator."""
+        step), then return the run's generator. ``compiler``: a pd.CompiledProgram whose
+        plans the global block runs (paddle_nb/compiler; None: the interpreter)."""
         program = program if program is not None else default_main_program()
+        if getattr(program, "compiles_blocks", False):     # stepping a CompiledProgram:
+            program = program.program                       # its program, as written
         if not _is_program(program):
             raise ExecutionError(f"run needs a Program, got {type(program).__name__}")
         scope = scope if scope is not None else current()
@@ -219,9 +235,10 @@ class Executor:
         feed = feed_fetch.check_feed(program, prepared, feed or {})
         if hooks is not None and hooks.check_nan_inf:
             check_feed_finite(feed)
-        return self._run_global(prepared, program, feed, fetch_names, scope, hooks)
+        return self._run_global(prepared, program, feed, fetch_names, scope, hooks,
+                                compiler)
 
-    def _run_global(self, prepared, program, feed, fetch_names, scope, hooks):
+    def _run_global(self, prepared, program, feed, fetch_names, scope, hooks, compiler):
         # A data variable the program reads but the feed lacks is an error at the first
         # step, before anything is written (not in steps() itself: a debugger may be made
         # for a program it is not given a feed for yet, to look at it).
@@ -234,14 +251,19 @@ class Executor:
             # What every persistable held before the run, to put back if the run fails
             # (the values themselves: kernels make new arrays, they do not write in place).
             saved = [(v, v._value, v._kind) for v in map(scope.var, prepared.persistable)]
-            run_scope.declare(prepared.local)
+            compiled_run = compiler.for_run(fetch_names) if compiler is not None else None
+            guess = compiled_run.guess(prepared, skip) if compiled_run is not None else None
+            # a compiled plan declares only the locals it touches (a long program's
+            # thousand locals cost more per run than its compiled code)
+            run_scope.declare(prepared.local if guess is None else guess.declared)
             feed = {**feed_fetch.scheduled_learning_rate(program), **feed}
             if self.place.kind == "cuda":       # the only host -> device copies of a run
                 feed = {name: device.to_device(value) for name, value in feed.items()}
             for name, value in feed.items():
                 run_scope.find_var(name).set(value)
             keep_products_serial(prepared.uses_cores)
-            yield from self._run_block(prepared, run_scope, skip, (), None, hooks)
+            yield from self._run_block(prepared, run_scope, skip, (), None, hooks,
+                                       compiled_run)
             return [self._fetch(run_scope, name, feed) for name in fetch_names]
         except GeneratorExit:
             raise                       # closed early (a debugger's restart): not a fault
@@ -271,14 +293,30 @@ class Executor:
     # skipped op by op when the block's entry shapes are ones it passed with. ``hooks`` is
     # None on the plain path: nothing is yielded (the loop is a generator that finishes in
     # its first ``next``) and no per-op test but that one is made. With hooks, the
-    # debugger's before-op copy, the NaN/Inf check and one Step per op.
+    # debugger's before-op copy, the NaN/Inf check and one Step per op. With a
+    # ``compiler`` (a pd.CompiledProgram's CompiledRun), the loop runs its plan for this
+    # block, entry signature and fetch list, where runs of ops are compiled segments
+    # standing in for them; the first run with a new signature runs the ops, and the
+    # compiler learns the plan from it.
     def _run_block(self, prepared: PreparedBlock, scope: Scope, skip, frames,
-                   owner: Operator | None, hooks: RunHooks | None):
+                   owner: Operator | None, hooks: RunHooks | None, compiler=None):
         path = prepared.path
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
-        run = BlockRun(scope, self, frames, prepared.names, hooks)
+        plan = compiler.guess(prepared, skip) if compiler is not None else None
+        run = BlockRun(scope, self, frames, prepared.names, hooks,
+                       plan.bound if plan is not None else None)
         env, signature = run.env, fast_path.signature
         ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]
+        if compiler is not None:
+            compiled_key = (skip, fast_path.entry_signature(prepared.entry_ix, env))
+            if plan is not None and plan.key != compiled_key:     # guessed wrong
+                scope.declare(prepared.local)
+                run.bind_all(prepared.names)
+                plan = None
+            if plan is None:
+                plan = compiler.plan(prepared, compiled_key)
+            if plan is not None:
+                ops = plan.items
         entry = guard = None
         if prepared.all_inferable:
             entry = (skip, fast_path.entry_signature(prepared.entry_ix, env))
@@ -319,6 +357,8 @@ class Executor:
             raise
         if guard:
             prepared.passed_entry = entry
+        if compiler is not None and plan is None:
+            compiler.learn(prepared, compiled_key, ops, env, scope)
 
 
 # The attribute of a Program holding the version its run-time checks last passed at.

@@ -74,6 +74,8 @@ class Grad:
     # a boolean attribute of the forward op that makes the gradients it writes SelectedRows
     # (an embedding's is_sparse): declared VarType.SELECTED_ROWS by the backward
     sparse_when: str = ""
+    # the gradient op's lowered form for the block compiler (OpDef.lowered)
+    lowered: Callable | None = None
 
     def op_type(self, forward_type: str) -> str:
         """The type of the gradient op of ``forward_type``."""

@@ -85,7 +85,7 @@ class BlockRun:
     __slots__ = ("scope", "executor", "place", "frames", "env", "hooks", "memory", "on_host",
                  "reuse")
 
-    def __init__(self, scope, executor, frames, names, hooks):
+    def __init__(self, scope, executor, frames, names, hooks, bound=None):
         self.scope = scope
         self.executor = executor
         self.place = executor.place
@@ -95,7 +95,19 @@ class BlockRun:
         self.on_host = self.memory is HOST        # read on every input: one attribute
         self.reuse = hooks is None and self.on_host
         find = scope.find_var
-        self.env = [find(n) for n in names]
+        if bound is None:
+            self.env = [find(n) for n in names]
+        else:       # a compiled plan's names only (the rest of the block is never read)
+            self.env = env = [None] * len(names)
+            for i in bound:
+                env[i] = find(names[i])
+
+    def bind_all(self, names) -> None:
+        """Look up every name still unbound (a compiled plan's guess was wrong)."""
+        find, env = self.scope.find_var, self.env
+        for i, var in enumerate(env):
+            if var is None:
+                env[i] = find(names[i])
 
 
 class KernelContext:

@@ -91,6 +91,10 @@ class OpDef:
     # given is refused (check_attr_tensors), never run on the attribute's value instead.
     # A <type>_grad op declared by a Grad reads those of its forward op's that it reads.
     reads_attr_tensors: tuple[str, ...] = ()
+    # its lowered form for the block compiler (kernels/lowered.py): a function of what the
+    # compiler learned of the op's operands returning an Elementwise, a Call or None (run
+    # this op in the interpreter); None here: the op is never compiled
+    lowered: Callable | None = None
 
     def __post_init__(self):
         self._attr_by_name = {a.name: a for a in self.attrs}
@@ -203,7 +207,7 @@ def _grad_op_def(forward: OpDef) -> OpDef:
                  comment=spec.comment or f"The gradient of {forward.type}.",
                  infer_shape=spec.shape_rule(forward),
                  kernels=spec.kernels(), grad=NO_GRADIENT, grad_of=forward.type,
-                 uses_cores=forward.uses_cores,
+                 uses_cores=forward.uses_cores, lowered=spec.lowered,
                  reads_attr_tensors=tuple(s for s in forward.reads_attr_tensors
                                           if s in spec.reads))
 

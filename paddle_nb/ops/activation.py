@@ -20,6 +20,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import KERNELS, pointwise
 from ..kernels.scale import bias_then_scale, scale_then_bias
 from .common import OUT, X, dtype_code_check, same_shape_as_x
@@ -184,6 +185,18 @@ def _backward(place, op_type: str, kernel_of, params_of, reads: str):
     return run
 
 
+def _lowered_forward(kernel_of, params_of):
+    """The forward op in a compiled block (kernels/lowered.py): the same scalar function,
+    fused into the loop of its neighbours."""
+    return lambda info: Elementwise(KERNELS[kernel_of(info)], ("X",),
+                                    params=params_of(info, info.dtype("X")))
+
+
+def _lowered_backward(kernel_of, params_of, reads: str):
+    return lambda info: Elementwise(KERNELS[kernel_of(info) + "_grad"], (reads, "Out@GRAD"),
+                                    "X@GRAD", params_of(info, info.dtype("Out@GRAD")))
+
+
 def _real_like_x(ctx):
     """Out has X's shape and dtype; X holds real numbers (the CUDA kernels compute with
     real math functions, so a complex X would silently lose its imaginary part)."""
@@ -219,9 +232,11 @@ def activation(op_type: str, formula: str, reads: str, infer=_float_like_x, attr
         comment=f"Out = {formula}, elementwise.", infer_shape=infer,
         kernels={"cpu": _forward(CPU, op_type, kernel_of, params_of),
                  "cuda": _forward(CUDA, op_type, kernel_of, params_of)},
+        lowered=_lowered_forward(kernel_of, params_of),
         grad=Grad(reads=[reads, *also_reads, *(s.name for s in inputs)], writes=["X"],
                   kernel=_backward(CPU, op_type, kernel_of, params_of, reads),
-                  cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, reads)),
+                  cuda_kernel=_backward(CUDA, op_type, kernel_of, params_of, reads),
+                  lowered=_lowered_backward(kernel_of, params_of, reads)),
         unary=True, activation=act, check_attrs=check_attrs,
         reads_attr_tensors=tuple(reads_attr_tensors)))
 
@@ -270,6 +285,16 @@ def _cuda_scale(ctx):
                                                   out_dtype=x.dtype))
 
 
+def _lowered_scale(info):
+    """Float X: the scalar function of the CPU kernel, scale and bias in X's dtype (other
+    dtypes take numpy's path there, so they stay in the interpreter)."""
+    dtype = info.dtype("X")
+    if dtype.type not in (np.float32, np.float64):
+        return None
+    return Elementwise(_scale_kernel(info), ("X",),
+                       params=(dtype.type(info.attr("scale")), dtype.type(info.attr("bias"))))
+
+
 def _scale_grad(op, no_grad):
     """d(scale*X + bias)/dX = scale: the gradient is another scale op, without bias."""
     if op.input("X")[0] in no_grad:
@@ -289,7 +314,7 @@ register(OpDef(
           "(X + bias)*scale if false")],
     comment="Out = scale * X + bias (or scale * (X + bias)).",
     infer_shape=same_shape_as_x, kernels={"cpu": _scale, "cuda": _cuda_scale},
-    grad=_scale_grad, reads_attr_tensors=("ScaleTensor",)))
+    lowered=_lowered_scale, grad=_scale_grad, reads_attr_tensors=("ScaleTensor",)))
 
 
 def _cast_infer(ctx):

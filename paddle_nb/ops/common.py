@@ -2,6 +2,7 @@
 helpers, and the two ``fail``s of a rule checked at build time and again at run time."""
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -89,6 +90,30 @@ def aligned_y_shape(x_rank: int, y_shape, axis: int) -> list[int]:
     while len(y_shape) > 1 and y_shape[-1] == 1 and axis + len(y_shape) > x_rank:
         y_shape.pop()
     return [1] * axis + y_shape + [1] * (x_rank - axis - len(y_shape))
+
+
+def broadcast_read(shape, loop_shape, axis: int) -> tuple | None:
+    """How a loop over ``loop_shape`` (an elementwise op's output) reads an operand of
+    ``shape`` lined up by Fluid's ``axis`` rule: ``("flat",)`` (the loop's own shape),
+    ``("one",)`` (one element), ``("run", lo, hi)`` (the loop's dims ``[lo, hi)``, read at
+    ``(i // post) % n``: a bias, a channel scale) or None (another broadcast: numpy's,
+    growing both operands). The block compiler's fused loops and the lowered gradients of
+    the elementwise ops read operands this way."""
+    rank = len(loop_shape)
+    if len(shape) > rank:
+        return None
+    padded = tuple(shape) if len(shape) == rank else tuple(aligned_y_shape(rank, shape, axis))
+    if len(padded) != rank:
+        return None
+    if padded == tuple(loop_shape) and len(shape) == rank:
+        return ("flat",)
+    if math.prod(padded) == 1:
+        return ("one",)
+    big = [d for d in range(rank) if padded[d] != 1]
+    lo, hi = big[0], big[-1] + 1
+    if all(padded[d] == loop_shape[d] for d in range(lo, hi)):
+        return ("run", lo, hi)
+    return None
 
 
 def broadcast_shapes(a, b) -> list[int] | None:

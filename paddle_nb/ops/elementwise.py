@@ -20,10 +20,13 @@ from ..core.registry import Attr, NO_GRADIENT, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels.cpu.lazy_ufunc import (COMPARE_2, FLOAT_2, FLOAT_3, INT_2, INT_AND_FLOAT_1,
                                       INT_AND_FLOAT_2)
+from ..kernels.cpu.broadcast_sum import summed_to_operand
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .common import OUT, X, Y, aligned_y_shape, broadcast_shapes
+from .common import OUT, X, Y, aligned_y_shape, broadcast_read, broadcast_shapes
 from ..backends import CPU, CUDA
+from ..backends.shared import binary_kernel_for
 
 AXIS = Attr("axis", A.INT, -1, "where Y's dims line up with X's (-1: at the end)")
 
@@ -332,6 +335,44 @@ _GRADS = {
                             out=None)),
 }
 
+# --- in a compiled block (kernels/lowered.py) ------------------------------------------
+def _lowered_binary(op_type: str):
+    """The op's scalar function, fused into its neighbours' loop (an integer Y of a
+    division stays in the interpreter, which checks it for zeros)."""
+    def lowered(info):
+        dtype = info.dtype("X")
+        if op_type in ("elementwise_floordiv", "elementwise_mod") and dtype.kind in "iu":
+            return None
+        kernel_type = op_type
+        if op_type == "elementwise_mul" and dtype == np.bool_:
+            kernel_type = "logical_and"
+        return Elementwise(binary_kernel_for(kernel_type, dtype), ("X", "Y"),
+                           axis=info.attr("axis") if info.pop.op_def.attr("axis") else -1)
+    return lowered
+
+
+def _lowered_sum_grad(negate_y: bool):
+    """elementwise_add's and _sub's gradients: dOut (negated for sub's Y) summed back to
+    each operand (kernels/cpu/broadcast_sum.py)."""
+    def lowered(info):
+        out_shape = info.shape("Out@GRAD")
+        calls = []
+        for slot, negate in (("X", False), ("Y", negate_y)):
+            if not info.has_output(slot + "@GRAD"):
+                continue
+            read = broadcast_read(info.shape(slot), out_shape, info.attr("axis"))
+            if read is None or info.dtype(slot) != info.dtype("Out@GRAD"):
+                return None
+            lo, hi = {"flat": (0, len(out_shape)), "one": (0, 0)}.get(read[0], read[1:])
+            calls.append(Call(summed_to_operand, ("Out@GRAD", slot), (slot + "@GRAD",),
+                              (lo, hi, negate)))
+        return tuple(calls)
+    return lowered
+
+
+_LOWERED_GRADS = {"elementwise_add": _lowered_sum_grad(False),
+                  "elementwise_sub": _lowered_sum_grad(True)}
+
 for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y"),
                         ("elementwise_mul", "X * Y"), ("elementwise_div", "X / Y"),
                         ("elementwise_max", "max(X, Y)"), ("elementwise_min", "min(X, Y)"),
@@ -342,8 +383,10 @@ for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y
                    broadcast_infer(),
                    kernels={"cpu": _binary_kernel(CPU, _type),
                             "cuda": _binary_kernel(CUDA, _type)},
+                   lowered=_lowered_binary(_type),
                    grad=Grad(reads=["X", "Y"], kernel=_binary_grad(CPU, *_GRADS[_type]),
-                             cuda_kernel=_binary_grad(CUDA, *_GRADS[_type]))))
+                             cuda_kernel=_binary_grad(CUDA, *_GRADS[_type]),
+                             lowered=_LOWERED_GRADS.get(_type))))
 
 for _type, _formula in (("elementwise_floordiv", "floor(X / Y)"),
                         ("elementwise_mod", "X - floor(X / Y) * Y (the sign of Y)")):
@@ -352,6 +395,7 @@ for _type, _formula in (("elementwise_floordiv", "floor(X / Y)"),
                    infer_shape=broadcast_infer(),
                    kernels={"cpu": _binary_kernel(CPU, _type, divides=True),
                             "cuda": _binary_kernel(CUDA, _type, divides=True)},
+                   lowered=_lowered_binary(_type),
                    grad=NO_GRADIENT))
 
 for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
@@ -363,6 +407,7 @@ for _type, _formula in (("greater_than", "X > Y"), ("less_than", "X < Y"),
                    infer_shape=broadcast_infer(VarType.BOOL),
                    kernels={"cpu": _binary_kernel(CPU, _type, np.bool_),
                             "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT,
+                   lowered=_lowered_binary(_type),
                    out_dtype="bool"))
 
 

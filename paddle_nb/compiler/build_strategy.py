@@ -1,0 +1,36 @@
+"""``pd.BuildStrategy``: which parts of the block compiler a CompiledProgram uses.
+
+Paddle's ``paddle.static.BuildStrategy`` chooses the graph passes a ``CompiledProgram``
+applies. Here a CompiledProgram exists to compile blocks, so the defaults compile; each
+field turns one part off, to see (and time) what it does:
+
+- ``compile_blocks``: lower runs of ops into compiled segments (off: the program runs on
+  ``Executor.run``'s fast path, exactly as the plain program does);
+- ``fuse_elementwise``: one loop for a chain of elementwise ops (off: one loop per op,
+  still inside the compiled function).
+
+Paddle's own fields (``fuse_elewise_add_act_ops``, ``enable_inplace``, ...) select C++
+graph passes that have no counterpart here; setting one is refused with this list, not
+silently ignored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ..core.errors import did_you_mean
+
+
+@dataclass
+class BuildStrategy:
+    compile_blocks: bool = True
+    fuse_elementwise: bool = True
+
+    def __setattr__(self, name, value):
+        known = [f.name for f in fields(self)]
+        if name not in known:
+            raise AttributeError(f"BuildStrategy has no field {name!r}{did_you_mean(name, known)}"
+                                 f" (its fields: {', '.join(known)}; Paddle's other fields "
+                                 f"choose C++ graph passes this package does not have)")
+        if not isinstance(value, bool):
+            raise TypeError(f"BuildStrategy.{name} is True or False, got {value!r}")
+        object.__setattr__(self, name, value)

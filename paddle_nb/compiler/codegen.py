@@ -1,0 +1,247 @@
+"""The source of one compiled segment: a Python function that numba compiles.
+
+A segment is a run of ops that all have a lowered form (kernels/lowered.py). Its function
+takes the arrays the segment reads before writing them and returns every array it writes,
+in the block's numbering (``v7`` is name number 7 of the block: core/fast_path.bind_slots).
+Each op is one line (or, fused, one statement of a loop) under a comment naming the op,
+its operands and the line of the user's code that built it, so that a learner reading
+``CompiledProgram.source()`` sees the program they wrote::
+
+    # op 0 mul: X=x, Y=w1 -> Out=fc_0.tmp_0    [model.py:12]
+    v2 = F0(v0, v1, 1, 1)
+
+**Fusion.** Consecutive Elementwise ops whose outputs have one shape become one loop: each
+element goes through the whole chain in registers, every output is stored once (a value
+some later op or the user may read), and no intermediate array is read back. Each step
+rounds to its output's dtype, as the interpreter's separate kernels do, so a fused chain
+gives the same bits. An operand of another shape is read the way Fluid's ``axis``
+broadcast reads it: a run of the loop's dims ``[lo, hi)`` (a bias over the last dim, a
+[C] scale over the channels of [N, C, H, W]) at ``(i // post) % n``, or one element.
+Anything else (numpy broadcasting growing both operands) stays out of the compiled code.
+
+The function checks at its start that its operands have the sizes it was generated for,
+and raises otherwise (the executor then runs the block in the interpreter, which names the
+op): a compiled segment is specialised on shapes' patterns, not on their sizes, so one
+batch size or another runs the same machine code.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.grad_maker import EMPTY_VAR
+from ..kernels.lowered import Elementwise
+from ..ops.common import broadcast_read
+
+
+@dataclass
+class Source:
+    """A segment's generated function: its text, the globals it calls, which block names
+    (by number) it takes and returns."""
+    text: str
+    scope: dict
+    reads: list[int]
+    writes: list[int]
+    lines: list[str] = field(default_factory=list)
+
+
+def op_comment(pop, names: list[str]) -> str:
+    """``# op 3 relu: X=fc_0.tmp_1 -> Out=fc_0.tmp_2    [file.py:12]``."""
+    def slots(numbers):
+        return ", ".join(f"{slot}={'/'.join(names[i] if i >= 0 else EMPTY_VAR for i in ix)}"
+                         for slot, ix in numbers.items() if ix)
+    where = f"    [{user_line(pop.created_at)}]" if pop.created_at else ""
+    return f"# op {pop.index} {pop.op.type}: {slots(pop.in_ix)} -> {slots(pop.out_ix)}{where}"
+
+
+def user_line(created_at: str) -> str:
+    """``model.py:12`` from an op's creation record (``File "/x/model.py", line 12, in
+    build: code``), or the record itself when it is not one of those."""
+    found = re.match(r'File "([^"]+)", line (\d+)', created_at)
+    return f"{os.path.basename(found[1])}:{found[2]}" if found else created_at
+
+
+def literal(value, scope: dict) -> str:
+    """``value`` (an attribute, a scalar parameter) as source text."""
+    if isinstance(value, np.generic):
+        name = np.dtype(value.dtype).name
+        scope[name] = value.dtype.type
+        return f"{name}({literal(value.item(), scope)})"
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "math.nan"
+        if math.isinf(value):
+            return "math.inf" if value > 0 else "-math.inf"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "(" + "".join(literal(v, scope) + ", " for v in value) + ")"
+    raise TypeError(f"no literal for {value!r}")
+
+
+class Writer:
+    """Builds one segment's function, op by op."""
+
+    def __init__(self, names: list[str], learned, needed: set[int]):
+        self.names = names
+        self.learned = learned
+        self.needed = needed             # returned: read after the segment, or kept
+        self.scope: dict = {"np": np, "math": math}
+        self.body: list[str] = []
+        self.defined: set[int] = set()     # numbers written so far
+        self.reads: list[int] = []         # numbers read before being written
+        self.writes: list[int] = []
+        self._count = 0
+
+    def _global(self, value) -> str:
+        """The global name the source calls the numba function ``value`` by: its own name
+        (a second function of that name gets a number), so the source says what it calls
+        and two sources calling different functions differ (disk_cache keys on the text)."""
+        for name, known in self.scope.items():
+            if known is value:
+                return name
+        base = name = getattr(value, "__name__", "fn")
+        count = 1
+        while name in self.scope:
+            count += 1
+            name = f"{base}_{count}"
+        self.scope[name] = value
+        return name
+
+    def _dtype(self, dtype) -> str:
+        name = np.dtype(dtype).name
+        self.scope[name] = np.dtype(dtype).type
+        return name
+
+    def _use(self, i: int) -> str:
+        if i not in self.defined and i not in self.reads:
+            self.reads.append(i)
+        return f"v{i}"
+
+    def _define(self, i: int) -> str:
+        self.defined.add(i)
+        if i not in self.writes:
+            self.writes.append(i)
+        return f"v{i}"
+
+    # --- calls --------------------------------------------------------------------------
+    def calls(self, pop, forms: tuple) -> None:
+        """The op as one line per Call (its gradients for X and for Y, say)."""
+        self.body.append("    " + op_comment(pop, self.names))
+        for form in forms:
+            args = []
+            for slot in form.reads:
+                ix = pop.in_ix[slot]
+                if pop.op_def.input(slot).duplicable:
+                    args.append("(" + "".join(self._use(i) + ", " for i in ix) + ")")
+                else:
+                    args.append(self._use(ix[0]))
+            args += [literal(c, self.scope) for c in form.consts]
+            fn = self._global(form.fn)
+            targets = [self._define(pop.out_ix[slot][0]) for slot in form.writes]
+            self.body.append(f"    {', '.join(targets)} = {fn}({', '.join(args)})")
+
+    # --- a fused chain of elementwise ops -----------------------------------------------
+    def fused(self, group: list, read_after: set[int]) -> None:
+        """One loop for ``group``, a list of (pop, Elementwise, patterns) all of whose
+        outputs have one shape; the first op has a flat array operand (the loop's shape).
+        An output is stored (in an array) only if ``read_after`` holds it, by the last op
+        of the group that writes it; inside the loop the next ops read it in a register."""
+        last_writer = {pop.out_ix[form.writes][0]: k for k, (pop, form, _) in enumerate(group)}
+        first_pop, first_form, first_patterns = group[0]
+        ref = next(first_pop.in_ix[s][0] for s, p in zip(first_form.reads, first_patterns)
+                   if p == ("flat",))
+        b = self.body
+        if len(group) > 1:
+            b.append(f"    # ops {group[0][0].index}-{group[-1][0].index}: one loop")
+        for pop, _, _ in group:
+            b.append("    " + op_comment(pop, self.names))
+        g = self._count
+        self._count += 1
+        b.append(f"    shape{g} = {self._use(ref)}.shape")
+        b.append(f"    n{g} = {self._use(ref)}.size")
+        inside: dict[int, str] = {}         # numbers computed in this loop: temp names
+        read_arrays: dict[int, str] = {}    # array operands' flat views
+        loop: list[str] = []
+        stores: list[str] = []
+        for k, (pop, form, patterns) in enumerate(group):
+            args = []
+            for slot, pattern in zip(form.reads, patterns):
+                i = pop.in_ix[slot][0]
+                if i in inside and pattern == ("flat",):
+                    args.append(inside[i])
+                    continue
+                if i not in read_arrays:
+                    v = self._use(i)
+                    read_arrays[i] = f"r{i}_{g}"
+                    if i != ref:                  # (the loop's shape is ref's)
+                        b.append(self._check(v, pattern, g, pop, slot))
+                    b.append(f"    r{i}_{g} = {v}.ravel()")
+                r = read_arrays[i]
+                if pattern == ("flat",):
+                    args.append(f"{r}[i]")
+                elif pattern == ("one",):
+                    args.append(f"{r}[0]")
+                else:
+                    _, lo, hi = pattern
+                    post = " * ".join(f"shape{g}[{d}]" for d in range(hi, len(self._shape_of(
+                        pop, form))))
+                    at = f"(i // ({post}))" if post else "i"
+                    args.append(f"{r}[{at} % {r}.size]")
+            args += [literal(p, self.scope) for p in form.params]
+            out = pop.out_ix[form.writes][0]
+            dtype = self._dtype(self.learned[out].dtype)
+            kernel = self._global(form.kernel.scalar)
+            t = f"t{out}"
+            loop.append(f"        {t} = {dtype}({kernel}({', '.join(args)}))")
+            inside[out] = t
+            read_arrays.pop(out, None)      # rewritten here: later reads see the new one
+            if out in read_after and last_writer[out] == k:
+                loop.append(f"        w{out}_{g}[i] = {t}")
+                v = self._define(out)
+                stores.append(f"    {v} = np.empty(shape{g}, {dtype})")
+                stores.append(f"    w{out}_{g} = {v}.ravel()")
+        b += stores
+        b.append(f"    for i in range(n{g}):")
+        b += loop
+
+    def _shape_of(self, pop, form: Elementwise) -> tuple:
+        return self.learned[pop.out_ix[form.writes][0]].shape
+
+    def _check(self, v: str, pattern, g: int, pop, slot: str) -> str:
+        """The line that refuses an operand of another size than the one compiled for."""
+        if pattern == ("flat",):
+            test = f"{v}.shape != shape{g}"
+        elif pattern == ("one",):
+            test = f"{v}.size != 1"
+        else:
+            _, lo, hi = pattern
+            test = f"{v}.size != " + " * ".join(f"shape{g}[{d}]" for d in range(lo, hi))
+        return (f"    if {test}:\n        raise ValueError(\"op {pop.index} {pop.op.type}: "
+                f"{slot} has another shape than the compiled segment was made for\")")
+
+    def finish(self, name: str) -> Source:
+        """The function: it returns what is read after it or kept (``needed``)."""
+        returned = [i for i in self.writes if i in self.needed]
+        args = ", ".join(f"v{i}" for i in self.reads)
+        rets = "".join(f"v{i}, " for i in returned)
+        text = "\n".join([f"def {name}({args}):", *self.body, f"    return ({rets})", ""])
+        return Source(text, self.scope, list(self.reads), returned)
+
+
+def elementwise_patterns(pop, form: Elementwise, learned) -> list | None:
+    """How a loop over the op's output reads each operand (ops/common.broadcast_read),
+    or None."""
+    loop_shape = learned[pop.out_ix[form.writes][0]].shape
+    patterns = []
+    for slot in form.reads:
+        p = broadcast_read(learned[pop.in_ix[slot][0]].shape, loop_shape, form.axis)
+        if p is None:
+            return None
+        patterns.append(p)
+    return patterns

@@ -1,0 +1,200 @@
+"""``pd.CompiledProgram``: a program whose blocks run as compiled segments.
+
+    compiled = pd.CompiledProgram(main)          # build_strategy=pd.BuildStrategy()
+    exe.run(compiled, feed=..., fetch_list=[loss])
+    print(compiled.source())                     # what numba compiled, op by op
+
+As Paddle's ``paddle.static.CompiledProgram``, it wraps a program for ``Executor.run``; the
+program itself is unchanged and still runs as written anywhere else (``exe.run(main)``,
+``exe.steps``, the debugger).
+
+How a block gets compiled: the first run with a new signature of what enters the block
+(the shapes and dtypes of its feeds and parameters) runs in the interpreter, and what it
+leaves in the block's variables gives each op's operands their dtypes, ranks and shapes.
+From those the block is cut into segments (compiler/plan.py), each generated
+(compiler/codegen.py) and compiled by numba (compiler/disk_cache.py); every later run
+with that signature runs the plan. Another batch size learns again, but its segments'
+source is the same, so numba compiles nothing new.
+
+Faults: a run is all or nothing here too (the executor's rule). A compiled run that
+raises is undone and the program runs again in the interpreter, so that the error names
+the user's op and line; if the interpreter's run succeeds, the plans are dropped and
+learned again, and after three such failures the program is no longer compiled (the
+reasons are in ``source()``).
+"""
+from __future__ import annotations
+
+import threading
+
+from .build_strategy import BuildStrategy
+from .lowering import Learned
+from .plan import BlockPlan, plan_block
+from ..core import registry
+from ..core.errors import ExecutionError
+
+MAX_FAILURES = 3
+
+
+class CompiledProgram:
+    """``program`` for ``Executor.run``, its blocks compiled (module docstring)."""
+    compiles_blocks = True          # what the executor looks for (it imports nothing here)
+
+    def __init__(self, program, build_strategy: BuildStrategy | None = None):
+        if not (hasattr(program, "global_block") and hasattr(program, "blocks")):
+            raise ExecutionError(f"CompiledProgram needs a Program, got "
+                                 f"{type(program).__name__}")
+        if build_strategy is not None and not isinstance(build_strategy, BuildStrategy):
+            raise ExecutionError(f"build_strategy must be a pd.BuildStrategy, got "
+                                 f"{type(build_strategy).__name__}")
+        self.program = program
+        self.build_strategy = build_strategy or BuildStrategy()
+        # (block idx, ((skip, entry signature), fetched names)) -> (the PreparedBlock it
+        # was made for, plan); (block idx, skip, fetched names) -> the same, the last used
+        self._plans: dict = {}
+        self._guesses: dict = {}
+        self._latest: dict[int, BlockPlan] = {}      # block idx -> the last plan made
+        self._lock = threading.Lock()
+        self.failures: list[str] = []
+        self._remote = (None, False)       # (program version, does it talk to servers?)
+        self.disabled_because: str | None = None
+
+    def __repr__(self):
+        return f"<CompiledProgram of {self.program!r}>"
+
+    # --- what the executor calls ------------------------------------------------------
+    def active_for(self, place) -> bool:
+        """Does a run on ``place`` use compiled plans? (CPU only: on CUDAPlace the blocks
+        run in the interpreter, and source() says so.)"""
+        if not (self.build_strategy.compile_blocks and self.disabled_because is None
+                and place.kind == "cpu"):
+            return False
+        version = self.program.version
+        if self._remote[0] != version:          # read once per version of the program
+            self._remote = (version, _talks_to_servers(self.program))
+        return not self._remote[1]
+
+    def for_run(self, fetch_names) -> "CompiledRun":
+        """What one ``Executor.run`` asks for plans (its plans keep what it fetches)."""
+        return CompiledRun(self, tuple(fetch_names))
+
+    def plan(self, prepared, key) -> BlockPlan | None:
+        """The plan for this block and key (skipped ops, entry signature, fetched names),
+        or None (learn it on this run)."""
+        hit = self._plans.get((prepared.block.idx, key))
+        if hit is not None and hit[0] is prepared:
+            self._guesses[(prepared.block.idx, key[0][0], key[1])] = hit
+            return hit[1]
+        return None
+
+    def learn(self, prepared, key, ops, env, scope, fetch_names) -> None:
+        """Make the plan for ``key`` from what the interpreter's run of ``ops`` in
+        ``scope`` left in ``env``."""
+        learned = [Learned(var._value if var is not None else None) for var in env]
+        plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
+                          self.build_strategy.fuse_elementwise)
+        plan.key = key[0]
+        with self._lock:
+            if len(self._plans) >= 64:          # a loop over ever new shapes: bounded
+                self._plans.clear()
+                self._guesses.clear()
+            self._plans[(prepared.block.idx, key)] = (prepared, plan)
+            self._latest[prepared.block.idx] = plan
+            self._guesses[(prepared.block.idx, key[0][0], fetch_names)] = (prepared, plan)
+
+    def guess(self, prepared, skip, fetch_names) -> BlockPlan | None:
+        """The plan a run with these skipped ops and fetches most likely runs (the last one
+        made or run for them), so that the run binds only its names; the executor checks
+        the guess against the entry signature."""
+        hit = self._guesses.get((prepared.block.idx, skip, fetch_names))
+        if hit is not None and hit[0] is prepared:
+            return hit[1]
+        return None
+
+    def _kept(self, prepared, env, scope, fetch_names) -> set[int]:
+        """The block's names (by number) whose values must be in a scope when it ends:
+        fetched ones, those living in a scope above the run's (parameters, a variable the
+        user made), and those a sub-block reads by name."""
+        numbers = {name: i for i, name in enumerate(prepared.names)}
+        kept = {numbers[n] for n in fetch_names if n in numbers}
+        kept.update(i for i, var in enumerate(env) if var is not None and var._scope is not scope)
+        for block in self.program.blocks[1:]:
+            for op in block.ops:
+                kept.update(numbers[n] for n in op.input_arg_names if n in numbers)
+        return kept
+
+    def run_failed(self, error: BaseException) -> None:
+        """A compiled run raised and the interpreter's run of it did not: drop the plans
+        (they are learned again), and stop compiling after MAX_FAILURES."""
+        with self._lock:
+            self._plans.clear()
+            self._guesses.clear()
+            self.failures.append(f"{type(error).__name__}: {error}".splitlines()[0])
+            if len(self.failures) >= MAX_FAILURES:
+                self.disabled_because = (f"{len(self.failures)} compiled runs failed where "
+                                         f"the interpreter's did not")
+
+    # --- what a learner reads ---------------------------------------------------------
+    def source(self, block: int = 0) -> str:
+        """The generated Python of block ``block``'s segments (what numba compiled), one
+        line per op under a comment naming it and its line in the user's code, and the
+        ops that run in the interpreter between them, with the reason."""
+        head = []
+        if not self.build_strategy.compile_blocks:
+            return "# BuildStrategy(compile_blocks=False): the program runs as written"
+        if self.disabled_because:
+            head.append(f"# no longer compiled: {self.disabled_because}")
+        head += [f"# compiled run failed: {f}" for f in self.failures]
+        plan = self._latest.get(block)
+        if plan is None:
+            if block >= len(self.program.blocks):
+                raise ExecutionError(f"the program has {len(self.program.blocks)} block(s); "
+                                     f"no block {block}")
+            return "\n".join(head + [
+                f"# block {block} is not compiled yet: a block is compiled from its first "
+                f"run on a CPUPlace (Executor.run(compiled, ...)); a sub-block runs in the "
+                f"interpreter, under the op that owns it"])
+        out = head + [f"# block {block}: {len(plan.segments)} compiled segment(s), "
+                      f"{len(plan.interpreted)} op(s) interpreted"]
+        for item in plan.items:
+            if hasattr(item, "source"):
+                out += ["", item.source.text.rstrip()]
+            else:
+                out += ["", f"# op {item.index} {item.op.type}: interpreted "
+                            f"({plan.interpreted[item.index]})"]
+        return "\n".join(out) + "\n"
+
+    def segments(self, block: int = 0) -> dict[int, int]:
+        """op index -> the number of the compiled segment it went into (ops that run in
+        the interpreter are absent): what a program view marks."""
+        plan = self._latest.get(block)
+        if plan is None:
+            return {}
+        return {pop.index: seg.number for seg in plan.segments for pop in seg.pops}
+
+
+class CompiledRun:
+    """One ``Executor.run`` of a CompiledProgram: what the executor's block loop asks for
+    a plan, keyed by what this run fetches too (a value nobody fetches or reads later is
+    never stored)."""
+    __slots__ = ("compiled", "fetch_names")
+
+    def __init__(self, compiled: CompiledProgram, fetch_names: tuple):
+        self.compiled = compiled
+        self.fetch_names = fetch_names
+
+    def plan(self, prepared, key) -> BlockPlan | None:
+        return self.compiled.plan(prepared, (key, self.fetch_names))
+
+    def guess(self, prepared, skip) -> BlockPlan | None:
+        return self.compiled.guess(prepared, skip, self.fetch_names)
+
+    def learn(self, prepared, key, ops, env, scope) -> None:
+        self.compiled.learn(prepared, (key, self.fetch_names), ops, env, scope,
+                            self.fetch_names)
+
+
+def _talks_to_servers(program) -> bool:
+    """Does an op of ``program`` reach parameter servers (OpDef.remote)? Such a program
+    is never run twice, so never compiled (a failed compiled run would be run again)."""
+    return any(registry.is_registered(op.type) and registry.lookup(op.type).remote
+               for b in program.blocks for op in b.ops)

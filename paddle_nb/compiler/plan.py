@@ -1,0 +1,157 @@
+"""A block's compiled plan: its ops cut into compiled segments and interpreted ops.
+
+:func:`plan_block` walks a prepared block's ops in order with what the interpreter's run
+learned of every variable. Each maximal run of ops that have a lowered form for these
+operands becomes a :class:`Segment` (one generated function, compiled by numba); an op
+without one stays as it is, and the executor's block loop runs it between segments. A
+Segment stands in the loop where its ops stood and looks like an op to it: it has a
+``kernel(ctx)`` that reads the block's environment and writes every array its ops write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import codegen, disk_cache
+from .lowering import lowered_form
+from ..core.errors import ExecutionError
+from ..kernels.lowered import Elementwise
+
+
+class Segment:
+    """A run of ops compiled into one function; an item of the executor's block loop."""
+    infer_shape = None          # the allocation guard passed for these shapes when the
+    is_generator = False        # plan was learned (a plan holds for one entry signature)
+    tensor_attrs = None
+
+    def __init__(self, number: int, pops: list, source: codegen.Source, names: list[str]):
+        self.number = number
+        self.pops = pops
+        self.index = pops[0].index
+        self.op = pops[0].op             # for the loop's error note: the first op
+        self.where = (f"{pops[0].where.rsplit(' > ', 1)[0]} > compiled segment {number} "
+                      f"(ops {pops[0].index}-{pops[-1].index})")
+        self.created_at = pops[0].created_at
+        self.source = source
+        self.names = names
+        self.reads = tuple(source.reads)
+        self.writes = tuple(source.writes)
+        self.fn = None                   # compiled on first use (compile())
+
+    def compile(self):
+        if self.fn is None:
+            self.fn = disk_cache.compiled(self.source.text, f"segment_{self.number}",
+                                          self.source.scope)
+        return self.fn
+
+    def kernel(self, ctx) -> None:
+        run = ctx.run
+        env = run.env
+        args = []
+        for i in self.reads:
+            var = env[i]
+            value = var._value if var is not None else None
+            if value.__class__ is not np.ndarray:
+                raise ExecutionError(f"{self.where}: {self.names[i]!r} holds no array")
+            args.append(value)
+        results = (self.fn or self.compile())(*args)
+        for i, value in zip(self.writes, results):
+            var = env[i]
+            if var is None:                       # declared nowhere: made in this scope
+                var = env[i] = run.scope.var(self.names[i])
+            var._value, var._kind = value, "tensor"
+
+
+@dataclass
+class BlockPlan:
+    """What runs for one block and one entry signature: ``items`` (PreparedOps and
+    Segments, in order) and, for ``source()``, why each interpreted op is one."""
+    items: list
+    segments: list[Segment]
+    interpreted: dict[int, str] = field(default_factory=dict)   # op index -> why
+    # what a run of the plan binds and declares: the names its items touch, the block's
+    # entry names and the kept ones (core/kernel_context.BlockRun's ``bound``)
+    bound: tuple = ()
+    declared: list = field(default_factory=list)    # the block's locals among them
+    key: object = None                              # what the compiler filed it under
+
+
+def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True) -> BlockPlan:
+    """The plan for ``ops`` (the prepared block's ops this run runs) given ``learned``
+    (one lowering.Learned per bound name). ``kept``: the names (by number) whose values
+    must be in the scope when the block ends (fetched, persistable, living in a scope
+    outside the run, read by name in a sub-block); a segment stores any other value it
+    makes only where an op outside it reads it."""
+    parts: list = []             # a list of (pop, form) per segment, or an interpreted pop
+    interpreted = {}
+    for pop in ops:
+        form, why = lowered_form(pop, learned)
+        if isinstance(form, Elementwise):
+            patterns = codegen.elementwise_patterns(pop, form, learned)
+            # a loop takes its shape from an operand of the output's shape
+            if patterns is None or ("flat",) not in patterns:
+                form, why = None, "its operands broadcast in a way a fused loop does not read"
+        if form is None:
+            parts.append(pop)
+            interpreted[pop.index] = why
+        elif parts and isinstance(parts[-1], list):
+            parts[-1].append((pop, form))
+        else:
+            parts.append([(pop, form)])
+    items, segments = [], []
+    read_later = set(kept)       # what the parts after the current one read, or keep
+    needed = []
+    for part in reversed(parts):
+        needed.append(set(read_later))
+        for pop in ([p for p, _ in part] if isinstance(part, list) else [part]):
+            read_later.update(i for i in pop.sig_ix if i >= 0)
+    touched = set(kept) | set(prepared.entry_ix)
+    for part, after in zip(parts, reversed(needed)):
+        if isinstance(part, list):
+            seg = _segment(len(segments), part, prepared.names, learned, after, fuse)
+            segments.append(seg)
+            touched.update(seg.reads + seg.writes)
+            part = seg
+        else:
+            touched.update(i for ix in (*part.in_ix.values(), *part.out_ix.values())
+                           for i in ix if i >= 0)
+        items.append(part)
+    local = set(prepared.local)
+    bound = tuple(sorted(touched))
+    return BlockPlan(items, segments, interpreted, bound,
+                     [prepared.names[i] for i in bound if prepared.names[i] in local])
+
+
+def _segment(number: int, run: list, names, learned, needed: set[int], fuse: bool) -> Segment:
+    # what each op's successors in the segment read (a fused loop stores a value only
+    # where something after the loop reads it)
+    reads_after, seen = [], set(needed)
+    for pop, _ in reversed(run):
+        reads_after.append(set(seen))
+        seen.update(i for i in pop.sig_ix if i >= 0)
+    reads_after.reverse()
+    w = codegen.Writer(names, learned, needed)
+    group: list = []
+
+    def flush(position: int):
+        if group:
+            w.fused(list(group), reads_after[position])
+            group.clear()
+
+    for k, (pop, form) in enumerate(run):
+        if isinstance(form, tuple):                  # Calls
+            flush(k - 1)
+            w.calls(pop, form)
+            continue
+        patterns = codegen.elementwise_patterns(pop, form, learned)
+        shape = learned[pop.out_ix[form.writes][0]].shape
+        joins = fuse and group and learned[group[0][0].out_ix[group[0][1].writes][0]].shape \
+            == shape
+        if not joins:
+            flush(k - 1)
+        group.append((pop, form, patterns))
+        if not fuse:
+            flush(k)
+    flush(len(run) - 1)
+    return Segment(number, [pop for pop, _ in run], w.finish(f"segment_{number}"), names)

@@ -1,0 +1,47 @@
+"""What an op is inside a compiled block: its *lowered form*.
+
+The block compiler (paddle_nb/compiler/) turns a run of ops into one generated Python
+function that numba compiles, so that the ops' kernels are called from machine code and not
+one by one from the interpreter (2-3 us of numba's dispatcher per call before any work).
+For that, an op declares beside its kernels a ``lowered(info)`` function that says what it
+is there, given what the compiler learned of its operands (``info``: the op's attributes and
+its operands' dtypes, ranks and shapes; paddle_nb/compiler/lowering.py). It returns one of:
+
+- :class:`Elementwise`: ``Out = f(a, b, ..., *params)`` element by element, ``f`` a
+  ``@pointwise`` scalar function. The compiler fuses a chain of them into one loop.
+- :class:`Call`: ``outputs = fn(*inputs, *consts)``, ``fn`` an ``njit`` function that
+  returns new arrays (never writes into its inputs: a run stays all or nothing).
+- None: no lowered form for these operands or attributes; the op runs in the interpreter
+  between two compiled segments, and ``CompiledProgram.source()`` says so.
+
+A lowered form computes what the op's CPU kernel computes, in the same order where it can
+(the tests compare every op-table program both ways).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """``writes = kernel.scalar(*reads, *params)`` element by element (``kernel`` a
+    kernels.pointwise.Pointwise); operands other than the output's shape broadcast as
+    Fluid's elementwise ops do (``axis``: where the smaller one's dims start; -1: at the
+    end, as numpy aligns them)."""
+    kernel: object
+    reads: tuple[str, ...]
+    writes: str = "Out"
+    params: tuple = ()
+    axis: int = -1
+
+
+@dataclass(frozen=True)
+class Call:
+    """``writes = fn(*reads, *consts)``: ``fn`` an ``njit`` function returning one array per
+    slot of ``writes`` (a tuple when there are several), ``consts`` attribute values
+    written into the generated source as literals (a compiled function is specialised on
+    them, which is what an attribute is)."""
+    fn: object
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    consts: tuple = ()

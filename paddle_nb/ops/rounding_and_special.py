@@ -27,6 +27,7 @@ from numba.extending import register_jitable
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu.generated import define
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
 from ..kernels.pointwise import KERNELS, pointwise
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, _float_like_x, _forward,
@@ -44,15 +45,22 @@ ALL_WHOLE = 4503599627370496.0
 # simulator runs Python's math, on numpy scalars: hence float(x)). ``x != x`` is tested
 # first because it is a quiet compare: ``abs(x) < ...`` on a NaN raises the FPU's invalid
 # flag, which numpy reports as a warning. copysign keeps the sign of a zero (-0.3 -> -0.0).
+# The three differ only in the libm call: one source, made per call (kernels/cpu/
+# generated.py, as @pointwise makes its loops), whose globals name it. Source, not a
+# closure, so that numba's disk cache finds each under its own name in the next process.
+_ROUNDING = """
+def {name}(x):
+    if x != x or abs(x) >= ALL_WHOLE:
+        return x
+    return math.copysign(float(TO_WHOLE(float(x))), x)
+"""
+
+
 def _rounding(name: str, to_whole):
     """The scalar function ``name``: ``to_whole`` (math.trunc, floor or ceil) with the
-    rules above, as the three differ only in it."""
-    def rounded(x):
-        if x != x or abs(x) >= ALL_WHOLE:
-            return x
-        return math.copysign(float(to_whole(float(x))), x)
-
-    rounded.__name__ = rounded.__qualname__ = name     # the kernel's and its cache's name
+    rules above."""
+    scope = {"math": math, "ALL_WHOLE": ALL_WHOLE, "TO_WHOLE": to_whole}
+    rounded = define(_ROUNDING.format(name=name), name, name, _rounding, scope)
     return special_function(FLOAT_1, MIN_PARALLEL_CHEAP)(rounded)
 
 
@@ -77,25 +85,30 @@ def flat_grad(dout):
 
 
 # --- logarithms -------------------------------------------------------------------------
+_LOGARITHM = """
+def {name}(x):
+    if x > POLE:
+        return LOG(x)
+    return -math.inf if x == POLE else math.nan
+
+
+def {name}_grad(x, dout):
+    return dout / ((x - POLE) * LN_BASE)
+"""
+
+
 def _logarithm(name: str, log, pole: float, ln_base: float):
     """The scalar function ``name`` (``log``, whose argument reaches 0 where x is ``pole``)
     and its gradient ``dOut / ((x - pole) * ln(base))``, under ``@special_function``: the
-    three logarithms differ only in these numbers. Below the pole the guard gives numpy's
-    NaN, at it -inf, where Python's math (the CUDA simulator's) raises. ``log`` itself,
-    not ``ln(x) / ln(base)``, so that log10(1000) is 3 exactly, as numpy's is."""
-    def forward(x):
-        if x > pole:
-            return log(x)
-        return -math.inf if x == pole else math.nan
-
-    def gradient(x, dout):
-        return dout / ((x - pole) * ln_base)
-
-    # the kernels' names (KERNELS, the numba cache's files) are the op types'
-    forward.__name__ = forward.__qualname__ = name
-    gradient.__name__ = gradient.__qualname__ = f"{name}_grad"
-    return (special_function(FLOAT_1)(forward),
-            special_function(FLOAT_2, MIN_PARALLEL_GRAD)(gradient))
+    three logarithms differ only in these numbers (made from one source as the roundings
+    are). Below the pole the guard gives numpy's NaN, at it -inf, where Python's math (the
+    CUDA simulator's) raises. ``log`` itself, not ``ln(x) / ln(base)``, so that
+    log10(1000) is 3 exactly, as numpy's is."""
+    scope = {"math": math, "LOG": log, "POLE": pole, "LN_BASE": ln_base}
+    source = _LOGARITHM.format(name=name)
+    return (special_function(FLOAT_1)(define(source, name, name, _logarithm, scope)),
+            special_function(FLOAT_2, MIN_PARALLEL_GRAD)(
+                define(source, f"{name}_grad", f"{name}_grad", _logarithm, scope)))
 
 
 log1p, log1p_grad = _logarithm("log1p", math.log1p, -1.0, 1.0)

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, fastmath=False, error_model="numpy")    # (adds in numpy's order)
 def summed_to_operand(d, like, lo, hi, negate):
     """dOut ``d`` summed to ``like``'s shape, over every dim outside ``[lo, hi)``;
     ``negate``: minus that (elementwise_sub's Y)."""

@@ -1,7 +1,9 @@
 """What every case shares: the result row (with its target), the optional PyTorch import,
-and a runner that times a paddle_nb program through ``Executor.run``."""
+and a runner that times a paddle_nb program through ``Executor.run``, as written or as a
+``pd.CompiledProgram``."""
 from __future__ import annotations
 
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,17 +82,24 @@ def torch():
     return _TORCH[0]
 
 
-def runner(main, startup, feed: dict, fetch_list: list, place=None):
+def runner(main, startup, feed: dict, fetch_list: list, place=None, compiled=False):
     """A no-argument function running ``main`` once (feed in, fetch out) in its own scope,
-    after the startup program; with the executor and the scope, for tests to look into."""
+    after the startup program; with the executor and the scope, for tests to look into.
+    ``compiled``: run it as ``pd.CompiledProgram(main)`` (the block compiler), compiled
+    here by two runs (the first learns the block, the second compiles its segments)."""
     import paddle_nb as pd   # noqa: PLC0415
     exe = pd.Executor(place if place is not None else pd.CPUPlace())
     scope = pd.Scope()
     if startup is not None:
         exe.run(startup, scope=scope)
+    program = pd.CompiledProgram(main) if compiled else main
 
     def run_once():
-        return exe.run(main, feed=feed, fetch_list=fetch_list, scope=scope)
+        return exe.run(program, feed=feed, fetch_list=fetch_list, scope=scope)
+    if compiled:
+        for _ in range(2):
+            run_once()
+        run_once.program = program
     run_once.exe, run_once.scope = exe, scope
     return run_once
 
@@ -112,14 +121,23 @@ def torch_sgd(t, params: dict, loss, lr: float):
     return loss
 
 
+class StepTimes(NamedTuple):
+    """Seconds per training step of each contender (None: not timed)."""
+    interpreted: float          # Executor.run(main): the fast path
+    compiled: float             # Executor.run(pd.CompiledProgram(main)): the block compiler
+    numpy: float | None
+    torch: float | None
+
+
 def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step,
-                        torch_step, torch_inputs, quick: bool):
-    """Seconds per training step of the program, of ``numpy_step(params)`` (None: no numpy
-    contender) and (when
-    PyTorch is installed) of ``torch_step(t, params, *torch_inputs(t))``, all three from
-    the same initial parameters (the startup program's), timed in turns."""
+                        torch_step, torch_inputs, quick: bool) -> StepTimes:
+    """Seconds per training step of the program (run plainly and compiled), of
+    ``numpy_step(params)`` (None: no numpy contender) and (when PyTorch is installed) of
+    ``torch_step(t, params, *torch_inputs(t))``, all from the same initial parameters (the
+    startup program's), timed in turns."""
     from .timing import compare   # noqa: PLC0415
     go = runner(main, startup, feed, [loss])
+    compiled = runner(main, startup, feed, [loss], compiled=True)
     start = params_of(go.scope, param_names)
     p = {k: v.copy() for k, v in start.items()}
     t, torch_fn = torch(), None
@@ -128,5 +146,6 @@ def training_step_times(main, startup, loss, feed: dict, param_names, numpy_step
         inputs = torch_inputs(t)
         torch_fn = lambda: torch_step(t, tp, *inputs)   # noqa: E731
     numpy_fn = (lambda: numpy_step(p)) if numpy_step is not None else None   # noqa: E731
-    times = compare({"paddle_nb": go, "numpy": numpy_fn, "torch": torch_fn}, quick)
-    return times["paddle_nb"], times["numpy"], times["torch"]
+    times = compare({"paddle_nb": go, "compiled": compiled, "numpy": numpy_fn,
+                     "torch": torch_fn}, quick)
+    return StepTimes(times["paddle_nb"], times["compiled"], times["numpy"], times["torch"])

@@ -16,6 +16,7 @@ from .timing import compare
 N_OPS = 1000
 TARGET_S = 3e-6           # the executor's own cost per op (the robustness issue's target)
 TARGET_PER_OP_S = 2e-6    # per op in all, kernel included (the fast path's target)
+TARGET_COMPILED_S = 0.3e-6   # per op, the program as a pd.CompiledProgram
 
 
 def build(n_ops: int = N_OPS):
@@ -36,10 +37,13 @@ def kernel_alone(x):
 def run(quick: bool = False) -> list[dict]:
     main, feed, out = build()
     s = compare({"run": runner(main, None, feed, [out]),
+                 "compiled": runner(main, None, feed, [out], compiled=True),
                  "kernel": lambda: kernel_alone(feed["x"])}, quick)
     per_op, kernel = s["run"] / N_OPS, s["kernel"]
     return [row(f"{N_OPS} scale ops on [1]: Executor.run time per op", per_op,
                 max_s=TARGET_PER_OP_S),
+            row(f"{N_OPS} scale ops on [1], compiled: time per op", s["compiled"] / N_OPS,
+                max_s=TARGET_COMPILED_S, note="pd.CompiledProgram: one fused loop"),
             row("scale on [1]: kernel alone", kernel, note="kernels.scale"
                 ".scale_then_bias.cpu, with np.empty for out"),
             row("executor overhead per op (per op - kernel)", per_op - kernel,

@@ -16,7 +16,7 @@ from .common import rng, row, torch_sgd, training_step_times
 BATCH, IN, CLASSES = 64, 64, 10
 LR = 0.1
 PARAMS = ("wt", "bt", "wf", "bf")
-TARGET = 2.0      # paddle_nb / numpy (the fast path issue)
+TARGET = 2.0      # compiled: paddle_nb / numpy
 
 
 def build(in_dim=IN, classes=CLASSES, lr=LR, seed=1):
@@ -78,10 +78,12 @@ def torch_step(t, p: dict, x, label, lr=LR):
 def run(quick: bool = False) -> list[dict]:
     main, startup, loss = build()
     feed = batch()
-    ours, numpy_s, torch_s = training_step_times(
+    times = training_step_times(
         main, startup, loss, feed, PARAMS, lambda p: numpy_step(p, feed["x"], feed["label"]),
         torch_step, lambda t: (t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())),
         quick)
-    return [row(f"IfElse rows b{BATCH} {IN}->{CLASSES} x2 branches: SGD training step",
-                ours, numpy_s, torch_s, vs_numpy=TARGET,
-                note="torch runs both branches on all rows + where")]
+    case = f"IfElse rows b{BATCH} {IN}->{CLASSES} x2 branches: SGD training step"
+    note = "torch runs both branches on all rows + where"
+    return [row(case, times.interpreted, times.numpy, times.torch, note=note),
+            row(f"{case}, compiled", times.compiled, times.numpy, times.torch,
+                vs_numpy=TARGET, note=f"pd.CompiledProgram; {note}")]

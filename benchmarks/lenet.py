@@ -57,8 +57,10 @@ def torch_step(t, p: dict, x, label, lr=LR):
 def run(quick: bool = False) -> list[dict]:
     main, startup, loss = build()
     feed = batch()
-    ours, _, torch_s = training_step_times(
+    times = training_step_times(
         main, startup, loss, feed, PARAMS, None, torch_step,
         lambda t: (t.from_numpy(feed["x"]), t.from_numpy(feed["label"].ravel())), quick)
-    return [row(f"LeNet-5 b{BATCH} 28x28: SGD training step", ours, None, torch_s,
-                vs_torch=TARGET_TORCH)]
+    case = f"LeNet-5 b{BATCH} 28x28: SGD training step"
+    return [row(case, times.interpreted, None, times.torch, vs_torch=TARGET_TORCH),
+            row(f"{case}, compiled", times.compiled, None, times.torch,
+                note="pd.CompiledProgram")]

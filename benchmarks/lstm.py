@@ -67,7 +67,9 @@ def run(quick: bool = False) -> list[dict]:
             holder["lstm"] = torch_lstm(t, {k: v.detach().numpy() for k, v in tp.items()})
         return torch_step(t, holder["lstm"], x)
 
-    ours, _, torch_s = training_step_times(main, startup, loss, feed, PARAMS, None, step,
-                                           inputs, quick)
-    return [row(f"LSTM T{T} B{B} {D}->{H} (rnn op): SGD training step", ours, None, torch_s,
-                vs_torch=TARGET_TORCH, note="pd.layer.lstm vs nn.LSTM")]
+    times = training_step_times(main, startup, loss, feed, PARAMS, None, step, inputs, quick)
+    case = f"LSTM T{T} B{B} {D}->{H} (rnn op): SGD training step"
+    return [row(case, times.interpreted, None, times.torch, vs_torch=TARGET_TORCH,
+                note="pd.layer.lstm vs nn.LSTM"),
+            row(f"{case}, compiled", times.compiled, None, times.torch,
+                note="pd.CompiledProgram")]

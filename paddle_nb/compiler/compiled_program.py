@@ -114,6 +114,10 @@ class CompiledProgram:
         """The block's names (by number) whose values must be in a scope when it ends:
         fetched ones, those living in a scope above the run's (parameters, a variable the
         user made), and those a sub-block reads by name."""
+        if prepared.block.idx != 0:
+            # a sub-block's scope outlives its run: the op that owns it reads its outputs
+            # by name, and a gradient block reads its step values there later
+            return set(range(len(prepared.names)))
         numbers = {name: i for i, name in enumerate(prepared.names)}
         kept = {numbers[n] for n in fetch_names if n in numbers}
         kept.update(i for i, var in enumerate(env) if var is not None and var._scope is not scope)
@@ -151,8 +155,9 @@ class CompiledProgram:
                                      f"no block {block}")
             return "\n".join(head + [
                 f"# block {block} is not compiled yet: a block is compiled from its first "
-                f"run on a CPUPlace (Executor.run(compiled, ...)); a sub-block runs in the "
-                f"interpreter, under the op that owns it"])
+                f"run on a CPUPlace (Executor.run(compiled, ...)); a sub-block from its "
+                f"first run under the op that owns it (each of its runs is one call of its "
+                f"segments, between the owner's steps)"])
         out = head + [f"# block {block}: {len(plan.segments)} compiled segment(s), "
                       f"{len(plan.interpreted)} op(s) interpreted"]
         for item in plan.items:

@@ -281,12 +281,14 @@ class Executor:
     _fetch = staticmethod(feed_fetch.fetch)
 
     def run_sub_block(self, program, block_idx: int, scope: Scope, frames: tuple = (),
-                      owner: Operator | None = None, hooks: RunHooks | None = None):
+                      owner: Operator | None = None, hooks: RunHooks | None = None,
+                      compiler=None):
         """Run a sub-block in ``scope`` (made by the op that owns it): its local variables
-        are created there, and names it does not declare are found in enclosing scopes."""
+        are created there, and names it does not declare are found in enclosing scopes.
+        ``compiler``: the run's compiled plans (a CompiledProgram's run), or None."""
         prepared = self.prepare(program, block_idx)
         scope.declare(prepared.local)
-        return self._run_block(prepared, scope, (), frames, owner, hooks)
+        return self._run_block(prepared, scope, (), frames, owner, hooks, compiler)
 
     # The block loop, for every run. The environment is bound once per block run
     # (fast_path.bind_slots); the allocation guard sizes outputs before kernels allocate,
@@ -304,7 +306,7 @@ class Executor:
         frames = frames + (Frame(prepared.block.idx, path, scope, owner),)
         plan = compiler.guess(prepared, skip) if compiler is not None else None
         run = BlockRun(scope, self, frames, prepared.names, hooks,
-                       plan.bound if plan is not None else None)
+                       plan.bound if plan is not None else None, compiler)
         env, signature = run.env, fast_path.signature
         ops = prepared.ops if not skip else [p for p in prepared.ops if p.index not in skip]
         if compiler is not None:

@@ -83,9 +83,9 @@ class BlockRun:
     the environment (one Variable or None per bound name), the hooks, the place's memory and
     whether output buffers are reused."""
     __slots__ = ("scope", "executor", "place", "frames", "env", "hooks", "memory", "on_host",
-                 "reuse")
+                 "reuse", "compiler")
 
-    def __init__(self, scope, executor, frames, names, hooks, bound=None):
+    def __init__(self, scope, executor, frames, names, hooks, bound=None, compiler=None):
         self.scope = scope
         self.executor = executor
         self.place = executor.place
@@ -94,6 +94,7 @@ class BlockRun:
         self.memory = DEVICE if self.place.kind == "cuda" else HOST
         self.on_host = self.memory is HOST        # read on every input: one attribute
         self.reuse = hooks is None and self.on_host
+        self.compiler = compiler     # a CompiledProgram's run: sub-blocks run its plans too
         find = scope.find_var
         if bound is None:
             self.env = [find(n) for n in names]
@@ -295,7 +296,7 @@ class KernelContext:
         Step per op when stepping)."""
         run = self.run
         return run.executor.run_sub_block(self.op.program, block_idx, scope, run.frames,
-                                          self.op.op, run.hooks)
+                                          self.op.op, run.hooks, run.compiler)
 
 
 def too_large(slot: str, name: str, value):

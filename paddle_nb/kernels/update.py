@@ -20,7 +20,8 @@ Its arguments are, in order:
 From it this module generates, as pointwise.py does (and for its reason: numba's on-disk
 cache finds generated source again in the next process, closures it does not):
 ``kernel.cpu(*arrays, *cells, *params)`` (a serial loop, and with ``min_parallel`` a
-``prange`` twin for large parameters) and ``kernel.cuda(...)`` (a grid-stride kernel).
+``prange`` twin for large parameters), ``kernel.cuda(...)`` (a grid-stride kernel) and
+``kernel.returning(...)`` (the serial loop as a compiled block calls it: paddle_nb/compiler).
 Both return new arrays of the first array's shape and dtype, one per returned value: the
 executor stores them as ParamOut, MomentOut..., so a value a user put in a scope is never
 changed behind their back, and a run that fails can be undone.
@@ -47,6 +48,20 @@ def {name}({args}, {outs}):
         {targets} = SCALAR({call})
 """
 
+# a compiled block's form (paddle_nb/compiler): new arrays made and returned around the
+# serial loop (a compiled block cannot ask threads.parallel_ok), the sizes checked first as
+# the ops' read_state checks them (raising: the interpreter then reruns the block)
+_RETURNING = """
+def {name}({args}):
+    if {size_mismatch}:
+        raise ValueError("an array of the update has another size than its first")
+    if {cell_mismatch}:
+        raise ValueError("a one-element input of the update has another size")
+{allocs}
+    SERIAL({flat_args}, {flat_outs})
+    return {outs}
+"""
+
 _CUDA = """
 def {name}({args}, {outs}):
 {loads}
@@ -55,22 +70,38 @@ def {name}({args}, {outs}):
 """
 
 
+def _names(shape: tuple) -> tuple[list[str], ...]:
+    """The generated loops' names of the arrays, cells, params and outputs."""
+    return tuple([f"{prefix}{k}" for k in range(count)] for prefix, count in zip("acpo", shape))
+
+
 def _generate(fn, loop: str, template: str, shape: tuple, scalar, extra: dict):
     """The loop ``template`` makes for ``fn`` (``shape``: arrays, cells, params, outputs),
     named ``<fn>__<loop>`` under ``fn``'s file and module (cpu/generated.py says why)."""
-    arrays, cells, params, outputs = shape
-    a = [f"a{k}" for k in range(arrays)]
-    c = [f"c{k}" for k in range(cells)]
-    p = [f"p{k}" for k in range(params)]
-    o = [f"o{k}" for k in range(outputs)]
+    a, c, p, o = _names(shape)
     source = template.format(
         name=fn.__name__, args=", ".join(a + c + p), outs=", ".join(o), first=o[0],
         loop="prange" if loop == "parallel" else "range",
-        loads="\n".join(f"    v{k} = c{k}[0]" for k in range(cells)) or "    pass",
+        loads="\n".join(f"    v{k} = c{k}[0]" for k in range(len(c))) or "    pass",
         targets=", ".join(f"{v}[i]" for v in o),
-        call=", ".join([f"{v}[i]" for v in a] + [f"v{k}" for k in range(cells)] + p))
+        call=", ".join([f"{v}[i]" for v in a] + [f"v{k}" for k in range(len(c))] + p))
     return define(source, fn.__name__, f"{fn.__name__}__{loop}", fn,
                   {"SCALAR": scalar, **extra})
+
+
+def _generate_returning(fn, shape: tuple, serial):
+    """``<fn>__returning(*arrays, *cells, *params)``: the new arrays (_RETURNING)."""
+    a, c, p, o = _names(shape)
+    source = _RETURNING.format(
+        name=fn.__name__, args=", ".join(a + c + p),
+        size_mismatch=" or ".join(f"{v}.size != a0.size" for v in a[1:]) or "False",
+        cell_mismatch=" or ".join(f"{v}.size != 1" for v in c) or "False",
+        allocs="\n".join(f"    {v} = np.empty(a0.shape, a0.dtype)" for v in o),
+        flat_args=", ".join([f"np.ascontiguousarray({v}).reshape(-1)" for v in a + c] + p),
+        flat_outs=", ".join(f"{v}.reshape(-1)" for v in o),
+        outs=", ".join(o))
+    return define(source, fn.__name__, f"{fn.__name__}__returning", fn,
+                  {"SERIAL": serial, "np": np})
 
 
 class Update:
@@ -90,6 +121,9 @@ class Update:
         self.parallel = None if min_parallel is None else njit(
             cache=True, fastmath=fastmath, error_model="numpy", parallel=True)(
             _generate(fn, "parallel", _CPU, self.shape, scalar, loop))
+        # in a compiled block: returning(*arrays, *cells, *params) -> the new arrays
+        self.returning = njit(cache=True, fastmath=fastmath, error_model="numpy")(
+            _generate_returning(fn, self.shape, self.serial))
         self.min_parallel = min_parallel
         self._cuda = None
         self._lock = threading.Lock()
@@ -158,3 +192,11 @@ def update(arrays: int, cells: int = 0, outputs: int = 1, min_parallel=None,
             raise ValueError(f"an update kernel named {fn.__name__!r} already exists")
         return kernel
     return wrap
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def times(a, factor):
+    """``a * factor`` as a new array of a's dtype (numpy's rule for an array times a Python
+    float): what an optimizer's one-element state (Adam's beta powers) becomes in a
+    compiled block."""
+    return a * a.dtype.type(factor)

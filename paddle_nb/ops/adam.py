@@ -15,7 +15,8 @@ import math
 
 from ..core import attrs as A
 from ..core.registry import Attr, Slot
-from ..kernels.update import update
+from ..kernels.lowered import Call
+from ..kernels.update import times, update
 from . import selected_rows
 from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged
 from ..backends import CPU, CUDA
@@ -54,6 +55,12 @@ def _advance_powers(ctx, place):
         if ctx.has_output(f"Beta{k}PowOut"):
             ctx.set_output(f"Beta{k}PowOut", place.scale(ctx.input(f"Beta{k}Pow"),
                                                          ctx.attr(f"beta{k}")))
+
+
+def _lowered_powers(info):
+    """_advance_powers in a compiled block (kernels/update.times)."""
+    return tuple(Call(times, (f"Beta{k}Pow",), (f"Beta{k}PowOut",), (info.attr(f"beta{k}"),))
+                 for k in ("1", "2") if info.has_output(f"Beta{k}PowOut"))
 
 
 # --- adam and adamw -----------------------------------------------------------------------------
@@ -129,7 +136,8 @@ optimizer_op(
     lambda ctx: (ctx.attr("beta1"), ctx.attr("beta2"), ctx.attr("epsilon"), 0.0),
     extra_inputs=_UNUSED + [Slot("Moment2Max", "kept for Paddle compatibility (unused)",
                                  dispensable=True)],
-    after=_advance_powers, sparse=adam_sparse, reads_attr_tensors=_BETA_TENSORS)
+    after=_advance_powers, sparse=adam_sparse, reads_attr_tensors=_BETA_TENSORS,
+    lowered_after=_lowered_powers)
 
 
 def _adamw_params(ctx):

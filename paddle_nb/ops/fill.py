@@ -14,9 +14,11 @@ from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.infer_shape import numel
 from ..core.limits import check_tensor_size
 from ..kernels.cpu import random as rk
+from ..kernels.cpu.fill import copied, filled, filled_like
 from ..kernels.cuda import random as crk
+from ..kernels.lowered import Call
 from . import arrays
-from .common import (OUT, X, attr_tensor_slots, dtype_code_check, dtype_to_numpy,
+from .common import (FLOAT_TYPES, OUT, X, attr_tensor_slots, dtype_code_check, dtype_to_numpy,
                      same_shape_as_x)
 from ..backends import CPU, CUDA
 
@@ -56,6 +58,42 @@ def _fill_constant(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): new arrays made by kernels/cpu/fill.py ----------
+def _numba_holds(dtype) -> bool:
+    """Does numba have arrays of ``dtype`` (all numbers but float16)?"""
+    return dtype.kind in "biuc" or dtype.name in FLOAT_TYPES
+
+
+def _element(value: float, dtype):
+    """The element np.full writes for ``value`` in ``dtype`` (made once, when the block is
+    compiled), or None where the compiled forms do not fill (complex, float16)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biuf" or not _numba_holds(dtype):
+        return None
+    return np.full((), value, dtype)[()]
+
+
+def _lowered_fill_constant(info):
+    shape = info.attr("shape")
+    element = _element(float(info.attr("str_value") or info.attr("value")),
+                       dtype_to_numpy(info.attr("dtype")))
+    if element is None or any(d < 0 for d in shape) or info.has_input("ValueTensor"):
+        return None
+    return Call(filled, (), ("Out",), (tuple(int(d) for d in shape), element))
+
+
+def _lowered_fill_like(info):
+    """fill_any_like's (and fill_zeros_like's: 0 in X's dtype) form."""
+    code = info.attr("dtype") if info.pop.op_def.attr("dtype") else -1
+    dtype = info.dtype("X") if code is None or code < 0 else dtype_to_numpy(code)
+    element = _element(info.attr("value") if info.pop.op_def.attr("value") else 0.0, dtype)
+    return None if element is None else Call(filled_like, ("X",), ("Out",), (element,))
+
+
+def _lowered_assign(info):
+    return Call(copied, ("X",), ("Out",)) if _numba_holds(info.dtype("X")) else None
+
+
 register(OpDef(
     "fill_constant",
     [*_SHAPE_INPUTS, Slot("ValueTensor", "value as a tensor", dispensable=True)],
@@ -70,6 +108,7 @@ register(OpDef(
     comment="Out = a tensor of `shape` filled with `value`.",
     infer_shape=_shape_and_dtype,
     kernels={"cpu": _fill_constant(CPU), "cuda": _fill_constant(CUDA)},
+    lowered=_lowered_fill_constant,
     grad=NO_GRADIENT, allocates=("shape", "dtype"), grad_plumbing=True,
     reads_attr_tensors=("ShapeTensor", "ShapeTensorList", "ValueTensor")))
 
@@ -90,7 +129,7 @@ def _assign_grad(op, no_grad):
 register(OpDef(
     "assign", [X], [OUT], comment="Out = a copy of X.",
     infer_shape=same_shape_as_x,
-    kernels={"cpu": _assign, "cuda": _assign},
+    kernels={"cpu": _assign, "cuda": _assign}, lowered=_lowered_assign,
     grad=_assign_grad))
 
 
@@ -114,7 +153,7 @@ def _like_x(ctx):
 register(OpDef(
     "fill_zeros_like", [X], [OUT], comment="Out = zeros of X's shape and dtype (the gradient "
     "of a variable no op differentiated).", infer_shape=_like_x,
-    kernels={"cpu": _fill_zeros_like, "cuda": _fill_zeros_like},
+    kernels={"cpu": _fill_zeros_like, "cuda": _fill_zeros_like}, lowered=_lowered_fill_like,
     grad=NO_GRADIENT, grad_plumbing=True))
 
 register(OpDef(
@@ -123,8 +162,8 @@ register(OpDef(
      Attr("dtype", A.INT, -1, "VarType code of Out's element type; -1: X's",
           check=dtype_code_check(minus_one=True))],
     comment="Out = a tensor of X's shape filled with value.", infer_shape=_like_x,
-    kernels={"cpu": _fill_any_like, "cuda": _fill_any_like}, grad=NO_GRADIENT,
-    grad_plumbing=True))
+    kernels={"cpu": _fill_any_like, "cuda": _fill_any_like}, lowered=_lowered_fill_like,
+    grad=NO_GRADIENT, grad_plumbing=True))
 
 _VALUE_FIELDS = (("fp32_values", A.FLOATS), ("fp64_values", A.FLOAT64S),
                  ("int32_values", A.INTS), ("int64_values", A.LONGS),

@@ -13,9 +13,12 @@ import math
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import loss as KL
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from . import arrays
+from .common import FLOAT_TYPES
 from ..backends import CPU, CUDA
 
 
@@ -110,6 +113,47 @@ def _swce_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): hard labels, the class axis last -----------
+def _hard_labels_last(info, scores: str, same_dtype: tuple = ()) -> bool:
+    """Does the op take float32/float64 ``scores`` (and ``same_dtype``'s slots of their
+    dtype) with integer class indices along the last axis, through a softmax where it has
+    one (what kernels/cpu/loss.py's compiled forms compute)?"""
+    dtype, rank = info.dtype(scores), info.ndim(scores)
+    has = info.pop.op_def.attr
+    return (not info.attr("soft_label") and dtype.name in FLOAT_TYPES
+            and info.dtype("Label").kind in "iu" and rank >= 1
+            and all(info.dtype(s) == dtype for s in same_dtype)
+            and (not has("axis") or info.attr("axis") % rank == rank - 1)
+            and (not has("use_softmax") or info.attr("use_softmax")))
+
+
+def _lowered_swce(info):
+    if not (_hard_labels_last(info, "Logits") and info.has_output("Softmax")):
+        return None
+    return Call(KL.softmax_xent, ("Logits", "Label"), ("Softmax", "Loss"),
+                (info.attr("ignore_index"),))
+
+
+def _lowered_swce_grad(info):
+    if not _hard_labels_last(info, "Softmax", ("Loss@GRAD",)):
+        return None
+    return Call(KL.softmax_xent_grad_of, ("Softmax", "Label", "Loss@GRAD"), ("Logits@GRAD",),
+                (info.attr("ignore_index"),))
+
+
+def _lowered_ce(info):
+    if not _hard_labels_last(info, "X"):
+        return None
+    return Call(KL.xent, ("X", "Label"), ("Y",), (info.attr("ignore_index"),))
+
+
+def _lowered_ce_grad(info):
+    if not _hard_labels_last(info, "X", ("Y@GRAD",)):
+        return None
+    return Call(KL.xent_grad_of, ("X", "Label", "Y@GRAD"), ("X@GRAD",),
+                (info.attr("ignore_index"),))
+
+
 _CE_ATTRS = [Attr("soft_label", A.BOOLEAN, False, "Label is a distribution, not indices"),
              Attr("ignore_index", A.INT, -100, "rows with this label contribute 0")]
 
@@ -124,9 +168,10 @@ register(OpDef(
                       "probabilities")],
     comment="Loss = -log(softmax(Logits)[Label]) per row (fused for stability).",
     infer_shape=_swce_infer, kernels={"cpu": _swce(CPU), "cuda": _swce(CUDA)},
+    lowered=_lowered_swce,
     grad=Grad(reads=["Label", "Softmax"], grads_of=["Loss"], writes=["Logits"],
               kernel=_swce_grad(CPU), cuda_kernel=_swce_grad(CUDA),
-              infer_shape=_swce_grad_infer)))
+              infer_shape=_swce_grad_infer, lowered=_lowered_swce_grad)))
 
 
 # --- cross_entropy (on probabilities) -------------------------------------------------------
@@ -166,8 +211,9 @@ register(OpDef(
     [Slot("Y", "cross entropy per row")], _CE_ATTRS,
     comment="Y = -log(X[Label]) per row (X holds probabilities).",
     infer_shape=_ce_infer, kernels={"cpu": _ce(CPU), "cuda": _ce(CUDA)},
+    lowered=_lowered_ce,
     grad=Grad(reads=["X", "Label"], grads_of=["Y"], writes=["X"], kernel=_ce_grad(CPU),
-              cuda_kernel=_ce_grad(CUDA))))
+              cuda_kernel=_ce_grad(CUDA), lowered=_lowered_ce_grad)))
 
 
 # --- cross_entropy2 (on probabilities, hard labels; what Paddle's layers emitted) ---------

@@ -15,21 +15,26 @@ from ..core import attrs as A
 from ..core.infer_shape import dims_compatible, numel
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu import matmul as KM
+from ..kernels.lowered import Call
 from .common import OUT, X, Y
 from ..backends import CPU, CUDA
+from ..backends.products import BLAS_TYPES
 
 
 # --- a product's declaration, and its plainest kernel ----------------------------------------
 def declare_product(op_type: str, comment: str, infer_shape, forward, backward, attrs=(),
-                    second=Y) -> None:
+                    second=Y, lowered=None, grad_lowered=None) -> None:
     """Register ``op_type``, Out = a product of X and ``second`` (Y; mv's Vec), wired as
     every product here is: its gradient op reads both operands and writes both gradients.
-    ``forward`` and ``backward`` make a place's kernel from the place (``forward(CPU)``)."""
+    ``forward`` and ``backward`` make a place's kernel from the place (``forward(CPU)``);
+    ``lowered`` and ``grad_lowered``: the two ops' forms in a compiled block
+    (kernels/lowered.py)."""
     register(OpDef(op_type, [X, second], [OUT], list(attrs), comment=comment,
                    infer_shape=infer_shape,
-                   kernels={"cpu": forward(CPU), "cuda": forward(CUDA)},
+                   kernels={"cpu": forward(CPU), "cuda": forward(CUDA)}, lowered=lowered,
                    grad=Grad(reads=["X", second.name], kernel=backward(CPU),
-                             cuda_kernel=backward(CUDA))))
+                             cuda_kernel=backward(CUDA), lowered=grad_lowered)))
 
 
 def plain_product(place, second: str = "Y"):
@@ -128,9 +133,34 @@ def _mul_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): BLAS from numba code, as the kernels call it
+def _blas_operands(info, slots) -> bool:
+    """Do ``slots`` hold float32 or float64 arrays of one dtype (what the CPU kernels
+    give to BLAS; other types go to numpy's matmul and stay in the interpreter)?"""
+    dtype = info.dtype(slots[0])
+    return dtype.type in BLAS_TYPES and all(info.dtype(s) == dtype for s in slots)
+
+
+def _lowered_mul(info):
+    if not _blas_operands(info, ("X", "Y")):
+        return None
+    xn, yn = info.attr("x_num_col_dims"), info.attr("y_num_col_dims")
+    return Call(KM.mul, ("X", "Y"), ("Out",), (xn, yn, xn + info.ndim("Y") - yn))
+
+
+def _lowered_mul_grad(info):
+    if not _blas_operands(info, ("X", "Y", "Out@GRAD")):
+        return None
+    attrs = (info.attr("x_num_col_dims"), info.attr("y_num_col_dims"))
+    return tuple(Call(fn, ("X", "Y", "Out@GRAD"), (slot,), attrs)
+                 for fn, slot in ((KM.mul_grad_x, "X@GRAD"), (KM.mul_grad_y, "Y@GRAD"))
+                 if info.has_output(slot)) or None
+
+
 declare_product(
     "mul", "Out = flatten(X) @ flatten(Y), reshaped to X.dims[:x_num_col_dims] + "
            "Y.dims[y_num_col_dims:].", _mul_infer, _mul, _mul_grad,
+    lowered=_lowered_mul, grad_lowered=_lowered_mul_grad,
     attrs=[Attr("x_num_col_dims", A.INT, 1, "X is flattened to a matrix: the first "
                 "x_num_col_dims dims become rows"),
            Attr("y_num_col_dims", A.INT, 1, "Y is flattened likewise")])
@@ -247,11 +277,49 @@ def _matmul_kernel(place, tx_attr: str, ty_attr: str, alpha_attr: str | None = N
     return run
 
 
+# --- in a compiled block: two matrices (batches and vectors stay in the interpreter) -------
+# matmul_nd_grad's products for 2-D operands, by (trans_x, trans_y): dX and dY, each as
+# (its two operands, whether each is transposed)
+_GRAD_PRODUCTS = {
+    (False, False): ((("Out@GRAD", "Y"), (False, True)), (("X", "Out@GRAD"), (True, False))),
+    (True, False): ((("Y", "Out@GRAD"), (False, True)), (("X", "Out@GRAD"), (False, False))),
+    (False, True): ((("Out@GRAD", "Y"), (False, False)), (("Out@GRAD", "X"), (True, False))),
+    (True, True): ((("Y", "Out@GRAD"), (True, True)), (("Out@GRAD", "X"), (True, True))),
+}
+
+
+def _two_matrices(info, slots) -> bool:
+    return _blas_operands(info, slots) and all(info.ndim(s) == 2 for s in slots)
+
+
+def _lowered_matmul(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+    def lowered(info):
+        if not _two_matrices(info, ("X", "Y")):
+            return None
+        alpha = info.attr(alpha_attr) if alpha_attr else 1.0
+        return Call(KM.product, ("X", "Y"), ("Out",),
+                    (bool(info.attr(tx_attr)), bool(info.attr(ty_attr)), alpha))
+    return lowered
+
+
+def _lowered_matmul_grad(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+    def lowered(info):
+        if not _two_matrices(info, ("X", "Y", "Out@GRAD")):
+            return None
+        alpha = info.attr(alpha_attr) if alpha_attr else 1.0
+        products = _GRAD_PRODUCTS[bool(info.attr(tx_attr)), bool(info.attr(ty_attr))]
+        return tuple(Call(KM.product, operands, (slot,), (*transposed, alpha))
+                     for slot, (operands, transposed) in zip(("X@GRAD", "Y@GRAD"), products)
+                     if info.has_output(slot)) or None
+    return lowered
+
+
 _V2_ATTRS = {"tx_attr": "trans_x", "ty_attr": "trans_y"}     # what its kernels read
 declare_product(
     "matmul_v2", "Out = X @ Y with numpy's matmul rules (batch dims broadcast).",
     _matmul_v2_infer, partial(_matmul_kernel, **_V2_ATTRS),
     partial(_matmul_grad_kernel, **_V2_ATTRS),
+    lowered=_lowered_matmul(**_V2_ATTRS), grad_lowered=_lowered_matmul_grad(**_V2_ATTRS),
     attrs=[Attr("trans_x", A.BOOLEAN, False, "transpose X's last two dims first"),
            Attr("trans_y", A.BOOLEAN, False, "transpose Y's last two dims first")])
 
@@ -267,6 +335,7 @@ _V1_ATTRS = {"tx_attr": "transpose_X", "ty_attr": "transpose_Y", "alpha_attr": "
 declare_product(
     "matmul", "Out = alpha * (X @ Y) (Fluid's v1 matmul).", _matmul_infer,
     partial(_matmul_kernel, **_V1_ATTRS), partial(_matmul_grad_kernel, **_V1_ATTRS),
+    lowered=_lowered_matmul(**_V1_ATTRS), grad_lowered=_lowered_matmul_grad(**_V1_ATTRS),
     attrs=[Attr("transpose_X", A.BOOLEAN, False, "transpose X's last two dims first"),
            Attr("transpose_Y", A.BOOLEAN, False, "transpose Y's last two dims first"),
            Attr("alpha", A.FLOAT, 1.0, "Out is multiplied by alpha")])

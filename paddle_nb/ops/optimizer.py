@@ -23,9 +23,11 @@ import math
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.selected_rows import SelectedRows
+from ..kernels.lowered import Call
 from ..kernels.update import update
 from . import selected_rows
 from .arrays import copy as copy_array
+from .common import FLOAT_TYPES
 from ..backends import CPU, CUDA
 
 # Parameter elements from which the prange twins run (2 threads): the first measured power
@@ -106,16 +108,36 @@ def update_kernels(kernel, arrays, cells, outputs, params_of, after=None, sparse
     return {"cpu": make(CPU), "cuda": make(CUDA)}
 
 
+def update_lowered(kernel, arrays, cells, outputs, params_of, after=None):
+    """The lowered form (kernels/lowered.py) of update_kernels' dense update: ``kernel``'s
+    returning loop (kernels/update.py), then ``after(info)``'s Calls (what the kernels'
+    ``after`` writes; None: no compiled form). A SelectedRows Grad never gets here: the
+    compiler keeps ops on anything but dense tensors in the interpreter."""
+    def lowered(info):
+        if info.dtype("Param").name not in FLOAT_TYPES or \
+                not all(info.has_output(slot) for slot in outputs):
+            return None
+        rest = after(info) if after is not None else ()
+        if rest is None:
+            return None
+        return (Call(kernel.returning, (*arrays, *cells), tuple(outputs),
+                     tuple(params_of(info))), *rest)
+    return lowered
+
+
 def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_of,
                  extra_inputs=(), after=None, kernels=None, sparse=None,
-                 reads_attr_tensors=()):
+                 reads_attr_tensors=(), lowered_after=None):
     """Declare an optimizer op: Param, Grad, LearningRate, MasterParam and ``state`` (slot
     names: accumulators of Param's shape, then ``cells``: one-element tensors) in,
     ``outputs`` ((slot, the input slot it updates) pairs) out; ``kernel`` reads Param,
     Grad, the state arrays, LearningRate and the cells, and returns the values of the
     outputs in order (ParamOut first). ``sparse`` (see update_kernels) makes Grad take a
     SelectedRows. ``reads_attr_tensors``: the inputs that give an attribute at run time
-    (Adam's Beta1Tensor...), which the kernels read as that attribute (ctx.attr)."""
+    (Adam's Beta1Tensor...), which the kernels read as that attribute (ctx.attr).
+    In a compiled block the op is ``kernel``'s returning loop where the kernels are
+    update_kernels' and, with an ``after``, ``lowered_after`` gives its Calls
+    (update_lowered)."""
     state_slots = [Slot(name, doc) for name, doc in state + cells]
     array_names = [name for name, _ in state]
     cell_names = [name for name, _ in cells]
@@ -128,9 +150,15 @@ def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_
 
     out_slots = [Slot(out, f"the updated {src}") for out, src in outputs]
     elementwise = [out for out, src in outputs if src in ("Param", *array_names)]
+    lowered = None
+    if kernels is None and (after is None or lowered_after is not None):
+        lowered = update_lowered(kernel, ["Param", "Grad", *array_names],
+                                 ["LearningRate", *cell_names], elementwise, params_of,
+                                 lowered_after)
     register(OpDef(
         op_type, PARAM_IN + state_slots + list(extra_inputs), out_slots,
         list(attrs) + [MULTI_PRECISION], comment=comment, infer_shape=infer,
+        lowered=lowered,
         kernels=kernels or update_kernels(
             kernel, ["Param", "Grad", *array_names], ["LearningRate", *cell_names],
             elementwise, params_of, after, sparse),

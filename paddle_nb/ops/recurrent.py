@@ -27,6 +27,8 @@ from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
+from ..kernels.cpu.fill import copied, filled_like
+from ..kernels.lowered import Call
 from . import arrays
 from .body_gradient import body_grad_attrs
 from .common import dtype_code_check, dtype_to_numpy, same_shape_as_x
@@ -203,12 +205,20 @@ def _memory_helper(ctx):
     ctx.set_output("Out", ctx.input("X"))
 
 
+def _lowered_memory_helper_grad(info):
+    """In a compiled block: Out@GRAD, or zeros where no gradient reached Out."""
+    if info.has_input("Out@GRAD"):
+        return Call(copied, ("Out@GRAD",), ("X@GRAD",))
+    return Call(filled_like, ("X",), ("X@GRAD",), (info.dtype("X").type(0),))
+
+
 register(OpDef(
     "rnn_memory_helper", [Slot("X", "the step's value")], [Slot("Out", "its copy")],
     [Attr("dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)],
     comment="Out = X: copies a step output to the variable the recurrent op stacks.",
     infer_shape=same_shape_as_x,
     kernels={"cpu": _memory_helper, "cuda": _memory_helper},
+    lowered=lambda info: Call(copied, ("X",), ("Out",)),
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "rnn_memory_helper_grad", {"X": op.input("X"), "Out": op.output("Out"),
                                    "Out@GRAD": [grad_name(op.output("Out")[0])]},
@@ -222,7 +232,7 @@ register(OpDef(
     comment="X@GRAD = Out@GRAD (zeros if no gradient reached Out).",
     infer_shape=_memory_helper_grad_infer,
     kernels={"cpu": _memory_helper_grad, "cuda": _memory_helper_grad}, grad=NO_GRADIENT,
-    grad_of="rnn_memory_helper"))
+    lowered=_lowered_memory_helper_grad, grad_of="rnn_memory_helper"))
 
 
 # --- fill_constant_batch_size_like: a memory without init ---------------------------------------

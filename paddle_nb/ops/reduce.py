@@ -15,12 +15,14 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..core.selected_rows import SelectedRows
+from ..kernels.cpu import reduce as KR
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from . import arrays, selected_rows
-from .common import OUT, X
+from .common import FLOAT_TYPES, OUT, X
 from ..backends import CPU, CUDA
 
 
@@ -113,6 +115,40 @@ def _reduce_grad_kernel(place, mean: bool):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): float sums, kernels/cpu/reduce.py ------------
+def _summed_dims(info):
+    """(order, kept) for kernels/cpu/reduce.summed_over: X's kept dims then its reduced
+    ones, and how many are kept; None where the compiled form does not apply (not a
+    float32/float64 X of rank >= 1, or a sum into another dtype)."""
+    dtype, rank = info.dtype("X"), info.ndim("X")
+    if dtype.name not in FLOAT_TYPES or rank == 0:
+        return None
+    if info.pop.op_def.type == "reduce_sum" and info.attr("out_dtype") >= 0 and \
+            dtypes.to_numpy(info.attr("out_dtype")) != dtype:
+        return None
+    dims = _normalize_dims(info.attr("dim"), rank, info.attr("reduce_all"))
+    kept = [d for d in range(rank) if d not in dims]
+    return tuple(kept + dims), len(kept)
+
+
+def _lowered_reduce(mean: bool, grad: bool):
+    """reduce_sum's (``mean``: reduce_mean's; ``grad``: their gradients') form:
+    kernels/cpu/reduce.summed_over or summed_over_grad."""
+    def lowered(info):
+        split = _summed_dims(info)
+        if split is None:
+            return None
+        order, kept = split
+        if grad:
+            inverse = tuple(order.index(d) for d in range(len(order)))
+            return Call(KR.summed_over_grad, ("X", "Out@GRAD"), ("X@GRAD",),
+                        (order, inverse, kept, mean))
+        keep_dim = bool(info.attr("keep_dim"))
+        return Call(KR.summed_over, ("X",), ("Out",),
+                    (order, kept, keep_dim, len(order) if keep_dim else kept, mean))
+    return lowered
+
+
 _REDUCE_ATTRS = [
     Attr("dim", A.INTS, [0], "the axes to reduce (negative counts from the end)"),
     Attr("keep_dim", A.BOOLEAN, False, "keep reduced axes as size 1"),
@@ -156,16 +192,15 @@ LONG_DIM_REDUCE_ATTRS = [Attr("dim", A.LONGS, [0], "the axes to reduce (negative
     Attr("in_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True),
     Attr("out_dtype", A.INT, -1, "kept for Paddle compatibility", extra=True)]
 
-register(OpDef("reduce_sum", [X], [OUT], _REDUCE_ATTRS, comment="Out = sum of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=False),
-                                                   "cuda": _reduce_kernel(CUDA, mean=False)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(CPU, mean=False),
-                         cuda_kernel=_reduce_grad_kernel(CUDA, mean=False))))
-register(OpDef("reduce_mean", [X], [OUT], _REDUCE_ATTRS, comment="Out = mean of X over dim.",
-               infer_shape=_reduce_infer, kernels={"cpu": _reduce_kernel(CPU, mean=True),
-                                                   "cuda": _reduce_kernel(CUDA, mean=True)},
-               grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(CPU, mean=True),
-                         cuda_kernel=_reduce_grad_kernel(CUDA, mean=True))))
+for _mean in (False, True):
+    register(OpDef(f"reduce_{'mean' if _mean else 'sum'}", [X], [OUT], _REDUCE_ATTRS,
+                   comment=f"Out = {'mean' if _mean else 'sum'} of X over dim.",
+                   infer_shape=_reduce_infer,
+                   kernels={"cpu": _reduce_kernel(CPU, _mean), "cuda": _reduce_kernel(CUDA, _mean)},
+                   lowered=_lowered_reduce(_mean, grad=False),
+                   grad=Grad(reads=["X"], kernel=_reduce_grad_kernel(CPU, _mean),
+                             cuda_kernel=_reduce_grad_kernel(CUDA, _mean),
+                             lowered=_lowered_reduce(_mean, grad=True))))
 
 
 # --- reduce_max, reduce_min, reduce_prod --------------------------------------------------
@@ -241,10 +276,19 @@ def _mean_infer(ctx):
     ctx.set_output("Out", [], ctx.dtype("X"))
 
 
+def _float_x(fn, reads=("X",), writes=("Out",)):
+    """The lowered form ``fn`` of ``reads`` for a float32/float64 X (else None)."""
+    return lambda info: Call(fn, reads, writes) \
+        if info.dtype("X").name in FLOAT_TYPES else None
+
+
 register(OpDef("mean", [X], [OUT], [], comment="Out = the mean of all elements of X (0-d).",
                infer_shape=_mean_infer,
                kernels={"cpu": _mean(CPU), "cuda": _mean(CUDA)},
-               grad=Grad(reads=["X"], kernel=_mean_grad, cuda_kernel=_cuda_mean_grad)))
+               lowered=_float_x(KR.mean_of_all),
+               grad=Grad(reads=["X"], kernel=_mean_grad, cuda_kernel=_cuda_mean_grad,
+                         lowered=_float_x(KR.mean_of_all_grad, ("X", "Out@GRAD"),
+                                          ("X@GRAD",)))))
 
 
 # --- sum of several tensors ---------------------------------------------------------------

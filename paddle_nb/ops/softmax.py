@@ -11,8 +11,10 @@ from __future__ import annotations
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu import reduce as KR
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, same_shape_as_x
+from .common import FLOAT_TYPES, OUT, X, same_shape_as_x
 from ..backends import CPU, CUDA
 
 
@@ -56,6 +58,20 @@ def _softmax_infer(ctx):
     same_shape_as_x(ctx)
 
 
+def _lowered_last_axis(fn, reads, writes, floats):
+    """``fn`` (kernels/cpu/reduce.py) in a compiled block, where the op's axis is the last
+    of a float32/float64 X of rank >= 1 and ``floats`` share X's dtype (another axis, whose
+    Out is a transposed view, stays in the interpreter)."""
+    def lowered(info):
+        dtype, rank = info.dtype(floats[0]), info.ndim(floats[0])
+        if dtype.name not in FLOAT_TYPES or rank == 0 or \
+                info.attr("axis") % rank != rank - 1 or \
+                any(info.dtype(s) != dtype for s in floats):
+            return None
+        return Call(fn, reads, writes)
+    return lowered
+
+
 register(OpDef(
     "softmax", [X], [OUT],
     [Attr("axis", A.INT, -1, "the axis that sums to 1"),
@@ -65,8 +81,11 @@ register(OpDef(
     infer_shape=_softmax_infer,
     kernels={"cpu": _along_axis(CPU, "row_softmax", 1),       # one value: its softmax is 1
              "cuda": _along_axis(CUDA, "row_softmax", 1)},
+    lowered=_lowered_last_axis(KR.softmax_last_axis, ("X",), ("Out",), ("X",)),
     grad=Grad(reads=["Out"], kernel=_grad_along_axis(CPU, "softmax_grad_rows"),
-              cuda_kernel=_grad_along_axis(CUDA, "softmax_grad_rows")),
+              cuda_kernel=_grad_along_axis(CUDA, "softmax_grad_rows"),
+              lowered=_lowered_last_axis(KR.softmax_last_axis_grad, ("Out", "Out@GRAD"),
+                                         ("X@GRAD",), ("Out", "Out@GRAD"))),
     activation=True))
 
 

@@ -8,6 +8,9 @@ took 0.79 ms, now 0.17).
 import numpy as np
 from numba import njit
 
+from .check import first_outside
+from .matrix_view import last_axis_rows
+from .reduce import _row_softmax_serial
 from .threads import parallel_ok
 from .twins import twins
 
@@ -78,3 +81,52 @@ def xent_grad(prob, label, dloss, ignore_index):
     if prob.shape[0] >= MIN_PARALLEL_XENT_ROWS and parallel_ok():
         return _xent_grad_parallel(prob, label, dloss, ignore_index)
     return _xent_grad_serial(prob, label, dloss, ignore_index)
+
+
+# --- inside a compiled block (paddle_nb/compiler): class axis last, hard labels ----------
+# The serial loops above, called from numba code (reduce.py says why serial), after the
+# labels' range check that the places' hard_labels makes (raising here: the executor then
+# runs the block in the interpreter, whose error names the op and the label).
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rows_and_labels(scores, label, ignore_index):
+    """``scores`` as (rows, classes) and ``label``'s class indices, one per row, each
+    checked to be in [0, classes) or ignore_index."""
+    rows = last_axis_rows(scores)
+    flat = np.ascontiguousarray(label).reshape(label.size)
+    if flat.size != rows.shape[0]:
+        raise ValueError("Label does not hold one class index per row")
+    if first_outside(flat, 0, rows.shape[1], True, ignore_index) >= 0:
+        raise ValueError("a class index of Label is out of range")
+    return rows, flat
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def softmax_xent(logits, label, ignore_index):
+    """softmax_with_cross_entropy: (Softmax, Loss) of logits over the last axis."""
+    rows, labels = rows_and_labels(logits, label, ignore_index)
+    prob = _row_softmax_serial(rows)
+    loss = _hard_label_loss_serial(prob, labels, ignore_index)
+    return prob.reshape(logits.shape), loss.reshape(logits.shape[:-1] + (1,))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def softmax_xent_grad_of(softmax, label, dloss, ignore_index):
+    """softmax_with_cross_entropy's dLogits, from Softmax and dLoss (of one dtype)."""
+    prob, labels = rows_and_labels(softmax, label, ignore_index)
+    d = np.ascontiguousarray(dloss).reshape(prob.shape[0])
+    return _softmax_xent_grad_serial(prob, labels, d, ignore_index).reshape(softmax.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def xent(x, label, ignore_index):
+    """cross_entropy's Y: -log of each row's probability at its label."""
+    prob, labels = rows_and_labels(x, label, ignore_index)
+    return _hard_label_loss_serial(prob, labels, ignore_index).reshape(x.shape[:-1] + (1,))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def xent_grad_of(x, label, dy, ignore_index):
+    """cross_entropy's dX, from X and dY (of one dtype)."""
+    prob, labels = rows_and_labels(x, label, ignore_index)
+    d = np.ascontiguousarray(dy).reshape(prob.shape[0])
+    return _xent_grad_serial(prob, labels, d, ignore_index).reshape(x.shape)

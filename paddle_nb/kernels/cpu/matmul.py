@@ -17,8 +17,11 @@ calling thread wakes no worker, and says nothing: LeNet's step has three such pr
 and telling of them kept every kernel of the step serial.
 """
 import numpy as np
-from numba import njit
+from numba import literally, njit, objmode, types
+from numba.extending import overload
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .matrix_view import as_matrix, matrix_shape
 from .threads import note_blas, parallel_ok, products_serial
 from .twins import twins
 
@@ -101,3 +104,108 @@ def batched_matmul(a, b):
     out = np.matmul(a, b)                  # threaded BLAS: numpy's pool (module docstring)
     note_blas()
     return out
+
+
+# --- products inside a compiled block (paddle_nb/compiler) ---------------------------------
+# A compiled block calls ``product`` from numba code. It computes what matmul2d computes,
+# in the same way: a product that OpenBLAS would thread goes back to Python for a moment
+# (numba's object mode, ~3 us a call) and runs matmul2d itself (numpy's BLAS, the calling
+# thread's row blocks, note_blas: the module docstring says why); a smaller one is numba's
+# np.dot here, as in _matmul2d. So the numbers are the interpreter's, bit for bit.
+# (product and mul take literal arguments: numba code calls them, each call site typed
+# once; a call from Python would retype them every time.)
+def matmul2d_in_python(a, b, transpose_a, transpose_b):
+    """``matmul2d(op(a), op(b))`` from numba code (the overload below), op a transpose where
+    asked: the flags pass as values, not as views, so that object mode's code is compiled
+    once per dtype and layout in a process, not once per transpose (~40 ms each)."""
+    raise NotImplementedError("matmul2d_in_python is called from numba code only")
+
+
+@overload(matmul2d_in_python)
+def _matmul2d_in_python(a, b, transpose_a, transpose_b):
+    product_type = types.Array(a.dtype, 2, "C")
+
+    def run(a, b, transpose_a, transpose_b):
+        with objmode(out=product_type):
+            out = matmul2d(a.T if transpose_a else a, b.T if transpose_b else b)
+        return out
+    return run
+
+
+def oriented(a, transpose):
+    """``a.T`` if ``transpose`` (a literal True) else ``a``, for numba code: a transposed
+    matrix is an F-contiguous view that BLAS reads as it is (a branch on a run-time flag
+    would give the two layouts one type, 'A', which BLAS cannot take without a copy)."""
+    raise NotImplementedError("oriented is called from numba code only")
+
+
+@overload(oriented, prefer_literal=True)
+def _oriented(a, transpose):
+    if isinstance(transpose, types.BooleanLiteral):
+        if transpose.literal_value:
+            return lambda a, transpose: a.T
+        return lambda a, transpose: a
+    return None
+
+
+def blas_layout(a):
+    """``a`` where numba types it C- or F-contiguous, else a C-contiguous copy, for numba
+    code: backends/products._blas_layout decided on the type (a view of no one layout is
+    copied once here, not inside np.dot with a performance warning)."""
+    raise NotImplementedError("blas_layout is called from numba code only")
+
+
+@overload(blas_layout)
+def _blas_layout(a):
+    if a.layout in "CF":
+        return lambda a: a
+    return lambda a: np.ascontiguousarray(a)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def product(a, b, transpose_a, transpose_b, alpha):
+    """alpha * op(a) @ op(b) of two matrices (op: transpose where asked, literal flags), as
+    the places' ``matmul`` computes it on 2-D operands: alpha in a's dtype, after the
+    product."""
+    literally(transpose_a)
+    literally(transpose_b)
+    a, b = blas_layout(a), blas_layout(b)
+    work = a.size * (b.shape[0] if transpose_b else b.shape[1])    # m * k * n
+    if work > BLAS_THREADS_FROM:
+        out = matmul2d_in_python(a, b, transpose_a, transpose_b)
+    else:
+        out = np.dot(oriented(a, transpose_a), oriented(b, transpose_b))
+    if alpha == 1.0:
+        return out
+    return out * out.dtype.type(alpha)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mul(x, y, x_num_col_dims, y_num_col_dims, out_rank):
+    """mul's Out = flatten(x) @ flatten(y), of shape x.shape[:x_num_col_dims] +
+    y.shape[y_num_col_dims:] (``out_rank`` dims: a literal, so the shape is a tuple)."""
+    literally(out_rank)
+    out = product(as_matrix(x, x_num_col_dims), as_matrix(y, y_num_col_dims), False, False,
+                  1.0)
+    dims = np.empty(out_rank, np.int64)
+    for d in range(x_num_col_dims):
+        dims[d] = x.shape[d]
+    for d in range(y_num_col_dims, y.ndim):
+        dims[x_num_col_dims + d - y_num_col_dims] = y.shape[d]
+    return out.reshape(to_fixed_tuple(dims, out_rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mul_grad_x(x, y, dout, x_num_col_dims, y_num_col_dims):
+    """dX of mul: dOut @ flatten(y)^T, in x's shape."""
+    y2 = as_matrix(y, y_num_col_dims)
+    d = np.ascontiguousarray(dout).reshape((matrix_shape(x, x_num_col_dims)[0], y2.shape[1]))
+    return product(d, y2, False, True, 1.0).reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mul_grad_y(x, y, dout, x_num_col_dims, y_num_col_dims):
+    """dY of mul: flatten(x)^T @ dOut, in y's shape."""
+    x2 = as_matrix(x, x_num_col_dims)
+    d = np.ascontiguousarray(dout).reshape((x2.shape[0], matrix_shape(y, y_num_col_dims)[1]))
+    return product(x2, d, True, False, 1.0).reshape(y.shape)

@@ -7,9 +7,11 @@ call per row that passes arrays costs an NRT incref/decref pair). The sums are
 reassociated (vectorised), so the two may differ in the last bit.
 """
 import numpy as np
-from numba import njit
+from numba import literally, njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .fastmath32 import FASTMATH32, fexp, maxnum
+from .matrix_view import last_axis_rows, matrix_shape
 from .threads import parallel_ok
 from .twins import twins
 
@@ -110,3 +112,72 @@ def _softmax_grad_rows(out, dout):
 def softmax_grad_rows(out, dout):
     """The softmax gradient of each row (2-D float arrays of one shape and dtype)."""
     return _softmax_grad_rows(np.ascontiguousarray(out), np.ascontiguousarray(dout))
+
+
+# --- inside a compiled block (paddle_nb/compiler) -----------------------------------------
+# The ops' computations as numba code calls them: the serial loops above (a compiled block
+# cannot ask threads.parallel_ok whether BLAS's threads are still spinning), each scalar
+# rounded to the array's dtype as numpy rounds an array times a Python float.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def softmax_last_axis(x):
+    """softmax along x's last axis."""
+    return _row_softmax_serial(last_axis_rows(x)).reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def softmax_last_axis_grad(out, dout):
+    """softmax's dX along the last axis, from Out and dOut of one dtype."""
+    return _softmax_grad_rows(last_axis_rows(out), last_axis_rows(dout)).reshape(out.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mean_of_all(x):
+    """mean's 0-d Out: the sum of every element times 1 / size (NaN for none)."""
+    total = _row_sum_serial(np.ascontiguousarray(x).reshape((1, x.size)))
+    n = x.size
+    return (total * total.dtype.type(1.0 / n if n else np.nan)).reshape(())
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mean_of_all_grad(x, dout):
+    """mean's dX: dOut / size everywhere, in x's dtype."""
+    d = np.ascontiguousarray(dout).reshape(dout.size)
+    if d.size == 0:
+        raise ValueError("mean_grad: Out@GRAD holds no value")
+    return np.full(x.shape, x.dtype.type(d[0] / d.dtype.type(max(x.size, 1))))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def summed_over(x, order, kept, keep_dim, out_rank, mean):
+    """reduce_sum (``mean``: reduce_mean) of x: ``order`` lists x's kept dims, the first
+    ``kept`` of it, then the reduced ones (all ascending); ``out_rank``, a literal, is Out's
+    rank (with the reduced dims as 1s where ``keep_dim``)."""
+    literally(out_rank)
+    moved = np.transpose(x, order)
+    outer, inner = matrix_shape(moved, kept)
+    total = _row_sum_serial(np.ascontiguousarray(moved).reshape((outer, inner)))
+    if mean:
+        total = total * total.dtype.type(1.0 / inner if inner else np.nan)
+    dims = np.ones(out_rank, np.int64)
+    for k in range(kept):
+        dims[order[k] if keep_dim else k] = x.shape[order[k]]
+    return total.reshape(to_fixed_tuple(dims, out_rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def summed_over_grad(x, dout, order, inverse, kept, mean):
+    """reduce_sum's (``mean``: reduce_mean's) dX: each value of dOut, in x's dtype, over
+    the dims it summed (divided by their count for a mean); ``order`` as summed_over's,
+    ``inverse`` its inverse permutation."""
+    moved = np.transpose(x, order)
+    outer, inner = matrix_shape(moved, kept)
+    d = np.ascontiguousarray(dout).reshape(outer)
+    factor = x.dtype.type(1.0 / max(inner, 1))
+    rows = np.empty((outer, inner), x.dtype)
+    for i in range(outer):
+        v = x.dtype.type(d[i])
+        if mean:
+            v = v * factor
+        for j in range(inner):
+            rows[i, j] = v
+    return np.ascontiguousarray(np.transpose(rows.reshape(moved.shape), inverse))

@@ -1,0 +1,23 @@
+"""Ops that make values, inside a compiled block (paddle_nb/compiler): new arrays of one
+value (fill_constant, fill_any_like, fill_zeros_like) and copies (assign)."""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def filled(shape, value):
+    """A new array of ``shape`` (a tuple) holding ``value`` everywhere: a numpy scalar,
+    whose dtype is the array's."""
+    return np.full(shape, value)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def filled_like(x, value):
+    """A new array of x's shape holding ``value`` (a numpy scalar: its dtype)."""
+    return np.full(x.shape, value)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def copied(x):
+    """A new C-contiguous copy of x."""
+    return np.copy(x)

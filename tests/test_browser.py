@@ -7,7 +7,8 @@ last, a scope value and that the views say the cell's names (``x`` beside
 a program beside its rewrite by the fast path's passes (``pd.show_passes``) and three
 training programs side by side (as chapter 10 shows them): at the notebook's default size
 nothing in them is clipped without a scrollbar or an ellipsis and a title, and a
-variable's stats are one line. The screenshots land in ``screenshots/`` (git-ignored) so a
+variable's stats are one line; last, a compiled program's view tags each op with the
+segment it went into. The screenshots land in ``screenshots/`` (git-ignored) so a
 person can look at them.
 """
 from __future__ import annotations
@@ -49,6 +50,13 @@ CELLS = [
     "ipywidgets.HBox([pd.ProgramView(trained, graph=False, layout=ipywidgets.Layout("
     "flex='1 1 340px', min_width='0')) for _ in range(3)], layout=ipywidgets.Layout("
     "width='100%', flex_flow='row wrap', grid_gap='8px'))",
+    # a compiled program's view: each op tagged with the segment it went into
+    "m = digits.build()\nxs, ys, _, _ = digits.load_data()\n"
+    "exe, scope = pd.Executor(), pd.Scope()\nexe.run(m.startup, scope=scope)\n"
+    "compiled = pd.CompiledProgram(m.main)\n"
+    "exe.run(compiled, feed={'x': xs[:16], 'label': ys[:16]}, fetch_list=[m.loss], "
+    "scope=scope)\n"
+    "pd.ProgramView(compiled, graph=False)",
 ]
 
 
@@ -218,3 +226,15 @@ def test_programs_side_by_side_cut_long_lines_with_an_ellipsis_and_a_title(lab, 
         if len(optype.inner_text()) <= 16:       # the op type stays whole in the line
             assert box["x"] + box["width"] <= line + 1, optype.inner_text()
     page.query_selector(out).screenshot(path=str(SHOTS / "programs_side_by_side.png"))
+
+
+def test_a_compiled_programs_view_tags_its_ops_with_their_segments(lab, page):
+    cell = page.query_selector_all(".jp-CodeCell")[6]
+    cell.scroll_into_view_if_needed()
+    cell.wait_for_selector(".pd-program .pd-segment-tag", timeout=60000)
+    tags = [t.inner_text() for t in cell.query_selector_all(".pd-op .pd-segment-tag")]
+    assert tags and all(t == "interpreted" or t.startswith("segment ") for t in tags), tags
+    assert "segment 0" in tags
+    title = cell.query_selector(".pd-segment-tag").get_attribute("title")
+    assert "compiled" in title or "interpreter" in title
+    cell.query_selector(".jp-OutputArea").screenshot(path=str(SHOTS / "compiled_view.png"))

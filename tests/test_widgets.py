@@ -721,3 +721,19 @@ def test_graph_nodes_are_as_small_as_their_labels():
 
 def test_dot_is_installed_here():
     assert shutil.which("dot"), "graphviz's dot is needed for the graph tests"
+
+
+def test_a_compiled_programs_view_tags_each_op_with_its_segment():
+    main, startup, loss, feed = _mlp()
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    compiled = pd.CompiledProgram(main)
+    view = ProgramView(compiled, graph=False)
+    assert view.program is main
+    assert all(op["segment"] is None for op in view.model["blocks"][0]["ops"])   # not yet
+    exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
+    view.refresh()
+    tags = [op["segment"] for op in view.model["blocks"][0]["ops"]]
+    assert tags == [compiled.segments().get(i) for i in range(len(tags))]
+    assert 0 in tags
+    assert "segment" not in ProgramView(main, graph=False).model["blocks"][0]["ops"][0]

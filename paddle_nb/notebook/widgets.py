@@ -94,7 +94,9 @@ class ProgramView(anywidget.AnyWidget):
     ``svg``. A click on an op's node sets ``selected``, as a click on its code line does.
 
     ``source`` says where the program came from (``"cnn_infer.pdmodel"``): an op that
-    records no creating line then says it was loaded from there. In a DebuggerView,
+    records no creating line then says it was loaded from there. Given a
+    ``pd.CompiledProgram``, the view shows its program and tags each op with the compiled
+    segment it went into (``refresh()`` after a run reads them again). In a DebuggerView,
     ``next_op`` is the op the next Step runs (marked as the current line, as debuggers
     mark the line about to run) and ``highlight`` the op that ran last (marked apart)."""
     GROUP_OVER = GROUP_OVER
@@ -119,7 +121,10 @@ class ProgramView(anywidget.AnyWidget):
                  user_names: dict | None = None, collapsed=None, source: str | None = None,
                  **kwargs):
         super().__init__(**kwargs)
-        self.program = program if program is not None else default_main_program()
+        program = program if program is not None else default_main_program()
+        # a pd.CompiledProgram (paddle_nb/compiler): its program, its segments marked
+        self.compiled = program if getattr(program, "compiles_blocks", False) else None
+        self.program = program.program if self.compiled is not None else program
         self.user_names = user_names
         self.source = source
         self.collapsed = list(collapsed) if collapsed is not None else \
@@ -130,7 +135,13 @@ class ProgramView(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Read the program again (after more ops were appended, or append_backward)."""
         with self.hold_sync():
-            self.model = program_model(self.program, self.user_names, self.source)
+            model = program_model(self.program, self.user_names, self.source)
+            if self.compiled is not None:
+                for block in model["blocks"]:
+                    segments = self.compiled.segments(block["idx"])
+                    for op in block["ops"]:
+                        op["segment"] = segments.get(op["index"])
+            self.model = model
             self.graph_text = program_graph_text(self.program)
             self._draw_graph()
 

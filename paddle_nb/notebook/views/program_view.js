@@ -104,7 +104,12 @@ function opLine(op, names) {
              h("span", { class: "pd-eq" }, " = ")] : null,
       h("span", { class: "pd-optype" }, at >= 0 ? op.type : ""),
       h("span", { class: "pd-args" }, named(rest, names))),
-    op.role !== "forward" ? h("span", { class: "pd-role-tag" }, op.role) : null);
+    op.role !== "forward" ? h("span", { class: "pd-role-tag" }, op.role) : null,
+    op.segment !== undefined ? h("span", {
+      class: "pd-role-tag pd-segment-tag",
+      title: op.segment === null ? "runs in the interpreter (compiled.source() says why)"
+        : `compiled into segment ${op.segment} (compiled.source(${op.block}) shows its code)` },
+      op.segment === null ? "interpreted" : `segment ${op.segment}`) : null);
 }
 
 /** A block in braces; each op is followed by the blocks it owns, nested one level. */

@@ -108,7 +108,7 @@ def test_source_shows_each_op_with_its_line_and_the_fused_loop():
     assert "not compiled yet" in compiled.source()
     exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
     text = compiled.source()
-    assert "def segment_0(" in text
+    assert "def block0_segment_0(" in text
     assert "# op 1 elementwise_add: X=fc_0.tmp_0, Y=b1 -> Out=fc_0.tmp_1    [mlp.py:" in text
     assert "# ops 1-2: one loop" in text              # the bias add and relu fused
     assert "for i in range(" in text
@@ -252,3 +252,4 @@ def test_most_rows_of_lowered_ops_run_compiled():
         run_case(case, expected, PLACES["cpu"], run=runs)
         compiled_rows += bool(made["c"].segments())
     assert compiled_rows >= 0.8 * len(LOWERED_ROWS), (compiled_rows, len(LOWERED_ROWS))
+

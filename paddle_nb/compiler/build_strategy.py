@@ -7,7 +7,10 @@ field turns one part off, to see (and time) what it does:
 - ``compile_blocks``: lower runs of ops into compiled segments (off: the program runs on
   ``Executor.run``'s fast path, exactly as the plain program does);
 - ``fuse_elementwise``: one loop for a chain of elementwise ops (off: one loop per op,
-  still inside the compiled function).
+  still inside the compiled function);
+- ``compile_loops``: a recurrent op (StaticRNN) and its gradient as loops inside the
+  compiled function, calling the step block's compiled function once per step (off: the
+  op runs its steps in Python, each step one call of its block's segments).
 
 Paddle's own fields (``fuse_elewise_add_act_ops``, ``enable_inplace``, ...) select C++
 graph passes that have no counterpart here; setting one is refused with this list, not
@@ -24,6 +27,7 @@ from ..core.errors import did_you_mean
 class BuildStrategy:
     compile_blocks: bool = True
     fuse_elementwise: bool = True
+    compile_loops: bool = True
 
     def __setattr__(self, name, value):
         known = [f.name for f in fields(self)]

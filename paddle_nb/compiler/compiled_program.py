@@ -28,7 +28,8 @@ import threading
 
 from .build_strategy import BuildStrategy
 from .lowering import Learned
-from .plan import BlockPlan, plan_block
+from . import recurrent_loop
+from .plan import BlockPlan, compile_whole_block, plan_block
 from ..core import registry
 from ..core.errors import ExecutionError
 
@@ -86,12 +87,17 @@ class CompiledProgram:
             return hit[1]
         return None
 
-    def learn(self, prepared, key, ops, env, scope, fetch_names) -> None:
+    def learn(self, prepared, key, ops, env, scope, fetch_names, executor) -> None:
         """Make the plan for ``key`` from what the interpreter's run of ``ops`` in
-        ``scope`` left in ``env``."""
+        ``scope`` left in ``env`` (recurrent ops: in their kept step scopes too)."""
         learned = [Learned(var._value if var is not None else None) for var in env]
+        fuse = self.build_strategy.fuse_elementwise
+        loops = {}
+        if self.build_strategy.compile_loops:
+            loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
+                                              compile_whole_block)
         plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
-                          self.build_strategy.fuse_elementwise)
+                          fuse, loops)
         plan.key = key[0]
         with self._lock:
             if len(self._plans) >= 64:          # a loop over ever new shapes: bounded
@@ -193,9 +199,9 @@ class CompiledRun:
     def guess(self, prepared, skip) -> BlockPlan | None:
         return self.compiled.guess(prepared, skip, self.fetch_names)
 
-    def learn(self, prepared, key, ops, env, scope) -> None:
+    def learn(self, prepared, key, ops, env, scope, executor) -> None:
         self.compiled.learn(prepared, (key, self.fetch_names), ops, env, scope,
-                            self.fetch_names)
+                            self.fetch_names, executor)
 
 
 def _talks_to_servers(program) -> bool:

@@ -56,13 +56,15 @@ def folder() -> Path:
 
 
 def _origins(scope: dict) -> str:
-    """Where each function the source calls is defined (``module.qualname``): two sources
-    alike but calling different functions of one name are different segments."""
+    """Where each function the source calls is defined (``module.qualname`` and its file:
+    a sub-block's compiled step is a segment file of its own): two sources alike but
+    calling different functions of one name are different segments."""
     out = []
     for name, value in sorted(scope.items()):
         fn = getattr(value, "py_func", value)
         if callable(fn) and hasattr(fn, "__code__"):
-            out.append(f"{name}={fn.__module__}.{fn.__qualname__}")
+            where = os.path.basename(fn.__code__.co_filename)
+            out.append(f"{name}={fn.__module__}.{fn.__qualname__}@{where}")
     return ";".join(out)
 
 

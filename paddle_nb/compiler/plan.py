@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import codegen, disk_cache
+from . import codegen, disk_cache, recurrent_loop
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
 from ..kernels.lowered import Elementwise
+from .recurrent_loop import GradLoop, StepLoop
 
 
 class Segment:
@@ -25,8 +26,10 @@ class Segment:
     is_generator = False        # plan was learned (a plan holds for one entry signature)
     tensor_attrs = None
 
-    def __init__(self, number: int, pops: list, source: codegen.Source, names: list[str]):
+    def __init__(self, number: int, pops: list, source: codegen.Source, names: list[str],
+                 name: str | None = None):
         self.number = number
+        self.name = name or f"segment_{number}"     # the generated function's name
         self.pops = pops
         self.index = pops[0].index
         self.op = pops[0].op             # for the loop's error note: the first op
@@ -41,8 +44,7 @@ class Segment:
 
     def compile(self):
         if self.fn is None:
-            self.fn = disk_cache.compiled(self.source.text, f"segment_{self.number}",
-                                          self.source.scope)
+            self.fn = disk_cache.compiled(self.source.text, self.name, self.source.scope)
         return self.fn
 
     def kernel(self, ctx) -> None:
@@ -77,28 +79,22 @@ class BlockPlan:
     key: object = None                              # what the compiler filed it under
 
 
-def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True) -> BlockPlan:
+def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
+               loops: dict | None = None) -> BlockPlan:
     """The plan for ``ops`` (the prepared block's ops this run runs) given ``learned``
     (one lowering.Learned per bound name). ``kept``: the names (by number) whose values
     must be in the scope when the block ends (fetched, persistable, living in a scope
     outside the run, read by name in a sub-block); a segment stores any other value it
-    makes only where an op outside it reads it."""
-    parts: list = []             # a list of (pop, form) per segment, or an interpreted pop
-    interpreted = {}
-    for pop in ops:
-        form, why = lowered_form(pop, learned)
-        if isinstance(form, Elementwise):
-            patterns = codegen.elementwise_patterns(pop, form, learned)
-            # a loop takes its shape from an operand of the output's shape
-            if patterns is None or ("flat",) not in patterns:
-                form, why = None, "its operands broadcast in a way a fused loop does not read"
-        if form is None:
-            parts.append(pop)
-            interpreted[pop.index] = why
-        elif parts and isinstance(parts[-1], list):
-            parts[-1].append((pop, form))
-        else:
-            parts.append([(pop, form)])
+    makes only where an op outside it reads it. ``loops``: {op index: StepLoop/GradLoop}
+    (recurrent_loop.pair_forms), kept only where a pair lands in one segment."""
+    loops = dict(loops or {})
+    while True:
+        parts, interpreted = _partition(ops, learned, loops)
+        broken = _split_pairs(parts, loops)
+        if not broken:
+            break
+        for index in broken:
+            loops.pop(index)
     items, segments = [], []
     read_later = set(kept)       # what the parts after the current one read, or keep
     needed = []
@@ -109,7 +105,8 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True) -> Blo
     touched = set(kept) | set(prepared.entry_ix)
     for part, after in zip(parts, reversed(needed)):
         if isinstance(part, list):
-            seg = _segment(len(segments), part, prepared.names, learned, after, fuse)
+            seg = _segment(len(segments), part, prepared.names, learned, after, fuse,
+                           f"block{prepared.block.idx}_segment_{len(segments)}")
             segments.append(seg)
             touched.update(seg.reads + seg.writes)
             part = seg
@@ -123,7 +120,65 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True) -> Blo
                      [prepared.names[i] for i in bound if prepared.names[i] in local])
 
 
-def _segment(number: int, run: list, names, learned, needed: set[int], fuse: bool) -> Segment:
+def _partition(ops, learned, loops: dict):
+    """The ops cut into parts: a list of (pop, form) per segment, or an interpreted pop;
+    and {op index: why} of the interpreted ones."""
+    parts: list = []
+    interpreted = {}
+    for pop in ops:
+        if pop.index in loops:
+            form, why = loops[pop.index], ""
+        else:
+            form, why = lowered_form(pop, learned)
+        if isinstance(form, Elementwise):
+            patterns = codegen.elementwise_patterns(pop, form, learned)
+            # a loop takes its shape from an operand of the output's shape
+            if patterns is None or ("flat",) not in patterns:
+                form, why = None, "its operands broadcast in a way a fused loop does not read"
+        if form is None:
+            if pop.op.type in ("recurrent", "recurrent_grad") and why == "no lowered form":
+                why = ("a recurrent op compiles as a loop with its gradient op in one segment, "
+                       "from its kept step scopes, when every op of its blocks has a lowered "
+                       "form; its steps run their blocks' compiled segments")
+            parts.append(pop)
+            interpreted[pop.index] = why
+        elif parts and isinstance(parts[-1], list):
+            parts[-1].append((pop, form))
+        else:
+            parts.append([(pop, form)])
+    return parts, interpreted
+
+
+def _split_pairs(parts, loops: dict) -> list[int]:
+    """Op indices of recurrent loops whose partner landed in another part (or stayed
+    interpreted): the stacks a forward loop keeps live only inside its segment."""
+    where = {}
+    for n, part in enumerate(parts):
+        for pop, _ in (part if isinstance(part, list) else []):
+            where[pop.index] = n
+    broken = []
+    for index, form in loops.items():
+        partner = form.grad if isinstance(form, StepLoop) else form.forward
+        if partner is None:
+            continue
+        other = next((i for i, f in loops.items() if f is partner), None)
+        if other is None or where.get(index) is None or where.get(index) != where.get(other):
+            broken.append(index)
+    return broken
+
+
+def compile_whole_block(prepared, learned, fuse: bool) -> Segment | None:
+    """Block ``prepared`` as one Segment (every op lowered), returning all it writes, or
+    None: a sub-block a recurrent loop calls once per step. (The same source as the
+    block's own plan when it runs under an interpreted op: one compiled function.)"""
+    plan = plan_block(prepared, learned, prepared.ops, set(range(len(prepared.names))), fuse)
+    if plan.interpreted or len(plan.segments) != 1:
+        return None
+    return plan.segments[0]
+
+
+def _segment(number: int, run: list, names, learned, needed: set[int], fuse: bool,
+             name: str) -> Segment:
     # what each op's successors in the segment read (a fused loop stores a value only
     # where something after the loop reads it)
     reads_after, seen = [], set(needed)
@@ -144,6 +199,14 @@ def _segment(number: int, run: list, names, learned, needed: set[int], fuse: boo
             flush(k - 1)
             w.calls(pop, form)
             continue
+        if isinstance(form, (StepLoop, GradLoop)):   # a recurrent op, or its gradient
+            flush(k - 1)
+            w.body.append("    " + codegen.op_comment(pop, names))
+            if isinstance(form, StepLoop):
+                recurrent_loop.emit_forward(w, pop, form)
+            else:
+                recurrent_loop.emit_backward(w, pop, form)
+            continue
         patterns = codegen.elementwise_patterns(pop, form, learned)
         shape = learned[pop.out_ix[form.writes][0]].shape
         joins = fuse and group and learned[group[0][0].out_ix[group[0][1].writes][0]].shape \
@@ -154,4 +217,4 @@ def _segment(number: int, run: list, names, learned, needed: set[int], fuse: boo
         if not fuse:
             flush(k)
     flush(len(run) - 1)
-    return Segment(number, [pop for pop, _ in run], w.finish(f"segment_{number}"), names)
+    return Segment(number, [pop for pop, _ in run], w.finish(name), names, name)

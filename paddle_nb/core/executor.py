@@ -360,7 +360,7 @@ class Executor:
         if guard:
             prepared.passed_entry = entry
         if compiler is not None and plan is None:
-            compiler.learn(prepared, compiled_key, ops, env, scope)
+            compiler.learn(prepared, compiled_key, ops, env, scope, self)
 
 
 # The attribute of a Program holding the version its run-time checks last passed at.

@@ -1,0 +1,277 @@
+"""A ``recurrent`` op (StaticRNN) and its ``recurrent_grad``, compiled as loops.
+
+In the interpreter each time step is a Python round: a kid scope, the step inputs and
+memories set in it, the step block run op by op; the gradient walks the kept scopes back.
+Compiled, the step block is one generated function (its whole block as one segment, the
+way any block is compiled) and the op a loop inside its segment that calls it once per
+step::
+
+    # op 1 recurrent: inputs=x, initial_states=h0, parameters=w/u/b -> outputs=out ...
+    r1 = block1_segment_0(v1[0], v2, v0, v3, v4)   # step 0 (its results size the stacks)
+    ...
+    for s1 in range(1, T1):
+        r1 = block1_segment_0(v1[s1], v2, r1[4], v3, v4)   # the state of the step before
+
+The scopes the backward pass reads become arrays: every value of the step block that the
+gradient block reads is stacked over time (``[T, ...]``) by the forward loop, and the
+gradient loop, walking the steps back, hands the gradient block's function the step's
+slice, the outputs' gradients and the memories' gradients from the step after; it adds the
+parameters' gradients up and stacks the inputs'. The order of every sum is the
+interpreter's (ops/recurrent.py), so the numbers are its numbers.
+
+The pair is compiled only together, in one segment (the stacks live there), from what the
+interpreter's run of it left in its kept step scopes (training). A recurrent op whose
+scopes are not kept (inference), or whose blocks hold an op without a lowered form, runs in
+the interpreter, and each of its steps runs its block's compiled segments.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .lowering import Learned
+from ..core.grad_maker import grad_name
+
+
+@dataclass(eq=False)
+class StepLoop:
+    """The forward loop of a recurrent op (see the module docstring)."""
+    step: object                  # the step block's compiled function (a Segment)
+    args: list                    # per argument of step: ("input", k) | ("ex", k) | ("outer", i)
+    returned: list                # the step block's numbers the step function returns
+    states: list                  # per memory: its position in ``returned``
+    outputs: list                 # per output: (position in returned, global number or -1)
+    saved: list                   # positions in returned stacked for the gradient
+    reverse: bool
+    grad: "GradLoop | None" = field(default=None, repr=False)
+
+
+@dataclass(eq=False)
+class GradLoop:
+    """The backward loop of a recurrent_grad op."""
+    step: object
+    args: list                    # ("saved", k) | ("out_grad", k) | ("state_grad", k) |
+    returned: list                #   ("outer", i)
+    params: list = field(default_factory=list)   # per parameter: (position or -1, global)
+    inputs: list = field(default_factory=list)   # per input: (position or -1, global)
+    exes: list = field(default_factory=list)     # per memory: (position or -1, global)
+    forward_pop: object = field(default=None, repr=False)   # the recurrent op and its
+    forward: StepLoop | None = field(default=None, repr=False)   # loop (emit_backward)
+
+
+def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> dict:
+    """{op index: StepLoop or GradLoop} for the recurrent ops of this block that compile
+    with their gradient op (or alone, in a block without one); each needs its kept step
+    scopes in ``env`` to learn its blocks from. ``compile_whole_block(prepared, learned,
+    fuse)``: a block as one Segment, or None (plan.py's)."""
+    forms = {}
+    numbers = {n: i for i, n in enumerate(prepared.names)}
+    pops = prepared.ops
+    for pop in pops:
+        if pop.op.type != "recurrent" or not pop.out_ix.get("step_scopes"):
+            continue
+        ix = pop.out_ix["step_scopes"][0]
+        scopes = env[ix]._value if ix >= 0 and env[ix] is not None else None
+        if not scopes:                   # inference: its scopes are gone
+            continue
+        grads = [g for g in pops if g.op.type == "recurrent_grad"
+                 and g.in_ix.get("step_scopes", (None,))[0] == ix]
+        if len(grads) > 1:
+            continue
+        made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
+        if made is None:
+            continue
+        if grads:
+            grad = _backward(program, pop, grads[0], scopes[0], numbers, made, executor, fuse,
+                             compile_whole_block)
+            if grad is None:
+                continue
+            forms[grads[0].index] = grad
+            made.grad, grad.forward_pop, grad.forward = grad, pop, made
+        forms[pop.index] = made
+    return forms
+
+
+def _learned_in(scope, names):
+    out = []
+    for n in names:
+        var = scope.find_var(n)
+        out.append(Learned(var._value if var is not None else None))
+    return out
+
+
+def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
+    block = executor.prepare(program, pop.attrs["sub_block"].idx
+                             if hasattr(pop.attrs["sub_block"], "idx") else pop.attrs["sub_block"])
+    step = compile_whole_block(block, _learned_in(scope, block.names), fuse)
+    if step is None:
+        return None
+    names = block.names
+    inputs, exes = pop.inputs.get("inputs", []), list(pop.attrs["ex_states"])
+    args = []
+    for i in step.reads:
+        n = names[i]
+        if n in inputs:
+            args.append(("input", inputs.index(n)))
+        elif n in exes:
+            args.append(("ex", exes.index(n)))
+        elif n in numbers:
+            args.append(("outer", numbers[n]))
+        else:
+            return None
+    returned = list(step.writes)
+    at = {names[i]: k for k, i in enumerate(returned)}
+    states = [at.get(n) for n in pop.attrs["states"]]
+    outs = [(at.get(n), j) for n, j in zip(pop.outputs.get("outputs", []),
+                                           pop.out_ix.get("outputs", ()))]
+    if None in states or any(k is None for k, _ in outs):
+        return None
+    return StepLoop(step, args, returned, states, outs, [], bool(pop.attrs["reverse"]))
+
+
+def _backward(program, pop, gpop, scope, numbers, fwd: StepLoop, executor, fuse,
+              compile_whole_block):
+    sub = gpop.attrs["sub_block"]
+    block = executor.prepare(program, sub.idx if hasattr(sub, "idx") else sub)
+    step = compile_whole_block(block, _learned_in(scope, block.names), fuse)
+    if step is None:
+        return None
+    names = block.names
+    fwd_names = fwd.step.names
+    made_by_step = {fwd_names[i]: k for k, i in enumerate(fwd.returned)}
+    inputs, exes = pop.inputs.get("inputs", []), list(pop.attrs["ex_states"])
+    out_grads = [grad_name(n) for n in pop.outputs.get("outputs", [])]
+    state_grads = [grad_name(n) for n in pop.attrs["states"]]
+    if set(out_grads) & set(state_grads):
+        return None                      # a memory that is an output too: left interpreted
+    args = []
+    for i in step.reads:
+        n = names[i]
+        if n in out_grads:
+            args.append(("out_grad", out_grads.index(n)))
+        elif n in state_grads:
+            args.append(("state_grad", state_grads.index(n)))
+        elif n in made_by_step:
+            k = made_by_step[n]
+            if k not in fwd.saved:
+                fwd.saved.append(k)
+            args.append(("saved", fwd.saved.index(k)))
+        elif n in inputs:
+            args.append(("saved_input", inputs.index(n)))
+        elif n in exes:                  # the memory's value before the step: a state
+            k = fwd.states[exes.index(n)]
+            if k not in fwd.saved:
+                fwd.saved.append(k)
+            args.append(("saved_ex", exes.index(n)))
+        elif n in numbers:
+            args.append(("outer", numbers[n]))
+        else:
+            return None
+    at = {names[i]: k for k, i in enumerate(step.writes)}
+
+    def wanted(slot, fwd_names_):
+        out = []
+        for n, j in zip(fwd_names_, gpop.out_ix.get(slot, ())):
+            out.append((at.get(grad_name(n), -1), j))
+        return out
+    return GradLoop(step, args, list(step.writes),
+                    wanted("parameters@GRAD", gpop.inputs.get("parameters", [])),
+                    wanted("inputs@GRAD", inputs), wanted("initial_states@GRAD", exes))
+
+
+# --- the generated lines -------------------------------------------------------------------
+def emit_forward(w, pop, form: StepLoop) -> None:
+    """The forward loop, into Writer ``w``'s body (codegen.Writer)."""
+    b, o = w.body, pop.index
+    seqs = [w._use(i) for i in pop.in_ix.get("inputs", ())]
+    inits = [w._use(i) for i in pop.in_ix.get("initial_states", ())]
+    fn = w._global(form.step.compile())
+    b.append(f"    T{o} = {seqs[0]}.shape[0]")
+    for s in seqs[1:]:
+        b.append(f"    if {s}.shape[0] != T{o}:\n        raise ValueError(\"op {o} recurrent: "
+                 f"step inputs of different lengths\")")
+    first = f"T{o} - 1" if form.reverse else "0"
+
+    def call(t, exes):
+        args = []
+        for kind, k in form.args:
+            args.append(f"{seqs[k]}[{t}]" if kind == "input" else exes[k] if kind == "ex"
+                        else w._use(k))
+        return f"{fn}({', '.join(args)})"
+    b.append(f"    r{o} = {call(first, inits)}")
+    stacked = sorted({k for k, _ in form.outputs} | set(form.saved))
+    for k in stacked:
+        b.append(f"    st{o}_{k} = np.empty((T{o},) + r{o}[{k}].shape, r{o}[{k}].dtype)")
+        b.append(f"    st{o}_{k}[{first}] = r{o}[{k}]")
+    b.append(f"    for s{o} in range(1, T{o}):")
+    t = f"T{o} - 1 - s{o}" if form.reverse else f"s{o}"
+    b.append(f"        t{o} = {t}")
+    b.append(f"        r{o} = {call(f't{o}', [f'r{o}[{k}]' for k in form.states])}")
+    for k in stacked:
+        b.append(f"        st{o}_{k}[t{o}] = r{o}[{k}]")
+    for k, j in form.outputs:
+        if j >= 0:
+            b.append(f"    {w._define(j)} = st{o}_{k}")
+
+
+def emit_backward(w, gpop, form: GradLoop) -> None:
+    """The gradient loop (after emit_forward of its forward op, in the same function)."""
+    fwd, fwd_pop = form.forward, form.forward_pop
+    b, o, f = w.body, gpop.index, fwd_pop.index
+    fn = w._global(form.step.compile())
+    seqs = [w._use(i) for i in fwd_pop.in_ix.get("inputs", ())]
+    inits = [w._use(i) for i in fwd_pop.in_ix.get("initial_states", ())]
+    out_grads = [w._use(i) if i >= 0 else None for i in gpop.in_ix.get("outputs@GRAD", ())]
+    out_pos = [k for k, _ in fwd.outputs]
+    params = [w._use(i) for i in gpop.in_ix.get("parameters", ())]
+    # before the loop: each memory's gradient from the step after (zeros at the last
+    # step), the sums and stacks (given their types here; the first step overwrites)
+    for k, pos in enumerate(fwd.states):
+        b.append(f"    g{o}_{k} = np.zeros_like(r{f}[{pos}])")
+    for n, (pos, j) in enumerate(form.params):
+        if j >= 0 and pos >= 0:
+            b.append(f"    p{o}_{n} = np.zeros_like({params[n]})")
+    for n, (pos, j) in enumerate(form.inputs):
+        if j >= 0:
+            b.append(f"    x{o}_{n} = np.zeros({seqs[n]}.shape, {seqs[n]}.dtype)")
+    order = f"s{o}" if fwd.reverse else f"T{f} - 1 - s{o}"
+    b.append(f"    for s{o} in range(T{f}):")
+    b.append(f"        t{o} = {order}")
+    args = []
+    for kind, k in form.args:
+        if kind == "saved":
+            args.append(f"st{f}_{fwd.saved[k]}[t{o}]")
+        elif kind == "saved_input":
+            args.append(f"{seqs[k]}[t{o}]")
+        elif kind == "saved_ex":          # the state of the step before, or the initial
+            before, edge = (f"t{o} + 1", f"t{o} == T{f} - 1") if fwd.reverse else \
+                (f"t{o} - 1", f"t{o} == 0")
+            args.append(f"({inits[k]} if {edge} else st{f}_{fwd.states[k]}[{before}])")
+        elif kind == "out_grad":
+            g = out_grads[k]
+            args.append(f"{g}[t{o}]" if g is not None else
+                        f"np.zeros_like(st{f}_{out_pos[k]}[t{o}])")
+        elif kind == "state_grad":
+            args.append(f"g{o}_{k}")
+        else:
+            args.append(w._use(k))
+    b.append(f"        q{o} = {fn}({', '.join(args)})")
+    for n, (pos, j) in enumerate(form.params):      # summed in the interpreter's order
+        if j >= 0 and pos >= 0:
+            b.append(f"        p{o}_{n} = q{o}[{pos}].copy() if s{o} == 0 else "
+                     f"p{o}_{n} + q{o}[{pos}]")
+    for n, (pos, j) in enumerate(form.inputs):
+        if j >= 0 and pos >= 0:
+            b.append(f"        x{o}_{n}[t{o}] = q{o}[{pos}]")
+    for k, (pos, _) in enumerate(form.exes):
+        b.append(f"        g{o}_{k} = q{o}[{pos}]" if pos >= 0 else
+                 f"        g{o}_{k} = np.zeros_like(g{o}_{k})")
+    for n, (pos, j) in enumerate(form.params):
+        if j >= 0:
+            b.append(f"    {w._define(j)} = p{o}_{n}" if pos >= 0 else
+                     f"    {w._define(j)} = np.zeros_like({params[n]})")
+    for n, (pos, j) in enumerate(form.inputs):
+        if j >= 0:
+            b.append(f"    {w._define(j)} = x{o}_{n}")
+    for k, (pos, j) in enumerate(form.exes):
+        if j >= 0:
+            b.append(f"    {w._define(j)} = g{o}_{k}")

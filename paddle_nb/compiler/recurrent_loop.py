@@ -99,27 +99,40 @@ def _learned_in(scope, names):
     return out
 
 
-def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
-    block = executor.prepare(program, pop.attrs["sub_block"].idx
-                             if hasattr(pop.attrs["sub_block"], "idx") else pop.attrs["sub_block"])
-    step = compile_whole_block(block, _learned_in(scope, block.names), fuse)
-    if step is None:
-        return None
-    names = block.names
-    inputs, exes = pop.inputs.get("inputs", []), list(pop.attrs["ex_states"])
+def _compiled_block(program, pop, scope, executor, fuse, compile_whole_block):
+    """The op's sub-block as one compiled Segment, learned from ``scope``, or None."""
+    sub = pop.attrs["sub_block"]
+    block = executor.prepare(program, getattr(sub, "idx", sub))
+    return compile_whole_block(block, _learned_in(scope, block.names), fuse)
+
+
+def _arguments(step, kinds, numbers) -> list | None:
+    """Where each argument of ``step`` comes from: ``(kind, position)`` for the first of
+    ``kinds`` (``(kind, names)`` pairs) whose names hold it, else ``("outer", its number in
+    the enclosing block)``; None when a name is neither."""
     args = []
     for i in step.reads:
-        n = names[i]
-        if n in inputs:
-            args.append(("input", inputs.index(n)))
-        elif n in exes:
-            args.append(("ex", exes.index(n)))
-        elif n in numbers:
-            args.append(("outer", numbers[n]))
-        else:
-            return None
+        name = step.names[i]
+        found = next(((kind, names.index(name)) for kind, names in kinds if name in names),
+                     None)
+        if found is None:
+            if name not in numbers:
+                return None
+            found = ("outer", numbers[name])
+        args.append(found)
+    return args
+
+
+def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
+    step = _compiled_block(program, pop, scope, executor, fuse, compile_whole_block)
+    if step is None:
+        return None
+    args = _arguments(step, [("input", pop.inputs.get("inputs", [])),
+                             ("ex", list(pop.attrs["ex_states"]))], numbers)
+    if args is None:
+        return None
     returned = list(step.writes)
-    at = {names[i]: k for k, i in enumerate(returned)}
+    at = {step.names[i]: k for k, i in enumerate(returned)}
     states = [at.get(n) for n in pop.attrs["states"]]
     outs = [(at.get(n), j) for n, j in zip(pop.outputs.get("outputs", []),
                                            pop.out_ix.get("outputs", ()))]
@@ -130,42 +143,28 @@ def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
 
 def _backward(program, pop, gpop, scope, numbers, fwd: StepLoop, executor, fuse,
               compile_whole_block):
-    sub = gpop.attrs["sub_block"]
-    block = executor.prepare(program, sub.idx if hasattr(sub, "idx") else sub)
-    step = compile_whole_block(block, _learned_in(scope, block.names), fuse)
+    step = _compiled_block(program, gpop, scope, executor, fuse, compile_whole_block)
     if step is None:
         return None
-    names = block.names
-    fwd_names = fwd.step.names
-    made_by_step = {fwd_names[i]: k for k, i in enumerate(fwd.returned)}
     inputs, exes = pop.inputs.get("inputs", []), list(pop.attrs["ex_states"])
     out_grads = [grad_name(n) for n in pop.outputs.get("outputs", [])]
     state_grads = [grad_name(n) for n in pop.attrs["states"]]
     if set(out_grads) & set(state_grads):
         return None                      # a memory that is an output too: left interpreted
-    args = []
-    for i in step.reads:
-        n = names[i]
-        if n in out_grads:
-            args.append(("out_grad", out_grads.index(n)))
-        elif n in state_grads:
-            args.append(("state_grad", state_grads.index(n)))
-        elif n in made_by_step:
-            k = made_by_step[n]
-            if k not in fwd.saved:
-                fwd.saved.append(k)
-            args.append(("saved", fwd.saved.index(k)))
-        elif n in inputs:
-            args.append(("saved_input", inputs.index(n)))
-        elif n in exes:                  # the memory's value before the step: a state
-            k = fwd.states[exes.index(n)]
-            if k not in fwd.saved:
-                fwd.saved.append(k)
-            args.append(("saved_ex", exes.index(n)))
-        elif n in numbers:
-            args.append(("outer", numbers[n]))
-        else:
-            return None
+    made = [fwd.step.names[i] for i in fwd.returned]     # by position in the step's results
+    args = _arguments(step, [("out_grad", out_grads), ("state_grad", state_grads),
+                             ("made", made), ("saved_input", inputs), ("saved_ex", exes)],
+                      numbers)
+    if args is None:
+        return None
+    # what the forward loop stacks: the step values read here, and the memories' states
+    # (the value a memory had before a step is the state of the step before it)
+    for kind, k in args:
+        position = k if kind == "made" else fwd.states[k] if kind == "saved_ex" else None
+        if position is not None and position not in fwd.saved:
+            fwd.saved.append(position)
+    args = [("saved", fwd.saved.index(k)) if kind == "made" else (kind, k) for kind, k in args]
+    names = step.names
     at = {names[i]: k for k, i in enumerate(step.writes)}
 
     def wanted(slot, fwd_names_):

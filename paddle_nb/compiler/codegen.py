@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,7 +46,6 @@ class Source:
     scope: dict
     reads: list[int]
     writes: list[int]
-    lines: list[str] = field(default_factory=list)
 
 
 def op_comment(pop, names: list[str]) -> str:

@@ -57,6 +57,7 @@ class CompiledProgram:
         self._lock = threading.Lock()
         self.failures: list[str] = []
         self._remote = (None, False)       # (program version, does it talk to servers?)
+        self._place_kind = None            # the place of the last run ("cpu", "cuda")
         self.disabled_because: str | None = None
 
     def __repr__(self):
@@ -66,6 +67,7 @@ class CompiledProgram:
     def active_for(self, place) -> bool:
         """Does a run on ``place`` use compiled plans? (CPU only: on CUDAPlace the blocks
         run in the interpreter, and source() says so.)"""
+        self._place_kind = place.kind
         if not (self.build_strategy.compile_blocks and self.disabled_because is None
                 and place.kind == "cpu"):
             return False
@@ -153,6 +155,9 @@ class CompiledProgram:
             return "# BuildStrategy(compile_blocks=False): the program runs as written"
         if self.disabled_because:
             head.append(f"# no longer compiled: {self.disabled_because}")
+        if self._place_kind == "cuda":
+            head.append("# the last run was on CUDAPlace, where blocks run in the interpreter "
+                        "(its CUDA kernels, op by op): the compiler emits CPU code only")
         head += [f"# compiled run failed: {f}" for f in self.failures]
         plan = self._latest.get(block)
         if plan is None:

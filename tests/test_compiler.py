@@ -18,7 +18,7 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.core import registry
 
-from benchmarks_path import mlp_bench
+from benchmarks_path import mlp_bench, rnn_bench
 from test_fast_path import MODELS
 from test_ops_table import CASES, PLACES, expected_outputs, run_case
 
@@ -75,24 +75,30 @@ def test_op_table_rows_run_compiled_as_interpreted(case):
             _close(values[i], want, f"{case.op} output {i}, compiled run {k}", exact)
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_models_train_the_same_compiled(name):
-    main, startup, loss, feed = MODELS[name]()
+def _trains_the_same(main, startup, loss, feed, steps: int, where: str):
+    """``steps`` training steps compiled and plain from one start: the same losses and
+    parameters (1e-6), no failed compiled run, no scope left behind. The CompiledProgram."""
     exe = pd.Executor()
     compiled_scope, plain_scope = pd.Scope(), pd.Scope()
     exe.run(startup, scope=compiled_scope)
     exe.run(startup, scope=plain_scope)
     compiled = pd.CompiledProgram(main)
-    for step in range(4):
+    for step in range(steps):
         got, = exe.run(compiled, feed=feed, fetch_list=[loss], scope=compiled_scope)
         want, = exe.run(main, feed=feed, fetch_list=[loss], scope=plain_scope)
-        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{name} step {step}")
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{where} step {step}")
     for p in main.global_block().all_parameters():
         np.testing.assert_allclose(compiled_scope.find_var(p.name).get(),
                                    plain_scope.find_var(p.name).get(), rtol=1e-6, atol=1e-7,
-                                   err_msg=f"{name}: {p.name}")
+                                   err_msg=f"{where}: {p.name}")
     assert compiled.failures == []
     assert compiled_scope.kids == []
+    return compiled
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_models_train_the_same_compiled(name):
+    _trains_the_same(*MODELS[name](), steps=4, where=name)
 
 
 def _mlp(batch=8):
@@ -253,3 +259,31 @@ def test_most_rows_of_lowered_ops_run_compiled():
         compiled_rows += bool(made["c"].segments())
     assert compiled_rows >= 0.8 * len(LOWERED_ROWS), (compiled_rows, len(LOWERED_ROWS))
 
+
+def test_an_rnn_and_its_gradient_compile_into_loops_in_one_segment():
+    """The recurrent op and recurrent_grad as loops calling the step blocks' compiled
+    functions: the whole training step is one segment, with the interpreter's numbers."""
+    main, startup, loss = rnn_bench.build(t=5, b=3, d=4, h=6)
+    feed = rnn_bench.sequence(t=5, b=3, d=4)
+    compiled = _trains_the_same(main, startup, loss, feed, steps=3, where="rnn")
+    text = compiled.source()
+    assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
+    assert "r1 = block1_segment_0(" in text and "block2_segment_0(" in text
+    assert "for s1 in range(1, T1):" in text and "for s5 in range(T1):" in text
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    off = pd.CompiledProgram(main, pd.BuildStrategy(compile_loops=False))
+    for _ in range(2):
+        exe.run(off, feed=feed, fetch_list=[loss], scope=scope)
+    assert "op 1 recurrent: interpreted" in off.source()
+    assert "def block1_segment_0(" in off.source(1)      # its steps: one call each
+
+
+def test_on_cuda_the_blocks_run_interpreted_and_source_says_so():
+    main, startup, loss, feed = _mlp()
+    exe, scope = pd.Executor(pd.CUDAPlace(0)), pd.Scope()
+    exe.run(startup, scope=scope)
+    compiled = pd.CompiledProgram(main)
+    got, = exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
+    assert np.isfinite(got)
+    assert "CUDAPlace" in compiled.source() and compiled.segments() == {}

@@ -14,6 +14,7 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.kernels.cpu import loss as KL
+from test_cuda_training import _ifelse_program
 
 RNG = np.random.default_rng(7)
 
@@ -31,12 +32,19 @@ def run_both(build, feed, runs: int = 3, exact: bool = True):
     and compiled ``runs`` times each from one start, compare every fetched value; return
     (main program, the CompiledProgram)."""
     main, startup, fetch = _program(build)
+    return main, run_programs(main, startup, fetch, [feed] * runs, exact)
+
+
+def run_programs(main, startup, fetch, feeds: list, exact: bool = True):
+    """Run ``main`` plainly and compiled from one start, once per feed of ``feeds`` (the
+    first compiled run learns, the others run compiled), comparing every fetched value;
+    return the CompiledProgram."""
     exe = pd.Executor()
     plain, compiled_scope = pd.Scope(), pd.Scope()
     exe.run(startup, scope=plain)
     exe.run(startup, scope=compiled_scope)
     compiled = pd.CompiledProgram(main)
-    for k in range(runs):                  # the first run learns, the others are compiled
+    for k, feed in enumerate(feeds):
         want = exe.run(main, feed=feed, fetch_list=fetch, scope=plain)
         got = exe.run(compiled, feed=feed, fetch_list=fetch, scope=compiled_scope)
         for var, g, w in zip(fetch, got, want):
@@ -47,7 +55,7 @@ def run_both(build, feed, runs: int = 3, exact: bool = True):
             else:
                 np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=where)
     assert compiled.failures == []
-    return main, compiled
+    return compiled
 
 
 def assert_compiled(main, compiled, *op_types):
@@ -244,6 +252,233 @@ def test_fill_like_and_assign(dtype):
     assert_compiled(main, compiled, "fill_zeros_like", "fill_any_like", "assign")
 
 
+# --- elementwise gradients and sum ----------------------------------------------------------
+@pytest.mark.parametrize("op_type", ["elementwise_mul", "elementwise_div", "elementwise_max",
+                                     "elementwise_min", "elementwise_pow"])
+@pytest.mark.parametrize("x_shape, y_shape, axis, exact", [
+    ((4, 5), (4, 5), -1, True),             # nothing broadcast
+    ((4, 5), (5,), -1, True),               # a bias: dY sums rows, in numpy's order
+    ((6, 7), (6, 1), -1, True),
+    ((2, 3, 4, 5), (3,), 1, False),         # a channel scale: numpy sums pairwise inside
+    ((3, 4), (1,), -1, False),              # one element: likewise
+])
+def test_elementwise_gradients(op_type, x_shape, y_shape, axis, exact):
+    def build():
+        x, y = data("x", list(x_shape)), data("y", list(y_shape))
+        out = getattr(pd.op, op_type)(X=x, Y=y, axis=axis)
+        return [out, *pd.gradients(pd.mean(out * out), [x, y])]
+    feed = {"x": RNG.uniform(0.5, 2, x_shape).astype(np.float32),
+            "y": RNG.uniform(0.5, 2, y_shape).astype(np.float32)}
+    main, compiled = run_both(build, feed, exact=exact)
+    assert_compiled(main, compiled, op_type, op_type + "_grad")
+
+
+def test_elementwise_mul_grad_of_one_operand_in_float64():
+    """Only dX asked for (Y is data): one Call."""
+    def build():
+        x, y = data("x", [3, 4], "float64"), pd.data("y", [4], "float64")
+        out = pd.op.elementwise_mul(X=x, Y=y)
+        return [out, *pd.gradients(pd.mean(out), [x])]
+    main, compiled = run_both(build, {"x": floats(3, 4, dtype=np.float64),
+                                      "y": floats(4, dtype=np.float64)})
+    assert_compiled(main, compiled, "elementwise_mul", "elementwise_mul_grad")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("count", [1, 3])
+def test_sum_adds_in_the_interpreters_order(dtype, count):
+    def build():
+        xs = [pd.data(f"x{k}", [3, 4], dtype) for k in range(count)]
+        return [pd.op.sum(X=xs)]
+    feed = {f"x{k}": (floats(3, 4) * 100).astype(dtype) for k in range(count)}
+    main, compiled = run_both(build, feed)
+    assert_compiled(main, compiled, "sum")
+
+
+def test_gradients_of_a_reused_variable_are_summed_compiled():
+    """x read twice: its two gradients meet in a sum op."""
+    def build():
+        x = data("x", [5, 6])
+        y = pd.layers.tanh(x) * x
+        return [y, *pd.gradients(pd.mean(y), [x])]
+    main, compiled = run_both(build, {"x": floats(5, 6)})
+    assert_compiled(main, compiled, "sum", "elementwise_mul_grad")
+
+
+# --- layout ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("reshape", [
+    lambda x: pd.layers.reshape(x, [0, -1]),                 # [B, 12]
+    lambda x: pd.layers.reshape(x, [-1, 2, 3]),              # dims split: sizes in the source
+    lambda x: pd.op.flatten_contiguous_range(X=x, start_axis=1, stop_axis=2),
+    lambda x: pd.op.squeeze2(X=pd.op.unsqueeze2(X=x, axes=[1, 3]), axes=[1]),
+    lambda x: pd.layers.transpose(x, [2, 0, 1]),
+])
+def test_layout_ops_and_their_gradients(reshape):
+    def build():
+        x = data("x", [4, 3, 4])
+        out = reshape(x)
+        return [out, *pd.gradients(pd.mean(out * out), [x])]
+    main, compiled = run_both(build, {"x": floats(4, 3, 4)})
+    grads = [op.type for op in main.global_block().ops if op.type.endswith("2_grad") or
+             op.type.endswith("range_grad")]
+    assert grads
+    assert_compiled(main, compiled, *grads)
+
+
+def test_a_reshape_serves_every_batch_size():
+    """Out's batch dim is read from X: another batch size runs the same source."""
+    main, startup, (out,) = _program(lambda: [pd.op.flatten_contiguous_range(
+        X=pd.data("x", [None, 3, 4]), start_axis=1, stop_axis=-1)])
+    exe, scope = pd.Executor(), pd.Scope()
+    compiled = pd.CompiledProgram(main)
+    sources = []
+    for batch in (2, 5):
+        for _ in range(2):
+            got, = exe.run(compiled, feed={"x": floats(batch, 3, 4)}, fetch_list=[out],
+                           scope=scope)
+        assert got.shape == (batch, 12)
+        sources.append(compiled.source())
+    assert sources[0] == sources[1] and 0 in compiled.segments()
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concat_stack_shape_and_expand(axis):
+    def build():
+        a, b = data("a", [2, 3], "float64"), data("b", [2, 3], "float64")
+        return [pd.layers.concat([a, b, a], axis=axis), pd.op.stack(X=[a, b], axis=axis),
+                pd.op.shape(Input=a), pd.op.expand_v2(X=b, shape=[4, 2, -1])]
+    main, compiled = run_both(build, {"a": floats(2, 3, dtype=np.float64),
+                                      "b": floats(2, 3, dtype=np.float64)})
+    assert_compiled(main, compiled, "concat", "stack", "shape", "expand_v2")
+
+
+@pytest.mark.parametrize("op_type, attrs", [
+    ("slice", dict(axes=[1], starts=[1], ends=[-1])),
+    ("slice", dict(axes=[0, 2], starts=[-2, 0], ends=[100, 1], decrease_axis=[2])),
+    ("strided_slice", dict(axes=[1, 2], starts=[3, 0], ends=[-1, 4], strides=[-1, 2])),
+])
+def test_slices_and_their_gradients(op_type, attrs):
+    def build():
+        x = data("x", [3, 5, 4], "float64")
+        out = getattr(pd.op, op_type)(Input=x, **attrs)
+        return [out, *pd.gradients(pd.mean(out * out), [x])]
+    main, compiled = run_both(build, {"x": floats(3, 5, 4, dtype=np.float64)})
+    assert_compiled(main, compiled, op_type, op_type + "_grad")
+
+
+# --- embeddings ---------------------------------------------------------------------------
+@pytest.mark.parametrize("op_type", ["lookup_table_v2", "lookup_table"])
+@pytest.mark.parametrize("padding_idx", [-1, 2])
+def test_lookups_and_their_dense_gradients(op_type, padding_idx):
+    ids_shape = [4, 3, 1] if op_type == "lookup_table" else [4, 3]
+
+    def build():
+        w = pd.layers.create_parameter([7, 5], "float32", name="w")
+        ids = pd.data("ids", ids_shape, "int64")
+        out = getattr(pd.op, op_type)(W=w, Ids=ids, padding_idx=padding_idx)
+        loss = pd.mean(out * out)
+        pd.optimizer.SGD(0.5).minimize(loss)
+        return [out, loss, w]
+    ids = RNG.integers(0, 7, ids_shape)
+    ids.flat[:3] = 2                               # repeats, and the padding id
+    main, compiled = run_both(build, {"ids": ids})
+    assert_compiled(main, compiled, op_type, op_type + "_grad", "sgd")
+
+
+def test_a_sparse_lookup_gradient_stays_in_the_interpreter():
+    def build():
+        w = pd.layers.create_parameter([7, 5], "float32", name="w")
+        out = pd.op.lookup_table_v2(W=w, Ids=pd.data("ids", [4], "int64"), is_sparse=True)
+        pd.optimizer.SGD(0.5).minimize(pd.mean(out))
+        return [out, w]
+    main, compiled = run_both(build, {"ids": RNG.integers(0, 7, [4])})
+    assert_compiled(main, compiled, "lookup_table_v2")
+    assert interpreted_because(compiled, "lookup_table_v2_grad").startswith(
+        "W@GRAD ('w@GRAD') is not a dense tensor")
+
+
+@pytest.mark.parametrize("bad_id", [7, -1])
+def test_a_lookup_checks_its_ids(bad_id):
+    def build():
+        w = pd.data("w", [7, 5])
+        return [pd.op.lookup_table_v2(W=w, Ids=pd.data("ids", [4], "int64"))]
+    good = {"w": floats(7, 5), "ids": np.array([0, 6, 3, 3])}
+    bad = dict(good, ids=np.array([0, bad_id, 3, 3]))
+    _raises_the_interpreters_error(build, good, bad, "lookup_table_v2", slot="Ids")
+
+
+# --- a row-wise IfElse and logical ops -----------------------------------------------------
+def test_a_row_wise_ifelse_trains_the_same_compiled():
+    """split_lod_tensor (and its gradient's) compiled; the rows each branch gets change from
+    feed to feed. merge_lod_tensor stays in the interpreter: a branch given no rows gives
+    it no value."""
+    main, startup, out, loss = _ifelse_program()
+    feeds = [{"x": np.abs(floats(6, 3)) if k == 2 else floats(6, 3)}    # 2: no false rows
+             for k in range(5)]
+    compiled = run_programs(main, startup, [out, loss], feeds)
+    assert_compiled(main, compiled, "split_lod_tensor", "sum", "elementwise_mul_grad")
+
+
+def test_logical_ops():
+    def build():
+        a, b = pd.data("a", [3, 4], "bool"), pd.data("b", [4], "bool")
+        c = pd.data("c", [3, 4])
+        return [pd.op.logical_and(X=a, Y=b), pd.op.logical_or(X=a, Y=b),
+                pd.op.logical_xor(X=a, Y=b), pd.op.logical_not(X=a), pd.op.logical_not(X=c)]
+    feed = {"a": RNG.integers(0, 2, (3, 4)).astype(bool), "b": RNG.integers(0, 2, 4).astype(bool),
+            "c": np.where(RNG.integers(0, 2, (3, 4)) > 0, floats(3, 4), 0).astype(np.float32)}
+    main, compiled = run_both(build, feed)
+    assert_compiled(main, compiled, "logical_and", "logical_or", "logical_xor", "logical_not")
+
+
+# --- pooling ----------------------------------------------------------------------------
+@pytest.mark.parametrize("op_type, attrs", [
+    ("pool2d", dict(ksize=[2, 2], strides=[2, 2], pooling_type="max")),
+    ("pool2d", dict(ksize=[3, 3], strides=[2, 1], paddings=[1, 1], pooling_type="avg",
+                    exclusive=False, ceil_mode=True)),
+    ("pool2d", dict(ksize=[2, 3], pooling_type="avg", adaptive=True)),
+    ("pool2d", dict(ksize=[1, 1], pooling_type="max", global_pooling=True)),
+    ("pool3d", dict(ksize=[2, 2, 2], strides=[1, 2, 2], pooling_type="max")),
+])
+def test_pooling_and_its_gradient(op_type, attrs):
+    shape = [2, 3, 6, 5] if op_type == "pool2d" else [2, 2, 3, 6, 5]
+
+    def build():
+        x = data("x", shape, "float64")
+        out = getattr(pd.op, op_type)(X=x, **attrs)
+        return [out, *pd.gradients(pd.mean(out * out), [x])]
+    x = floats(*shape, dtype=np.float64)
+    x.flat[:4] = 1.0                                  # ties: the window's first gets dOut
+    main, compiled = run_both(build, {"x": x})
+    assert_compiled(main, compiled, op_type, op_type + "_grad")
+
+
+def test_channels_last_pooling_stays_in_the_interpreter():
+    def build():
+        return [pd.op.pool2d(X=data("x", [2, 6, 5, 3]), ksize=[2, 2], data_format="NHWC")]
+    _, compiled = run_both(build, {"x": floats(2, 6, 5, 3)})
+    assert interpreted_because(compiled, "pool2d").startswith("no lowered form")
+
+
+# --- dropout ------------------------------------------------------------------------------
+@pytest.mark.parametrize("implementation", ["downgrade_in_infer", "upscale_in_train"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dropout_in_test_mode_and_its_gradient(implementation, dtype):
+    def build():
+        x = data("x", [4, 5], dtype)
+        out = pd.layers.dropout(x, 0.3, is_test=True, dropout_implementation=implementation)
+        return [out, *pd.gradients(pd.mean(out * out), [x])]
+    main, compiled = run_both(build, {"x": floats(4, 5, dtype=dtype)})
+    assert_compiled(main, compiled, "dropout", "dropout_grad")
+
+
+def test_training_dropout_stays_in_the_interpreter():
+    def build():
+        return [pd.layers.dropout(data("x", [4, 5]), 0.3, seed=3)]
+    _, compiled = run_both(build, {"x": floats(4, 5)})
+    assert interpreted_because(compiled, "dropout").startswith("no lowered form")
+
+
 # --- optimizers ---------------------------------------------------------------------------
 @pytest.mark.parametrize("optimizer, ops", [
     (lambda: pd.optimizer.SGD(0.1), ("sgd",)),
@@ -271,7 +506,8 @@ def test_a_classifier_trains_the_same_compiled(optimizer, ops):
 
 
 # --- range checks ---------------------------------------------------------------------------
-def _raises_the_interpreters_error(build, good: dict, bad: dict, op_type: str):
+def _raises_the_interpreters_error(build, good: dict, bad: dict, op_type: str,
+                                   slot: str = "Label"):
     """Compiled runs with ``good``, then ``bad`` raises the error that names ``op_type``,
     and ``good`` still runs compiled after it."""
     main, startup, fetch = _program(build)
@@ -282,7 +518,7 @@ def _raises_the_interpreters_error(build, good: dict, bad: dict, op_type: str):
         exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
     index = next(i for i, op in enumerate(main.global_block().ops) if op.type == op_type)
     assert index in compiled.segments()
-    with pytest.raises(pd.IndexRangeError, match=f"op {index} {op_type}: slot Label"):
+    with pytest.raises(pd.IndexRangeError, match=f"op {index} {op_type}: slot {slot}"):
         exe.run(compiled, feed=bad, fetch_list=fetch, scope=scope)
     exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
     assert compiled.failures == [] and compiled.disabled_because is None

@@ -131,6 +131,20 @@ def broadcast_shapes(a, b) -> list[int] | None:
     return out
 
 
+def numba_holds(dtype) -> bool:
+    """Does numba have arrays of ``dtype`` (all numbers but float16)? What the compiled
+    forms of the ops (kernels/lowered.py) can pass around."""
+    return dtype.kind in "biuc" or dtype.name in FLOAT_TYPES
+
+
+def one_dtype(info, slot: str):
+    """The dtype of every array of a duplicable slot (a compiled form's OpInfo), or None
+    where they differ."""
+    dtype = info.dtype(slot)
+    count = len(info.pop.in_ix[slot])
+    return dtype if all(info.dtype(slot, i) == dtype for i in range(count)) else None
+
+
 def dtype_to_numpy(code_or_name):
     return dtypes.to_numpy(dtypes.to_code(code_or_name))
 

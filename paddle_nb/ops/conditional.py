@@ -23,9 +23,12 @@ from ..core.errors import ExecutionError
 from ..core.infer_shape import dims_compatible
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels import check
+from ..kernels.cpu import layout as KL
+from ..kernels.lowered import Call
 from . import arrays
 from .body_gradient import body_grad_attrs
-from ..kernels import check
+from .common import numba_holds
 
 SUB_BLOCK = Attr("sub_block", A.BLOCK, None, "the block to run")
 
@@ -257,6 +260,16 @@ def _merge_infer(ctx):
     ctx.set_output("Out", [-1] + shape[1:] if shape else shape, ctx.dtype(like))
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.rows_where ------------------
+# (merge_lod_tensor has none: a branch that got no rows runs no ops and gives it no value)
+def _lowered_split(info):
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    return tuple(Call(KL.rows_where, ("X", "Mask"), (slot,), (want,))
+                 for slot, want in (("OutTrue", True), ("OutFalse", False))
+                 if info.has_output(slot))
+
+
 _LEVEL = Attr("level", A.INT, 0, "the LoD level to split at (only 0 here)")
 
 register(OpDef(
@@ -264,6 +277,7 @@ register(OpDef(
     [Slot("OutTrue", "the rows where Mask holds"), Slot("OutFalse", "the other rows")],
     [_LEVEL], comment="Split X's rows by Mask (the way into a row-wise IfElse).",
     infer_shape=_same_rows_infer, kernels={"cpu": _split, "cuda": _split},
+    lowered=_lowered_split,
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "merge_lod_tensor", {"X": op.input("X"), "Mask": op.input("Mask"),
                              "InTrue": [grad_name(op.output("OutTrue")[0])],

@@ -23,12 +23,15 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import random as rk
+from ..kernels.cpu.fill import copied, filled_like
 from ..kernels.cuda import random as crk
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
+from ..kernels.update import times
 from . import arrays
 from .batch_norm import require_float
 from ..backends import CPU, CUDA
-from .common import in_unit_interval
+from .common import FLOAT_TYPES, in_unit_interval
 
 IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
 MASKED = ["float32(float32, uint8, float32, float32)",
@@ -101,6 +104,25 @@ def _dropout_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): test mode only -----------------------------------
+# (training draws a new mask each run from numpy's generator, which compiled code does not
+# share.) With the mask all ones, X * mul / div is X (upscale_in_train) or X * (1 - p)
+# exactly: a copy, or kernels/update.times.
+def _lowered_dropout(grad: bool):
+    def lowered(info):
+        slot, out = ("Out@GRAD", "X@GRAD") if grad else ("X", "Out")
+        dtype = info.dtype(slot)
+        if not info.attr("is_test") or dtype.name not in FLOAT_TYPES:
+            return None
+        mul, div = _factors(info, dtype.type)
+        scaled = Call(copied, (slot,), (out,)) if mul == 1 and div == 1 else \
+            Call(times, (slot,), (out,), (float(mul),))      # (div is 1 here)
+        if grad or not info.has_output("Mask"):
+            return scaled
+        return scaled, Call(filled_like, ("X",), ("Mask",), (np.uint8(1),))
+    return lowered
+
+
 def _dropout_infer(ctx):
     require_float(ctx, "X")
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
@@ -138,7 +160,8 @@ register(OpDef(
     comment="Out = X * Mask (/ (1 - p) for upscale_in_train), each element dropped with "
             "probability dropout_prob when training; X * (1 - p) or X in test mode.",
     infer_shape=_dropout_infer,
-    kernels={"cpu": _dropout(CPU), "cuda": _dropout(CUDA)},
+    kernels={"cpu": _dropout(CPU), "cuda": _dropout(CUDA)}, lowered=_lowered_dropout(False),
     grad=Grad(reads=["Mask"], grads_of=["Out"], writes=["X"], kernel=_dropout_grad(CPU),
-              cuda_kernel=_dropout_grad(CUDA), infer_shape=_dropout_grad_infer),
+              cuda_kernel=_dropout_grad(CUDA), infer_shape=_dropout_grad_infer,
+              lowered=_lowered_dropout(True)),
     reads_attr_tensors=("Seed",)))

@@ -9,6 +9,7 @@ the gradients are written once over the places' ``binary`` and ``apply``.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -20,11 +21,11 @@ from ..core.registry import Attr, NO_GRADIENT, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels.cpu.lazy_ufunc import (COMPARE_2, FLOAT_2, FLOAT_3, INT_2, INT_AND_FLOAT_1,
                                       INT_AND_FLOAT_2)
-from ..kernels.cpu.broadcast_sum import summed_to_operand
+from ..kernels.cpu.broadcast_sum import operand_gradient, summed_to_operand
 from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .common import OUT, X, Y, aligned_y_shape, broadcast_read, broadcast_shapes
+from .common import FLOAT_TYPES, OUT, X, Y, aligned_y_shape, broadcast_read, broadcast_shapes
 from ..backends import CPU, CUDA
 from ..backends.shared import binary_kernel_for
 
@@ -300,40 +301,52 @@ def _binary_kernel(place, op_type: str, out_dtype=None, divides: bool = False):
 
 
 # --- gradients ---------------------------------------------------------------------------
-def _binary_grad(place, dx_of, dy_of):
-    """X@GRAD and Y@GRAD of Out = f(X, Y): ``dx_of(place, x, y, dout)`` and
-    ``dy_of(...)`` give the gradients at the broadcast shape (_GRADS); they are then
-    summed back to each operand."""
+# (dX, dY) of each op at the broadcast shape, as expressions of the elements x, y and d
+# (dOut) calling @pointwise kernels by name: the one statement of each gradient's math.
+# The interpreter evaluates one on arrays, each call a kernel over the place
+# (_on_arrays); a compiled block, element by element in one loop
+# (kernels/cpu/broadcast_sum.operand_gradient). Both then sum it back to the operand.
+_GRAD_FORMULAS = {
+    "elementwise_add": ("d", "d"),
+    "elementwise_sub": ("d", "neg(d)"),
+    "elementwise_mul": ("mul(d, y)", "mul(d, x)"),
+    "elementwise_div": ("div(d, y)", "neg(div(mul(d, x), mul(y, y)))"),
+    "elementwise_max": ("maximum_grad_x(x, y, d)", "maximum_grad_y(x, y, d)"),
+    "elementwise_min": ("minimum_grad_x(x, y, d)", "minimum_grad_y(x, y, d)"),
+    "elementwise_pow": ("power_grad_x(x, y, d)", "power_grad_y(x, y, d)"),
+}
+_GRAD_KERNELS = (mul, div, neg, maximum_grad_x, maximum_grad_y, minimum_grad_x,
+                 minimum_grad_y, power_grad_x, power_grad_y)
+
+
+def _on_arrays(place, formula: str):
+    """``formula`` as a function of the arrays (x, y, d) on ``place``: each kernel it
+    names applied over whole arrays (the expression is this file's own table)."""
+    scope = {k.__name__: functools.partial(_apply, place, k) for k in _GRAD_KERNELS}
+    return eval(f"lambda x, y, d: {formula}", scope)       # noqa: S307 (_GRAD_FORMULAS)
+
+
+def _apply(place, kernel, *arrays_):
+    return place.apply(kernel, *arrays_, out=None)
+
+
+def _binary_grad(place, op_type: str):
+    """X@GRAD and Y@GRAD of Out = f(X, Y): _GRAD_FORMULAS' expressions at the broadcast
+    shape, then summed back to each operand."""
+    dx_of, dy_of = (_on_arrays(place, f) for f in _GRAD_FORMULAS[op_type])
+
     def run(ctx):
         x0, y0 = ctx.input("X"), ctx.input("Y")
         x, y = broadcast_operands(x0, y0, ctx.attr("axis"))
         dout = ctx.input("Out@GRAD")
         if ctx.has_output("X@GRAD"):
-            dx = arrays.unbroadcast(dx_of(place, x, y, dout), x.shape, x0.shape)
+            dx = arrays.unbroadcast(dx_of(x, y, dout), x.shape, x0.shape)
             ctx.set_output("X@GRAD", arrays.astype(dx, x0.dtype))
         if ctx.has_output("Y@GRAD"):
-            dy = arrays.unbroadcast(dy_of(place, x, y, dout), y.shape, y0.shape)
+            dy = arrays.unbroadcast(dy_of(x, y, dout), y.shape, y0.shape)
             ctx.set_output("Y@GRAD", arrays.astype(dy, y0.dtype))
     return run
 
-
-# (dX, dY) of each op at the broadcast shape, from (place, x, y, dout)
-_GRADS = {
-    "elementwise_add": (lambda P, x, y, d: d, lambda P, x, y, d: d),
-    "elementwise_sub": (lambda P, x, y, d: d, lambda P, x, y, d: P.apply(neg, d, out=None)),
-    "elementwise_mul": (lambda P, x, y, d: P.apply(mul, d, y, out=None),
-                        lambda P, x, y, d: P.apply(mul, d, x, out=None)),
-    "elementwise_max": (lambda P, x, y, d: P.apply(maximum_grad_x, x, y, d, out=None),
-                        lambda P, x, y, d: P.apply(maximum_grad_y, x, y, d, out=None)),
-    "elementwise_min": (lambda P, x, y, d: P.apply(minimum_grad_x, x, y, d, out=None),
-                        lambda P, x, y, d: P.apply(minimum_grad_y, x, y, d, out=None)),
-    "elementwise_pow": (lambda P, x, y, d: P.apply(power_grad_x, x, y, d, out=None),
-                        lambda P, x, y, d: P.apply(power_grad_y, x, y, d, out=None)),
-    "elementwise_div": (lambda P, x, y, d: P.apply(div, d, y, out=None),
-                        lambda P, x, y, d: P.apply(neg, P.apply(div, P.apply(
-                            mul, d, x, out=None), P.apply(mul, y, y, out=None), out=None),
-                            out=None)),
-}
 
 # --- in a compiled block (kernels/lowered.py) ------------------------------------------
 def _lowered_binary(op_type: str):
@@ -351,27 +364,58 @@ def _lowered_binary(op_type: str):
     return lowered
 
 
+def _covered_dims(info, slot: str) -> tuple | None:
+    """The dims ``(lo, hi)`` of Out that operand ``slot`` covers as the loop reads it
+    (ops/common.broadcast_read: all of them, none for one element, a run), or None where
+    it broadcasts another way."""
+    out_shape = info.shape("Out@GRAD")
+    read = broadcast_read(info.shape(slot), out_shape, info.attr("axis"))
+    if read is None:
+        return None
+    return {"flat": (0, len(out_shape)), "one": (0, 0)}.get(read[0], read[1:])
+
+
 def _lowered_sum_grad(negate_y: bool):
     """elementwise_add's and _sub's gradients: dOut (negated for sub's Y) summed back to
     each operand (kernels/cpu/broadcast_sum.py)."""
     def lowered(info):
-        out_shape = info.shape("Out@GRAD")
         calls = []
         for slot, negate in (("X", False), ("Y", negate_y)):
             if not info.has_output(slot + "@GRAD"):
                 continue
-            read = broadcast_read(info.shape(slot), out_shape, info.attr("axis"))
-            if read is None or info.dtype(slot) != info.dtype("Out@GRAD"):
+            dims = _covered_dims(info, slot)
+            if dims is None or info.dtype(slot) != info.dtype("Out@GRAD"):
                 return None
-            lo, hi = {"flat": (0, len(out_shape)), "one": (0, 0)}.get(read[0], read[1:])
             calls.append(Call(summed_to_operand, ("Out@GRAD", slot), (slot + "@GRAD",),
-                              (lo, hi, negate)))
+                              (*dims, negate)))
         return tuple(calls)
     return lowered
 
 
+def _lowered_formula_grad(op_type: str):
+    """The gradients of _GRAD_FORMULAS' ops, for float X, Y and dOut of one dtype:
+    kernels/cpu/broadcast_sum.operand_gradient, one Call per gradient asked for."""
+    fns = {slot: operand_gradient(f"{op_type}_d{slot.lower()}", formula, _GRAD_KERNELS)
+           for slot, formula in zip(("X", "Y"), _GRAD_FORMULAS[op_type])}
+
+    def lowered(info):
+        dtype = info.dtype("Out@GRAD")
+        if dtype.name not in FLOAT_TYPES or info.dtype("X") != dtype or \
+                info.dtype("Y") != dtype:
+            return None
+        dims = {slot: _covered_dims(info, slot) for slot in ("X", "Y")}
+        if None in dims.values():
+            return None
+        return tuple(Call(fns[slot], ("X", "Y", "Out@GRAD", slot), (slot + "@GRAD",),
+                          (*dims["X"], *dims["Y"], *dims[slot]))
+                     for slot in ("X", "Y") if info.has_output(slot + "@GRAD"))
+    return lowered
+
+
 _LOWERED_GRADS = {"elementwise_add": _lowered_sum_grad(False),
-                  "elementwise_sub": _lowered_sum_grad(True)}
+                  "elementwise_sub": _lowered_sum_grad(True),
+                  **{t: _lowered_formula_grad(t) for t in _GRAD_FORMULAS
+                     if t not in ("elementwise_add", "elementwise_sub")}}
 
 for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y"),
                         ("elementwise_mul", "X * Y"), ("elementwise_div", "X / Y"),
@@ -384,8 +428,8 @@ for _type, _formula in (("elementwise_add", "X + Y"), ("elementwise_sub", "X - Y
                    kernels={"cpu": _binary_kernel(CPU, _type),
                             "cuda": _binary_kernel(CUDA, _type)},
                    lowered=_lowered_binary(_type),
-                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(CPU, *_GRADS[_type]),
-                             cuda_kernel=_binary_grad(CUDA, *_GRADS[_type]),
+                   grad=Grad(reads=["X", "Y"], kernel=_binary_grad(CPU, _type),
+                             cuda_kernel=_binary_grad(CUDA, _type),
                              lowered=_LOWERED_GRADS.get(_type))))
 
 for _type, _formula in (("elementwise_floordiv", "floor(X / Y)"),
@@ -438,7 +482,8 @@ for _type, _formula in (("logical_and", "X and Y"), ("logical_or", "X or Y"),
                    comment=f"Out = {_formula} elementwise (bool; a number is true where nonzero).",
                    infer_shape=_logical_infer,
                    kernels={"cpu": _binary_kernel(CPU, _type, np.bool_),
-                            "cuda": _binary_kernel(CUDA, _type, np.bool_)}, grad=NO_GRADIENT))
+                            "cuda": _binary_kernel(CUDA, _type, np.bool_)},
+                   lowered=_lowered_binary(_type), grad=NO_GRADIENT))
 
 
 def _logical_not_infer(ctx):
@@ -458,7 +503,7 @@ register(OpDef("logical_not", [X], [OUT], [],
                comment="Out = not X elementwise (bool; a number is true where nonzero).",
                infer_shape=_logical_not_infer,
                kernels={"cpu": _logical_not_kernel(CPU), "cuda": _logical_not_kernel(CUDA)},
-               grad=NO_GRADIENT))
+               lowered=lambda info: Elementwise(logical_not, ("X",)), grad=NO_GRADIENT))
 
 
 # --- where ------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import embedding as CPU_EMBEDDING
 from ..kernels.cuda import embedding as CUDA_EMBEDDING
+from ..kernels.lowered import Call
 from . import arrays, selected_rows
 
 KERNELS = {"cpu": CPU_EMBEDDING, "cuda": CUDA_EMBEDDING}
@@ -139,6 +140,24 @@ def _lookup_grad(kind: str, op_type: str):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/embedding.looked_up ---------------
+def _lowered_lookup(op_type: str, grad: bool):
+    """The dense lookup and its dense gradient (dOut in W's dtype), padding_idx as the
+    kernels take it; a sparse W@GRAD stays in the interpreter (a SelectedRows)."""
+    def lowered(info):
+        rows = info.shape("W")[0]
+        padding_idx = info.attr("padding_idx")
+        padding_idx = padding_idx if _padding_ok(padding_idx, rows) else -1
+        if grad:
+            if info.attr("is_sparse") or info.dtype("Out@GRAD") != info.dtype("W"):
+                return None
+            return Call(CPU_EMBEDDING.looked_up_grad, ("Ids", "W", "Out@GRAD"), ("W@GRAD",),
+                        (padding_idx,))
+        out_rank = info.ndim("Ids") + (0 if op_type == "lookup_table" else 1)
+        return Call(CPU_EMBEDDING.looked_up, ("Ids", "W"), ("Out",), (padding_idx, out_rank))
+    return lowered
+
+
 # --- the two ops -------------------------------------------------------------------------------
 _SPARSE = ("W@GRAD is a SelectedRows (the ids and their rows of Out@GRAD, padding id "
            "included, as Paddle's sparse kernel) instead of a dense tensor")
@@ -179,7 +198,9 @@ for _type, _slots, _attrs, _what in (
         comment=f"{_what}; zeros where an id is padding_idx.{_DENSE}",
         infer_shape=_infer(_type == "lookup_table"),
         kernels={"cpu": _lookup("cpu", _type), "cuda": _lookup("cuda", _type)},
+        lowered=_lowered_lookup(_type, grad=False),
         grad=Grad(reads=["Ids", "W"], writes=["W"], kernel=_lookup_grad("cpu", _type),
                   cuda_kernel=_lookup_grad("cuda", _type), sparse_when="is_sparse",
+                  lowered=_lowered_lookup(_type, grad=True),
                   comment=f"W@GRAD = Out@GRAD's rows added at Ids (padding_idx's left out)."
                           f"{_DENSE}")))

@@ -18,8 +18,8 @@ from ..kernels.cpu.fill import copied, filled, filled_like
 from ..kernels.cuda import random as crk
 from ..kernels.lowered import Call
 from . import arrays
-from .common import (FLOAT_TYPES, OUT, X, attr_tensor_slots, dtype_code_check, dtype_to_numpy,
-                     same_shape_as_x)
+from .common import (OUT, X, attr_tensor_slots, dtype_code_check, dtype_to_numpy,
+                     numba_holds, same_shape_as_x)
 from ..backends import CPU, CUDA
 
 _FP32 = VarType.FP32
@@ -59,16 +59,11 @@ def _fill_constant(place):
 
 
 # --- in a compiled block (kernels/lowered.py): new arrays made by kernels/cpu/fill.py ----------
-def _numba_holds(dtype) -> bool:
-    """Does numba have arrays of ``dtype`` (all numbers but float16)?"""
-    return dtype.kind in "biuc" or dtype.name in FLOAT_TYPES
-
-
 def _element(value: float, dtype):
     """The element np.full writes for ``value`` in ``dtype`` (made once, when the block is
     compiled), or None where the compiled forms do not fill (complex, float16)."""
     dtype = np.dtype(dtype)
-    if dtype.kind not in "biuf" or not _numba_holds(dtype):
+    if dtype.kind not in "biuf" or not numba_holds(dtype):
         return None
     return np.full((), value, dtype)[()]
 
@@ -91,7 +86,7 @@ def _lowered_fill_like(info):
 
 
 def _lowered_assign(info):
-    return Call(copied, ("X",), ("Out",)) if _numba_holds(info.dtype("X")) else None
+    return Call(copied, ("X",), ("Out",)) if numba_holds(info.dtype("X")) else None
 
 
 register(OpDef(

@@ -24,6 +24,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import pool as CPU_POOL
 from ..kernels.cuda import pool as CUDA_POOL
+from ..kernels.lowered import Call
 from . import arrays
 from .common import FLOAT_TYPES, OUT, X, build_fail, require_element_type, run_fail
 
@@ -240,6 +241,26 @@ def _mask_grad(kind: str, op_type: str, dims: int):
     return run
 
 
+def _lowered_pool(op_type: str, dims: int, grad: bool):
+    """pool2d/pool3d on channels-first float X (kernels/cpu/pool.pooled): the geometry and
+    the output size from X's shape as the interpreter's run saw it."""
+    def lowered(info):
+        if info.dtype("X").name not in FLOAT_TYPES or \
+                _channels_last(info.attr, run_fail(op_type), False, dims):
+            return None
+        g, out = _geometry(info.attr, info.shape("X")[2:], run_fail(op_type))
+        g = tuple(int(v) for v in g)
+        is_max = info.attr("pooling_type") == "max"
+        if grad:
+            if info.dtype("Out@GRAD") != info.dtype("X"):
+                return None
+            return Call(CPU_POOL.pooled_grad, ("X", "Out", "Out@GRAD"), ("X@GRAD",),
+                        (g, is_max))
+        out_dhw = (1,) * (3 - dims) + tuple(int(d) for d in out)
+        return Call(CPU_POOL.pooled, ("X",), ("Out",), (g, is_max, out_dhw, dims + 2))
+    return lowered
+
+
 def _window_attrs(with_index: bool, dims: int) -> list:
     axes = f"[{AXES[dims]}]"
     attrs = [Attr("ksize", A.INTS, [], f"the window {axes} (adaptive: the output size)"),
@@ -271,10 +292,12 @@ for _dims in (2, 3):
         infer_shape=_infer(False, _dims),
         kernels={"cpu": _pool("cpu", _pool_type, False, _dims),
                  "cuda": _pool("cuda", _pool_type, False, _dims)},
+        lowered=_lowered_pool(_pool_type, _dims, grad=False),
         grad=Grad(reads=["X", "Out"], writes=["X"],
                   kernel=_pool_grad("cpu", _pool_type + "_grad", _dims),
                   cuda_kernel=_pool_grad("cuda", _pool_type + "_grad", _dims),
-                  infer_shape=_grad_infer(False, _dims))))
+                  infer_shape=_grad_infer(False, _dims),
+                  lowered=_lowered_pool(_pool_type + "_grad", _dims, grad=True))))
 
     register(OpDef(
         _index_type, [X], [OUT, MASK], _window_attrs(True, _dims),

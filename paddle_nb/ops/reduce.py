@@ -22,7 +22,7 @@ from ..kernels.cuda import elementwise as CE
 from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from . import arrays, selected_rows
-from .common import FLOAT_TYPES, OUT, X
+from .common import FLOAT_TYPES, OUT, X, numba_holds, one_dtype
 from ..backends import CPU, CUDA
 
 
@@ -325,11 +325,19 @@ def _sum_grad(op, no_grad):
             for x in op.input("X") if x not in no_grad]
 
 
+def _lowered_sum(info):
+    """kernels/cpu/reduce.added_up, for dense inputs of one number dtype numba holds."""
+    dtype = one_dtype(info, "X")
+    if dtype is None or dtype.kind not in "iuf" or not numba_holds(dtype):
+        return None
+    return Call(KR.added_up, ("X",), ("Out",))
+
+
 register(OpDef("sum", [Slot("X", "the tensors to add", duplicable=True)], [OUT], [],
                comment="Out = X[0] + X[1] + ... (how repeated gradients are added up; "
                        "SelectedRows only: a SelectedRows of each row once, else dense).",
                infer_shape=_sum_infer, kernels={"cpu": _sum(CPU), "cuda": _sum(CUDA)},
-               grad=_sum_grad, grad_plumbing=True, selected_rows=("X",)))
+               lowered=_lowered_sum, grad=_sum_grad, grad_plumbing=True, selected_rows=("X",)))
 
 
 # --- squared_l2_norm --------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from ..core import dtypes
 from ..core.infer_shape import numel
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import layout as KL
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, attr_tensor_slots, build_fail
+from .common import OUT, X, attr_tensor_slots, build_fail, numba_holds, one_dtype
 
 XSHAPE = Slot("XShape", "X's shape, kept for the gradient", intermediate=True)
 
@@ -30,6 +32,30 @@ def _write_xshape(ctx, x):
 
 def _x_shape_from(xshape) -> tuple[int, ...]:
     return tuple(xshape.shape[1:])
+
+
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.py's copies ----------------
+def with_xshape(info, call: Call) -> tuple | None:
+    """``call`` (Out), and XShape's where the op writes one, for an X numba holds."""
+    if not numba_holds(info.dtype("X")):
+        return None
+    xshape = (Call(KL.xshape_of, ("X",), ("XShape",)),) if info.has_output("XShape") else ()
+    return (call, *xshape)
+
+
+def lowered_reshape(info):
+    """A reshape to the Out shape the interpreter's run gave (as groups of X's dims)."""
+    x_shape, out_shape = info.shape("X"), info.shape("Out")
+    if not out_shape:
+        return None
+    groups = KL.dim_groups(x_shape, out_shape)
+    return with_xshape(info, Call(KL.regrouped, ("X",), ("Out",), (groups, len(groups))))
+
+
+def lowered_reshape_grad(info):
+    if not numba_holds(info.dtype("Out@GRAD")):
+        return None
+    return Call(KL.reshaped_to_xshape, ("Out@GRAD", "XShape"), ("X@GRAD",))
 
 
 # --- reshape2 --------------------------------------------------------------------------------
@@ -111,8 +137,10 @@ register(OpDef(
     [Attr("shape", A.INTS, [], "the new shape: 0 keeps X's dim, one -1 is inferred")],
     comment="Out = X with a new shape (same elements, same order).",
     infer_shape=_reshape_infer, kernels={"cpu": _reshape, "cuda": _reshape},
+    lowered=lowered_reshape,
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_reshape_grad,
-              cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer),
+              cuda_kernel=_reshape_grad, infer_shape=_reshape_grad_infer,
+              lowered=lowered_reshape_grad),
     reads_attr_tensors=("Shape", "ShapeTensor")))
 
 
@@ -149,14 +177,24 @@ def _transpose_grad_infer(ctx):
     ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
 
 
+def _lowered_transpose_grad(info):
+    if not numba_holds(info.dtype("Out@GRAD")):
+        return None
+    inverse = tuple(int(i) for i in np.argsort(info.attr("axis")))
+    return Call(KL.transposed, ("Out@GRAD",), ("X@GRAD",), (inverse,))
+
+
 register(OpDef(
     "transpose2", [X], [OUT, XSHAPE],
     [Attr("axis", A.INTS, [], "the permutation: Out dim i is X dim axis[i]"),
      Attr("data_format", A.STRING, "AnyLayout", "kept for Paddle compatibility", extra=True)],
     comment="Out = X with its dims permuted by axis.",
     infer_shape=_transpose_infer, kernels={"cpu": _transpose, "cuda": _transpose},
+    lowered=lambda info: with_xshape(info, Call(KL.transposed, ("X",), ("Out",),
+                                                (tuple(info.attr("axis")),))),
     grad=Grad(reads=["XShape"], grads_of=["Out"], writes=["X"], kernel=_transpose_grad,
-              cuda_kernel=_transpose_grad, infer_shape=_transpose_grad_infer)))
+              cuda_kernel=_transpose_grad, infer_shape=_transpose_grad_infer,
+              lowered=_lowered_transpose_grad)))
 
 
 # --- concat ----------------------------------------------------------------------------------
@@ -190,6 +228,14 @@ def _concat(ctx):
     ctx.set_output("Out", arrays.concat(ctx.inputs("X"), ctx.attr("axis")))
 
 
+def _lowered_concat(info):
+    """np.concatenate of inputs of one dtype numba holds (at least one dim each)."""
+    dtype = one_dtype(info, "X")
+    if dtype is None or not numba_holds(dtype) or info.ndim("X") == 0:
+        return None
+    return Call(KL.joined, ("X",), ("Out",), (info.attr("axis") % info.ndim("X"),))
+
+
 def _concat_grad(ctx):
     """Cut dOut back into pieces the sizes of the inputs."""
     xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
@@ -203,7 +249,7 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "the axis to join along")],
     comment="Out = the inputs joined along axis.",
     infer_shape=_concat_infer,
-    kernels={"cpu": _concat, "cuda": _concat},
+    kernels={"cpu": _concat, "cuda": _concat}, lowered=_lowered_concat,
     grad=Grad(reads=["X", "AxisTensor"], writes=["X"], kernel=_concat_grad,
               cuda_kernel=_concat_grad),
     reads_attr_tensors=("AxisTensor",)))

@@ -18,7 +18,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
-from .common import OUT, X, build_fail, run_fail
+from ..kernels.cpu.layout import sliced, sliced_grad
+from ..kernels.lowered import Call
+from .common import OUT, X, build_fail, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
 INPUT = Slot("Input", "the tensor to take a part of")
@@ -184,6 +186,25 @@ def _slice_grad(place, strided: bool, op_type: str):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.sliced ----------------------
+def _lowered_slice(strided: bool, op_type: str, grad: bool):
+    """The part as (start, count, step) per axis (the whole axis: count -1), from the
+    bounds resolved against the Input the interpreter's run saw."""
+    def lowered(info):
+        if not numba_holds(info.dtype("Input")) or info.ndim("Input") == 0:
+            return None
+        shape = info.shape("Input")
+        attrs = _attrs(info, strided)           # (an OpInfo reads attributes as a ctx)
+        ranges = _ranges(shape, attrs, strided, run_fail(op_type))
+        parts = tuple((ranges[a].start, len(ranges[a]), ranges[a].step) if a in ranges
+                      else (0, -1, 1) for a in range(len(shape)))
+        if grad:
+            return Call(sliced_grad, ("Input", "Out@GRAD"), ("Input@GRAD",), (parts,))
+        kept = tuple(a not in attrs["decrease_axis"] for a in range(len(shape)))
+        return Call(sliced, ("Input",), ("Out",), (parts, kept, sum(kept)))
+    return lowered
+
+
 def _bounds(slots, what: str) -> list:
     return [Slot(name, f"{what} as {'1-element tensors' if name.endswith('List') else 'a tensor'}"
                  f" (read at run time, instead of the attribute)", dispensable=True,
@@ -212,9 +233,11 @@ for _type, _strided in (("slice", False), ("strided_slice", True)):
                 "] along each of axes (numpy-style bounds), decrease_axis dropped.",
         infer_shape=_slice_infer(_strided),
         kernels={"cpu": _slice(CPU, _strided, _type), "cuda": _slice(CUDA, _strided, _type)},
+        lowered=_lowered_slice(_strided, _type, grad=False),
         grad=Grad(reads=["Input", *_slots], writes=["Input"],
                   kernel=_slice_grad(CPU, _strided, _type),
-                  cuda_kernel=_slice_grad(CUDA, _strided, _type)),
+                  cuda_kernel=_slice_grad(CUDA, _strided, _type),
+                  lowered=_lowered_slice(_strided, _type, grad=True)),
         reads_attr_tensors=_slots))
 
 

@@ -15,9 +15,12 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import layout as KL
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, attr_tensor_slots, build_fail, run_fail
-from .shape import XSHAPE, _reshape_grad, _set_xshape, _write_xshape
+from .shape import (XSHAPE, _reshape_grad, _set_xshape, _write_xshape, lowered_reshape,
+                    lowered_reshape_grad)
 
 
 def _axis(axis: int, rank: int, fail, what: str) -> int:
@@ -98,9 +101,10 @@ def reshape_like(op_type: str, out_shape, attrs: list, comment: str, inputs=()):
 
     register(OpDef(op_type, [X, *inputs], [OUT, XSHAPE], attrs, comment=comment,
                    infer_shape=infer, kernels={"cpu": run, "cuda": run},
+                   lowered=lowered_reshape,
                    grad=Grad(reads=["XShape", *tensors], grads_of=["Out"], writes=["X"],
                              kernel=_reshape_grad, cuda_kernel=_reshape_grad,
-                             infer_shape=grad_infer),
+                             infer_shape=grad_infer, lowered=lowered_reshape_grad),
                    reads_attr_tensors=tensors))
 
 
@@ -131,4 +135,5 @@ def _shape(ctx):
 register(OpDef("shape", [Slot("Input", "any tensor")], [OUT], [],
                comment="Out = Input's dims, as an int32 tensor.",
                infer_shape=_shape_infer, kernels={"cpu": _shape, "cuda": _shape},
+               lowered=lambda info: Call(KL.dims_of, ("Input",), ("Out",)),
                grad=NO_GRADIENT))

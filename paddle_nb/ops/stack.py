@@ -13,8 +13,10 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu.layout import broadcast_copy, stacked
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, attr_tensor_slots, build_fail, run_fail
+from .common import OUT, X, attr_tensor_slots, build_fail, numba_holds, one_dtype, run_fail
 from ..backends import CPU, CUDA
 
 Y_LIST = Slot("Y", "the pieces", duplicable=True)
@@ -47,6 +49,14 @@ def _stack_infer(ctx):
 def _stack(ctx):
     xs = ctx.inputs("X")
     ctx.set_output("Y", arrays.stack(xs, ctx.attr("axis") % (xs[0].ndim + 1)))
+
+
+def _lowered_stack(info):
+    """np.stack of inputs of one dtype numba holds."""
+    dtype = one_dtype(info, "X")
+    if dtype is None or not numba_holds(dtype):
+        return None
+    return Call(stacked, ("X",), ("Y",), (info.attr("axis") % (info.ndim("X") + 1),))
 
 
 def _pieces(value, axis: int) -> list:
@@ -85,7 +95,7 @@ register(OpDef(
     "stack", [Slot("X", "the tensors to stack", duplicable=True)], [Slot("Y", "the stack")],
     [Attr("axis", A.INT, 0, "the new axis")],
     comment="Y = the inputs stacked along a new axis.", infer_shape=_stack_infer,
-    kernels={"cpu": _stack, "cuda": _stack},
+    kernels={"cpu": _stack, "cuda": _stack}, lowered=_lowered_stack,
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
               kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer)))
 
@@ -208,6 +218,8 @@ register(OpDef(
     [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
     kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
+    lowered=lambda info: Call(broadcast_copy, ("X",), ("Out",), (info.shape("Out"),))
+    if numba_holds(info.dtype("X")) else None,
     grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad),
     reads_attr_tensors=("Shape", "expand_shapes_tensor")))
 

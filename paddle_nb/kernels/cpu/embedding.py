@@ -19,8 +19,10 @@ import time
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit, prange
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .check import first_outside
 from .threads import parallel_ok
 from .twins import twins
 
@@ -98,6 +100,43 @@ def lookup_grad(dout, ids, padding_idx: int, shape, out=None):
     else:
         _lookup_grad_serial(dout, ids, padding_idx, out)
     return out
+
+
+# --- inside a compiled block (paddle_nb/compiler) -----------------------------------------
+# The serial loops above (a compiled block cannot ask threads.parallel_ok; the parallel
+# gradient adds in the same order), the ids checked first: one outside W's rows raises, and
+# the interpreter's run of the block names the op and the id.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _checked_flat_ids(ids, rows, padding_idx):
+    flat = np.ascontiguousarray(ids).reshape(ids.size)
+    if first_outside(flat, 0, rows, padding_idx >= 0, padding_idx) >= 0:
+        raise ValueError("an id of Ids is out of range")
+    return flat
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def looked_up(ids, w, padding_idx, out_rank):
+    """Out: W's rows at Ids, shape Ids' first ``out_rank - 1`` dims + [D] (``out_rank``, a
+    literal: lookup_table drops Ids' last dim of 1)."""
+    literally(out_rank)
+    flat = _checked_flat_ids(ids, w.shape[0], padding_idx)
+    out = np.empty((flat.size, w.shape[1]), w.dtype)
+    _lookup_serial(np.ascontiguousarray(w), flat, padding_idx, out)
+    dims = np.empty(out_rank, np.int64)
+    for k in range(out_rank - 1):
+        dims[k] = ids.shape[k]
+    dims[out_rank - 1] = w.shape[1]
+    return out.reshape(to_fixed_tuple(dims, out_rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def looked_up_grad(ids, w, dout, padding_idx):
+    """The dense W@GRAD: dOut's rows (of W's dtype) added at their ids."""
+    flat = _checked_flat_ids(ids, w.shape[0], padding_idx)
+    d = np.ascontiguousarray(dout).reshape((flat.size, w.shape[1]))
+    dw = np.empty(w.shape, w.dtype)
+    _lookup_grad_serial(d, flat, padding_idx, dw)
+    return dw
 
 
 def _measure():  # pragma: no cover (by hand: python -m paddle_nb.kernels.cpu.embedding)

@@ -33,7 +33,8 @@ gradient 2.9 against 2.1-2.4; measured interleaved on a busy 2-core machine, so 
 absolute times are above the ones quoted before).
 """
 import numpy as np
-from numba import njit
+from numba import literally, njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .threads import parallel_ok
 from .twins import twins
@@ -193,3 +194,52 @@ def scatter_add(mask, dout, volume: int):
     parallel = dout.size >= MIN_PARALLEL_POOL and parallel_ok()    # (not measured apart)
     (_scatter_add_parallel if parallel else _scatter_add_serial)(mask, dout, dx)
     return dx
+
+
+# --- inside a compiled block (paddle_nb/compiler) -----------------------------------------
+# pool2d/pool3d (channels first) and their gradients as the op runs them, with the serial
+# loops (each volume's arithmetic is the same in the prange ones). ``g`` is the geometry
+# as a tuple, ``out_dhw`` the output's (depth, height, width).
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _volumes(x):
+    """N, C, (D,) H, W as (N*C, D, H, W) volumes (D = 1 for planes)."""
+    depth = x.shape[2] if x.ndim == 5 else 1
+    return np.ascontiguousarray(x).reshape((x.shape[0] * x.shape[1], depth,
+                                            x.shape[x.ndim - 2], x.shape[x.ndim - 1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _window_axes(vol, g, od, oh, ow):
+    """_axes, in numba code."""
+    return (_axis(vol.shape[1], g[WINDOW], g[STRIDE], g[PAD_BEFORE], g[PAD_AFTER], od,
+                  g[ADAPTIVE], g[EXCLUSIVE])
+            + _axis(vol.shape[2], g[WINDOW + 1], g[STRIDE + 1], g[PAD_BEFORE + 1],
+                    g[PAD_AFTER + 1], oh, g[ADAPTIVE], g[EXCLUSIVE])
+            + _axis(vol.shape[3], g[WINDOW + 2], g[STRIDE + 2], g[PAD_BEFORE + 2],
+                    g[PAD_AFTER + 2], ow, g[ADAPTIVE], g[EXCLUSIVE]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def pooled(x, g, is_max, out_dhw, rank):
+    """pool's Out of x (N, C, (D,) H, W); ``rank``, a literal, is x's rank."""
+    literally(rank)
+    vol = _volumes(x)
+    od, oh, ow = out_dhw
+    out = np.empty((vol.shape[0], od, oh, ow), x.dtype)
+    _pool_serial(vol, _window_axes(vol, g, od, oh, ow), is_max, False, out,
+                 np.empty((1, 1, 1, 1), np.int32))
+    dims = np.empty(rank, np.int64)
+    dims[0], dims[1] = x.shape[0], x.shape[1]
+    for k in range(2, rank):
+        dims[k] = out_dhw[k + 3 - rank]
+    return out.reshape(to_fixed_tuple(dims, rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def pooled_grad(x, out, dout, g, is_max):
+    """pool's dX from X, Out and dOut (of X's dtype)."""
+    vol, o, d = _volumes(x), _volumes(out), _volumes(dout)
+    dx = np.empty(vol.shape, dout.dtype)
+    _pool_grad_serial(vol, _window_axes(vol, g, o.shape[1], o.shape[2], o.shape[3]), is_max,
+                      o, d, dx)
+    return dx.reshape(x.shape)

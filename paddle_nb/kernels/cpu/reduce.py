@@ -7,7 +7,7 @@ call per row that passes arrays costs an NRT incref/decref pair). The sums are
 reassociated (vectorised), so the two may differ in the last bit.
 """
 import numpy as np
-from numba import literally, njit
+from numba import literal_unroll, literally, njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .fastmath32 import FASTMATH32, fexp, maxnum
@@ -181,3 +181,22 @@ def summed_over_grad(x, dout, order, inverse, kept, mean):
         for j in range(inner):
             rows[i, j] = v
     return np.ascontiguousarray(np.transpose(rows.reshape(moved.shape), inverse))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def added_up(xs):
+    """The sum op's Out for a tuple of arrays of one shape and dtype: a copy of the first
+    plus each of the others in turn, as the interpreter adds them."""
+    out = np.copy(xs[0])
+    flat = out.reshape(-1)
+    first = True
+    for x in literal_unroll(xs):
+        if first:
+            first = False
+            continue
+        if x.shape != out.shape:
+            raise ValueError("sum: an input has another shape than the first")
+        xf = np.ascontiguousarray(x).reshape(-1)
+        for i in range(flat.size):
+            flat[i] += xf[i]
+    return out

@@ -1,0 +1,171 @@
+"""The layout ops inside a compiled block (paddle_nb/compiler): reshapes, transposes,
+joins. They move elements and compute nothing, so each gives a new C-contiguous array
+holding what the interpreter's numpy copy holds (ops/arrays.py).
+
+A reshape's Out dims are given as *groups* of X's dims, ``(lo, hi, size)`` each: the
+product of X's dims ``[lo, hi)`` (none: a 1), or ``size`` where that is >= 0. The dims
+that follow X's (a batch dim kept, dims merged by flatten) are then read from X when the
+block runs, and one compiled function serves every batch size.
+"""
+import numpy as np
+from numba import literally, njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def regrouped(x, groups, rank):
+    """A copy of x with the dims ``groups`` gives (module docstring); ``rank``, a
+    literal, is their count."""
+    literally(rank)
+    dims = np.empty(rank, np.int64)
+    for k in range(rank):
+        lo, hi, size = groups[k]
+        if size >= 0:
+            dims[k] = size
+        else:
+            n = 1
+            for d in range(lo, hi):
+                n *= x.shape[d]
+            dims[k] = n
+    return np.copy(x).reshape(to_fixed_tuple(dims, rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def xshape_of(x):
+    """XShape: no elements, dims ``[0] + X.dims`` (what the gradient reads X's dims from)."""
+    return np.empty((0,) + x.shape, x.dtype)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def reshaped_to_xshape(dout, xshape):
+    """A reshape's dX: a copy of dOut with X's dims, read from XShape."""
+    return np.copy(dout).reshape(xshape.shape[1:])
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def transposed(x, perm):
+    """A C-contiguous copy of x with its dims permuted by ``perm`` (a tuple)."""
+    return np.ascontiguousarray(np.transpose(x, perm))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def joined(xs, axis):
+    """concat's Out: the tuple ``xs`` joined along ``axis`` (>= 0)."""
+    return np.concatenate(xs, axis)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def stacked(xs, axis):
+    """stack's Out: the tuple ``xs`` (of one shape) stacked along a new dim ``axis``."""
+    return np.stack(xs, axis)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _part_offsets(shape, parts):
+    """Where each element of a part of a C-contiguous array of ``shape`` lies in it
+    (flat offsets, in the part's C order): ``parts`` gives per axis (start, count, step),
+    a count < 0 for the whole axis. Also the part's dims."""
+    rank = len(shape)
+    starts = np.empty(rank, np.int64)
+    counts = np.empty(rank, np.int64)
+    steps = np.empty(rank, np.int64)
+    strides = np.empty(rank, np.int64)
+    stride = 1
+    for d in range(rank - 1, -1, -1):
+        start, count, step = parts[d]
+        if count < 0:
+            start, count, step = 0, shape[d], 1
+        starts[d], counts[d], steps[d], strides[d] = start, count, step, stride
+        stride *= shape[d]
+    total = 1
+    for d in range(rank):
+        total *= counts[d]
+    offsets = np.empty(total, np.int64)
+    for i in range(total):
+        rem, at = i, 0
+        for d in range(rank - 1, -1, -1):
+            k = rem % counts[d]
+            rem //= counts[d]
+            at += (starts[d] + k * steps[d]) * strides[d]
+        offsets[i] = at
+    return offsets, counts
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def sliced(x, parts, kept, out_rank):
+    """slice's Out: the part ``parts`` gives (_part_offsets) of x, copied, without the
+    axes ``kept`` marks False (decrease_axis); ``out_rank``, a literal, is its rank."""
+    literally(out_rank)
+    offsets, counts = _part_offsets(x.shape, parts)
+    src = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(offsets.size, x.dtype)
+    for i in range(offsets.size):
+        out[i] = src[offsets[i]]
+    dims = np.empty(out_rank, np.int64)
+    k = 0
+    for d in range(len(kept)):
+        if kept[d]:
+            dims[k] = counts[d]
+            k += 1
+    return out.reshape(to_fixed_tuple(dims, out_rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def sliced_grad(x, dout, parts):
+    """slice's dInput: zeros of x's shape (dOut's dtype), dOut added where the part lies."""
+    offsets, _ = _part_offsets(x.shape, parts)
+    dx = np.zeros(x.shape, dout.dtype)
+    flat = dx.reshape(-1)
+    d = np.ascontiguousarray(dout).reshape(-1)
+    if d.size != offsets.size:
+        raise ValueError("slice_grad: Out@GRAD has another size than the part")
+    for i in range(offsets.size):
+        flat[offsets[i]] += d[i]
+    return dx
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rows_where(x, mask, want):
+    """split_lod_tensor's OutTrue (``want`` True) or OutFalse: X's rows where Mask (bool
+    or integers, one per row) is ``want``, in order, copied."""
+    m = np.ascontiguousarray(mask).reshape(mask.size) != 0
+    if m.size != x.shape[0]:
+        raise ValueError("Mask does not hold one value per row of X")
+    picked = np.flatnonzero(m == want)
+    return np.ascontiguousarray(x)[picked]
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def broadcast_copy(x, shape):
+    """expand_v2's Out: x broadcast to ``shape`` (a tuple), copied."""
+    return np.ascontiguousarray(np.broadcast_to(x, shape))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def dims_of(x):
+    """The shape op's Out: x's dims as int32."""
+    out = np.empty(x.ndim, np.int32)
+    for k in range(x.ndim):
+        out[k] = x.shape[k]
+    return out
+
+
+def dim_groups(x_shape, out_shape) -> tuple:
+    """Out's dims as groups of X's (module docstring), found by walking both shapes: an
+    Out dim that is the product of the next X dims reads them; an inserted 1 reads none;
+    anything else (a dim split in two) is its size."""
+    groups, i = [], 0
+    for size in out_shape:
+        j, n = i, 1
+        if size != 1 or (i < len(x_shape) and x_shape[i] == 1):
+            while j < len(x_shape) and n < size:
+                n *= x_shape[j]
+                j += 1
+            while j < len(x_shape) and x_shape[j] == 1 and size != 1:
+                j += 1                      # a squeezed 1 goes with the dim before it
+        if n == size and (j > i or size == 1) and 0 not in x_shape[i:j]:
+            groups.append((i, j, -1))
+            i = j
+        else:
+            groups.append((0, 0, int(size)))
+    return tuple(groups)

@@ -10,6 +10,8 @@ computes in.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.grad_maker import EMPTY_VAR
@@ -79,8 +81,15 @@ def lowered_form(pop, learned: list[Learned]):
     form = lower(OpInfo(pop, learned))
     if form is None:
         return None, "no lowered form for these dtypes or attributes"
+    if isinstance(form, str):            # the form's own reason to stay interpreted
+        return None, form
     if isinstance(form, Elementwise) and not _computes_in_place(form, pop, learned):
         return None, "its kernel would cast these dtypes"
+    if isinstance(form, Elementwise) and \
+            math.prod(learned[pop.out_ix[form.writes][0]].shape) >= form.kernel.cpu.min_parallel:
+        # the interpreter runs its prange twin across the cores from this size; a compiled
+        # loop is serial (it cannot ask whether the cores are free: kernels/cpu/threads.py)
+        return None, "large: the interpreter splits it across the cores"
     if isinstance(form, Call):
         form = (form,)
     if not isinstance(form, Elementwise) and not (

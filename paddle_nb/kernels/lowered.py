@@ -11,8 +11,9 @@ its operands' dtypes, ranks and shapes; paddle_nb/compiler/lowering.py). It retu
   ``@pointwise`` scalar function. The compiler fuses a chain of them into one loop.
 - :class:`Call`: ``outputs = fn(*inputs, *consts)``, ``fn`` an ``njit`` function that
   returns new arrays (never writes into its inputs: a run stays all or nothing).
-- None: no lowered form for these operands or attributes; the op runs in the interpreter
-  between two compiled segments, and ``CompiledProgram.source()`` says so.
+- None, or a text saying why: no lowered form for these operands or attributes; the op
+  runs in the interpreter between two compiled segments, and ``CompiledProgram.source()``
+  says so (with the text).
 
 A lowered form computes what the op's CPU kernel computes, in the same order where it can
 (the tests compare every op-table program both ways).

@@ -16,6 +16,8 @@ is transposed to that and back.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -250,6 +252,10 @@ def _lowered_pool(op_type: str, dims: int, grad: bool):
             return None
         g, out = _geometry(info.attr, info.shape("X")[2:], run_fail(op_type))
         g = tuple(int(v) for v in g)
+        out_size = math.prod(info.shape("Out@GRAD" if grad else "Out"))
+        if out_size * g[0] * g[1] * g[2] >= CPU_POOL.MIN_PARALLEL_POOL:
+            # compiled code runs the serial loop (it cannot ask whether the cores are free)
+            return "large: the interpreter splits it across the cores"
         is_max = info.attr("pooling_type") == "max"
         if grad:
             if info.dtype("Out@GRAD") != info.dtype("X"):

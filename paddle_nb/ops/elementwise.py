@@ -9,7 +9,7 @@ the gradients are written once over the places' ``binary`` and ``apply``.
 """
 from __future__ import annotations
 
-import functools
+import ast
 import math
 
 import numpy as np
@@ -321,13 +321,17 @@ _GRAD_KERNELS = (mul, div, neg, maximum_grad_x, maximum_grad_y, minimum_grad_x,
 
 def _on_arrays(place, formula: str):
     """``formula`` as a function of the arrays (x, y, d) on ``place``: each kernel it
-    names applied over whole arrays (the expression is this file's own table)."""
-    scope = {k.__name__: functools.partial(_apply, place, k) for k in _GRAD_KERNELS}
-    return eval(f"lambda x, y, d: {formula}", scope)       # noqa: S307 (_GRAD_FORMULAS)
+    names applied over whole arrays. The expression is walked as a syntax tree of names
+    and calls (no eval: ops/ is on the loading paths, tests/test_hostile_programs.py)."""
+    kernels = {k.__name__: k for k in _GRAD_KERNELS}
+    tree = ast.parse(formula, mode="eval").body
 
-
-def _apply(place, kernel, *arrays_):
-    return place.apply(kernel, *arrays_, out=None)
+    def value(node, operands):
+        if isinstance(node, ast.Name):
+            return operands[node.id]
+        return place.apply(kernels[node.func.id], *(value(a, operands) for a in node.args),
+                           out=None)
+    return lambda x, y, d: value(tree, {"x": x, "y": y, "d": d})
 
 
 def _binary_grad(place, op_type: str):

@@ -19,14 +19,14 @@ except ImportError:
 from . import timing  # noqa: E402  (fixes thread counts before numpy and numba load)
 from . import (batch_norm, cold_start, conv, cuda, debugger_step, distributed,  # noqa: E402
                doc, elementwise, executor_overhead, ifelse, lenet, lstm, matmul, mlp, rnn,
-               softmax, transformer)
+               softmax, transformer, vs_paddle)
 from .common import row  # noqa: E402
 
 CASES = {"elementwise": elementwise, "softmax": softmax, "matmul": matmul, "mlp": mlp,
          "rnn": rnn, "conv": conv, "batch_norm": batch_norm, "lenet": lenet,
          "lstm": lstm, "transformer": transformer, "ifelse": ifelse,
          "overhead": executor_overhead, "cold_start": cold_start, "debugger": debugger_step,
-         "distributed": distributed, "cuda": cuda}
+         "distributed": distributed, "cuda": cuda, "vs_paddle": vs_paddle}
 
 BUSY = 0.2     # cores other processes used during a case above which its rows are flagged
 

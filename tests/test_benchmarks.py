@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:            # `benchmarks` is a folder of the repo,
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import (batch_norm, conv, cuda, elementwise,  # noqa: E402
-                        executor_overhead, ifelse, matmul, mlp, rnn, softmax)
+                        executor_overhead, ifelse, matmul, mlp, rnn, softmax, vs_paddle)
 from benchmarks.common import params_of, runner  # noqa: E402
 
 ROW_KEYS = {"case", "paddle_nb_s", "numpy_s", "torch_s", "vs_numpy", "vs_torch",
@@ -193,6 +193,18 @@ def test_the_torch_lstm_is_the_programs_step():
     for ours, theirs in zip(lstm.PARAMS, lstm.TORCH_NAMES):
         np.testing.assert_allclose(after[ours], getattr(module, theirs).detach().numpy(),
                                    rtol=1e-4, atol=1e-6, err_msg=ours)
+
+
+@pytest.mark.parametrize("variant", vs_paddle.VARIANTS)
+@pytest.mark.parametrize("name", list(vs_paddle.recorded()["cases"]))
+def test_paddles_saved_programs_give_paddles_losses(name, variant):
+    """Each ProgramDesc PaddlePaddle 2.6.2 made for the vs_paddle rows runs in paddle_nb
+    from Paddle's parameters and gives the losses Paddle computed (benchmarks/paddle26/
+    paddle26.json): both sides time the same computation."""
+    if variant == "CompiledProgram" and vs_paddle.why_no_compiler():
+        pytest.skip(vs_paddle.why_no_compiler())
+    check = vs_paddle.loss_check(vs_paddle.recorded()["cases"][name], variant)
+    assert check["losses_agree"], check
 
 
 # --- the harness --------------------------------------------------------------------------

@@ -61,15 +61,6 @@ def load(case: dict):
     return main, feed, case["fetch"][0], params
 
 
-def why_no_compiler() -> str | None:
-    """None when ``pd.CompiledProgram`` is there; else why its column is skipped."""
-    try:
-        from paddle_nb import compiler   # noqa: F401
-    except ImportError as e:
-        return f"paddle_nb.compiler does not import: {e}"
-    return None if hasattr(pd, "CompiledProgram") else "pd.CompiledProgram is missing"
-
-
 def stepper(case: dict, variant: str = "Executor.run"):
     """A no-argument function running one training step of ``case`` in its own scope,
     started from Paddle's parameters; returns the loss. The startup program is not run:
@@ -102,18 +93,13 @@ def loss_check(case: dict, variant: str = "Executor.run") -> dict:
 
 
 def _case_rows(case: dict, quick: bool) -> list[dict]:
-    no_compiler = why_no_compiler()
-    variants = [v for v in VARIANTS if v == "Executor.run" or no_compiler is None]
-    steps = {v: stepper(case, v) for v in variants}
-    agree = {v: loss_check(case, v) for v in variants}
+    steps = {v: stepper(case, v) for v in VARIANTS}
+    agree = {v: loss_check(case, v) for v in VARIANTS}
     times = compare(steps, quick)
     paddle_s = case["paddle"]["step_s"]
     rows = []
     for v in VARIANTS:
         title = f"vs Paddle: {case['title']}, {SHORT[v]}"
-        if v not in steps:
-            rows.append(row(title, None, note=f"skipped: {no_compiler}"))
-            continue
         made = case["paddle_nb"].get(v, {}).get("vs_paddle")
         busy = case.get("others_busy_cores") or 0
         r = row(title, times[v], max_s=paddle_s,
@@ -147,7 +133,7 @@ def serve(lines=sys.stdin, out=sys.stdout) -> None:
         if ask.get("about"):
             import numba
             answer = {"python": sys.version.split()[0], "numpy": np.__version__,
-                      "numba": numba.__version__, "no_compiler": why_no_compiler()}
+                      "numba": numba.__version__}
         elif "losses" in ask:
             answer = loss_check(ask["case"], ask["variant"])
         else:

@@ -201,8 +201,6 @@ def test_paddles_saved_programs_give_paddles_losses(name, variant):
     """Each ProgramDesc PaddlePaddle 2.6.2 made for the vs_paddle rows runs in paddle_nb
     from Paddle's parameters and gives the losses Paddle computed (benchmarks/paddle26/
     paddle26.json): both sides time the same computation."""
-    if variant == "CompiledProgram" and vs_paddle.why_no_compiler():
-        pytest.skip(vs_paddle.why_no_compiler())
     check = vs_paddle.loss_check(vs_paddle.recorded()["cases"][name], variant)
     assert check["losses_agree"], check
 

@@ -261,8 +261,7 @@ def main(argv=None) -> int:
     timing.steady_allocator()
     ours = PaddleNbProcess(args.python)
     about = ours.ask(about=True)
-    variants = ["Executor.run"] + (["CompiledProgram"] if about["no_compiler"] is None
-                                   else [])
+    variants = ["Executor.run", "CompiledProgram"]
     data = feeds()
     for file, arrays in data.items():
         np.savez_compressed(HERE / file, **arrays)

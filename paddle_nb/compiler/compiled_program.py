@@ -30,7 +30,7 @@ from .build_strategy import BuildStrategy
 from .lowering import Learned
 from . import recurrent_loop
 from .plan import BlockPlan, compile_whole_block, plan_block
-from ..core import registry
+from ..core import fast_path
 from ..core.errors import ExecutionError
 
 MAX_FAILURES = 3
@@ -73,7 +73,7 @@ class CompiledProgram:
             return False
         version = self.program.version
         if self._remote[0] != version:          # read once per version of the program
-            self._remote = (version, _talks_to_servers(self.program))
+            self._remote = (version, fast_path.talks_to_servers(self.program))
         return not self._remote[1]
 
     def for_run(self, fetch_names) -> "CompiledRun":
@@ -207,10 +207,3 @@ class CompiledRun:
     def learn(self, prepared, key, ops, env, scope, executor) -> None:
         self.compiled.learn(prepared, (key, self.fetch_names), ops, env, scope,
                             self.fetch_names, executor)
-
-
-def _talks_to_servers(program) -> bool:
-    """Does an op of ``program`` reach parameter servers (OpDef.remote)? Such a program
-    is never run twice, so never compiled (a failed compiled run would be run again)."""
-    return any(registry.is_registered(op.type) and registry.lookup(op.type).remote
-               for b in program.blocks for op in b.ops)

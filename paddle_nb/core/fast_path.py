@@ -124,7 +124,7 @@ def rewritten(program, feed, fetch_list):
     try:
         # a program that talks to parameter servers is not run twice (a failed run of the
         # copy would have sent its gradients already): it runs as written
-        copy = None if _talks_to_servers(program) else rewrite(program, keep)
+        copy = None if talks_to_servers(program) else rewrite(program, keep)
     except Exception:                 # noqa: BLE001 (a pass that cannot: run as written)
         copy = None
     if len(cache) >= 8:               # a loop fetching ever other names: keep it bounded
@@ -133,7 +133,7 @@ def rewritten(program, feed, fetch_list):
     return copy
 
 
-def _talks_to_servers(program) -> bool:
+def talks_to_servers(program) -> bool:
     """Does an op of ``program`` use the executor's transport (OpDef.remote)?"""
     return any(registry.is_registered(op.type) and registry.lookup(op.type).remote
                for b in program.blocks for op in b.ops)

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
+from paddle_nb.compiler.compiled_program import MAX_DECLINES
 from paddle_nb.core import registry
 
-from benchmarks_path import mlp_bench, rnn_bench
+from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_fast_path import MODELS
 from test_ops_table import CASES, PLACES, expected_outputs, run_case
 
@@ -279,6 +280,64 @@ def test_an_rnn_and_its_gradient_compile_into_loops_in_one_segment():
         exe.run(off, feed=feed, fetch_list=[loss], scope=scope)
     assert "op 1 recurrent: interpreted" in off.source()
     assert "def block1_segment_0(" in off.source(1)      # its steps: one call each
+
+
+def _ifelse(batch=12):
+    main, startup, loss = ifelse_bench.build(in_dim=6, classes=3)
+    return main, startup, loss, ifelse_bench.batch(batch=batch, in_dim=6, classes=3)
+
+
+def test_an_ifelse_and_its_gradient_compile_into_one_segment():
+    """Each conditional_block an `if` calling its branch's compiled function, its gradient
+    a call taking the branch's values from the first: the training step is one segment,
+    with the interpreter's numbers."""
+    main, startup, loss, feed = _ifelse()
+    compiled = _trains_the_same(main, startup, loss, feed, steps=3, where="ifelse")
+    text = compiled.source()
+    assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
+    assert "raise BranchNotTaken(" in text and "c5 = block1_segment_0(" in text
+    assert "q15 = block4_segment_0(" in text and "c5[0]" in text      # fc_0.tmp_0, kept
+    assert "rows_merged(" in text                                     # merge_lod_tensor
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    off = pd.CompiledProgram(main, pd.BuildStrategy(compile_branches=False))
+    for _ in range(2):
+        exe.run(off, feed=feed, fetch_list=[loss], scope=scope)
+    assert "op 5 conditional_block: interpreted (a conditional_block compiles" in off.source()
+    assert "def block1_segment_0(" in off.source(1)     # its branch: one call
+
+
+def test_a_branch_not_taken_hands_that_run_to_the_interpreter():
+    """Learned with rows in both branches, a batch whose rows all go one way makes no value
+    for the other branch: the compiled code declines (before storing anything) and the
+    interpreter runs that run, which is no failure; after MAX_DECLINES such runs the
+    branches stay interpreted, and source() says why."""
+    main, startup, loss, feed = _ifelse()
+    one_way = dict(feed, x=np.abs(feed["x"]))         # every row's sum > 0: all true
+    exe = pd.Executor()
+    compiled_scope, plain_scope = pd.Scope(), pd.Scope()
+    exe.run(startup, scope=compiled_scope)
+    exe.run(startup, scope=plain_scope)
+    compiled = pd.CompiledProgram(main)
+
+    def both(f):
+        got, = exe.run(compiled, feed=f, fetch_list=[loss], scope=compiled_scope)
+        want, = exe.run(main, feed=f, fetch_list=[loss], scope=plain_scope)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    for f in (feed, feed, one_way, feed):
+        both(f)
+    assert compiled.failures == [] and compiled.declined == 1
+    assert len(compiled.segments()) == 20                  # still compiled whole
+    for _ in range(MAX_DECLINES):
+        both(one_way)
+    both(feed)
+    both(feed)
+    assert compiled.failures == [] and compiled.branches_off
+    assert "conditional_blocks are no longer compiled" in compiled.source()
+    assert "op 5 conditional_block: interpreted" in compiled.source()
+    for p in ifelse_bench.PARAMS:
+        np.testing.assert_allclose(compiled_scope.find_var(p).get(),
+                                   plain_scope.find_var(p).get(), rtol=1e-6, atol=1e-7)
 
 
 def test_on_cuda_the_blocks_run_interpreted_and_source_says_so():

@@ -10,7 +10,10 @@ field turns one part off, to see (and time) what it does:
   still inside the compiled function);
 - ``compile_loops``: a recurrent op (StaticRNN) and its gradient as loops inside the
   compiled function, calling the step block's compiled function once per step (off: the
-  op runs its steps in Python, each step one call of its block's segments).
+  op runs its steps in Python, each step one call of its block's segments);
+- ``compile_branches``: a conditional_block (IfElse, cond) and its gradient as an ``if``
+  inside the compiled function, calling the branch's compiled function (off: the op runs
+  its branch from Python, one call of its block's segments).
 
 Paddle's own fields (``fuse_elewise_add_act_ops``, ``enable_inplace``, ...) select C++
 graph passes that have no counterpart here; setting one is refused with this list, not
@@ -28,6 +31,7 @@ class BuildStrategy:
     compile_blocks: bool = True
     fuse_elementwise: bool = True
     compile_loops: bool = True
+    compile_branches: bool = True
 
     def __setattr__(self, name, value):
         known = [f.name for f in fields(self)]

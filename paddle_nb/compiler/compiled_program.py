@@ -28,12 +28,13 @@ import threading
 
 from .build_strategy import BuildStrategy
 from .lowering import Learned
-from . import recurrent_loop
+from . import branch, recurrent_loop
 from .plan import BlockPlan, compile_whole_block, plan_block
 from ..core import fast_path
 from ..core.errors import ExecutionError
 
 MAX_FAILURES = 3
+MAX_DECLINES = 8
 
 
 class CompiledProgram:
@@ -59,6 +60,8 @@ class CompiledProgram:
         self._remote = (None, False)       # (program version, does it talk to servers?)
         self._place_kind = None            # the place of the last run ("cpu", "cuda")
         self.disabled_because: str | None = None
+        self.declined = 0                  # runs a compiled branch handed to the interpreter
+        self.branches_off: str | None = None     # why branches are no longer compiled
 
     def __repr__(self):
         return f"<CompiledProgram of {self.program!r}>"
@@ -98,6 +101,9 @@ class CompiledProgram:
         if self.build_strategy.compile_loops:
             loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
                                               compile_whole_block)
+        if self.build_strategy.compile_branches and self.branches_off is None:
+            loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
+                                             compile_whole_block))
         plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
                           fuse, loops)
         plan.key = key[0]
@@ -136,8 +142,19 @@ class CompiledProgram:
 
     def run_failed(self, error: BaseException) -> None:
         """A compiled run raised and the interpreter's run of it did not: drop the plans
-        (they are learned again), and stop compiling after MAX_FAILURES."""
+        (they are learned again), and stop compiling after MAX_FAILURES. A compiled branch
+        whose condition failed (branch.py) is no failure: the plans stay, but after
+        MAX_DECLINES such runs branches are compiled no more (a condition that flips
+        from run to run would pay for a compiled start and an interpreted run each time)."""
         with self._lock:
+            if branch.is_decline(error):
+                self.declined += 1
+                if self.declined >= MAX_DECLINES and self.branches_off is None:
+                    self.branches_off = (f"{self.declined} runs took a branch the compiled "
+                                         f"code was not learned with")
+                    self._plans.clear()
+                    self._guesses.clear()
+                return
             self._plans.clear()
             self._guesses.clear()
             self.failures.append(f"{type(error).__name__}: {error}".splitlines()[0])
@@ -159,6 +176,8 @@ class CompiledProgram:
             head.append("# the last run was on CUDAPlace, where blocks run in the interpreter "
                         "(its CUDA kernels, op by op): the compiler emits CPU code only")
         head += [f"# compiled run failed: {f}" for f in self.failures]
+        if self.branches_off:
+            head.append(f"# conditional_blocks are no longer compiled: {self.branches_off}")
         plan = self._latest.get(block)
         if plan is None:
             if block >= len(self.program.blocks):

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import codegen, disk_cache, recurrent_loop
+from . import codegen, disk_cache
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
 from ..kernels.lowered import Elementwise
-from .recurrent_loop import GradLoop, StepLoop
 
 
 class Segment:
@@ -85,8 +84,9 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
     (one lowering.Learned per bound name). ``kept``: the names (by number) whose values
     must be in the scope when the block ends (fetched, persistable, living in a scope
     outside the run, read by name in a sub-block); a segment stores any other value it
-    makes only where an op outside it reads it. ``loops``: {op index: StepLoop/GradLoop}
-    (recurrent_loop.pair_forms), kept only where a pair lands in one segment."""
+    makes only where an op outside it reads it. ``loops``: {op index: control-flow form}
+    (recurrent_loop.pair_forms' loops, branch.branch_forms' branches), kept only where a
+    pair lands in one segment."""
     loops = dict(loops or {})
     while True:
         parts, interpreted = _partition(ops, learned, loops)
@@ -120,6 +120,17 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
                      [prepared.names[i] for i in bound if prepared.names[i] in local])
 
 
+_LOOP_WHY = ("a recurrent op compiles as a loop with its gradient op in one segment, from "
+             "its kept step scopes, when every op of its blocks has a lowered form; its "
+             "steps run their blocks' compiled segments")
+_BRANCH_WHY = ("a conditional_block compiles as a branch with its gradient op in one "
+               "segment, from the kid scope its gradient keeps, when its branch ran in the "
+               "run it was learned from and every op of its blocks has a lowered form; its "
+               "branch runs its block's compiled segments")
+_CONTROL_FLOW = {"recurrent": _LOOP_WHY, "recurrent_grad": _LOOP_WHY,
+                 "conditional_block": _BRANCH_WHY, "conditional_block_grad": _BRANCH_WHY}
+
+
 def _partition(ops, learned, loops: dict):
     """The ops cut into parts: a list of (pop, form) per segment, or an interpreted pop;
     and {op index: why} of the interpreted ones."""
@@ -136,10 +147,8 @@ def _partition(ops, learned, loops: dict):
             if patterns is None or ("flat",) not in patterns:
                 form, why = None, "its operands broadcast in a way a fused loop does not read"
         if form is None:
-            if pop.op.type in ("recurrent", "recurrent_grad") and why == "no lowered form":
-                why = ("a recurrent op compiles as a loop with its gradient op in one segment, "
-                       "from its kept step scopes, when every op of its blocks has a lowered "
-                       "form; its steps run their blocks' compiled segments")
+            if pop.op.type in _CONTROL_FLOW and why == "no lowered form":
+                why = _CONTROL_FLOW[pop.op.type]
             parts.append(pop)
             interpreted[pop.index] = why
         elif parts and isinstance(parts[-1], list):
@@ -150,15 +159,16 @@ def _partition(ops, learned, loops: dict):
 
 
 def _split_pairs(parts, loops: dict) -> list[int]:
-    """Op indices of recurrent loops whose partner landed in another part (or stayed
-    interpreted): the stacks a forward loop keeps live only inside its segment."""
+    """Op indices of control-flow forms whose partner landed in another part (or stayed
+    interpreted): the stacks a forward loop keeps, the values of a branch, live only
+    inside their segment."""
     where = {}
     for n, part in enumerate(parts):
         for pop, _ in (part if isinstance(part, list) else []):
             where[pop.index] = n
     broken = []
     for index, form in loops.items():
-        partner = form.grad if isinstance(form, StepLoop) else form.forward
+        partner = form.grad if hasattr(form, "grad") else form.forward
         if partner is None:
             continue
         other = next((i for i, f in loops.items() if f is partner), None)
@@ -199,13 +209,10 @@ def _segment(number: int, run: list, names, learned, needed: set[int], fuse: boo
             flush(k - 1)
             w.calls(pop, form)
             continue
-        if isinstance(form, (StepLoop, GradLoop)):   # a recurrent op, or its gradient
+        if hasattr(form, "emit"):       # control flow: a loop or a branch, or its gradient
             flush(k - 1)
             w.body.append("    " + codegen.op_comment(pop, names))
-            if isinstance(form, StepLoop):
-                recurrent_loop.emit_forward(w, pop, form)
-            else:
-                recurrent_loop.emit_backward(w, pop, form)
+            form.emit(w, pop)
             continue
         patterns = codegen.elementwise_patterns(pop, form, learned)
         shape = learned[pop.out_ix[form.writes][0]].shape

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lowering import Learned
+from .sub_blocks import arguments, whole_sub_block
 from ..core.grad_maker import grad_name
 
 
@@ -44,6 +44,9 @@ class StepLoop:
     reverse: bool
     grad: "GradLoop | None" = field(default=None, repr=False)
 
+    def emit(self, w, pop) -> None:
+        emit_forward(w, pop, self)
+
 
 @dataclass(eq=False)
 class GradLoop:
@@ -56,6 +59,9 @@ class GradLoop:
     exes: list = field(default_factory=list)     # per memory: (position or -1, global)
     forward_pop: object = field(default=None, repr=False)   # the recurrent op and its
     forward: StepLoop | None = field(default=None, repr=False)   # loop (emit_backward)
+
+    def emit(self, w, gpop) -> None:
+        emit_backward(w, gpop, self)
 
 
 def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> dict:
@@ -91,43 +97,11 @@ def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> d
     return forms
 
 
-def _learned_in(scope, names):
-    out = []
-    for n in names:
-        var = scope.find_var(n)
-        out.append(Learned(var._value if var is not None else None))
-    return out
-
-
-def _compiled_block(program, pop, scope, executor, fuse, compile_whole_block):
-    """The op's sub-block as one compiled Segment, learned from ``scope``, or None."""
-    sub = pop.attrs["sub_block"]
-    block = executor.prepare(program, getattr(sub, "idx", sub))
-    return compile_whole_block(block, _learned_in(scope, block.names), fuse)
-
-
-def _arguments(step, kinds, numbers) -> list | None:
-    """Where each argument of ``step`` comes from: ``(kind, position)`` for the first of
-    ``kinds`` (``(kind, names)`` pairs) whose names hold it, else ``("outer", its number in
-    the enclosing block)``; None when a name is neither."""
-    args = []
-    for i in step.reads:
-        name = step.names[i]
-        found = next(((kind, names.index(name)) for kind, names in kinds if name in names),
-                     None)
-        if found is None:
-            if name not in numbers:
-                return None
-            found = ("outer", numbers[name])
-        args.append(found)
-    return args
-
-
 def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
-    step = _compiled_block(program, pop, scope, executor, fuse, compile_whole_block)
+    _, step = whole_sub_block(program, pop, scope, executor, fuse, compile_whole_block)
     if step is None:
         return None
-    args = _arguments(step, [("input", pop.inputs.get("inputs", [])),
+    args = arguments(step, [("input", pop.inputs.get("inputs", [])),
                              ("ex", list(pop.attrs["ex_states"]))], numbers)
     if args is None:
         return None
@@ -143,7 +117,7 @@ def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
 
 def _backward(program, pop, gpop, scope, numbers, fwd: StepLoop, executor, fuse,
               compile_whole_block):
-    step = _compiled_block(program, gpop, scope, executor, fuse, compile_whole_block)
+    _, step = whole_sub_block(program, gpop, scope, executor, fuse, compile_whole_block)
     if step is None:
         return None
     inputs, exes = pop.inputs.get("inputs", []), list(pop.attrs["ex_states"])
@@ -152,7 +126,7 @@ def _backward(program, pop, gpop, scope, numbers, fwd: StepLoop, executor, fuse,
     if set(out_grads) & set(state_grads):
         return None                      # a memory that is an output too: left interpreted
     made = [fwd.step.names[i] for i in fwd.returned]     # by position in the step's results
-    args = _arguments(step, [("out_grad", out_grads), ("state_grad", state_grads),
+    args = arguments(step, [("out_grad", out_grads), ("state_grad", state_grads),
                              ("made", made), ("saved_input", inputs), ("saved_ex", exes)],
                       numbers)
     if args is None:

@@ -260,14 +260,26 @@ def _merge_infer(ctx):
     ctx.set_output("Out", [-1] + shape[1:] if shape else shape, ctx.dtype(like))
 
 
-# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.rows_where ------------------
-# (merge_lod_tensor has none: a branch that got no rows runs no ops and gives it no value)
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.rows_where and rows_merged
+# (conditional_block compiles as a branch of its segment: paddle_nb/compiler/branch.py)
 def _lowered_split(info):
     if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
         return None
     return tuple(Call(KL.rows_where, ("X", "Mask"), (slot,), (want,))
                  for slot, want in (("OutTrue", True), ("OutFalse", False))
                  if info.has_output(slot))
+
+
+def _lowered_merge(info):
+    # a branch that got no rows gave no value: then the op is not lowered (lowering.py
+    # asks every operand to be an array), and in a run that was compiled from one where
+    # it had rows, the compiled branch declines the run (compiler/branch.py)
+    if not (info.has_input("InTrue") and info.has_input("InFalse")):
+        return "one branch only"
+    if info.dtype("InTrue") != info.dtype("InFalse") or not numba_holds(info.dtype("InTrue")) \
+            or info.ndim("InTrue") == 0 or info.ndim("InTrue") != info.ndim("InFalse"):
+        return None
+    return Call(KL.rows_merged, ("Mask", "InTrue", "InFalse"), ("Out",))
 
 
 _LEVEL = Attr("level", A.INT, 0, "the LoD level to split at (only 0 here)")
@@ -292,6 +304,7 @@ register(OpDef(
     [Slot("Out", "the rows merged back in X's order")],
     [_LEVEL], comment="Merge the branches' rows back in their original order.",
     infer_shape=_merge_infer, kernels={"cpu": _merge, "cuda": _merge},
+    lowered=_lowered_merge,
     grad=lambda op, no_grad: [GradOp(
         "split_lod_tensor", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
         {"OutTrue": [grad_name(n) if n not in no_grad else EMPTY_VAR

@@ -136,6 +136,27 @@ def rows_where(x, mask, want):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def rows_merged(mask, in_true, in_false):
+    """merge_lod_tensor's Out: row r is the next row of ``in_true`` where Mask (one value
+    per row) holds, else the next row of ``in_false`` (rows_where undone). Each branch
+    must give exactly the rows Mask sends to it."""
+    m = np.ascontiguousarray(mask).reshape(mask.size) != 0
+    picked = np.flatnonzero(m)
+    others = np.flatnonzero(~m)
+    if in_true.shape[0] != picked.size or in_false.shape[0] != others.size:
+        raise ValueError("merge_lod_tensor: a branch gave another number of rows than "
+                         "Mask sends to it")
+    if in_true.shape[1:] != in_false.shape[1:]:
+        raise ValueError("merge_lod_tensor: the branches' rows have different shapes")
+    out = np.empty((m.size,) + in_true.shape[1:], in_true.dtype)
+    for k in range(picked.size):
+        out[picked[k]] = in_true[k]
+    for k in range(others.size):
+        out[others[k]] = in_false[k]
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def broadcast_copy(x, shape):
     """expand_v2's Out: x broadcast to ``shape`` (a tuple), copied."""
     return np.ascontiguousarray(np.broadcast_to(x, shape))

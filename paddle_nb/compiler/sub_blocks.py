@@ -1,0 +1,49 @@
+"""A sub-block compiled whole, for the control-flow op that owns it.
+
+A ``recurrent`` op calls its step block once per step and a ``conditional_block`` its
+branch once; compiled (recurrent_loop.py, branch.py), the owner becomes a loop or an ``if``
+in its segment, calling the sub-block as one compiled function. That function is the same
+source as the sub-block's own plan when it runs under an interpreted owner (plan.py's
+``compile_whole_block``), so one compile serves both. It is learned from the scope the
+interpreter's run of the sub-block left (a step scope, the branch's kid scope), which the
+owner keeps for its gradient op: where the owner keeps none (inference), it stays
+interpreted.
+"""
+from __future__ import annotations
+
+from .lowering import Learned
+
+
+def learned_in(scope, names) -> list[Learned]:
+    """What ``scope`` (and the scopes above it) holds for each of ``names``."""
+    out = []
+    for n in names:
+        var = scope.find_var(n)
+        out.append(Learned(var._value if var is not None else None))
+    return out
+
+
+def whole_sub_block(program, pop, scope, executor, fuse, compile_whole_block):
+    """(the prepared sub-block of op ``pop``, it as one compiled Segment learned from
+    ``scope``), or (the prepared block, None) when some op of it has no lowered form."""
+    sub = pop.attrs["sub_block"]
+    block = executor.prepare(program, getattr(sub, "idx", sub))
+    return block, compile_whole_block(block, learned_in(scope, block.names), fuse)
+
+
+def arguments(step, kinds, numbers) -> list | None:
+    """Where each argument of compiled block ``step`` comes from: ``(kind, position)`` for
+    the first of ``kinds`` (``(kind, names)`` pairs) whose names hold it, else ``("outer",
+    its number in the enclosing block)`` (``numbers``: name -> number); None when a name
+    is neither."""
+    args = []
+    for i in step.reads:
+        name = step.names[i]
+        found = next(((kind, names.index(name)) for kind, names in kinds if name in names),
+                     None)
+        if found is None:
+            if name not in numbers:
+                return None
+            found = ("outer", numbers[name])
+        args.append(found)
+    return args

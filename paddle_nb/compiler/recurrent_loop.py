@@ -7,10 +7,14 @@ way any block is compiled) and the op a loop inside its segment that calls it on
 step::
 
     # op 1 recurrent: inputs=x, initial_states=h0, parameters=w/u/b -> outputs=out ...
-    r1 = block1_segment_0(v1[0], v2, v0, v3, v4)   # step 0 (its results size the stacks)
-    ...
-    for s1 in range(1, T1):
-        r1 = block1_segment_0(v1[s1], v2, r1[4], v3, v4)   # the state of the step before
+    h1_0 = v0                                       # the memory's initial state
+    for s1 in range(T1):
+        t1 = s1
+        r1 = block1_segment_0(v1[t1], v2, h1_0, v3, v4)   # the state of the step before
+        h1_0 = r1[4]
+        if s1 == 0:                                  # step 0's results size the stacks
+            st1_4 = np.empty((T1,) + r1[4].shape, r1[4].dtype)
+        put_step(st1_4, t1, r1[4])
 
 The scopes the backward pass reads become arrays: every value of the step block that the
 gradient block reads is stacked over time (``[T, ...]``) by the forward loop, and the
@@ -28,7 +32,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .sub_blocks import arguments, whole_sub_block
+from ..kernels.cpu import layout as KL
 from ..core.grad_maker import grad_name
 
 
@@ -84,6 +91,8 @@ def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> d
         if len(grads) > 1:
             continue
         made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
+        if made is not None and not _states_keep_their_types(pop, scopes[0], env):
+            made = None
         if made is None:
             continue
         if grads:
@@ -95,6 +104,19 @@ def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> d
             made.grad, grad.forward_pop, grad.forward = grad, pop, made
         forms[pop.index] = made
     return forms
+
+
+def _states_keep_their_types(pop, step_scope, env) -> bool:
+    """Does each memory's state after a step have its initial state's dtype and rank (one
+    variable holds both in the compiled loop)?"""
+    for name, i in zip(pop.attrs["states"], pop.in_ix.get("initial_states", ())):
+        init = env[i]._value if i >= 0 and env[i] is not None else None
+        var = step_scope.find_var(name)
+        state = var._value if var is not None else None
+        if not (isinstance(init, np.ndarray) and isinstance(state, np.ndarray)
+                and init.dtype == state.dtype and init.ndim == state.ndim):
+            return False
+    return True
 
 
 def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
@@ -162,25 +184,32 @@ def emit_forward(w, pop, form: StepLoop) -> None:
     for s in seqs[1:]:
         b.append(f"    if {s}.shape[0] != T{o}:\n        raise ValueError(\"op {o} recurrent: "
                  f"step inputs of different lengths\")")
-    first = f"T{o} - 1" if form.reverse else "0"
+    # one call site of the step function (a step peeled off before the loop would be a
+    # second, which LLVM inlines and optimises again: twice the compile time); the stacks
+    # are made at step 0 from its results, so the loop needs a step, and each memory's
+    # state has one type (pair_forms checks: the initial state's dtype and rank)
+    b.append(f"    if T{o} == 0:\n        raise ValueError(\"op {o} recurrent: no steps\")")
+    for k, init in enumerate(inits):
+        b.append(f"    h{o}_{k} = {init}")
 
-    def call(t, exes):
+    def call(t):
         args = []
         for kind, k in form.args:
-            args.append(f"{seqs[k]}[{t}]" if kind == "input" else exes[k] if kind == "ex"
+            args.append(f"{seqs[k]}[{t}]" if kind == "input" else f"h{o}_{k}" if kind == "ex"
                         else w._use(k))
         return f"{fn}({', '.join(args)})"
-    b.append(f"    r{o} = {call(first, inits)}")
     stacked = sorted({k for k, _ in form.outputs} | set(form.saved))
-    for k in stacked:
-        b.append(f"    st{o}_{k} = np.empty((T{o},) + r{o}[{k}].shape, r{o}[{k}].dtype)")
-        b.append(f"    st{o}_{k}[{first}] = r{o}[{k}]")
-    b.append(f"    for s{o} in range(1, T{o}):")
+    put = w._global(KL.put_step)
+    b.append(f"    for s{o} in range(T{o}):")
     t = f"T{o} - 1 - s{o}" if form.reverse else f"s{o}"
     b.append(f"        t{o} = {t}")
-    b.append(f"        r{o} = {call(f't{o}', [f'r{o}[{k}]' for k in form.states])}")
+    b.append(f"        r{o} = {call(f't{o}')}")
+    for k, pos in enumerate(form.states):
+        b.append(f"        h{o}_{k} = r{o}[{pos}]")
     for k in stacked:
-        b.append(f"        st{o}_{k}[t{o}] = r{o}[{k}]")
+        b.append(f"        if s{o} == 0:\n            st{o}_{k} = np.empty((T{o},) + "
+                 f"r{o}[{k}].shape, r{o}[{k}].dtype)")
+        b.append(f"        {put}(st{o}_{k}, t{o}, r{o}[{k}])")
     for k, j in form.outputs:
         if j >= 0:
             b.append(f"    {w._define(j)} = st{o}_{k}")
@@ -198,8 +227,8 @@ def emit_backward(w, gpop, form: GradLoop) -> None:
     params = [w._use(i) for i in gpop.in_ix.get("parameters", ())]
     # before the loop: each memory's gradient from the step after (zeros at the last
     # step), the sums and stacks (given their types here; the first step overwrites)
-    for k, pos in enumerate(fwd.states):
-        b.append(f"    g{o}_{k} = np.zeros_like(r{f}[{pos}])")
+    for k in range(len(fwd.states)):
+        b.append(f"    g{o}_{k} = np.zeros_like(h{f}_{k})")
     for n, (pos, j) in enumerate(form.params):
         if j >= 0 and pos >= 0:
             b.append(f"    p{o}_{n} = np.zeros_like({params[n]})")
@@ -234,7 +263,7 @@ def emit_backward(w, gpop, form: GradLoop) -> None:
                      f"p{o}_{n} + q{o}[{pos}]")
     for n, (pos, j) in enumerate(form.inputs):
         if j >= 0 and pos >= 0:
-            b.append(f"        x{o}_{n}[t{o}] = q{o}[{pos}]")
+            b.append(f"        {w._global(KL.put_step)}(x{o}_{n}, t{o}, q{o}[{pos}])")
     for k, (pos, _) in enumerate(form.exes):
         b.append(f"        g{o}_{k} = q{o}[{pos}]" if pos >= 0 else
                  f"        g{o}_{k} = np.zeros_like(g{o}_{k})")

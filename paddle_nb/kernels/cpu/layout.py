@@ -157,6 +157,15 @@ def rows_merged(mask, in_true, in_false):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def put_step(stack, t, value):
+    """``stack[t] = value``: a compiled recurrent loop's stacks over time
+    (compiler/recurrent_loop.py). A function of its own, compiled once and kept on disk,
+    because numba compiles an array assignment's shape check anew in every function that
+    has one, which took seconds of a segment's first compile."""
+    stack[t] = value
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def broadcast_copy(x, shape):
     """expand_v2's Out: x broadcast to ``shape`` (a tuple), copied."""
     return np.ascontiguousarray(np.broadcast_to(x, shape))

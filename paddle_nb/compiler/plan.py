@@ -16,6 +16,7 @@ import numpy as np
 from . import codegen, disk_cache
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
+from ..kernels.cpu.interrupt import Interrupted
 from ..kernels.lowered import Elementwise
 
 
@@ -56,7 +57,10 @@ class Segment:
             if value.__class__ is not np.ndarray:
                 raise ExecutionError(f"{self.where}: {self.names[i]!r} holds no array")
             args.append(value)
-        results = (self.fn or self.compile())(*args)
+        try:
+            results = (self.fn or self.compile())(*args)
+        except Interrupted:                 # SIGINT seen by a compiled loop: the user's
+            raise KeyboardInterrupt from None   # Interrupt (kernels/cpu/interrupt.py)
         for i, value in zip(self.writes, results):
             var = env[i]
             if var is None:                       # declared nowhere: made in this scope

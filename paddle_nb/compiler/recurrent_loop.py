@@ -36,6 +36,7 @@ import numpy as np
 
 from .sub_blocks import arguments, whole_sub_block
 from ..kernels.cpu import layout as KL
+from ..kernels.cpu.interrupt import stop_if_interrupted
 from ..core.grad_maker import grad_name
 
 
@@ -203,6 +204,7 @@ def emit_forward(w, pop, form: StepLoop) -> None:
     b.append(f"    for s{o} in range(T{o}):")
     t = f"T{o} - 1 - s{o}" if form.reverse else f"s{o}"
     b.append(f"        t{o} = {t}")
+    b.append(f"        {w._global(stop_if_interrupted)}()")
     b.append(f"        r{o} = {call(f't{o}')}")
     for k, pos in enumerate(form.states):
         b.append(f"        h{o}_{k} = r{o}[{pos}]")
@@ -238,6 +240,7 @@ def emit_backward(w, gpop, form: GradLoop) -> None:
     order = f"s{o}" if fwd.reverse else f"T{f} - 1 - s{o}"
     b.append(f"    for s{o} in range(T{f}):")
     b.append(f"        t{o} = {order}")
+    b.append(f"        {w._global(stop_if_interrupted)}()")
     args = []
     for kind, k in form.args:
         if kind == "saved":

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.compiler.compiled_program import MAX_DECLINES
 from paddle_nb.core import registry
+from paddle_nb.ops import while_op
 
 from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_fast_path import MODELS
@@ -296,7 +298,7 @@ def test_an_ifelse_and_its_gradient_compile_into_one_segment():
     compiled = _trains_the_same(main, startup, loss, feed, steps=3, where="ifelse")
     text = compiled.source()
     assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
-    assert "raise BranchNotTaken(" in text and "c5 = block1_segment_0(" in text
+    assert "raise Declined(" in text and "c5 = block1_segment_0(" in text
     assert "q15 = block4_segment_0(" in text and "c5[0]" in text      # fc_0.tmp_0, kept
     assert "rows_merged(" in text                                     # merge_lod_tensor
     exe, scope = pd.Executor(), pd.Scope()
@@ -339,6 +341,74 @@ def test_a_branch_not_taken_hands_that_run_to_the_interpreter():
     for p in ifelse_bench.PARAMS:
         np.testing.assert_allclose(compiled_scope.find_var(p).get(),
                                    plain_scope.find_var(p).get(), rtol=1e-6, atol=1e-7)
+
+
+def _counted_loop():
+    """h = x; for n (fed) steps: h = tanh(h @ W + x); the loop count is data."""
+    main, startup = pd.Program(), pd.Program()
+    with pd.program_guard(main, startup):
+        x = pd.data("x", [None, 2], "float64")
+        n = pd.data("n", [1], "int64")
+        W = pd.create_parameter([2, 2], "float64", name="W", initializer=pd.Normal(0, 0.7, 4))
+        i = pd.layers.fill_constant([1], "int64", 0)
+        _, h = pd.while_loop(lambda i, h: pd.layers.less_than(i, n),
+                             lambda i, h: [pd.increment(i, in_place=False),
+                                           pd.tanh(pd.matmul(h, W) + x)],
+                             [i, pd.layers.scale(x, 1.0)])
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    xs = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.25]])
+    return main, h, exe, scope, lambda steps: {"x": xs, "n": np.array([steps], np.int64)}
+
+
+def test_a_while_that_keeps_no_step_scopes_compiles_into_a_loop():
+    """The body one call per step of a loop in block 0's segment, the count read from the
+    data each run: the interpreter's numbers for any count, no step at all included."""
+    main, h, exe, scope, feed = _counted_loop()
+    compiled = pd.CompiledProgram(main)
+    for steps in (3, 3, 5, 1, 0, 7):
+        got, = exe.run(compiled, feed=feed(steps), fetch_list=[h], scope=scope)
+        want, = exe.run(main, feed=feed(steps), fetch_list=[h], scope=scope)
+        np.testing.assert_array_equal(got, want)
+    text = compiled.source()
+    assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
+    assert "    while True:" in text and "stop_if_interrupted()" in text
+    assert compiled.failures == [] and compiled.declined == 0
+
+
+def test_a_compiled_while_stops_at_the_step_limit_with_the_interpreters_error(monkeypatch):
+    monkeypatch.setattr(while_op, "MAX_STEPS", 50)
+    main, h, exe, scope, feed = _counted_loop()
+    compiled = pd.CompiledProgram(main)
+    for _ in range(2):
+        exe.run(compiled, feed=feed(3), fetch_list=[h], scope=scope)
+    with pytest.raises(pd.ExecutionError) as compiled_error:
+        exe.run(compiled, feed=feed(10 ** 9), fetch_list=[h], scope=scope)
+    with pytest.raises(pd.ExecutionError) as interpreted_error:
+        exe.run(main, feed=feed(10 ** 9), fetch_list=[h], scope=scope)
+    assert str(compiled_error.value) == str(interpreted_error.value)
+    assert "while ran 50 steps and its condition" in str(compiled_error.value)
+    assert "test_compiler.py" in str(compiled_error.value)          # the user's line
+    assert compiled.failures == []                 # raised as it is: no rerun, no failure
+
+
+def test_jupyters_interrupt_stops_a_compiled_loop_within_a_second(monkeypatch):
+    """SIGINT (Kernel > Interrupt) while a compiled while spins: a KeyboardInterrupt that
+    says where, soon, and the run undone (the parameter as it was)."""
+    monkeypatch.setattr(while_op, "MAX_STEPS", 10 ** 12)
+    main, h, exe, scope, feed = _counted_loop()
+    compiled = pd.CompiledProgram(main)
+    for _ in range(2):
+        exe.run(compiled, feed=feed(3), fetch_list=[h], scope=scope)
+    before = scope.find_var("W").get().copy()
+    subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -INT {os.getpid()}"])
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        exe.run(compiled, feed=feed(10 ** 11), fetch_list=[h], scope=scope)
+    assert time.perf_counter() - start < 1.5
+    assert "interrupted in block 0 > compiled segment 0" in "\n".join(stopped.value.__notes__)
+    np.testing.assert_array_equal(scope.find_var("W").get(), before)
+    assert compiled.failures == []
 
 
 def test_on_cuda_the_blocks_run_interpreted_and_source_says_so():

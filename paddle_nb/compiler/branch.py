@@ -8,7 +8,7 @@ and a call inside its segment::
 
     # op 5 conditional_block: Cond=mask@true, Input=x@true/wt/bt -> Out=out_true ...
     if not (v4.size > 0):
-        raise BranchNotTaken("op 5 conditional_block: ...")
+        raise Declined("op 5 conditional_block: ...")
     c5 = block1_segment_0(v5, v6, v7)
     v10 = c5[2]
 
@@ -19,8 +19,8 @@ gradient block does not reach, as the interpreter gives).
 
 A branch is compiled from a run that took it; a branch not taken makes no values (its
 outputs, its scope), and there is nothing of the right shape to give the ops after it. So
-when the condition fails the compiled code raises :class:`BranchNotTaken` before any value
-is stored, and the executor runs that one run in the interpreter, without counting it as
+when the condition fails the compiled code raises ``sub_blocks.Declined`` before any
+value is stored, and the executor runs that one run in the interpreter, without counting it as
 a failure of the compiler (compiled_program.py); a program whose branches keep declining
 runs them in the interpreter from then on. With random rows both branches of an IfElse
 get rows, and a run is one call.
@@ -36,13 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import arguments, whole_sub_block
+from .sub_blocks import Declined, arguments, outer_writes, whole_sub_block
 from ..core.grad_maker import EMPTY_VAR, grad_name
-
-
-class BranchNotTaken(Exception):
-    """Raised by compiled code where a conditional_block's condition fails this run (see
-    the module docstring): the run is run again in the interpreter."""
 
 
 @dataclass(eq=False)
@@ -63,7 +58,7 @@ class Branch:
             test = f"{conds[0]}.ravel()[0]"
         else:                           # every Cond tensor has rows (the IfElse's test)
             test = " and ".join(f"{c}.size > 0" for c in conds)
-        b.append(f"    if not ({test}):\n        raise {w._global(BranchNotTaken)}("
+        b.append(f"    if not ({test}):\n        raise {w._global(Declined)}("
                  f"\"op {o} conditional_block: its condition fails on this run\")")
         fn = w._global(self.block.compile())
         b.append(f"    c{o} = {fn}({', '.join(w._use(k) for _, k in self.args)})")
@@ -126,27 +121,12 @@ def branch_forms(program, prepared, env, executor, fuse, compile_whole_block) ->
     return forms
 
 
-def _outer_writes(block, step, numbers) -> list | None:
-    """(position, number here) of each name ``step`` writes outside its block (into a
-    scope above the kid, as the interpreter's run of it does), or None for a name this
-    block does not have."""
-    local = set(block.local)
-    out = []
-    for pos, i in enumerate(step.writes):
-        name = step.names[i]
-        if name not in local:
-            if name not in numbers:
-                return None
-            out.append((pos, numbers[name]))
-    return out
-
-
 def _forward(program, pop, kid, numbers, executor, fuse, compile_whole_block):
     block, step = whole_sub_block(program, pop, kid, executor, fuse, compile_whole_block)
     if step is None:
         return None
     args = arguments(step, [], numbers)          # a branch reads only the enclosing block's
-    outputs = _outer_writes(block, step, numbers)
+    outputs = outer_writes(block, step, numbers)
     if args is None or outputs is None:
         return None
     return Branch(step, args, outputs)
@@ -166,7 +146,7 @@ def _backward(program, pop, gpop, kid, numbers, fwd: Branch, env, executor, fuse
             for i in fwd.block.writes]
     args = arguments(step, [("out_grad", list(gpop.inputs["Out@GRAD"])), ("made", made)],
                      numbers)
-    writes = _outer_writes(block, step, numbers)
+    writes = outer_writes(block, step, numbers)
     if args is None or writes is None:
         return None
     at = {step.names[i]: pos for pos, i in enumerate(step.writes)}
@@ -185,14 +165,3 @@ def _backward(program, pop, gpop, kid, numbers, fwd: Branch, env, executor, fuse
         else:                        # the gradient block does not reach x: zeros
             grads.append((-1, j, xi))
     return BranchGrad(step, args, grads, writes)
-
-
-def is_decline(error: BaseException | None) -> bool:
-    """Was ``error`` (or what it was raised from) a compiled branch declining its run?"""
-    seen = 0
-    while error is not None and seen < 8:
-        if isinstance(error, BranchNotTaken):
-            return True
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return False
-

@@ -8,9 +8,10 @@ field turns one part off, to see (and time) what it does:
   ``Executor.run``'s fast path, exactly as the plain program does);
 - ``fuse_elementwise``: one loop for a chain of elementwise ops (off: one loop per op,
   still inside the compiled function);
-- ``compile_loops``: a recurrent op (StaticRNN) and its gradient as loops inside the
-  compiled function, calling the step block's compiled function once per step (off: the
-  op runs its steps in Python, each step one call of its block's segments);
+- ``compile_loops``: a recurrent op (StaticRNN) and its gradient, and a while op that
+  keeps no step scopes, as loops inside the compiled function, calling the step block's
+  compiled function once per step (off: the op runs its steps in Python, each step one
+  call of its block's segments);
 - ``compile_branches``: a conditional_block (IfElse, cond) and its gradient as an ``if``
   inside the compiled function, calling the branch's compiled function (off: the op runs
   its branch from Python, one call of its block's segments).

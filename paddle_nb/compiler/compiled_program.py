@@ -28,8 +28,9 @@ import threading
 
 from .build_strategy import BuildStrategy
 from .lowering import Learned
-from . import branch, recurrent_loop
+from . import branch, recurrent_loop, while_loop
 from .plan import BlockPlan, compile_whole_block, plan_block
+from .sub_blocks import is_decline
 from ..core import fast_path
 from ..core.errors import ExecutionError
 
@@ -101,6 +102,8 @@ class CompiledProgram:
         if self.build_strategy.compile_loops:
             loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
                                               compile_whole_block)
+            loops.update(while_loop.while_forms(self.program, prepared, executor,
+                                                self._whole_plan))
         if self.build_strategy.compile_branches and self.branches_off is None:
             loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
                                              compile_whole_block))
@@ -114,6 +117,15 @@ class CompiledProgram:
             self._plans[(prepared.block.idx, key)] = (prepared, plan)
             self._latest[prepared.block.idx] = plan
             self._guesses[(prepared.block.idx, key[0][0], fetch_names)] = (prepared, plan)
+
+    def _whole_plan(self, prepared):
+        """The one Segment of sub-block ``prepared``'s latest plan, when that plan was made
+        for it (this version of the program) and holds the whole block; else None."""
+        plan = self._latest.get(prepared.block.idx)
+        if plan is None or plan.interpreted or len(plan.segments) != 1 or not any(
+                made is prepared and kept is plan for made, kept in self._plans.values()):
+            return None
+        return plan.segments[0]
 
     def guess(self, prepared, skip, fetch_names) -> BlockPlan | None:
         """The plan a run with these skipped ops and fetches most likely runs (the last one
@@ -147,7 +159,7 @@ class CompiledProgram:
         MAX_DECLINES such runs branches are compiled no more (a condition that flips
         from run to run would pay for a compiled start and an interpreted run each time)."""
         with self._lock:
-            if branch.is_decline(error):
+            if is_decline(error):
                 self.declined += 1
                 if self.declined >= MAX_DECLINES and self.branches_off is None:
                     self.branches_off = (f"{self.declined} runs took a branch the compiled "

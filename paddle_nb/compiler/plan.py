@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import codegen, disk_cache
+from . import codegen, disk_cache, while_loop
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
-from ..kernels.cpu.interrupt import Interrupted
+from ..kernels.cpu.loop_guard import Interrupted, StepLimitReached
 from ..kernels.lowered import Elementwise
 
 
@@ -60,7 +60,9 @@ class Segment:
         try:
             results = (self.fn or self.compile())(*args)
         except Interrupted:                 # SIGINT seen by a compiled loop: the user's
-            raise KeyboardInterrupt from None   # Interrupt (kernels/cpu/interrupt.py)
+            raise KeyboardInterrupt from None   # Interrupt (kernels/cpu/loop_guard.py)
+        except StepLimitReached as reached:     # the interpreter's error, at once
+            raise while_loop.limit_error(self, reached) from None
         for i, value in zip(self.writes, results):
             var = env[i]
             if var is None:                       # declared nowhere: made in this scope

@@ -36,7 +36,7 @@ import numpy as np
 
 from .sub_blocks import arguments, whole_sub_block
 from ..kernels.cpu import layout as KL
-from ..kernels.cpu.interrupt import stop_if_interrupted
+from ..kernels.cpu.loop_guard import stop_if_interrupted
 from ..core.grad_maker import grad_name
 
 

@@ -14,6 +14,23 @@ from __future__ import annotations
 from .lowering import Learned
 
 
+class Declined(Exception):
+    """Raised by compiled code where a control-flow op cannot serve this run as compiled:
+    a branch whose condition fails, a loop that ran no step (neither made the values the
+    code after it reads; branch.py, while_loop.py). The run is run again in the
+    interpreter, and that is no failure of the compiler (compiled_program.py)."""
+
+
+def is_decline(error: BaseException | None) -> bool:
+    """Was ``error`` (or what it was raised from) a compiled op declining its run?"""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, Declined):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
+
+
 def learned_in(scope, names) -> list[Learned]:
     """What ``scope`` (and the scopes above it) holds for each of ``names``."""
     out = []
@@ -47,3 +64,18 @@ def arguments(step, kinds, numbers) -> list | None:
             found = ("outer", numbers[name])
         args.append(found)
     return args
+
+
+def outer_writes(block, step, numbers) -> list | None:
+    """(position in ``step``'s results, number in the enclosing block) of each name
+    compiled block ``step`` writes outside its own block (into a scope above the kid, as
+    the interpreter's run of it does), or None for a name the enclosing block lacks."""
+    local = set(block.local)
+    out = []
+    for pos, i in enumerate(step.writes):
+        name = step.names[i]
+        if name not in local:
+            if name not in numbers:
+                return None
+            out.append((pos, numbers[name]))
+    return out

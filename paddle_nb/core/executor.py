@@ -168,7 +168,9 @@ class Executor:
                 try:
                     return self._drain(program, feed, fetch_list, scope, check, compiler)
                 except Exception as e:  # noqa: BLE001 (undone; the interpreter's run
-                    failure = e         # below raises in terms of the user's ops)
+                    if getattr(e, "_paddle_nb_final", False):   # below raises in terms of
+                        raise           # the user's ops, unless this one already does
+                    failure = e
                 result = self._drain(program, feed, fetch_list, scope, check)
                 compiler.run_failed(failure)        # the compiled run was wrong to fail
                 return result

@@ -19,7 +19,9 @@ from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name, in_every_grad_block
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core import limits
 from ..kernels import check
+from ..kernels.cpu import fill as KF
 from ..kernels.cuda import elementwise as CE
+from ..kernels.lowered import Call
 from . import arrays
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
@@ -180,12 +182,20 @@ def _increment_grad(op, no_grad):
     return made
 
 
+def _lowered_increment(info):
+    """kernels/cpu/fill.stepped, the step in X's type as the CPU kernel has it."""
+    dtype = info.dtype("X")
+    if dtype.kind not in "iuf" or dtype.itemsize < 4:
+        return None
+    return Call(KF.stepped, ("X",), ("Out",), (_step(dtype, info.attr("step")),))
+
+
 register(OpDef(
     "increment", [Slot("X", "a tensor with one value (a loop counter)")], [Slot("Out", "X+step")],
     [Attr("step", A.FLOAT, 1.0, "the amount to add")],
     comment="Out = X + step (usually in place: Out is X).",
     infer_shape=_increment_infer,
-    kernels={"cpu": _increment, "cuda": _cuda_increment},
+    kernels={"cpu": _increment, "cuda": _cuda_increment}, lowered=_lowered_increment,
     grad=_increment_grad))
 
 

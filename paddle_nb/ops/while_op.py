@@ -107,11 +107,7 @@ def _while(ctx):
     scopes, step, limit, kept = [], 0, MAX_STEPS, 0
     while _truth(cond.get()):
         if step >= limit:
-            raise ExecutionError(
-                f"while ran {limit} steps and its condition "
-                f"{ctx.input_names('Condition')[0]!r} still holds: does the body update it? "
-                f"(the limit is paddle_nb.ops.while_op.MAX_STEPS, or the environment "
-                f"variable {MAX_STEPS_ENV})")
+            raise ExecutionError(step_limit_message(limit, ctx.input_names("Condition")[0]))
         kid = ctx.new_scope(f"step {step}")
         start = {}
         for n in snap:
@@ -131,6 +127,13 @@ def _while(ctx):
         step += 1
     if ctx.has_output("StepScopes"):
         ctx.output_var("StepScopes").set(scopes, kind="scopes")
+
+
+def step_limit_message(limit: int, condition: str) -> str:
+    """The error of a loop stopped at ``limit`` steps (here, and in a compiled loop)."""
+    return (f"while ran {limit} steps and its condition {condition!r} still holds: does the "
+            f"body update it? (the limit is paddle_nb.ops.while_op.MAX_STEPS, or the "
+            f"environment variable {MAX_STEPS_ENV})")
 
 
 def _kept_too_much(ctx, steps: int, kept: int) -> str:

@@ -1,5 +1,6 @@
 """Ops that make values, inside a compiled block (paddle_nb/compiler): new arrays of one
-value (fill_constant, fill_any_like, fill_zeros_like) and copies (assign)."""
+value (fill_constant, fill_any_like, fill_zeros_like), copies (assign) and a counter's
+next value (increment)."""
 import numpy as np
 from numba import njit
 
@@ -21,3 +22,14 @@ def filled_like(x, value):
 def copied(x):
     """A new C-contiguous copy of x."""
     return np.copy(x)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def stepped(x, step):
+    """increment's Out: a new array of x + ``step`` (a numpy scalar of x's dtype), stored
+    in x's dtype."""
+    out = np.empty(x.shape, x.dtype)
+    flat, src = out.reshape(out.size), np.ascontiguousarray(x).reshape(x.size)
+    for i in range(src.size):
+        flat[i] = src[i] + step
+    return out

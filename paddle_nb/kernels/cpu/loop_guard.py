@@ -1,4 +1,4 @@
-"""Jupyter's Interrupt inside compiled code.
+"""What a compiled loop checks at each step: Jupyter's Interrupt, and a step limit.
 
 Kernel > Interrupt sends the kernel SIGINT. Python's C handler only sets a flag, and the
 Python handler that raises KeyboardInterrupt runs when the interpreter next executes
@@ -41,3 +41,9 @@ def stop_if_interrupted():
     """Raise Interrupted if SIGINT (Jupyter's Interrupt) arrived since the last check."""
     if _signals_checked() != 0:
         raise Interrupted("interrupted")
+
+
+class StepLimitReached(Exception):
+    """Raised by a compiled ``while`` loop that ran its step limit (ops/while_op.py's
+    MAX_STEPS) with its condition still holding; the argument is the op's index, and
+    compiler/plan.Segment re-raises it as the interpreter's error for that op."""

@@ -260,10 +260,10 @@ def emit_backward(w, gpop, form: GradLoop) -> None:
         else:
             args.append(w._use(k))
     b.append(f"        q{o} = {fn}({', '.join(args)})")
-    for n, (pos, j) in enumerate(form.params):      # summed in the interpreter's order
-        if j >= 0 and pos >= 0:
-            b.append(f"        p{o}_{n} = q{o}[{pos}].copy() if s{o} == 0 else "
-                     f"p{o}_{n} + q{o}[{pos}]")
+    for n, (pos, j) in enumerate(form.params):      # summed in the interpreter's order,
+        if j >= 0 and pos >= 0:                      # into one array (no new one a step)
+            b.append(f"        if s{o} == 0:\n            p{o}_{n} = q{o}[{pos}].copy()\n"
+                     f"        else:\n            p{o}_{n} += q{o}[{pos}]")
     for n, (pos, j) in enumerate(form.inputs):
         if j >= 0 and pos >= 0:
             b.append(f"        {w._global(KL.put_step)}(x{o}_{n}, t{o}, q{o}[{pos}])")

@@ -343,6 +343,29 @@ def test_a_branch_not_taken_hands_that_run_to_the_interpreter():
                                    plain_scope.find_var(p).get(), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("name", ["rnn", "ifelse"])
+def test_inference_compiles_its_control_flow_from_the_blocks_own_plans(name):
+    """program.clone(for_test=True) keeps no step or branch scopes: the recurrent op and
+    the conditional_blocks compile from their blocks' own plans, with the same numbers."""
+    if name == "rnn":
+        main, startup, loss = rnn_bench.build(t=5, b=3, d=4, h=6)
+        feed = rnn_bench.sequence(t=5, b=3, d=4)
+    else:
+        main, startup, loss, feed = _ifelse()
+    test = main.clone(for_test=True)
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    compiled = pd.CompiledProgram(test)
+    want, = exe.run(test, feed=feed, fetch_list=[loss], scope=scope)
+    for _ in range(3):
+        got, = exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
+        np.testing.assert_array_equal(got, want)
+    text = compiled.source()
+    assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
+    assert ("for s1 in range(T1):" if name == "rnn" else "c5 = block1_segment_0(") in text
+    assert compiled.failures == [] and scope.kids == []
+
+
 def _counted_loop():
     """h = x; for n (fed) steps: h = tanh(h @ W + x); the loop count is data."""
     main, startup = pd.Program(), pd.Program()

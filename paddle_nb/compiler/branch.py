@@ -26,9 +26,9 @@ runs them in the interpreter from then on. With random rows both branches of an 
 get rows, and a run is one call.
 
 A pair is compiled only together, in one segment (the branch's values live there), from
-what the interpreter's run left in the kept kid scope; a conditional_block whose scope is
-not kept (no gradient op: inference) runs in the interpreter, its sub-block one call of
-its compiled segments.
+what the interpreter's run left in the kept kid scope. A conditional_block whose scope is
+not kept (no gradient op: inference) compiles alone, from its branch block's own plan
+(learned when the interpreter ran the branch).
 """
 from __future__ import annotations
 
@@ -90,10 +90,12 @@ class BranchGrad:
             b.append(f"    {w._define(j)} = q{o}[{pos}]")
 
 
-def branch_forms(program, prepared, env, executor, fuse, compile_whole_block) -> dict:
+def branch_forms(program, prepared, env, executor, fuse, compile_whole_block,
+                 whole_plan) -> dict:
     """{op index: Branch or BranchGrad} for this block's conditional_blocks whose branch
     ran in the interpreter's run (its kept kid scope in ``env``), each paired with its
-    gradient op where it has one. ``compile_whole_block``: plan.py's."""
+    gradient op; or, where no gradient op reads the scope (inference), from the branch
+    block's own plan. ``compile_whole_block``, ``whole_plan``: as recurrent_loop's."""
     forms = {}
     numbers = {n: i for i, n in enumerate(prepared.names)}
     for pop in prepared.ops:
@@ -101,10 +103,19 @@ def branch_forms(program, prepared, env, executor, fuse, compile_whole_block) ->
             continue
         ix = (pop.out_ix.get("Scope") or (-1,))[0]
         scopes = env[ix]._value if ix >= 0 and env[ix] is not None else None
-        if not scopes or not all(i >= 0 and env[i] is not None for i in pop.in_ix["Cond"]):
-            continue                 # not kept (inference), or the branch was not taken
+        if not all(i >= 0 and env[i] is not None for i in pop.in_ix["Cond"]):
+            continue
         grads = [g for g in prepared.ops if g.op.type == "conditional_block_grad"
                  and (g.in_ix.get("Scope") or (None,))[0] == ix]
+        if not scopes:          # not kept (inference: from the branch's own plan, if it
+            if not grads:       # ran), or this run did not take it
+                sub = pop.attrs["sub_block"]
+                block = executor.prepare(program, getattr(sub, "idx", sub))
+                step = whole_plan(block)
+                made = _branch(block, step, numbers) if step is not None else None
+                if made is not None:
+                    forms[pop.index] = made
+            continue
         if len(grads) > 1 or grads and grads[0].in_ix["Cond"] != pop.in_ix["Cond"]:
             continue
         made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
@@ -123,8 +134,11 @@ def branch_forms(program, prepared, env, executor, fuse, compile_whole_block) ->
 
 def _forward(program, pop, kid, numbers, executor, fuse, compile_whole_block):
     block, step = whole_sub_block(program, pop, kid, executor, fuse, compile_whole_block)
-    if step is None:
-        return None
+    return _branch(block, step, numbers) if step is not None else None
+
+
+def _branch(block, step, numbers) -> Branch | None:
+    """The branch calling compiled block ``step`` (of prepared ``block``), or None."""
     args = arguments(step, [], numbers)          # a branch reads only the enclosing block's
     outputs = outer_writes(block, step, numbers)
     if args is None or outputs is None:

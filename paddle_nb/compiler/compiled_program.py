@@ -101,12 +101,12 @@ class CompiledProgram:
         loops = {}
         if self.build_strategy.compile_loops:
             loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
-                                              compile_whole_block)
+                                              compile_whole_block, self._whole_plan)
             loops.update(while_loop.while_forms(self.program, prepared, executor,
                                                 self._whole_plan))
         if self.build_strategy.compile_branches and self.branches_off is None:
             loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
-                                             compile_whole_block))
+                                             compile_whole_block, self._whole_plan))
         plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
                           fuse, loops)
         plan.key = key[0]

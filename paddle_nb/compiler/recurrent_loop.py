@@ -25,8 +25,10 @@ interpreter's (ops/recurrent.py), so the numbers are its numbers.
 
 The pair is compiled only together, in one segment (the stacks live there), from what the
 interpreter's run of it left in its kept step scopes (training). A recurrent op whose
-scopes are not kept (inference), or whose blocks hold an op without a lowered form, runs in
-the interpreter, and each of its steps runs its block's compiled segments.
+scopes are not kept (inference) compiles alone, its step block from that block's own plan
+(learned when the interpreter's run of the op ran it). One whose blocks hold an op without
+a lowered form runs in the interpreter, and each of its steps runs its block's compiled
+segments.
 """
 from __future__ import annotations
 
@@ -72,11 +74,13 @@ class GradLoop:
         emit_backward(w, gpop, self)
 
 
-def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> dict:
+def pair_forms(program, prepared, env, executor, fuse, compile_whole_block,
+               whole_plan) -> dict:
     """{op index: StepLoop or GradLoop} for the recurrent ops of this block that compile
-    with their gradient op (or alone, in a block without one); each needs its kept step
-    scopes in ``env`` to learn its blocks from. ``compile_whole_block(prepared, learned,
-    fuse)``: a block as one Segment, or None (plan.py's)."""
+    with their gradient op (from its kept step scopes in ``env``), or alone where no
+    gradient op reads them (inference: from the step block's own plan). ``compile_whole_
+    block(prepared, learned, fuse)``: a block as one Segment, or None (plan.py's);
+    ``whole_plan(prepared)``: the block's own plan's one Segment, or None."""
     forms = {}
     numbers = {n: i for i, n in enumerate(prepared.names)}
     pops = prepared.ops
@@ -85,10 +89,17 @@ def pair_forms(program, prepared, env, executor, fuse, compile_whole_block) -> d
             continue
         ix = pop.out_ix["step_scopes"][0]
         scopes = env[ix]._value if ix >= 0 and env[ix] is not None else None
-        if not scopes:                   # inference: its scopes are gone
-            continue
         grads = [g for g in pops if g.op.type == "recurrent_grad"
                  and g.in_ix.get("step_scopes", (None,))[0] == ix]
+        if not scopes:                   # inference: its scopes are gone
+            if not grads and all(i >= 0 and env[i] is not None and env[i]._value.__class__
+                                 is np.ndarray for i in pop.in_ix.get("initial_states", ())):
+                sub = pop.attrs["sub_block"]
+                step = whole_plan(executor.prepare(program, getattr(sub, "idx", sub)))
+                made = _step_loop(pop, step, numbers) if step is not None else None
+                if made is not None:
+                    forms[pop.index] = made
+            continue
         if len(grads) > 1:
             continue
         made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
@@ -122,8 +133,11 @@ def _states_keep_their_types(pop, step_scope, env) -> bool:
 
 def _forward(program, pop, scope, numbers, executor, fuse, compile_whole_block):
     _, step = whole_sub_block(program, pop, scope, executor, fuse, compile_whole_block)
-    if step is None:
-        return None
+    return _step_loop(pop, step, numbers) if step is not None else None
+
+
+def _step_loop(pop, step, numbers) -> StepLoop | None:
+    """The forward loop calling compiled step block ``step``, or None."""
     args = arguments(step, [("input", pop.inputs.get("inputs", [])),
                              ("ex", list(pop.attrs["ex_states"]))], numbers)
     if args is None:

@@ -409,14 +409,43 @@ def test_a_lookup_checks_its_ids(bad_id):
 
 # --- a row-wise IfElse and logical ops -----------------------------------------------------
 def test_a_row_wise_ifelse_trains_the_same_compiled():
-    """split_lod_tensor (and its gradient's) compiled; the rows each branch gets change from
-    feed to feed. merge_lod_tensor stays in the interpreter: a branch given no rows gives
-    it no value."""
+    """split_lod_tensor, merge_lod_tensor and the branches (and their gradients) compiled;
+    the rows each branch gets change from feed to feed. A feed that gives a branch no rows
+    is run by the interpreter (the compiled branch declines it: it has no value to give
+    merge_lod_tensor), and the next one compiled again."""
     main, startup, out, loss = _ifelse_program()
     feeds = [{"x": np.abs(floats(6, 3)) if k == 2 else floats(6, 3)}    # 2: no false rows
              for k in range(5)]
     compiled = run_programs(main, startup, [out, loss], feeds)
-    assert_compiled(main, compiled, "split_lod_tensor", "sum", "elementwise_mul_grad")
+    assert_compiled(main, compiled, "split_lod_tensor", "merge_lod_tensor", "sum",
+                    "conditional_block", "conditional_block_grad")
+    assert compiled.declined >= 1          # feed 2 (and any other with a branch empty)
+
+
+def test_casts_as_users_write_them_and_their_gradients():
+    """A mask cast to numbers, a float cast to an integer (NaN, infinities and values out
+    of range included: converted as numpy's astype converts them), a float64 -> float32
+    round trip with its gradient (a cast back)."""
+    def build():
+        x, big = data("x", [None, 4]), pd.data("big", [3], "float64")
+        mask = pd.layers.cast(pd.layers.reduce_sum(x, dim=1, keep_dim=True) > 0.0, "float32")
+        wide = pd.layers.cast(x, "float64")
+        loss = pd.mean(pd.layers.cast(wide * wide, "float32") * mask)
+        pd.append_backward(loss)
+        return [mask, pd.layers.cast(x, "int64"), pd.layers.cast(big, "int32"), pd.layers.cast(mask, "bool"),
+                loss, main_grad("x")]
+    feed = {"x": np.array([[1.5, -2.7, np.nan, np.inf], [-1.2, 0.4, 3.9, -np.inf],
+                           [0.0, -0.0, 2.5, 1e-45]], np.float32),
+            "big": np.array([3e10, -7.9, np.nan])}
+    with np.errstate(invalid="ignore"):
+        main, compiled = run_both(build, feed)
+    assert_compiled(main, compiled, "cast")
+    assert all(i in compiled.segments() for i, op in enumerate(main.global_block().ops)
+               if op.type == "cast")
+
+
+def main_grad(name):
+    return pd.default_main_program().global_block().var(name + "@GRAD")
 
 
 def test_logical_ops():

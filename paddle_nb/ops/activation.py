@@ -20,7 +20,8 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.fastmath32 import fexp, fsigmoid, ftanh
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, INT_AND_FLOAT_1
 from ..kernels.cuda import copy as CC
-from ..kernels.lowered import Elementwise
+from ..kernels.cpu import fill as KF
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import KERNELS, pointwise
 from ..kernels.scale import bias_then_scale, scale_then_bias
 from .common import OUT, X, dtype_code_check, same_shape_as_x
@@ -344,6 +345,18 @@ def _cast_grad(op, no_grad):
                    {"in_dtype": op.attr("out_dtype"), "out_dtype": op.attr("in_dtype")})]
 
 
+# the dtypes whose conversions compiled code makes bit for bit as numpy's astype (checked
+# for NaN, infinities and out-of-range values too: tests/test_lowered_forms.py)
+_CAST_LOWERED = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_)}
+
+
+def _lowered_cast(info):
+    to = dtypes.to_numpy(info.attr("out_dtype"))
+    if info.dtype("X") not in _CAST_LOWERED or np.dtype(to) not in _CAST_LOWERED:
+        return None
+    return Call(KF.converted, ("X",), ("Out",), (np.dtype(to).type(0),))
+
+
 register(OpDef(
     "cast", [X], [OUT],
     [Attr("in_dtype", A.INT, 5, "VarType code of X's element type",
@@ -351,4 +364,5 @@ register(OpDef(
      Attr("out_dtype", A.INT, 5, "VarType code of Out's element type",
           check=dtype_code_check())],
     comment="Out = X converted to out_dtype.",
-    infer_shape=_cast_infer, kernels={"cpu": _cast, "cuda": _cuda_cast}, grad=_cast_grad))
+    infer_shape=_cast_infer, kernels={"cpu": _cast, "cuda": _cuda_cast}, lowered=_lowered_cast,
+    grad=_cast_grad))

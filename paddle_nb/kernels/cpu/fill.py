@@ -1,6 +1,6 @@
 """Ops that make values, inside a compiled block (paddle_nb/compiler): new arrays of one
-value (fill_constant, fill_any_like, fill_zeros_like), copies (assign) and a counter's
-next value (increment)."""
+value (fill_constant, fill_any_like, fill_zeros_like), copies (assign, and cast's, in
+another dtype) and a counter's next value (increment)."""
 import numpy as np
 from numba import njit
 
@@ -32,4 +32,16 @@ def stepped(x, step):
     flat, src = out.reshape(out.size), np.ascontiguousarray(x).reshape(x.size)
     for i in range(src.size):
         flat[i] = src[i] + step
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def converted(x, zero):
+    """cast's Out: a copy of x in the dtype of ``zero`` (a numpy scalar), each element
+    converted as numpy's astype converts it (truncated toward zero to an integer, != 0 to
+    a bool: numba's store casts are C's, as numpy's are)."""
+    out = np.full(x.shape, zero)
+    flat, src = out.reshape(out.size), np.ascontiguousarray(x).reshape(x.size)
+    for i in range(src.size):
+        flat[i] = src[i]
     return out

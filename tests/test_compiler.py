@@ -276,13 +276,19 @@ def test_an_rnn_and_its_gradient_compile_into_loops_in_one_segment():
     assert "r1 = block1_segment_0(" in text and "block2_segment_0(" in text
     assert text.count("block1_segment_0(") == 1         # one call site: one inlined copy
     assert "for s1 in range(T1):" in text and "for s5 in range(T1):" in text
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    off = pd.CompiledProgram(main, pd.BuildStrategy(compile_loops=False))
-    for _ in range(2):
-        exe.run(off, feed=feed, fetch_list=[loss], scope=scope)
+    off = _run_with(main, startup, loss, feed, compile_loops=False)
     assert "op 1 recurrent: interpreted" in off.source()
     assert "def block1_segment_0(" in off.source(1)      # its steps: one call each
+
+
+def _run_with(main, startup, loss, feed, **strategy):
+    """A CompiledProgram of ``main`` with these BuildStrategy fields, run twice."""
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    compiled = pd.CompiledProgram(main, pd.BuildStrategy(**strategy))
+    for _ in range(2):
+        exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
+    return compiled
 
 
 def _ifelse(batch=12):
@@ -301,11 +307,7 @@ def test_an_ifelse_and_its_gradient_compile_into_one_segment():
     assert "raise Declined(" in text and "c5 = block1_segment_0(" in text
     assert "q15 = block4_segment_0(" in text and "c5[0]" in text      # fc_0.tmp_0, kept
     assert "rows_merged(" in text                                     # merge_lod_tensor
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    off = pd.CompiledProgram(main, pd.BuildStrategy(compile_branches=False))
-    for _ in range(2):
-        exe.run(off, feed=feed, fetch_list=[loss], scope=scope)
+    off = _run_with(main, startup, loss, feed, compile_branches=False)
     assert "op 5 conditional_block: interpreted (a conditional_block compiles" in off.source()
     assert "def block1_segment_0(" in off.source(1)     # its branch: one call
 

@@ -432,8 +432,9 @@ def test_casts_as_users_write_them_and_their_gradients():
         wide = pd.layers.cast(x, "float64")
         loss = pd.mean(pd.layers.cast(wide * wide, "float32") * mask)
         pd.append_backward(loss)
-        return [mask, pd.layers.cast(x, "int64"), pd.layers.cast(big, "int32"), pd.layers.cast(mask, "bool"),
-                loss, main_grad("x")]
+        cast = pd.layers.cast
+        return [mask, cast(x, "int64"), cast(big, "int32"), cast(mask, "bool"), loss,
+                main_grad("x")]
     feed = {"x": np.array([[1.5, -2.7, np.nan, np.inf], [-1.2, 0.4, 3.9, -np.inf],
                            [0.0, -0.0, 2.5, 1e-45]], np.float32),
             "big": np.array([3e10, -7.9, np.nan])}

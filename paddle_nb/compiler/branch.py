@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import Declined, arguments, outer_writes, whole_sub_block
+from .sub_blocks import Declined, arguments, file_pair, outer_writes, whole_sub_block
 from ..core.grad_maker import EMPTY_VAR, grad_name
 
 
@@ -119,16 +119,9 @@ def branch_forms(program, prepared, env, executor, fuse, compile_whole_block,
         if len(grads) > 1 or grads and grads[0].in_ix["Cond"] != pop.in_ix["Cond"]:
             continue
         made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
-        if made is None:
-            continue
-        if grads:
-            grad = _backward(program, pop, grads[0], scopes[0], numbers, made, env, executor,
-                             fuse, compile_whole_block)
-            if grad is None:
-                continue
-            forms[grads[0].index] = grad
-            made.grad, grad.forward, grad.forward_pop = grad, made, pop
-        forms[pop.index] = made
+        file_pair(forms, pop, made, grads, lambda gpop: _backward(
+            program, pop, gpop, scopes[0], numbers, made, env, executor, fuse,
+            compile_whole_block))
     return forms
 
 

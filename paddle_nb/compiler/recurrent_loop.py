@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import arguments, whole_sub_block
+from .sub_blocks import arguments, file_pair, whole_sub_block
 from ..kernels.cpu import layout as KL
 from ..kernels.cpu.loop_guard import stop_if_interrupted
 from ..core.grad_maker import grad_name
@@ -105,16 +105,8 @@ def pair_forms(program, prepared, env, executor, fuse, compile_whole_block,
         made = _forward(program, pop, scopes[0], numbers, executor, fuse, compile_whole_block)
         if made is not None and not _states_keep_their_types(pop, scopes[0], env):
             made = None
-        if made is None:
-            continue
-        if grads:
-            grad = _backward(program, pop, grads[0], scopes[0], numbers, made, executor, fuse,
-                             compile_whole_block)
-            if grad is None:
-                continue
-            forms[grads[0].index] = grad
-            made.grad, grad.forward_pop, grad.forward = grad, pop, made
-        forms[pop.index] = made
+        file_pair(forms, pop, made, grads, lambda gpop: _backward(
+            program, pop, gpop, scopes[0], numbers, made, executor, fuse, compile_whole_block))
     return forms
 
 

@@ -79,3 +79,18 @@ def outer_writes(block, step, numbers) -> list | None:
                 return None
             out.append((pos, numbers[name]))
     return out
+
+
+def file_pair(forms: dict, pop, made, grad_pops: list, make_grad) -> None:
+    """File ``made``, the compiled form of control-flow op ``pop`` (or None), in ``forms``
+    by op index, with ``make_grad(grad_pop)``'s form of its gradient op where it has one
+    (``grad_pops``: it, or nothing): both or neither, each knowing the other."""
+    if made is None:
+        return
+    if grad_pops:
+        grad = make_grad(grad_pops[0])
+        if grad is None:
+            return
+        forms[grad_pops[0].index] = grad
+        made.grad, grad.forward, grad.forward_pop = grad, made, pop
+    forms[pop.index] = made

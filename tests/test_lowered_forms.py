@@ -407,6 +407,31 @@ def test_a_lookup_checks_its_ids(bad_id):
     _raises_the_interpreters_error(build, good, bad, "lookup_table_v2", slot="Ids")
 
 
+def test_ops_with_a_list_of_outputs_and_their_gradients():
+    """An LSTM cell as users write one (its gates split in four), a split by sections
+    with a -1, a concat (concat_grad cuts dOut into a list), stack / unstack: each output
+    of a list is one array of the compiled code, the whole training step one segment
+    (unbind's rows are the op table's: tests/test_compiler.py)."""
+    hidden = 5
+
+    def build():
+        x, c0 = data("x", [None, 6]), data("c0", [None, hidden])
+        i, f, g, o = pd.layers.split(pd.layer.fc(x, 4 * hidden), 4, dim=1)
+        c = pd.sigmoid(f) * c0 + pd.sigmoid(i) * pd.tanh(g)
+        h = pd.sigmoid(o) * pd.tanh(c)
+        a, b = pd.layers.split(h, [2, -1], dim=1)
+        both = pd.layers.concat([h, c, a], axis=1)
+        s = pd.op.stack(X=[a, a * 2.0], axis=1)
+        u = pd.op.unstack(X=s, axis=2, num=2)
+        loss = pd.mean(both) + pd.mean(b) + pd.mean(s) + pd.mean(u[0])
+        pd.optimizer.SGD(0.1).minimize(loss)
+        return [loss, h, c, u[1]]
+    main, compiled = run_both(build, {"x": floats(4, 6), "c0": floats(4, hidden)})
+    assert_compiled(main, compiled, "split", "concat", "concat_grad", "stack", "stack_grad",
+                    "unstack", "unstack_grad")
+    assert "interpreted (" not in compiled.source()
+
+
 # --- a row-wise IfElse and logical ops -----------------------------------------------------
 def test_a_row_wise_ifelse_trains_the_same_compiled():
     """split_lod_tensor, merge_lod_tensor and the branches (and their gradients) compiled;

@@ -142,8 +142,17 @@ class Writer:
                     args.append(self._use(ix[0]))
             args += [literal(c, self.scope) for c in form.consts]
             fn = self._global(form.fn)
-            targets = [self._define(pop.out_ix[slot][0]) for slot in form.writes]
+            targets, lists = [], []
+            for slot in form.writes:
+                if pop.op_def.output(slot).duplicable:    # a list, one array per output
+                    targets.append(f"l{pop.index}_{len(lists)}")
+                    lists.append((targets[-1], pop.out_ix[slot]))
+                else:
+                    targets.append(self._define(pop.out_ix[slot][0]))
             self.body.append(f"    {', '.join(targets)} = {fn}({', '.join(args)})")
+            for name, ix in lists:
+                self.body += [f"    {self._define(i)} = {name}[{k}]"
+                              for k, i in enumerate(ix) if i >= 0]
 
     # --- a fused chain of elementwise ops -----------------------------------------------
     def fused(self, group: list, read_after: set[int]) -> None:

@@ -236,6 +236,15 @@ def _lowered_concat(info):
     return Call(KL.joined, ("X",), ("Out",), (info.attr("axis") % info.ndim("X"),))
 
 
+def _lowered_concat_grad(info):
+    """dOut cut into pieces the sizes of the inputs (kernels/cpu/layout.split_like)."""
+    dtype = info.dtype("Out@GRAD")
+    if one_dtype(info, "X") is None or not numba_holds(dtype) or info.ndim("Out@GRAD") == 0:
+        return None
+    return Call(KL.split_like, ("Out@GRAD", "X"), ("X@GRAD",),
+                (info.attr("axis") % info.ndim("Out@GRAD"),))
+
+
 def _concat_grad(ctx):
     """Cut dOut back into pieces the sizes of the inputs."""
     xs, dout = ctx.inputs("X"), ctx.input("Out@GRAD")
@@ -251,7 +260,7 @@ register(OpDef(
     infer_shape=_concat_infer,
     kernels={"cpu": _concat, "cuda": _concat}, lowered=_lowered_concat,
     grad=Grad(reads=["X", "AxisTensor"], writes=["X"], kernel=_concat_grad,
-              cuda_kernel=_concat_grad),
+              cuda_kernel=_concat_grad, lowered=_lowered_concat_grad),
     reads_attr_tensors=("AxisTensor",)))
 
 
@@ -312,6 +321,16 @@ def _split(ctx):
     ctx.set_outputs("Out", arrays.split(x, secs, axis))
 
 
+def _lowered_split(info):
+    """X's pieces (kernels/cpu/layout.split_parts): by sections, or num equal ones."""
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    rank, sections = info.ndim("X"), tuple(info.attr("sections") or ())
+    equal = 0 if sections else info.attr("num") or len(info.pop.outputs["Out"])
+    return Call(KL.split_parts, ("X",), ("Out",),
+                (info.attr("axis") % rank, sections or (0,), equal, rank))
+
+
 def _split_grad(op, no_grad):
     """The gradient of a split is a concat of the pieces' gradients."""
     if op.input("X")[0] in no_grad:
@@ -332,5 +351,5 @@ register(OpDef(
      Attr("num", A.INT, 0, "split into num equal parts (when sections is empty)"),
      Attr("sections", A.INTS, [], "the size of each piece (one may be -1)")],
     comment="Out = X cut into pieces along axis.",
-    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _split}, grad=_split_grad,
-    reads_attr_tensors=("AxisTensor", "SectionsTensorList")))
+    infer_shape=_split_infer, kernels={"cpu": _split, "cuda": _split}, lowered=_lowered_split,
+    grad=_split_grad, reads_attr_tensors=("AxisTensor", "SectionsTensorList")))

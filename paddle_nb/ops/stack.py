@@ -13,7 +13,7 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu.layout import broadcast_copy, stacked
+from ..kernels.cpu.layout import broadcast_copy, split_parts, stacked
 from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, attr_tensor_slots, build_fail, numba_holds, one_dtype, run_fail
@@ -59,6 +59,18 @@ def _lowered_stack(info):
     return Call(stacked, ("X",), ("Y",), (info.attr("axis") % (info.ndim("X") + 1),))
 
 
+def lowered_slices(slot_in: str, slot_out: str):
+    """The lowered form of an op whose outputs are X's slices along ``axis``, that axis
+    dropped (unstack, unbind, stack's gradient): equal pieces of 1."""
+    def lowered(info):
+        rank = info.ndim(slot_in)
+        if not numba_holds(info.dtype(slot_in)) or rank < 2:
+            return None
+        return Call(split_parts, (slot_in,), (slot_out,),
+                    (info.attr("axis") % rank, (0,), len(info.pop.outputs[slot_out]), rank - 1))
+    return lowered
+
+
 def _pieces(value, axis: int) -> list:
     """``value`` cut into its slices along ``axis``, that axis dropped from each."""
     shape = tuple(d for i, d in enumerate(value.shape) if i != axis)
@@ -97,7 +109,8 @@ register(OpDef(
     comment="Y = the inputs stacked along a new axis.", infer_shape=_stack_infer,
     kernels={"cpu": _stack, "cuda": _stack}, lowered=_lowered_stack,
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
-              kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer)))
+              kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer,
+              lowered=lowered_slices("Y@GRAD", "X@GRAD"))))
 
 
 def set_slice_outputs(ctx, slot: str, xs, axis: int) -> None:
@@ -128,6 +141,15 @@ def _unstack_grad(ctx):
     ctx.set_output("X@GRAD", arrays.stack(dys, ctx.attr("axis") % (dys[0].ndim + 1)))
 
 
+def _lowered_unstack_grad(info):
+    """The slices' gradients stacked back (kernels/cpu/layout.stacked)."""
+    dtype = one_dtype(info, "Y@GRAD")
+    if dtype is None or not numba_holds(dtype):
+        return None
+    return Call(stacked, ("Y@GRAD",), ("X@GRAD",),
+                (info.attr("axis") % (info.ndim("Y@GRAD") + 1),))
+
+
 def _unstack_grad_infer(ctx):
     """X@GRAD is the Y@GRADs stacked along axis; given X (this package's backward), each
     Y@GRAD must be one of its slices (Paddle's unstack_grad reads no X)."""
@@ -154,10 +176,10 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "the axis to cut along"),
      Attr("num", A.INT, 0, "how many slices (X's size along axis)")],
     comment="Y = X's slices along axis, that axis dropped.", infer_shape=_unstack_infer,
-    kernels={"cpu": _unstack, "cuda": _unstack},
+    kernels={"cpu": _unstack, "cuda": _unstack}, lowered=lowered_slices("X", "Y"),
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
               kernel=_unstack_grad, cuda_kernel=_unstack_grad,
-              infer_shape=_unstack_grad_infer)))
+              infer_shape=_unstack_grad_infer, lowered=_lowered_unstack_grad)))
 
 
 # --- expand_v2 ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from .common import X, axis_in_range, build_fail, run_fail
-from .stack import set_slice_outputs
+from .stack import lowered_slices, set_slice_outputs
 
 
 def _unbind_infer(ctx):
@@ -51,4 +51,5 @@ register(OpDef(
     "unbind", [X], [Slot("Out", "the slices", duplicable=True)],
     [Attr("axis", A.INT, 0, "the axis to cut along")],
     comment="Out = X's slices along axis, that axis dropped.", infer_shape=_unbind_infer,
-    kernels={"cpu": _unbind, "cuda": _unbind}, grad=_unbind_grad))
+    kernels={"cpu": _unbind, "cuda": _unbind}, lowered=lowered_slices("X", "Out"),
+    grad=_unbind_grad))

@@ -61,6 +61,70 @@ def stacked(xs, axis):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def _pieces(x, axis, sizes, rank):
+    """x cut along ``axis`` into pieces of ``sizes`` (an int64 array adding up to x's dim;
+    checked), each a C-contiguous copy of ``rank`` dims: x's, or one fewer (``axis``
+    dropped: every size is 1). A list, one array per piece."""
+    literally(rank)
+    n = x.shape[axis]
+    if np.any(sizes < 0) or sizes.sum() != n:
+        raise ValueError("the pieces do not add up to the dim they cut")
+    pre = 1
+    for d in range(axis):
+        pre *= x.shape[d]
+    post = 1
+    for d in range(axis + 1, x.ndim):
+        post *= x.shape[d]
+    whole = np.ascontiguousarray(x).reshape((pre, n, post))
+    dims = np.empty(rank, np.int64)
+    parts = []
+    lo = 0
+    for k in range(sizes.size):
+        hi = lo + sizes[k]
+        j = 0
+        for d in range(x.ndim):
+            if d != axis or rank == x.ndim:
+                dims[j] = sizes[k] if d == axis else x.shape[d]
+                j += 1
+        parts.append(whole[:, lo:hi, :].copy().reshape(to_fixed_tuple(dims, rank)))
+        lo = hi
+    return parts
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def split_parts(x, axis, sections, equal, rank):
+    """split's and unstack's Out (stack_grad's X@GRAD): ``equal`` > 0 equal pieces (x's dim
+    must divide), else pieces of ``sections`` (a tuple; one -1 takes the rest). ``rank``:
+    _pieces'."""
+    n = x.shape[axis]
+    if equal > 0:
+        if n % equal != 0:
+            raise ValueError("the dim does not split into that many equal pieces")
+        return _pieces(x, axis, np.full(equal, n // equal, np.int64), rank)
+    sizes = np.empty(len(sections), np.int64)
+    rest, known = -1, 0
+    for k in range(len(sections)):
+        sizes[k] = sections[k]
+        if sections[k] == -1:
+            rest = k
+        else:
+            known += sections[k]
+    if rest >= 0:
+        sizes[rest] = n - known
+    return _pieces(x, axis, sizes, rank)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def split_like(dout, xs, axis):
+    """concat_grad's X@GRAD: dOut cut along ``axis`` into pieces the sizes of ``xs`` (the
+    tuple concat joined)."""
+    sizes = np.empty(len(xs), np.int64)
+    for k in range(len(xs)):
+        sizes[k] = xs[k].shape[axis]
+    return _pieces(dout, axis, sizes, dout.ndim)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def _part_offsets(shape, parts):
     """Where each element of a part of a C-contiguous array of ``shape`` lies in it
     (flat offsets, in the part's C order): ``parts`` gives per axis (start, count, step),

@@ -368,8 +368,10 @@ def test_inference_compiles_its_control_flow_from_the_blocks_own_plans(name):
     assert compiled.failures == [] and scope.kids == []
 
 
-def _counted_loop():
-    """h = x; for n (fed) steps: h = tanh(h @ W + x); the loop count is data."""
+def _counted_loop(train: bool = False):
+    """h = x; for n (fed) steps: h = tanh(h @ W + x); the loop count is data. Trained:
+    mean(h * h) by SGD (a while and its while_grad). (main, h or the loss, an executor, a
+    scope the startup ran in, feed(steps))."""
     main, startup = pd.Program(), pd.Program()
     with pd.program_guard(main, startup):
         x = pd.data("x", [None, 2], "float64")
@@ -380,6 +382,9 @@ def _counted_loop():
                              lambda i, h: [pd.increment(i, in_place=False),
                                            pd.tanh(pd.matmul(h, W) + x)],
                              [i, pd.layers.scale(x, 1.0)])
+        if train:
+            h = pd.mean(h * h)
+            pd.optimizer.SGD(0.1).minimize(h)
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     xs = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.25]])
@@ -415,6 +420,51 @@ def test_a_compiled_while_stops_at_the_step_limit_with_the_interpreters_error(mo
     assert "while ran 50 steps and its condition" in str(compiled_error.value)
     assert "test_compiler.py" in str(compiled_error.value)          # the user's line
     assert compiled.failures == []                 # raised as it is: no rerun, no failure
+
+
+@pytest.mark.parametrize("steps", [[3, 3, 5], [40, 17]])
+def test_a_training_while_and_its_gradient_compile_into_two_loops(steps):
+    """The forward loop stacks what each step's gradient reads (stacks that grow: 40
+    steps pass the first 16), the backward loop walks the steps last first: the
+    interpreter's losses and parameter, run after run."""
+    main, loss, exe, compiled_scope, feed = _counted_loop(train=True)
+    plain_scope = pd.Scope()                                   # the same start
+    for name in compiled_scope.local_var_names():
+        plain_scope.var(name).set(compiled_scope.find_var(name).get())
+    compiled = pd.CompiledProgram(main)
+    for n in [steps[0]] + steps:
+        got, = exe.run(compiled, feed=feed(n), fetch_list=[loss], scope=compiled_scope)
+        want, = exe.run(main, feed=feed(n), fetch_list=[loss], scope=plain_scope)
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(compiled_scope.find_var("W").get(),
+                                  plain_scope.find_var("W").get())
+    text = compiled.source()
+    assert "# block 0: 1 compiled segment(s), 0 op(s) interpreted" in text
+    assert "grown(st3_0)" in text and "for s12 in range(n3):" in text
+    assert compiled.failures == [] and compiled_scope.kids == []
+
+
+def test_a_compiled_training_while_keeps_the_byte_limit_and_declines_no_step(monkeypatch):
+    """Past MAX_KEPT_BYTES: the interpreter's error, word for word (the bytes counted as
+    a kept step scope holds them). A loop that runs no step has nothing for its gradient
+    to walk: the interpreter runs that run, which is no failure."""
+    main, loss, exe, scope, feed = _counted_loop(train=True)
+    compiled = pd.CompiledProgram(main)
+    for _ in range(2):
+        exe.run(compiled, feed=feed(3), fetch_list=[loss], scope=scope)
+    exe.run(compiled, feed=feed(0), fetch_list=[loss], scope=scope)
+    assert compiled.declined == 1 and compiled.failures == []
+    monkeypatch.setattr(while_op, "MAX_KEPT_BYTES", 2000)
+    compiled = pd.CompiledProgram(main)      # compiled anew, with this limit
+    for _ in range(2):
+        exe.run(compiled, feed=feed(3), fetch_list=[loss], scope=scope)
+    errors = []
+    for program in (compiled, main):
+        with pytest.raises(pd.ExecutionError) as raised:
+            exe.run(program, feed=feed(50), fetch_list=[loss], scope=scope)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1] and "past the limit of" in errors[0]
+    assert compiled.failures == []
 
 
 def test_jupyters_interrupt_stops_a_compiled_loop_within_a_second(monkeypatch):

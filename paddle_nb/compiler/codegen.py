@@ -46,6 +46,7 @@ class Source:
     scope: dict
     reads: list[int]
     writes: list[int]
+    report: bool = False      # takes a first argument: an int64 array a limit's error reads
 
 
 def op_comment(pop, names: list[str]) -> str:
@@ -96,6 +97,14 @@ class Writer:
         self.reads: list[int] = []         # numbers read before being written
         self.writes: list[int] = []
         self._count = 0
+        self.reports = False
+
+    def report(self) -> str:
+        """The name of an int64 array the function takes first, where compiled code leaves
+        numbers for the error it raises (exceptions leave the cached machine code with
+        constant arguments only): compiler/plan.Segment passes its own."""
+        self.reports = True
+        return "report"
 
     def _global(self, value) -> str:
         """The global name the source calls the numba function ``value`` by: its own name
@@ -236,10 +245,10 @@ class Writer:
     def finish(self, name: str) -> Source:
         """The function: it returns what is read after it or kept (``needed``)."""
         returned = [i for i in self.writes if i in self.needed]
-        args = ", ".join(f"v{i}" for i in self.reads)
+        args = ", ".join(["report"] * self.reports + [f"v{i}" for i in self.reads])
         rets = "".join(f"v{i}, " for i in returned)
         text = "\n".join([f"def {name}({args}):", *self.body, f"    return ({rets})", ""])
-        return Source(text, self.scope, list(self.reads), returned)
+        return Source(text, self.scope, list(self.reads), returned, self.reports)
 
 
 def elementwise_patterns(pop, form: Elementwise, learned) -> list | None:

@@ -102,8 +102,8 @@ class CompiledProgram:
         if self.build_strategy.compile_loops:
             loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
                                               compile_whole_block, self._whole_plan)
-            loops.update(while_loop.while_forms(self.program, prepared, executor,
-                                                self._whole_plan))
+            loops.update(while_loop.while_forms(self.program, prepared, env, executor, fuse,
+                                                compile_whole_block, self._whole_plan))
         if self.build_strategy.compile_branches and self.branches_off is None:
             loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
                                              compile_whole_block, self._whole_plan))

@@ -16,7 +16,7 @@ import numpy as np
 from . import codegen, disk_cache, while_loop
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
-from ..kernels.cpu.loop_guard import Interrupted, StepLimitReached
+from ..kernels.cpu.loop_guard import Interrupted, LoopLimitReached
 from ..kernels.lowered import Elementwise
 
 
@@ -41,6 +41,8 @@ class Segment:
         self.reads = tuple(source.reads)
         self.writes = tuple(source.writes)
         self.fn = None                   # compiled on first use (compile())
+        # numbers a compiled loop leaves for its limit's error (codegen.Writer.report)
+        self.report = np.zeros(4, np.int64) if source.report else None
 
     def compile(self):
         if self.fn is None:
@@ -50,7 +52,7 @@ class Segment:
     def kernel(self, ctx) -> None:
         run = ctx.run
         env = run.env
-        args = []
+        args = [] if self.report is None else [self.report]
         for i in self.reads:
             var = env[i]
             value = var._value if var is not None else None
@@ -61,7 +63,7 @@ class Segment:
             results = (self.fn or self.compile())(*args)
         except Interrupted:                 # SIGINT seen by a compiled loop: the user's
             raise KeyboardInterrupt from None   # Interrupt (kernels/cpu/loop_guard.py)
-        except StepLimitReached as reached:     # the interpreter's error, at once
+        except LoopLimitReached as reached:     # the interpreter's error, at once
             raise while_loop.limit_error(self, reached) from None
         for i, value in zip(self.writes, results):
             var = env[i]

@@ -1,9 +1,8 @@
-"""A ``while`` op compiled as a loop in its segment.
+"""A ``while`` op (and its ``while_grad``) compiled as loops in their segment.
 
 In the interpreter each step of a while (ops/while_op.py) is a Python round: test the
-condition, make a kid scope, run the body op by op, delete the scope. Compiled, the body is
-one generated function (its own plan, learned when the interpreter's run of the loop ran
-it, holds the whole block as one segment), and the op a loop that calls it::
+condition, make a kid scope, run the body op by op, keep the scope for the gradient or
+delete it. Compiled, the body is one generated function and the op a loop that calls it::
 
     # op 4 while: X=i/h/W/x/n, Condition=cond -> Out=i/h/cond ...
     n4 = 0
@@ -13,7 +12,7 @@ it, holds the whole block as one segment), and the op a loop that calls it::
         if not v5.ravel()[0]:
             break
         if n4 >= 1000000:
-            raise StepLimitReached("4 1000000")
+            raise LoopLimitReached("4 steps 1000000")
         stop_if_interrupted()
         c4 = block1_segment_0(v0, v3, v1, v2, v4)
         v0 = c4[3]          # the loop variables the body writes, the condition among them
@@ -28,19 +27,36 @@ step (kernels/cpu/loop_guard.py). A loop variable keeps one type over the steps,
 variable of the compiled loop; a body that changed one's dtype or rank fails to compile,
 and the run falls back to the interpreter.
 
-Only a while whose step scopes are not kept compiles this way (inference, or a loop no
-gradient reads): a training while keeps every step's scope for ``while_grad``, under the
-memory limit of ops/while_op.py, and runs in the interpreter, each step one call of its
-body's compiled segments.
+**Training.** A while whose gradient is taken keeps every step's scope for ``while_grad``:
+the body's values of that step, and a snapshot of the loop variables as the step began
+(ops/while_op.snapshot_names). Compiled, the pair is two loops in one segment, as a
+recurrent op's (recurrent_loop.py): the forward loop stacks, step by step, the values the
+gradient block reads (stacks that double when full: the step count is known only at the
+end), under the interpreter's limit of kept bytes (``MAX_KEPT_BYTES``, counted as the
+interpreter counts a kid scope: the body's own values and the snapshots); the backward
+loop walks the steps last first, calling the gradient block with the step's slices and the
+running gradients of the loop variables, and adds up the others' in the interpreter's
+order. Counters updated in place are not stacked: the gradient block walks them back.
+
+The body is learned from the step scopes the interpreter's run kept (training), or, in a
+loop that keeps none (inference), from the body's own plan, learned when the interpreter's
+run of the loop ran it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .sub_blocks import Declined, arguments, outer_writes
+import numpy as np
+
+from .sub_blocks import (Declined, arguments, file_pair, learned_in, outer_writes,
+                         whole_sub_block)
 from ..core.errors import ExecutionError
-from ..kernels.cpu.loop_guard import StepLimitReached, stop_if_interrupted
+from ..core.grad_maker import EMPTY_VAR, forward_name, grad_name
+from ..kernels.cpu import layout as KL
+from ..kernels.cpu.loop_guard import LoopLimitReached, stop_if_interrupted
 from ..ops import while_op
+
+FIRST_CAPACITY = 16            # steps a training loop's stacks hold before they first grow
 
 
 @dataclass(eq=False)
@@ -50,7 +66,14 @@ class WhileLoop:
     args: list                    # per argument of body: ("outer", number)
     writes: list                  # (position in body's results, number in this block)
     limit: int
-    grad = None                   # (no partner: plan._split_pairs)
+    # training: what each step stacks for the gradient (("made", position) | ("snap",
+    # number)), the positions of the body's own values and the snapshots' numbers (what
+    # a kept kid scope holds: its bytes count), the byte limit
+    saved: list = field(default_factory=list)
+    local: list = field(default_factory=list)
+    snaps: list = field(default_factory=list)
+    max_bytes: int = 0
+    grad: "WhileGrad | None" = field(default=None, repr=False)
 
     def emit(self, w, pop) -> None:
         b, o = w.body, pop.index
@@ -58,55 +81,199 @@ class WhileLoop:
         fn = w._global(self.body.compile())
         args = ", ".join(w._use(k) for _, k in self.args)
         made_here = [j for _, j in self.writes if j not in w.defined and j not in w.reads]
+        training = self.grad is not None
+        snaps = {k: w._use(k) for k in self.snaps}      # values as each step begins
         b.append(f"    n{o} = 0")
+        if training:
+            b.append(f"    kept{o} = 0")
         b.append("    while True:")
         b.append(f"        if {cond}.size != 1:\n            raise ValueError(\"op {o} while: "
                  f"the condition must hold one value\")")
         b.append(f"        if not {cond}.ravel()[0]:\n            break")
-        b.append(f"        if n{o} >= {self.limit}:\n            raise "
-                 f"{w._global(StepLimitReached)}(\"{o} {self.limit}\")")
+        limit = w._global(LoopLimitReached)
+        b.append(f"        if n{o} >= {self.limit}:\n            raise {limit}(\"{o} steps "
+                 f"{self.limit}\")")
         b.append(f"        {w._global(stop_if_interrupted)}()")
+        if training:
+            held = [f"{v}.nbytes" for v in snaps.values()]
+            b += [f"        sv{o}_{k} = {v}" for k, v in snaps.items()]
         b.append(f"        c{o} = {fn}({args})")
+        if training:
+            held += [f"c{o}[{pos}].nbytes" for pos in self.local]
+            b.append(f"        kept{o} += {' + '.join(held) or '0'}")
+            report = w.report()
+            b.append(f"        if kept{o} > {self.max_bytes}:\n"
+                     f"            {report}[0] = n{o} + 1\n            {report}[1] = kept{o}\n"
+                     f"            raise {limit}(\"{o} bytes\")")
+            put, grow = w._global(KL.put_step), w._global(KL.grown)
+            for k, (kind, ref) in enumerate(self.saved):
+                value = f"c{o}[{ref}]" if kind == "made" else f"sv{o}_{ref}"
+                b.append(f"        if n{o} == 0:\n            st{o}_{k} = np.empty(("
+                         f"{FIRST_CAPACITY},) + {value}.shape, {value}.dtype)\n"
+                         f"        elif n{o} == st{o}_{k}.shape[0]:\n"
+                         f"            st{o}_{k} = {grow}(st{o}_{k})")
+                b.append(f"        {put}(st{o}_{k}, n{o}, {value})")
         for pos, j in self.writes:
             b.append(f"        {w._define(j)} = c{o}[{pos}]")
         b.append(f"        n{o} += 1")
-        if made_here:               # values only a step makes: none without a step
+        if made_here or training:       # values only a step makes: none without a step
             b.append(f"    if n{o} == 0:\n        raise {w._global(Declined)}(\"op {o} while: "
                      f"no step ran\")")
 
 
-def while_forms(program, prepared, executor, whole_plan) -> dict:
-    """{op index: WhileLoop} for this block's while ops that keep no step scopes and whose
-    body's own plan compiled it whole (``whole_plan(prepared body)``: that Segment or
-    None)."""
+@dataclass(eq=False)
+class WhileGrad:
+    """A while_grad op, compiled with its while (see the module docstring)."""
+    body: object
+    args: list                    # ("og", k) | ("saved", k) | ("outer", number)
+    og: list                      # per Out@GRAD: ("given", number) | ("zeros", number) |
+    outputs: list                 #   None; per X@GRAD: (kind "carried"/"summed", position
+    writes: list                  #   or -1, its og or -1, number, X's number); counters
+    forward: WhileLoop | None = field(default=None, repr=False)
+    forward_pop: object = field(default=None, repr=False)
+
+    def emit(self, w, gpop) -> None:
+        b, o, f = w.body, gpop.index, self.forward_pop.index
+        for k, og in enumerate(self.og):
+            if og is not None:
+                kind, i = og
+                b.append(f"    g{o}_{k} = {w._use(i)}" if kind == "given" else
+                         f"    g{o}_{k} = np.zeros_like({w._use(i)})")
+        b.append(f"    for s{o} in range(n{f}):")
+        b.append(f"        t{o} = n{f} - 1 - s{o}")
+        b.append(f"        {w._global(stop_if_interrupted)}()")
+        args = [f"g{o}_{k}" if kind == "og" else f"st{f}_{k}[t{o}]" if kind == "saved"
+                else w._use(k) for kind, k in self.args]
+        b.append(f"        q{o} = {w._global(self.body.compile())}({', '.join(args)})")
+        for n, (kind, pos, k, _, _) in enumerate(self.outputs):
+            if pos < 0:
+                continue
+            if kind == "carried":           # the gradient flowing into the step before
+                b.append(f"        g{o}_{k} = q{o}[{pos}]")
+            else:                           # summed in the interpreter's order
+                b.append(f"        if s{o} == 0:\n            x{o}_{n} = q{o}[{pos}].copy()\n"
+                         f"        else:\n            x{o}_{n} += q{o}[{pos}]")
+        for pos, j in self.writes:          # counters walked back
+            b.append(f"        {w._define(j)} = q{o}[{pos}]")
+        for n, (kind, pos, k, j, x) in enumerate(self.outputs):
+            value = f"g{o}_{k}" if kind == "carried" else f"x{o}_{n}" if pos >= 0 else \
+                f"np.zeros_like({w._use(x)})"
+            b.append(f"    {w._define(j)} = {value}")
+
+
+def while_forms(program, prepared, env, executor, fuse, compile_whole_block,
+                whole_plan) -> dict:
+    """{op index: WhileLoop or WhileGrad} for this block's while ops: a training while
+    with its while_grad, from the step scopes it kept in ``env``; one that keeps none from
+    its body's own plan (``whole_plan(prepared body)``: that Segment or None)."""
     forms = {}
     numbers = {n: i for i, n in enumerate(prepared.names)}
     for pop in prepared.ops:
-        if pop.op.type != "while" or pop.tensor_attrs is not None:
-            continue
-        if pop.keep_scopes and not pop.attrs["is_test"]:
-            continue                     # training: while_grad reads its step scopes
-        if not pop.in_ix.get("Condition") or pop.in_ix["Condition"][0] < 0:
+        if pop.op.type != "while" or pop.tensor_attrs is not None or \
+                not pop.in_ix.get("Condition") or pop.in_ix["Condition"][0] < 0:
             continue
         sub = pop.attrs["sub_block"]
         block = executor.prepare(program, getattr(sub, "idx", sub))
-        body = whole_plan(block)
-        if body is None:
+        if not (pop.keep_scopes and not pop.attrs["is_test"]):
+            body = whole_plan(block)
+            made = _loop(pop, block, body, numbers) if body is not None else None
+            if made is not None:
+                forms[pop.index] = made
             continue
-        args = arguments(body, [], numbers)
-        writes = outer_writes(block, body, numbers)
-        if args is None or writes is None:
-            continue
-        forms[pop.index] = WhileLoop(body, args, writes, while_op.MAX_STEPS)
+        ix = (pop.out_ix.get("StepScopes") or (-1,))[0]
+        scopes = env[ix]._value if ix >= 0 and env[ix] is not None else None
+        grads = [g for g in prepared.ops if g.op.type == "while_grad"
+                 and (g.in_ix.get("StepScopes") or (None,))[0] == ix]
+        if not scopes or len(grads) != 1:
+            continue             # no step ran in the run it was learned from, or unpaired
+        kid = scopes[0]
+        body = compile_whole_block(block, learned_in(kid, block.names), fuse)
+        made = _loop(pop, block, body, numbers) if body is not None else None
+        file_pair(forms, pop, made, grads, lambda gpop: _grad(
+            program, pop, gpop, block, made, kid, env, numbers, executor, fuse,
+            compile_whole_block))
     return forms
 
 
-def limit_error(segment, reached: StepLimitReached) -> ExecutionError:
-    """The interpreter's error for a compiled loop of ``segment`` that ran its limit, with
-    the op's place and line; final: the executor does not run the program again."""
-    index, limit = map(int, str(reached).split())
-    pop = next(p for p in segment.pops if p.index == index)
-    text = f"{pop.where}: {while_op.step_limit_message(limit, pop.inputs['Condition'][0])}"
+def _loop(pop, block, body, numbers) -> WhileLoop | None:
+    args = arguments(body, [], numbers)
+    writes = outer_writes(block, body, numbers)
+    if args is None or writes is None:
+        return None
+    return WhileLoop(body, args, writes, while_op.MAX_STEPS)
+
+
+def _grad(program, pop, gpop, fwd_block, fwd: WhileLoop, kid, env, numbers, executor, fuse,
+          compile_whole_block) -> WhileGrad | None:
+    block, step = whole_sub_block(program, gpop, kid, executor, fuse, compile_whole_block)
+    if step is None:
+        return None
+
+    def array(i):
+        return i >= 0 and env[i] is not None and env[i]._value.__class__ is np.ndarray
+    # the gradients of the loop's final values (ops/while_op._while_grad's ``og``)
+    outer_og = list(gpop.inputs.get("Out@GRAD", []))
+    inner_og = list(gpop.attrs.get("original_output_grad") or outer_og)
+    og, og_fwd = [], []
+    for name, i in zip(outer_og, gpop.in_ix.get("Out@GRAD", ())):
+        final = numbers.get(forward_name(name), -1)
+        og.append(("given", i) if array(i) else ("zeros", final) if array(final) else None)
+        og_fwd.append(forward_name(name))
+    inner = [n if o is not None else None for n, o in zip(inner_og, og)]
+    # what the gradient block reads from a step's scope: the body's values of that step,
+    # the snapshots of the loop variables as it began; the rest from this block
+    fwd_local = set(fwd_block.local)
+    made = [fwd.body.names[i] if fwd.body.names[i] in fwd_local else None
+            for i in fwd.body.writes]
+    snaps = while_op.snapshot_names(pop.op.program, pop.attrs["sub_block"],
+                                    pop.inputs.get("X", []))
+    if any(n not in numbers or not array(numbers[n]) for n in snaps):
+        return None
+    args = arguments(step, [("og", inner), ("made", made), ("snap", snaps)], numbers)
+    writes = outer_writes(block, step, numbers)
+    if args is None or writes is None:
+        return None
+    saved = []
+    for kind, k in args:
+        entry = ("made", k) if kind == "made" else ("snap", numbers[snaps[k]]) \
+            if kind == "snap" else None
+        if entry is not None and entry not in saved:
+            saved.append(entry)
+    args = [("saved", saved.index(("made", k) if kind == "made" else ("snap", numbers[
+        snaps[k]]))) if kind in ("made", "snap") else (kind, k) for kind, k in args]
+    at = {step.names[i]: pos for pos, i in enumerate(step.writes)}
+    local, carried = set(block.local), set(gpop.inputs.get("X", [])) & set(
+        gpop.inputs.get("Out", []))
+    outputs = []
+    for x, gx, j, xi in zip(gpop.inputs.get("X", []), gpop.outputs.get("X@GRAD", []),
+                            gpop.out_ix.get("X@GRAD", ()), gpop.in_ix.get("X", ())):
+        if gx == EMPTY_VAR or j < 0:
+            continue
+        pos = at.get(grad_name(x), -1) if grad_name(x) in local else -1
+        if x in carried:
+            k = og_fwd.index(x) if x in og_fwd else -1
+            if k < 0 or og[k] is None:
+                return None
+            outputs.append(("carried", pos, k, j, xi))
+        elif pos >= 0 or array(xi):
+            outputs.append(("summed", pos, -1, j, xi))
+    fwd.saved, fwd.max_bytes = saved, while_op.MAX_KEPT_BYTES
+    fwd.local = [pos for pos, i in enumerate(fwd.body.writes)
+                 if fwd.body.names[i] in fwd_local]
+    fwd.snaps = [numbers[n] for n in snaps]
+    return WhileGrad(step, args, og, outputs, writes)
+
+
+def limit_error(segment, reached: LoopLimitReached) -> ExecutionError:
+    """The interpreter's error for a compiled loop of ``segment`` that ran past a limit,
+    with the op's place and line; final: the executor does not run the program again."""
+    index, kind, *numbers = str(reached).split()
+    pop = next(p for p in segment.pops if p.index == int(index))
+    condition = pop.inputs["Condition"][0]
+    said = while_op.step_limit_message(int(numbers[0]), condition) if kind == "steps" else \
+        while_op.kept_too_much_message(int(segment.report[0]), int(segment.report[1]),
+                                       condition)
+    text = f"{pop.where}: {said}"
     if pop.created_at:
         text += f"\n  op created at: {pop.created_at}"
     error = ExecutionError(text)

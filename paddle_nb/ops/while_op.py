@@ -85,15 +85,14 @@ def _truth(value) -> bool:
     return bool(v.ravel()[0])
 
 
-def _snapshot_names(ctx) -> list[str]:
+def snapshot_names(program, sub_block, x_names) -> list[str]:
     """Loop inputs to save at each step's start: tensors that are not parameters and that
     no single op updates in place (those are counters, like ``increment``: the gradient
     block walks them back itself, with increment's gradient, an increment by -step)."""
-    program = ctx.op.program
-    body = program.block(ctx.attr("sub_block"))
+    body = program.block(sub_block)
     in_place = {n for op in body.ops for n in op.input_arg_names if n in op.output_arg_names}
     names = []
-    for n in ctx.input_names("X"):
+    for n in x_names:
         desc = body.lookup(n)
         if desc is not None and not desc.is_parameter and n not in in_place:
             names.append(n)
@@ -103,7 +102,8 @@ def _snapshot_names(ctx) -> list[str]:
 def _while(ctx):
     cond = ctx.scope.find_var(ctx.input_names("Condition")[0])
     keep = ctx.keep_scopes and not ctx.attr("is_test")
-    snap = _snapshot_names(ctx) if keep else []
+    snap = snapshot_names(ctx.op.program, ctx.attr("sub_block"), ctx.input_names("X")) \
+        if keep else []
     scopes, step, limit, kept = [], 0, MAX_STEPS, 0
     while _truth(cond.get()):
         if step >= limit:
@@ -121,7 +121,8 @@ def _while(ctx):
             scopes.append(kid)
             kept += kid.held_bytes()
             if kept > MAX_KEPT_BYTES:
-                raise ExecutionError(_kept_too_much(ctx, step + 1, kept))
+                raise ExecutionError(kept_too_much_message(
+                    step + 1, kept, ctx.input_names("Condition")[0]))
         else:
             ctx.scope.delete_scope(kid)
         step += 1
@@ -136,14 +137,15 @@ def step_limit_message(limit: int, condition: str) -> str:
             f"environment variable {MAX_STEPS_ENV})")
 
 
-def _kept_too_much(ctx, steps: int, kept: int) -> str:
+def kept_too_much_message(steps: int, kept: int, condition: str) -> str:
+    """The error of a training loop whose kept step scopes passed MAX_KEPT_BYTES (here,
+    and in a compiled loop)."""
     return (f"while kept {steps} step scopes holding {human_bytes(kept)} of tensors for its "
             f"gradient (training keeps every step), past the limit of "
-            f"{human_bytes(MAX_KEPT_BYTES)}; its condition "
-            f"{ctx.input_names('Condition')[0]!r} still holds. If the loop is meant to be "
-            f"this long, raise paddle_nb.ops.while_op.MAX_KEPT_BYTES (or the environment "
-            f"variable {MAX_KEPT_BYTES_ENV}); if not, does the body update its condition? "
-            f"(Inference, program.clone(for_test=True), keeps no step scopes.)")
+            f"{human_bytes(MAX_KEPT_BYTES)}; its condition {condition!r} still holds. If the "
+            f"loop is meant to be this long, raise paddle_nb.ops.while_op.MAX_KEPT_BYTES (or "
+            f"the environment variable {MAX_KEPT_BYTES_ENV}); if not, does the body update "
+            f"its condition? (Inference, program.clone(for_test=True), keeps no step scopes.)")
 
 
 def _while_grad(ctx):

@@ -230,6 +230,15 @@ def put_step(stack, t, value):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def grown(stack):
+    """``stack`` with room for twice its steps, the ones it holds copied: a compiled
+    ``while`` loop's stacks, whose length is known only when the loop ends."""
+    out = np.empty((2 * stack.shape[0],) + stack.shape[1:], stack.dtype)
+    out[:stack.shape[0]] = stack
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def broadcast_copy(x, shape):
     """expand_v2's Out: x broadcast to ``shape`` (a tuple), copied."""
     return np.ascontiguousarray(np.broadcast_to(x, shape))

@@ -1,4 +1,4 @@
-"""What a compiled loop checks at each step: Jupyter's Interrupt, and a step limit.
+"""What a compiled loop checks at each step: Jupyter's Interrupt, and its limits.
 
 Kernel > Interrupt sends the kernel SIGINT. Python's C handler only sets a flag, and the
 Python handler that raises KeyboardInterrupt runs when the interpreter next executes
@@ -43,7 +43,10 @@ def stop_if_interrupted():
         raise Interrupted("interrupted")
 
 
-class StepLimitReached(Exception):
-    """Raised by a compiled ``while`` loop that ran its step limit (ops/while_op.py's
-    MAX_STEPS) with its condition still holding; the argument is the op's index, and
-    compiler/plan.Segment re-raises it as the interpreter's error for that op."""
+class LoopLimitReached(Exception):
+    """Raised by a compiled ``while`` loop that ran past a limit of ops/while_op.py: its
+    steps (MAX_STEPS), or the bytes a training loop keeps for its gradient
+    (MAX_KEPT_BYTES). Its argument, a constant (numba's disk cache keeps no other), says
+    which: ``"<op index> steps <limit>"`` or ``"<op index> bytes"`` (the steps and bytes
+    are left in the segment's report array); compiler/plan.Segment re-raises it as the
+    interpreter's error for that op."""

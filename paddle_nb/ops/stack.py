@@ -51,12 +51,16 @@ def _stack(ctx):
     ctx.set_output("Y", arrays.stack(xs, ctx.attr("axis") % (xs[0].ndim + 1)))
 
 
-def _lowered_stack(info):
-    """np.stack of inputs of one dtype numba holds."""
-    dtype = one_dtype(info, "X")
-    if dtype is None or not numba_holds(dtype):
-        return None
-    return Call(stacked, ("X",), ("Y",), (info.attr("axis") % (info.ndim("X") + 1),))
+def lowered_stacking(slot_in: str, slot_out: str):
+    """The lowered form of an op whose output is its inputs stacked along a new ``axis``
+    (stack, unstack's gradient): np.stack of inputs of one dtype numba holds."""
+    def lowered(info):
+        dtype = one_dtype(info, slot_in)
+        if dtype is None or not numba_holds(dtype):
+            return None
+        return Call(stacked, (slot_in,), (slot_out,),
+                    (info.attr("axis") % (info.ndim(slot_in) + 1),))
+    return lowered
 
 
 def lowered_slices(slot_in: str, slot_out: str):
@@ -107,7 +111,7 @@ register(OpDef(
     "stack", [Slot("X", "the tensors to stack", duplicable=True)], [Slot("Y", "the stack")],
     [Attr("axis", A.INT, 0, "the new axis")],
     comment="Y = the inputs stacked along a new axis.", infer_shape=_stack_infer,
-    kernels={"cpu": _stack, "cuda": _stack}, lowered=_lowered_stack,
+    kernels={"cpu": _stack, "cuda": _stack}, lowered=lowered_stacking("X", "Y"),
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
               kernel=_stack_grad, cuda_kernel=_stack_grad, infer_shape=_stack_grad_infer,
               lowered=lowered_slices("Y@GRAD", "X@GRAD"))))
@@ -141,15 +145,6 @@ def _unstack_grad(ctx):
     ctx.set_output("X@GRAD", arrays.stack(dys, ctx.attr("axis") % (dys[0].ndim + 1)))
 
 
-def _lowered_unstack_grad(info):
-    """The slices' gradients stacked back (kernels/cpu/layout.stacked)."""
-    dtype = one_dtype(info, "Y@GRAD")
-    if dtype is None or not numba_holds(dtype):
-        return None
-    return Call(stacked, ("Y@GRAD",), ("X@GRAD",),
-                (info.attr("axis") % (info.ndim("Y@GRAD") + 1),))
-
-
 def _unstack_grad_infer(ctx):
     """X@GRAD is the Y@GRADs stacked along axis; given X (this package's backward), each
     Y@GRAD must be one of its slices (Paddle's unstack_grad reads no X)."""
@@ -179,7 +174,7 @@ register(OpDef(
     kernels={"cpu": _unstack, "cuda": _unstack}, lowered=lowered_slices("X", "Y"),
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Y"], writes=["X"],
               kernel=_unstack_grad, cuda_kernel=_unstack_grad,
-              infer_shape=_unstack_grad_infer, lowered=_lowered_unstack_grad)))
+              infer_shape=_unstack_grad_infer, lowered=lowered_stacking("Y@GRAD", "X@GRAD"))))
 
 
 # --- expand_v2 ----------------------------------------------------------------------------------

@@ -61,8 +61,8 @@ class CompiledProgram:
         self._remote = (None, False)       # (program version, does it talk to servers?)
         self._place_kind = None            # the place of the last run ("cpu", "cuda")
         self.disabled_because: str | None = None
-        self.declined = 0                  # runs a compiled branch handed to the interpreter
-        self.branches_off: str | None = None     # why branches are no longer compiled
+        self.declined = 0           # runs compiled control flow handed to the interpreter
+        self.declining_off: str | None = None   # why branches and whiles are no longer
 
     def __repr__(self):
         return f"<CompiledProgram of {self.program!r}>"
@@ -102,9 +102,10 @@ class CompiledProgram:
         if self.build_strategy.compile_loops:
             loops = recurrent_loop.pair_forms(self.program, prepared, env, executor, fuse,
                                               compile_whole_block, self._whole_plan)
+        if self.build_strategy.compile_loops and self.declining_off is None:
             loops.update(while_loop.while_forms(self.program, prepared, env, executor, fuse,
                                                 compile_whole_block, self._whole_plan))
-        if self.build_strategy.compile_branches and self.branches_off is None:
+        if self.build_strategy.compile_branches and self.declining_off is None:
             loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
                                              compile_whole_block, self._whole_plan))
         plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
@@ -154,16 +155,17 @@ class CompiledProgram:
 
     def run_failed(self, error: BaseException) -> None:
         """A compiled run raised and the interpreter's run of it did not: drop the plans
-        (they are learned again), and stop compiling after MAX_FAILURES. A compiled branch
-        whose condition failed (branch.py) is no failure: the plans stay, but after
-        MAX_DECLINES such runs branches are compiled no more (a condition that flips
-        from run to run would pay for a compiled start and an interpreted run each time)."""
+        (they are learned again), and stop compiling after MAX_FAILURES. Compiled control
+        flow that declined its run (a branch whose condition failed, a while that ran no
+        step: sub_blocks.Declined) is no failure: the plans stay, but after MAX_DECLINES
+        such runs branches and whiles are compiled no more (a condition that flips from
+        run to run would pay for a compiled start and an interpreted run each time)."""
         with self._lock:
             if is_decline(error):
                 self.declined += 1
-                if self.declined >= MAX_DECLINES and self.branches_off is None:
-                    self.branches_off = (f"{self.declined} runs took a branch the compiled "
-                                         f"code was not learned with")
+                if self.declined >= MAX_DECLINES and self.declining_off is None:
+                    self.declining_off = (f"{self.declined} runs took a way the compiled "
+                                          f"code was not learned with")
                     self._plans.clear()
                     self._guesses.clear()
                 return
@@ -188,8 +190,9 @@ class CompiledProgram:
             head.append("# the last run was on CUDAPlace, where blocks run in the interpreter "
                         "(its CUDA kernels, op by op): the compiler emits CPU code only")
         head += [f"# compiled run failed: {f}" for f in self.failures]
-        if self.branches_off:
-            head.append(f"# conditional_blocks are no longer compiled: {self.branches_off}")
+        if self.declining_off:
+            head.append(f"# conditional_blocks and whiles are no longer compiled: "
+                        f"{self.declining_off}")
         plan = self._latest.get(block)
         if plan is None:
             if block >= len(self.program.blocks):

@@ -93,7 +93,7 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
     must be in the scope when the block ends (fetched, persistable, living in a scope
     outside the run, read by name in a sub-block); a segment stores any other value it
     makes only where an op outside it reads it. ``loops``: {op index: control-flow form}
-    (recurrent_loop.pair_forms' loops, branch.branch_forms' branches), kept only where a
+    (recurrent_loop's and while_loop's loops, branch.py's branches), kept only where a
     pair lands in one segment."""
     loops = dict(loops or {})
     while True:
@@ -128,15 +128,17 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
                      [prepared.names[i] for i in bound if prepared.names[i] in local])
 
 
-_LOOP_WHY = ("a recurrent op compiles as a loop with its gradient op in one segment, from "
-             "its kept step scopes, when every op of its blocks has a lowered form; its "
-             "steps run their blocks' compiled segments")
-_BRANCH_WHY = ("a conditional_block compiles as a branch with its gradient op in one "
-               "segment, from the kid scope its gradient keeps, when its branch ran in the "
-               "run it was learned from and every op of its blocks has a lowered form; its "
-               "branch runs its block's compiled segments")
-_CONTROL_FLOW = {"recurrent": _LOOP_WHY, "recurrent_grad": _LOOP_WHY,
-                 "conditional_block": _BRANCH_WHY, "conditional_block_grad": _BRANCH_WHY}
+_WHY = ("a {op} compiles as {what} (with its gradient op, in one segment) when every op "
+        "of its blocks has a lowered form and it was learned from a run of them; {runs}")
+_LOOP_WHY = _WHY.format(op="{op}", what="a loop", runs="its steps run their blocks' compiled "
+                        "segments")
+_CONTROL_FLOW = {
+    "recurrent": _LOOP_WHY.format(op="recurrent op"),
+    "while": _LOOP_WHY.format(op="while"),
+    "conditional_block": _WHY.format(op="conditional_block", what="a branch",
+                                     runs="its branch runs its block's compiled segments")}
+for _op in list(_CONTROL_FLOW):
+    _CONTROL_FLOW[_op + "_grad"] = _CONTROL_FLOW[_op]
 
 
 def _partition(ops, learned, loops: dict):

@@ -432,6 +432,24 @@ def test_ops_with_a_list_of_outputs_and_their_gradients():
     assert "interpreted (" not in compiled.source()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axis, scale, shift", [(2, True, True), (1, True, True),
+                                                (2, False, False)])
+def test_layer_norm_and_its_gradient(dtype, axis, scale, shift):
+    """A transformer's pre-norm as users write it: tokens [N, T, D] through an fc, each
+    token normalised (axis 2) or each sample (axis 1), with or without Scale and Bias;
+    trained by SGD, so Y's gradient reaches X, Scale and Bias."""
+    def build():
+        x = data("x", [None, 5, 6], dtype)
+        h = pd.layer.fc(x, 8, num_flatten_dims=2)
+        y = pd.layers.layer_norm(h, scale=scale, shift=shift, begin_norm_axis=axis)
+        loss = pd.mean(pd.tanh(y) * y)
+        pd.optimizer.SGD(0.1).minimize(loss)
+        return [loss, y]
+    main, compiled = run_both(build, {"x": floats(4, 5, 6, dtype=np.dtype(dtype).type)})
+    assert_compiled(main, compiled, "layer_norm", "layer_norm_grad")
+
+
 # --- a row-wise IfElse and logical ops -----------------------------------------------------
 def test_a_row_wise_ifelse_trains_the_same_compiled():
     """split_lod_tensor, merge_lod_tensor and the branches (and their gradients) compiled;

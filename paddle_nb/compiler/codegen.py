@@ -152,12 +152,13 @@ class Writer:
             args += [literal(c, self.scope) for c in form.consts]
             fn = self._global(form.fn)
             targets, lists = [], []
-            for slot in form.writes:
+            for k, slot in enumerate(form.writes):
+                ix = pop.out_ix.get(slot) or (-1,)
                 if pop.op_def.output(slot).duplicable:    # a list, one array per output
                     targets.append(f"l{pop.index}_{len(lists)}")
-                    lists.append((targets[-1], pop.out_ix[slot]))
-                else:
-                    targets.append(self._define(pop.out_ix[slot][0]))
+                    lists.append((targets[-1], ix))
+                else:                                     # (one nobody asked for: dropped)
+                    targets.append(self._define(ix[0]) if ix[0] >= 0 else f"_{pop.index}_{k}")
             self.body.append(f"    {', '.join(targets)} = {fn}({', '.join(args)})")
             for name, ix in lists:
                 self.body += [f"    {self._define(i)} = {name}[{k}]"

@@ -40,7 +40,8 @@ class Elementwise:
 class Call:
     """``writes = fn(*reads, *consts)``: ``fn`` an ``njit`` function returning one array per
     slot of ``writes`` (a tuple when there are several; a list of arrays for a duplicable
-    slot, one per output, in order), ``consts`` attribute values
+    slot, one per output, in order; a slot the op has no output for is dropped), ``consts``
+    attribute values
     written into the generated source as literals (a compiled function is specialised on
     them, which is what an attribute is)."""
     fn: object

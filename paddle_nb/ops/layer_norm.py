@@ -29,6 +29,8 @@ The kernels (kernels/cpu/layer_norm.py, kernels/cuda/layer_norm.py) see X as tha
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -37,6 +39,7 @@ from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import layer_norm as CPU_LN
 from ..kernels.cuda import layer_norm as CUDA_LN
+from ..kernels.lowered import Call
 from .batch_norm import epsilon_check, require_float
 
 
@@ -167,6 +170,24 @@ def _layer_norm_grad_cuda(ctx):
     ctx.set_output("Bias@GRAD", dbias)
 
 
+# --- inside a compiled block (kernels/lowered.py): kernels/cpu/layer_norm.normalized(_grad),
+# the serial loops of the CPU kernel; a Scale or Bias not given is passed as X, flagged
+def _lowered(grad: bool):
+    def lowered(info):
+        if info.dtype("X") not in (np.float32, np.float64):
+            return None
+        if math.prod(info.shape("X")) >= CPU_LN.MIN_PARALLEL_LAYER_NORM:
+            return "large: the interpreter splits it across the cores"
+        scale, bias = (slot if info.has_input(slot) else "X" for slot in ("Scale", "Bias"))
+        eps, axis = float(info.attr("epsilon")), info.attr("begin_norm_axis")
+        if not grad:
+            return Call(CPU_LN.normalized, ("X", scale, bias), ("Y", "Mean", "Variance"),
+                        (scale != "X", bias != "X", eps, axis))
+        return Call(CPU_LN.normalized_grad, ("X", scale, "Mean", "Variance", "Y@GRAD"),
+                    ("X@GRAD", "Scale@GRAD", "Bias@GRAD"), (scale != "X", eps, axis))
+    return lowered
+
+
 register(OpDef(
     "layer_norm",
     [Slot("X", "the input; the dims before begin_norm_axis are its rows"),
@@ -184,7 +205,8 @@ register(OpDef(
             "variance of each row: X's values from begin_norm_axis on, for each index of "
             "the dims before it.",
     infer_shape=_layer_norm_infer,
-    kernels={"cpu": _layer_norm_cpu, "cuda": _layer_norm_cuda},
+    kernels={"cpu": _layer_norm_cpu, "cuda": _layer_norm_cuda}, lowered=_lowered(False),
     grad=Grad(reads=["X", "Scale", "Bias", "Mean", "Variance"], grads_of=["Y"],
               writes=["X", "Scale", "Bias"], kernel=_layer_norm_grad_cpu,
-              cuda_kernel=_layer_norm_grad_cuda, infer_shape=_layer_norm_grad_infer)))
+              cuda_kernel=_layer_norm_grad_cuda, infer_shape=_layer_norm_grad_infer,
+              lowered=_lowered(True))))

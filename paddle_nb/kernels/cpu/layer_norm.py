@@ -19,6 +19,7 @@ and thread counts, so every run gives the same bits, whichever thread ran which 
 import numba
 import numpy as np
 from numba import njit
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .fastmath32 import FASTMATH32
 from .threads import parallel_ok
@@ -123,3 +124,58 @@ def layer_norm_grad(x, dy, mean, var, scale, eps, dx):
     else:
         _grad_serial(x, dy, mean, var, scale, eps, dx, dscale, dbias)
     return dx, dscale.sum(axis=0), dbias.sum(axis=0)
+
+
+# --- inside a compiled block (paddle_nb/compiler): the serial loops above, called from
+# numba code. ``axis`` (begin_norm_axis, a literal) splits X's dims into rows and columns;
+# a Scale or Bias not given is passed as X with ``has_scale`` / ``has_bias`` False.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _vector(v, given, cols, absent):
+    """Scale or Bias as float64 [cols], or ``absent`` everywhere when not given."""
+    if given:
+        return np.ascontiguousarray(v).reshape(cols).astype(np.float64)
+    return np.full(cols, absent)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _rows_cols(x, axis):
+    rows, cols = 1, 1
+    for d in range(x.ndim):
+        if d < axis:
+            rows *= x.shape[d]
+        else:
+            cols *= x.shape[d]
+    return rows, cols
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def normalized(x, scale, bias, has_scale, has_bias, eps, axis):
+    """layer_norm's Y, Mean and Variance (the interpreter's serial loop, its dtypes)."""
+    numba.literally(axis)
+    rows, cols = _rows_cols(x, axis)
+    xm = np.ascontiguousarray(x).reshape((rows, cols))
+    y = np.empty((rows, cols), x.dtype)
+    mean, var = np.empty(rows, x.dtype), np.empty(rows, x.dtype)
+    _forward_serial(xm, _vector(scale, has_scale, cols, 1.0),
+                    _vector(bias, has_bias, cols, 0.0), eps, y, mean, var)
+    lead = np.empty(axis, np.int64)                # the row dims: Mean's and Variance's
+    for d in range(axis):
+        lead[d] = x.shape[d]
+    rows_shape = to_fixed_tuple(lead, axis)
+    return y.reshape(x.shape), mean.reshape(rows_shape), var.reshape(rows_shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def normalized_grad(x, scale, mean, var, dy, has_scale, eps, axis):
+    """layer_norm's X@GRAD, Scale@GRAD and Bias@GRAD (one chunk of rows: the serial
+    loop's sums, in its order)."""
+    numba.literally(axis)
+    rows, cols = _rows_cols(x, axis)
+    dx = np.empty((rows, cols), x.dtype)
+    dscale, dbias = np.zeros((1, cols)), np.zeros((1, cols))
+    _grad_serial(np.ascontiguousarray(x).reshape((rows, cols)),
+                 np.ascontiguousarray(dy).reshape((rows, cols)),
+                 np.ascontiguousarray(mean).reshape(rows),
+                 np.ascontiguousarray(var).reshape(rows),
+                 _vector(scale, has_scale, cols, 1.0), eps, dx, dscale, dbias)
+    return dx.reshape(x.shape), dscale[0].astype(x.dtype), dbias[0].astype(x.dtype)

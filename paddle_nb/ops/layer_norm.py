@@ -158,18 +158,6 @@ def _layer_norm_grad_cpu(ctx):
     ctx.set_output("Bias@GRAD", dbias.astype(x.dtype))
 
 
-def _layer_norm_grad_cuda(ctx):
-    x = ctx.input("X")
-    _, _, rows, cols = _matrix(ctx, x)
-    scale = ctx.input("Scale") if ctx.has_input("Scale") else None
-    dx, dscale, dbias = CUDA_LN.layer_norm_grad(
-        x, ctx.input("Y@GRAD"), rows, cols, ctx.input("Mean"), ctx.input("Variance"), scale,
-        float(ctx.attr("epsilon")))
-    ctx.set_output("X@GRAD", dx)
-    ctx.set_output("Scale@GRAD", dscale)
-    ctx.set_output("Bias@GRAD", dbias)
-
-
 # --- inside a compiled block (kernels/lowered.py): kernels/cpu/layer_norm.normalized(_grad),
 # the serial loops of the CPU kernel; a Scale or Bias not given is passed as X, flagged
 def _lowered(grad: bool):
@@ -186,6 +174,18 @@ def _lowered(grad: bool):
         return Call(CPU_LN.normalized_grad, ("X", scale, "Mean", "Variance", "Y@GRAD"),
                     ("X@GRAD", "Scale@GRAD", "Bias@GRAD"), (scale != "X", eps, axis))
     return lowered
+
+
+def _layer_norm_grad_cuda(ctx):
+    x = ctx.input("X")
+    _, _, rows, cols = _matrix(ctx, x)
+    scale = ctx.input("Scale") if ctx.has_input("Scale") else None
+    dx, dscale, dbias = CUDA_LN.layer_norm_grad(
+        x, ctx.input("Y@GRAD"), rows, cols, ctx.input("Mean"), ctx.input("Variance"), scale,
+        float(ctx.attr("epsilon")))
+    ctx.set_output("X@GRAD", dx)
+    ctx.set_output("Scale@GRAD", dscale)
+    ctx.set_output("Bias@GRAD", dbias)
 
 
 register(OpDef(

@@ -22,6 +22,7 @@ from numba import njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .fastmath32 import FASTMATH32
+from .matrix_view import as_matrix, matrix_shape
 from .threads import parallel_ok
 from .twins import twins
 
@@ -138,22 +139,11 @@ def _vector(v, given, cols, absent):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _rows_cols(x, axis):
-    rows, cols = 1, 1
-    for d in range(x.ndim):
-        if d < axis:
-            rows *= x.shape[d]
-        else:
-            cols *= x.shape[d]
-    return rows, cols
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def normalized(x, scale, bias, has_scale, has_bias, eps, axis):
     """layer_norm's Y, Mean and Variance (the interpreter's serial loop, its dtypes)."""
     numba.literally(axis)
-    rows, cols = _rows_cols(x, axis)
-    xm = np.ascontiguousarray(x).reshape((rows, cols))
+    xm = as_matrix(x, axis)
+    rows, cols = xm.shape
     y = np.empty((rows, cols), x.dtype)
     mean, var = np.empty(rows, x.dtype), np.empty(rows, x.dtype)
     _forward_serial(xm, _vector(scale, has_scale, cols, 1.0),
@@ -170,11 +160,10 @@ def normalized_grad(x, scale, mean, var, dy, has_scale, eps, axis):
     """layer_norm's X@GRAD, Scale@GRAD and Bias@GRAD (one chunk of rows: the serial
     loop's sums, in its order)."""
     numba.literally(axis)
-    rows, cols = _rows_cols(x, axis)
+    rows, cols = matrix_shape(x, axis)
     dx = np.empty((rows, cols), x.dtype)
     dscale, dbias = np.zeros((1, cols)), np.zeros((1, cols))
-    _grad_serial(np.ascontiguousarray(x).reshape((rows, cols)),
-                 np.ascontiguousarray(dy).reshape((rows, cols)),
+    _grad_serial(as_matrix(x, axis), as_matrix(dy, axis),
                  np.ascontiguousarray(mean).reshape(rows),
                  np.ascontiguousarray(var).reshape(rows),
                  _vector(scale, has_scale, cols, 1.0), eps, dx, dscale, dbias)

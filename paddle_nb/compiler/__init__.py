@@ -4,7 +4,9 @@
 is what a user hands ``Executor.run``. Inside: lowering.py (what an op's lowered form is
 told of its operands), plan.py (a block cut into compiled segments and interpreted ops),
 codegen.py (a segment's Python source, elementwise chains fused into one loop),
-disk_cache.py (segments compiled once, on disk, for every later process).
+control flow inside a segment (sub_blocks.py: a sub-block as one compiled function;
+recurrent_loop.py, while_loop.py: loops; branch.py: conditional blocks), disk_cache.py
+(segments compiled once, on disk, for every later process).
 """
 from .build_strategy import BuildStrategy
 from .compiled_program import CompiledProgram

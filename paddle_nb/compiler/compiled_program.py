@@ -20,7 +20,9 @@ Faults: a run is all or nothing here too (the executor's rule). A compiled run t
 raises is undone and the program runs again in the interpreter, so that the error names
 the user's op and line; if the interpreter's run succeeds, the plans are dropped and
 learned again, and after three such failures the program is no longer compiled (the
-reasons are in ``source()``).
+reasons are in ``source()``). Compiled control flow that cannot serve a run (a branch not
+taken, a loop that ran no step: sub_blocks.Declined) hands it to the interpreter, which is
+no failure; a limit a compiled loop reaches raises the interpreter's error at once.
 """
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import arguments, file_pair, whole_sub_block
+from .sub_blocks import arguments, file_pair, summed_line, whole_sub_block
 from ..kernels.cpu import layout as KL
 from ..kernels.cpu.loop_guard import stop_if_interrupted
 from ..core.grad_maker import grad_name
@@ -268,8 +268,7 @@ def emit_backward(w, gpop, form: GradLoop) -> None:
     b.append(f"        q{o} = {fn}({', '.join(args)})")
     for n, (pos, j) in enumerate(form.params):      # summed in the interpreter's order,
         if j >= 0 and pos >= 0:                      # into one array (no new one a step)
-            b.append(f"        if s{o} == 0:\n            p{o}_{n} = q{o}[{pos}].copy()\n"
-                     f"        else:\n            p{o}_{n} += q{o}[{pos}]")
+            b.append(summed_line(f"p{o}_{n}", f"q{o}[{pos}]", f"s{o}"))
     for n, (pos, j) in enumerate(form.inputs):
         if j >= 0 and pos >= 0:
             b.append(f"        {w._global(KL.put_step)}(x{o}_{n}, t{o}, q{o}[{pos}])")

@@ -94,3 +94,11 @@ def file_pair(forms: dict, pop, made, grad_pops: list, make_grad) -> None:
         forms[grad_pops[0].index] = grad
         made.grad, grad.forward, grad.forward_pop = grad, made, pop
     forms[pop.index] = made
+
+
+def summed_line(total: str, value: str, step: str) -> str:
+    """The loop body lines that add ``value`` into ``total`` at each step of a gradient
+    loop (``step`` its counter): a copy at step 0, then in place, in the interpreter's
+    order (its sums[x] + value), so the same bits, and no new array a step."""
+    return (f"        if {step} == 0:\n            {total} = {value}.copy()\n"
+            f"        else:\n            {total} += {value}")

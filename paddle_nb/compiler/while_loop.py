@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .sub_blocks import (Declined, arguments, file_pair, learned_in, outer_writes,
-                         whole_sub_block)
+                         summed_line, whole_sub_block)
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, forward_name, grad_name
 from ..kernels.cpu import layout as KL
@@ -151,8 +151,7 @@ class WhileGrad:
             if kind == "carried":           # the gradient flowing into the step before
                 b.append(f"        g{o}_{k} = q{o}[{pos}]")
             else:                           # summed in the interpreter's order
-                b.append(f"        if s{o} == 0:\n            x{o}_{n} = q{o}[{pos}].copy()\n"
-                         f"        else:\n            x{o}_{n} += q{o}[{pos}]")
+                b.append(summed_line(f"x{o}_{n}", f"q{o}[{pos}]", f"s{o}"))
         for pos, j in self.writes:          # counters walked back
             b.append(f"        {w._define(j)} = q{o}[{pos}]")
         for n, (kind, pos, k, j, x) in enumerate(self.outputs):

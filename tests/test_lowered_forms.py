@@ -438,7 +438,10 @@ def test_ops_with_a_list_of_outputs_and_their_gradients():
 def test_layer_norm_and_its_gradient(dtype, axis, scale, shift):
     """A transformer's pre-norm as users write it: tokens [N, T, D] through an fc, each
     token normalised (axis 2) or each sample (axis 1), with or without Scale and Bias;
-    trained by SGD, so Y's gradient reaches X, Scale and Bias."""
+    trained by SGD, so Y's gradient reaches X, Scale and Bias. Equal to float rounding,
+    not to the bit: the row sums are vectorised (fastmath "reassoc"), and LLVM picks their
+    order for the function the loop lands in, the interpreter's kernel or the compiled
+    segment it is inlined into; on some CPUs (the CI's) the two orders differ."""
     def build():
         x = data("x", [None, 5, 6], dtype)
         h = pd.layer.fc(x, 8, num_flatten_dims=2)
@@ -446,7 +449,8 @@ def test_layer_norm_and_its_gradient(dtype, axis, scale, shift):
         loss = pd.mean(pd.tanh(y) * y)
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss, y]
-    main, compiled = run_both(build, {"x": floats(4, 5, 6, dtype=np.dtype(dtype).type)})
+    main, compiled = run_both(build, {"x": floats(4, 5, 6, dtype=np.dtype(dtype).type)},
+                              exact=False)
     assert_compiled(main, compiled, "layer_norm", "layer_norm_grad")
 
 

@@ -545,10 +545,28 @@ def _where_grad(place):
     return run
 
 
+# In a compiled block: select fused as any elementwise op; each gradient a Call of
+# broadcast_sum.operand_gradient around select_grad_x / _y (x there is the Condition's
+# element; every operand has Out's shape, so nothing is summed).
+_WHERE_GRADS = {slot: operand_gradient(f"where_d{slot.lower()}", f"{kernel.__name__}(x, d)",
+                                       (kernel,))
+                for slot, kernel in (("X", select_grad_x), ("Y", select_grad_y))}
+
+
+def _lowered_where_grad(info):
+    dtype, rank = info.dtype("Out@GRAD"), info.ndim("Out@GRAD")
+    if dtype.name not in FLOAT_TYPES or info.dtype("X") != dtype:
+        return None
+    return tuple(Call(_WHERE_GRADS[slot], ("Condition", "Condition", "Out@GRAD", slot),
+                      (slot + "@GRAD",), (0, rank) * 3)
+                 for slot in ("X", "Y") if info.has_output(slot + "@GRAD")) or None
+
+
 register(OpDef("where", [Slot("Condition", "where to take X"), X, Y], [OUT], [],
                comment="Out = X where Condition, else Y, elementwise.",
                infer_shape=_where_infer,
                kernels={"cpu": _where(CPU), "cuda": _where(CUDA)},
+               lowered=lambda info: Elementwise(select, ("Condition", "X", "Y")),
                grad=Grad(reads=["Condition", "X", "Y"], writes=["X", "Y"],
                          kernel=_where_grad(CPU),
-                         cuda_kernel=_where_grad(CUDA))))
+                         cuda_kernel=_where_grad(CUDA), lowered=_lowered_where_grad)))

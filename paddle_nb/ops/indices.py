@@ -5,7 +5,9 @@ arg_max, arg_min (Fluid's slots and attributes, as ``paddle.gather``, ``F.one_ho
 Every index read from a tensor is checked first (kernels/check.py): a gather index or a
 one-hot class outside its range is an ``IndexRangeError`` naming the op, the slot, the bad
 value and where it sits, never a read past the end. Each kernel is one function over the
-places' ``take`` / ``scatter_add`` / ``one_hot`` / ``arg_extreme``.
+places' ``take`` / ``scatter_add`` / ``one_hot`` / ``arg_extreme``; inside a compiled block
+each is a Call of kernels/cpu/indexing.py, which checks the same ranges (and raises, so
+that the interpreter's rerun gives the error naming the op).
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels import check
-from .common import OUT, X, dtype_code_check
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.lowered import Call
+from .common import OUT, X, dtype_code_check, numba_holds
 from ..backends import CPU, CUDA
 
 
@@ -75,6 +79,22 @@ def _gather_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/indexing.taken_at, added_at ---
+def _lowered_gather(info):
+    if not numba_holds(info.dtype("X")):
+        return None
+    return Call(INDEXING.taken_at, ("X", "Index"), ("Out",),
+                (info.attr("axis") % info.ndim("X"), info.ndim("Out")))
+
+
+def _lowered_gather_grad(info):
+    """dX in dOut's dtype, as the kernel makes it."""
+    if not numba_holds(info.dtype("Out@GRAD")):
+        return None
+    return Call(INDEXING.added_at, ("X", "Index", "Out@GRAD"), ("X@GRAD",),
+                (info.attr("axis") % info.ndim("X"),))
+
+
 register(OpDef(
     "gather", [X, Slot("Index", "the positions to take (1-D)"),
                Slot("Axis", "axis as a tensor", dispensable=True)], [OUT],
@@ -82,8 +102,9 @@ register(OpDef(
      Attr("overwrite", A.BOOLEAN, True, "kept for Paddle compatibility", extra=True)],
     comment="Out = X's entries at Index along axis.", infer_shape=_gather_infer,
     kernels={"cpu": _gather(CPU), "cuda": _gather(CUDA)},
+    lowered=_lowered_gather,
     grad=Grad(reads=["X", "Index", "Axis"], writes=["X"], kernel=_gather_grad(CPU),
-              cuda_kernel=_gather_grad(CUDA)),
+              cuda_kernel=_gather_grad(CUDA), lowered=_lowered_gather_grad),
     reads_attr_tensors=("Axis",)))
 
 
@@ -111,6 +132,20 @@ def _one_hot(place):
     return run
 
 
+def zero_of(dtype_code: int):
+    """A 0 of the VarType's element type: a compiled form's constant that makes an array
+    of that type (kernels/cpu/indexing.py fills with it); None for one numba has no
+    arrays of (float16)."""
+    dtype = dtypes.to_numpy(dtype_code)
+    return dtype.type(0) if numba_holds(dtype) else None
+
+
+def _lowered_one_hot(info):
+    zero = zero_of(info.attr("dtype"))
+    return None if zero is None else Call(INDEXING.one_hot_of, ("X",), ("Out",),
+                                          (info.attr("depth"), zero))
+
+
 register(OpDef(
     "one_hot_v2", [X, Slot("depth_tensor", "depth as a tensor",
                            dispensable=True)], [OUT],
@@ -120,6 +155,7 @@ register(OpDef(
      Attr("allow_out_of_range", A.BOOLEAN, False, "refused: out-of-range values are errors")],
     comment="Out = a one-hot vector of length depth for each class index in X.",
     infer_shape=_one_hot_infer, kernels={"cpu": _one_hot(CPU), "cuda": _one_hot(CUDA)},
+    lowered=_lowered_one_hot,
     grad=NO_GRADIENT, reads_attr_tensors=("depth_tensor",)))
 
 
@@ -158,6 +194,18 @@ def _arg(place, largest: bool):
     return run
 
 
+def _lowered_arg(largest: bool):
+    """kernels/cpu/indexing.arg_extreme_of, for numbers (and bools) of 1 dim or more."""
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.kind not in "biuf" or not numba_holds(dtype) or info.ndim("X") == 0:
+            return None
+        return Call(INDEXING.arg_extreme_of, ("X",), ("Out",),
+                    (info.attr("axis") % info.ndim("X"), largest, info.attr("flatten"),
+                     info.attr("keepdims"), zero_of(info.attr("dtype")), info.ndim("Out")))
+    return lowered
+
+
 for _type, _largest in (("arg_max", True), ("arg_min", False)):
     register(OpDef(
         _type, [X], [OUT],
@@ -169,5 +217,5 @@ for _type, _largest in (("arg_max", True), ("arg_min", False)):
                 "along axis (the first, on ties).",
         infer_shape=_arg_infer, kernels={"cpu": _arg(CPU, _largest),
                                          "cuda": _arg(CUDA, _largest)},
-        grad=NO_GRADIENT))
+        lowered=_lowered_arg(_largest), grad=NO_GRADIENT))
 

@@ -8,7 +8,8 @@ is read or written (kernels/check.py): one out of range, or negative, is an
 one function over the places' primitives (backends/): gather_nd turns each index row
 into one flat position (``linear_index``) and then is a ``take`` along one flattened axis,
 so its gradient is gather's ``scatter_add``; scatter writes rows (``scatter_rows``), and
-its gradient zeroes them (``zero_rows``) and takes them (``take``).
+its gradient zeroes them (``zero_rows``) and takes them (``take``). Inside a compiled block
+each is a Call of kernels/cpu/indexing.py, which checks the same ranges first.
 """
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X
+from .common import OUT, X, numba_holds
 from .indices import _axis_in
 from ..backends import CPU, CUDA
 
@@ -94,13 +97,28 @@ def _gather_nd_grad(place):
     return run
 
 
+def _lowered_gather_nd(info):
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    return Call(INDEXING.gathered_nd, ("X", "Index"), ("Out",), (info.ndim("Out"),))
+
+
+def _lowered_gather_nd_grad(info):
+    """dX; dOut of X's dtype (the kernel casts another)."""
+    if not numba_holds(info.dtype("X")) or info.dtype("Out@GRAD") != info.dtype("X") or \
+            info.ndim("X") == 0:
+        return None
+    return Call(INDEXING.gathered_nd_grad, ("X", "Index", "Out@GRAD"), ("X@GRAD",))
+
+
 register(OpDef(
     "gather_nd", [X, Slot("Index", "index rows [..., k] into X's first k axes")], [OUT], [],
     comment="Out[i...] = X[Index[i..., 0], ..., Index[i..., k-1]] (a slice of X's other "
             "axes).",
     infer_shape=_gather_nd_infer, kernels={"cpu": _gather_nd(CPU), "cuda": _gather_nd(CUDA)},
+    lowered=_lowered_gather_nd,
     grad=Grad(reads=["X", "Index"], writes=["X"], kernel=_gather_nd_grad(CPU),
-              cuda_kernel=_gather_nd_grad(CUDA))))
+              cuda_kernel=_gather_nd_grad(CUDA), lowered=_lowered_gather_nd_grad)))
 
 
 # --- scatter ------------------------------------------------------------------------------------
@@ -181,6 +199,25 @@ def _scatter_grad_infer(ctx):
         ctx.set_output("Updates@GRAD", us, ctx.dtype("Updates"))
 
 
+def _lowered_scatter(info):
+    if not numba_holds(info.dtype("X")):
+        return None
+    return Call(INDEXING.scatter_rows_of, ("X", "Ids", "Updates"), ("Out",),
+                (info.attr("overwrite"),))
+
+
+def _lowered_scatter_grad(info):
+    if not numba_holds(info.dtype("Out@GRAD")):
+        return None
+    calls = []
+    if info.has_output("X@GRAD"):
+        calls.append(Call(INDEXING.rows_zeroed, ("Out@GRAD", "Ids"), ("X@GRAD",)))
+    if info.has_output("Updates@GRAD"):
+        calls.append(Call(INDEXING.rows_taken, ("Out@GRAD", "Ids", "Updates"),
+                          ("Updates@GRAD",)))
+    return tuple(calls) or None
+
+
 register(OpDef(
     "scatter", [X, Slot("Ids", "the rows of X to write (1-D)"),
                 Slot("Updates", "one row for each id")], [OUT],
@@ -188,8 +225,10 @@ register(OpDef(
           "False: the row is zeroed, then every update aimed at it is added")],
     comment="Out = X with row Ids[i] replaced by Updates[i] (or by their sum).",
     infer_shape=_scatter_infer, kernels={"cpu": _scatter(CPU), "cuda": _scatter(CUDA)},
+    lowered=_lowered_scatter,
     grad=Grad(reads=["Ids", "Updates"], writes=["X", "Updates"], kernel=_scatter_grad(CPU),
-              cuda_kernel=_scatter_grad(CUDA), infer_shape=_scatter_grad_infer)))
+              cuda_kernel=_scatter_grad(CUDA), infer_shape=_scatter_grad_infer,
+              lowered=_lowered_scatter_grad)))
 
 
 # --- index_select -------------------------------------------------------------------------------
@@ -231,10 +270,26 @@ def _index_select_grad(place):
     return run
 
 
+def _lowered_index_select(info):
+    if not numba_holds(info.dtype("X")):
+        return None
+    return Call(INDEXING.taken_at, ("X", "Index"), ("Out",),
+                (info.attr("dim") % info.ndim("X"), info.ndim("Out")))
+
+
+def _lowered_index_select_grad(info):
+    """dX; dOut of X's dtype (the kernel casts another)."""
+    if not numba_holds(info.dtype("X")) or info.dtype("Out@GRAD") != info.dtype("X"):
+        return None
+    return Call(INDEXING.added_at, ("X", "Index", "Out@GRAD"), ("X@GRAD",),
+                (info.attr("dim") % info.ndim("X"),))
+
+
 register(OpDef(
     "index_select", [X, Slot("Index", "the positions to take along dim (1-D)")], [OUT],
     [Attr("dim", A.INT, 0, "the axis to take along")],
     comment="Out = X's entries at Index along dim.", infer_shape=_index_select_infer,
     kernels={"cpu": _index_select(CPU), "cuda": _index_select(CUDA)},
+    lowered=_lowered_index_select,
     grad=Grad(reads=["X", "Index"], writes=["X"], kernel=_index_select_grad(CPU),
-              cuda_kernel=_index_select_grad(CUDA))))
+              cuda_kernel=_index_select_grad(CUDA), lowered=_lowered_index_select_grad)))

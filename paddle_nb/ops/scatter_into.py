@@ -16,7 +16,9 @@ put_along_axis, and their gradients (Fluid's slots and attributes, as ``paddle.i
 Every index is checked before anything is written (kernels/check.py): Paddle 2.6.2 refuses
 negative ones for these three ops (put_along_axis crashes on them), so the range is
 ``[0, n)``. The gradients are Paddle's: X's is dOut (0 where put_along_axis assigned), the
-added values' is dOut at their positions.
+added values' is dOut at their positions. Inside a compiled block each is a Call of
+kernels/cpu/indexing.py (the same ranges checked, the same sums: X + (the values added
+onto zeros in the indices' order)).
 """
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.cpu.fill import copied
+from ..kernels.lowered import Call
 from . import arrays, write_at
 from .common import OUT, X, int_shape
 from .indices import _axis_in
@@ -110,15 +115,44 @@ def _index_add_grad_infer(ctx):
         ctx.set_output("AddValue@GRAD", ctx.shape("AddValue"), ctx.dtype("AddValue"))
 
 
+# --- in a compiled block (kernels/lowered.py) -----------------------------------------------
+def _addable(info, *slots) -> bool:
+    """The slots hold one of ADDABLE's types, all the same (the kernels cast another)."""
+    dtype = info.dtype(slots[0])
+    return dtype.name in ADDABLE and all(info.dtype(s) == dtype for s in slots)
+
+
+def _lowered_index_add(info):
+    if not _addable(info, "X", "AddValue"):
+        return None
+    return Call(INDEXING.index_added, ("X", "Index", "AddValue"), ("Out",),
+                (info.attr("axis") % info.ndim("X"),))
+
+
+def _lowered_index_add_grad(info):
+    """dX = a copy of dOut; dAddValue = dOut's slices at Index (kernels/cpu/indexing)."""
+    if not _addable(info, "Out@GRAD"):
+        return None
+    axis, rank = info.attr("axis") % info.ndim("Out@GRAD"), info.ndim("Out@GRAD")
+    calls = []
+    if info.has_output("X@GRAD"):
+        calls.append(Call(copied, ("Out@GRAD",), ("X@GRAD",)))
+    if info.has_output("AddValue@GRAD"):
+        calls.append(Call(INDEXING.taken_at, ("Out@GRAD", "Index"), ("AddValue@GRAD",),
+                          (axis, rank)))
+    return tuple(calls) or None
+
+
 register(OpDef(
     "index_add", [X, Slot("Index", "where each slice of AddValue goes along axis (1-D)"),
                   Slot("AddValue", "X's shape with len(Index) entries along axis")], [OUT],
     [Attr("axis", A.INT, 0, "the axis Index counts along")],
     comment="Out = X; Out[.., Index[i], ..] += AddValue[.., i, ..] along axis.",
     infer_shape=_index_add_infer, kernels={"cpu": _index_add(CPU), "cuda": _index_add(CUDA)},
+    lowered=_lowered_index_add,
     grad=Grad(reads=["X", "Index", "AddValue"], optional=("X",), writes=["X", "AddValue"],
               kernel=_index_add_grad(CPU), cuda_kernel=_index_add_grad(CUDA),
-              infer_shape=_index_add_grad_infer)))
+              infer_shape=_index_add_grad_infer, lowered=_lowered_index_add_grad)))
 
 
 # --- scatter_nd_add -----------------------------------------------------------------------------
@@ -177,15 +211,35 @@ def _scatter_nd_add_grad_infer(ctx):
         ctx.set_output("Updates@GRAD", ctx.shape("Updates"), ctx.dtype("Updates"))
 
 
+def _lowered_scatter_nd_add(info):
+    if not _addable(info, "X", "Updates"):
+        return None
+    return Call(INDEXING.nd_added, ("X", "Index", "Updates"), ("Out",))
+
+
+def _lowered_scatter_nd_add_grad(info):
+    """dX = a copy of dOut; dUpdates = dOut's slices at the index rows (gather_nd's)."""
+    if not _addable(info, "Out@GRAD"):
+        return None
+    calls = []
+    if info.has_output("X@GRAD"):
+        calls.append(Call(copied, ("Out@GRAD",), ("X@GRAD",)))
+    if info.has_output("Updates@GRAD"):
+        calls.append(Call(INDEXING.gathered_nd, ("Out@GRAD", "Index"), ("Updates@GRAD",),
+                          (info.ndim("Updates"),)))
+    return tuple(calls) or None
+
+
 register(OpDef(
     "scatter_nd_add", [X, Slot("Index", "index rows [..., k] into X's first k axes"),
                        Slot("Updates", "Index's leading shape + X's last axes")], [OUT], [],
     comment="Out = X; Out[Index[i.., 0], ..., Index[i.., k-1]] += Updates[i..].",
     infer_shape=_scatter_nd_add_infer,
     kernels={"cpu": _scatter_nd_add(CPU), "cuda": _scatter_nd_add(CUDA)},
+    lowered=_lowered_scatter_nd_add,
     grad=Grad(reads=["X", "Index", "Updates"], optional=("X",), writes=["X", "Updates"],
               kernel=_scatter_nd_add_grad(CPU), cuda_kernel=_scatter_nd_add_grad(CUDA),
-              infer_shape=_scatter_nd_add_grad_infer)))
+              infer_shape=_scatter_nd_add_grad_infer, lowered=_lowered_scatter_nd_add_grad)))
 
 
 # --- put_along_axis -----------------------------------------------------------------------------
@@ -289,6 +343,41 @@ def _put_along_axis_grad(place):
     return run
 
 
+_BROADCAST_VALUE = "its operands broadcast: Value is broadcast to Index's shape"
+
+
+def _lowered_put_along_axis(info):
+    """Value of Index's shape (a broadcast one stays in the interpreter)."""
+    if not _addable(info, "Input", "Value") or info.attr("Reduce") not in REDUCTIONS:
+        return None
+    if info.shape("Value") != info.shape("Index"):
+        return _BROADCAST_VALUE
+    return Call(INDEXING.put_along_of, ("Input", "Index", "Value"), ("Result",),
+                (info.attr("Axis") % info.ndim("Input"), info.attr("Reduce") == "assign",
+                 info.attr("Include_self")))
+
+
+def _lowered_put_along_axis_grad(info):
+    """dInput: a copy of dOut where the values were added onto Input, else dOut zeroed
+    at the positions written; dValue: dOut at the positions."""
+    if not _addable(info, "Result@GRAD", "Input") or \
+            info.attr("Reduce") not in REDUCTIONS:
+        return None
+    if info.shape("Value") != info.shape("Index"):
+        return _BROADCAST_VALUE
+    axis = info.attr("Axis") % info.ndim("Input")
+    calls = []
+    if info.has_output("Input@GRAD"):
+        kept = info.attr("Reduce") == "add" and info.attr("Include_self")
+        calls.append(Call(copied, ("Result@GRAD",), ("Input@GRAD",)) if kept else
+                     Call(INDEXING.along_zeroed, ("Result@GRAD", "Index"), ("Input@GRAD",),
+                          (axis,)))
+    if info.has_output("Value@GRAD"):
+        calls.append(Call(INDEXING.taken_along, ("Result@GRAD", "Index"), ("Value@GRAD",),
+                          (axis,)))
+    return tuple(calls) or None
+
+
 register(OpDef(
     "put_along_axis",
     [Slot("Input", "the tensor written into"),
@@ -301,5 +390,7 @@ register(OpDef(
     comment="Result = Input; Result[.., Index[i..], ..] = (or +=) Value[i..] along Axis.",
     infer_shape=_put_along_axis_infer, check_attrs=_check_reduce,
     kernels={"cpu": _put_along_axis(CPU), "cuda": _put_along_axis(CUDA)},
+    lowered=_lowered_put_along_axis,
     grad=Grad(reads=["Input", "Index", "Value", "Result"], writes=["Input", "Value"],
-              kernel=_put_along_axis_grad(CPU), cuda_kernel=_put_along_axis_grad(CUDA))))
+              kernel=_put_along_axis_grad(CPU), cuda_kernel=_put_along_axis_grad(CUDA),
+              lowered=_lowered_put_along_axis_grad)))

@@ -13,7 +13,8 @@ is -1 at build time.
 
 Written once over the places' primitives: the positions ``0..maxlen-1`` (``arange``)
 compared with X as a column (``binary("less_than")``, numpy broadcasting), then cast.
-No gradient (a mask of integer lengths).
+No gradient (a mask of integer lengths). Inside a compiled block: a Call of
+kernels/cpu/indexing.sequence_mask_of (the same comparison, element by element).
 """
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.lowered import Call
 from . import arrays
 from .common import X, dtype_code_check, dtype_to_numpy
+from .indices import zero_of
 from ..backends import CPU, CUDA
 
 _INT64 = 3      # VarType.INT64: Paddle's default out_dtype
@@ -65,6 +69,12 @@ def make(place):
     return run
 
 
+def _lowered(info):
+    zero = zero_of(info.attr("out_dtype"))
+    return None if zero is None else Call(INDEXING.sequence_mask_of, ("X",), ("Y",),
+                                          (info.attr("maxlen"), zero))
+
+
 register(OpDef(
     "sequence_mask",
     [X, Slot("MaxLenTensor", "maxlen as a one-element int tensor (read at run time)",
@@ -75,4 +85,5 @@ register(OpDef(
           check=dtype_code_check("biuf"))],
     comment="Y[..., j] = j < X[...] for j < maxlen (cast to out_dtype): valid steps.",
     infer_shape=_infer, kernels={"cpu": make(CPU), "cuda": make(CUDA)},
+    lowered=_lowered,
     grad=NO_GRADIENT, reads_attr_tensors=("MaxLenTensor",)))

@@ -16,7 +16,8 @@ refuses a negative index_sample position, but its take_along_axis reads a negati
 from outside the row unchecked; here both refuse it, naming the op, the slot and the value.
 The kernels are the places' row primitives (``take_along_rows``, and for the gradient
 ``put_along_rows``, which adds a position picked twice up): the axis is moved last and the
-tensors become (rows, n) matrices.
+tensors become (rows, n) matrices. Inside a compiled block both are Calls of
+kernels/cpu/indexing.py (``taken_along`` / ``put_along``), which check the same ranges.
 """
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, axis_in_range, build_fail, int_shape, run_fail
+from .common import OUT, X, axis_in_range, build_fail, int_shape, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU kernels take (float16 and bfloat16 aside)
@@ -87,13 +90,29 @@ def _index_sample_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py) -----------------------------------------------
+def _lowered_pick(fn, reads, writes, x: str, grad: bool, axis: bool):
+    """A Call of ``fn`` for X of a type numba holds, Index of X's rank and a gradient
+    of X's dtype (the kernels cast another); ``axis``: the Axis attribute is a const."""
+    def lowered(info):
+        dtype = info.dtype(x)
+        if not numba_holds(dtype) or info.ndim("Index") != info.ndim(x) or \
+                grad and info.dtype(reads[-1]) != dtype:
+            return None
+        return Call(fn, reads, writes, (info.attr("Axis") % info.ndim(x),) if axis else ())
+    return lowered
+
+
 register(OpDef(
     "index_sample", [X, INDEX], [OUT], [],
     comment="Out[i, j] = X[i, Index[i, j]] (X and Index are matrices with as many rows).",
     infer_shape=_index_sample_infer,
     kernels={"cpu": _index_sample(CPU), "cuda": _index_sample(CUDA)},
+    lowered=_lowered_pick(INDEXING.sampled, ("X", "Index"), ("Out",), "X", False, False),
     grad=Grad(reads=["X", "Index"], writes=["X"], kernel=_index_sample_grad(CPU),
-              cuda_kernel=_index_sample_grad(CUDA))))
+              cuda_kernel=_index_sample_grad(CUDA),
+              lowered=_lowered_pick(INDEXING.sampled_grad, ("X", "Index", "Out@GRAD"),
+                                    ("X@GRAD",), "X", True, False))))
 
 
 # --- take_along_axis -----------------------------------------------------------------------------
@@ -182,5 +201,10 @@ register(OpDef(
     comment="Result[..., j, ...] = Input[..., Index[..., j, ...], ...] along Axis.",
     infer_shape=_take_along_infer,
     kernels={"cpu": _take_along(CPU), "cuda": _take_along(CUDA)},
+    lowered=_lowered_pick(INDEXING.taken_along, ("Input", "Index"), ("Result",), "Input",
+                          False, True),
     grad=Grad(reads=["Input", "Index"], grads_of=["Result"], writes=["Input"],
-              kernel=_take_along_grad(CPU), cuda_kernel=_take_along_grad(CUDA))))
+              kernel=_take_along_grad(CPU), cuda_kernel=_take_along_grad(CUDA),
+              lowered=_lowered_pick(INDEXING.put_along,
+                                    ("Input", "Index", "Result@GRAD"), ("Input@GRAD",),
+                                    "Input", True, True))))

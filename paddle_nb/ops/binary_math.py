@@ -28,10 +28,12 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
 from ..core.limits import check_tensor_size
+from ..kernels.cpu.broadcast_sum import operand_gradient
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3, INT_AND_FLOAT_2
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
-from .common import OUT, X, Y, broadcast_shapes
+from .common import FLOAT_TYPES, OUT, X, Y, broadcast_read, broadcast_shapes
 from ..backends import CPU, CUDA
 
 FLOAT_5 = ["float32(float32, float32, float32, float32, float32)",
@@ -230,6 +232,54 @@ def _float_params(dtype):
     return (dtype.type(info.nmant + 1), dtype.type(info.minexp + 1), dtype.type(info.max))
 
 
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+def _lowered_forward(kernel, slots, out_slot="Out", params_of=None):
+    """The op's scalar function, fused into its neighbours' loop (operands lined up from
+    the end, numpy's way: axis -1; a broadcast growing both stays in the interpreter)."""
+    def lowered(info):
+        params = params_of(info.dtype(slots[0])) if params_of else ()
+        return Elementwise(kernel, tuple(slots), out_slot, params)
+    return lowered
+
+
+def _summed_dims(info, slot: str) -> tuple | None:
+    """The dims ``(lo, hi)`` of Out that operand ``slot`` covers as the loop reads it, where
+    summing dOut back to it adds in numpy's order (nothing to sum, or a sum over leading
+    dims only: numpy adds those rows one after another); None otherwise (a sum over
+    trailing dims or to one element, which numpy adds pairwise)."""
+    out_shape = info.shape("Out@GRAD")
+    read = broadcast_read(info.shape(slot), out_shape, -1)
+    if read is None:
+        return None
+    lo, hi = {"flat": (0, len(out_shape)), "one": (0, 0)}.get(read[0], read[1:])
+    return (lo, hi) if hi == len(out_shape) and (lo < hi or not out_shape) else None
+
+
+def _lowered_gradients(grads, reads):
+    """The gradients of _gradients: each kernel of (``reads``, dOut) at Out's shape, summed
+    back to its operand (kernels/cpu/broadcast_sum.operand_gradient, the loop the
+    elementwise ops' gradients run), one Call per gradient asked for; for float operands
+    and dOut of one dtype (the interpreter casts others)."""
+    first, second = reads[0], reads[-1]            # operand_gradient's x and y
+    args = "x, y, d" if len(reads) == 2 else "x, d"
+    fns = {slot: operand_gradient(f"{kernel.__name__}_summed", f"{kernel.__name__}({args})",
+                                  [kernel])
+           for slot, kernel in grads.items()}
+
+    def lowered(info):
+        dtype = info.dtype("Out@GRAD")
+        wanted = [slot for slot in grads if info.has_output(slot + "@GRAD")]
+        if dtype.name not in FLOAT_TYPES or any(
+                info.dtype(s) != dtype for s in {first, second, *wanted}):
+            return None
+        dims = {s: _summed_dims(info, s) for s in {first, second, *wanted}}
+        if None in dims.values():
+            return "a broadcast operand's gradient: numpy sums it pairwise"
+        return tuple(Call(fns[slot], (first, second, "Out@GRAD", slot), (slot + "@GRAD",),
+                          (*dims[first], *dims[second], *dims[slot])) for slot in wanted)
+    return lowered
+
+
 # --- the ops --------------------------------------------------------------------------------
 for _type, _kernel, (_gx, _gy), _formula in (
         ("elementwise_fmax", fmax, (fmax_grad_x, fmax_grad_y), "fmax(X, Y) (a NaN loses)"),
@@ -242,9 +292,11 @@ for _type, _kernel, (_gx, _gy), _formula in (
                    infer_shape=_infer(["X", "Y"], "number"),
                    kernels={"cpu": _forward(CPU, _kernel, ["X", "Y"]),
                             "cuda": _forward(CUDA, _kernel, ["X", "Y"])},
+                   lowered=_lowered_forward(_kernel, ["X", "Y"]),
                    grad=Grad(reads=["X", "Y"],
                              kernel=_gradients(CPU, _grads, ["X", "Y"]),
-                             cuda_kernel=_gradients(CUDA, _grads, ["X", "Y"]))))
+                             cuda_kernel=_gradients(CUDA, _grads, ["X", "Y"]),
+                             lowered=_lowered_gradients(_grads, ["X", "Y"]))))
 
 _ATAN2_GRADS = {"X1": atan2_grad_x1, "X2": atan2_grad_x2}
 
@@ -262,9 +314,11 @@ register(OpDef("atan2", [Slot("X1", "the y coordinates"), Slot("X2", "the x coor
                                         out_dtype_of=_atan2_out_dtype),
                         "cuda": _forward(CUDA, atan2, ["X1", "X2"],
                                          out_dtype_of=_atan2_out_dtype)},
+               lowered=_lowered_forward(atan2, ["X1", "X2"]),
                grad=Grad(reads=["X1", "X2"],
                          kernel=_gradients(CPU, _ATAN2_GRADS, ["X1", "X2"]),
-                         cuda_kernel=_gradients(CUDA, _ATAN2_GRADS, ["X1", "X2"]))))
+                         cuda_kernel=_gradients(CUDA, _ATAN2_GRADS, ["X1", "X2"]),
+                         lowered=_lowered_gradients(_ATAN2_GRADS, ["X1", "X2"]))))
 
 LOWER_X, LOWER_Y, LOWER_OUT = (Slot("x", "the start"), Slot("y", "the direction"),
                                Slot("out", "the result"))
@@ -274,6 +328,7 @@ register(OpDef("nextafter", [LOWER_X, LOWER_Y], [LOWER_OUT], [],
                infer_shape=_infer(["x", "y"], "float", "out"),
                kernels={"cpu": _forward(CPU, nextafter, ["x", "y"], "out", _float_params),
                         "cuda": _forward(CUDA, nextafter, ["x", "y"], "out", _float_params)},
+               lowered=_lowered_forward(nextafter, ["x", "y"], "out", _float_params),
                grad=NO_GRADIENT))
 
 _LERP_GRADS = {"X": lerp_grad_x, "Y": lerp_grad_y}
@@ -283,6 +338,8 @@ register(OpDef("lerp", [X, Y, Slot("Weight", "how far from X toward Y (0: X, 1: 
                infer_shape=_infer(["X", "Y", "Weight"], "float"),
                kernels={"cpu": _forward(CPU, lerp, ["X", "Y", "Weight"]),
                         "cuda": _forward(CUDA, lerp, ["X", "Y", "Weight"])},
+               lowered=_lowered_forward(lerp, ["X", "Y", "Weight"]),
                grad=Grad(reads=["X", "Y", "Weight", "Out"], writes=["X", "Y"],
                          kernel=_gradients(CPU, _LERP_GRADS, ["Weight"]),
-                         cuda_kernel=_gradients(CUDA, _LERP_GRADS, ["Weight"]))))
+                         cuda_kernel=_gradients(CUDA, _LERP_GRADS, ["Weight"]),
+                         lowered=_lowered_gradients(_LERP_GRADS, ["Weight"]))))

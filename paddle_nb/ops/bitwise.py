@@ -12,7 +12,10 @@ bool X takes ``logical_not``'s kernel instead.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.registry import NO_GRADIENT, OpDef, register
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X, Y
@@ -63,13 +66,19 @@ def _binary(place, kernel):
     return run
 
 
+def _lowered_binary(kernel):
+    """In a compiled block (kernels/lowered.py): the same scalar function, fused into its
+    neighbours' loop (operands lined up from the end, as numpy's)."""
+    return lambda info: Elementwise(kernel, ("X", "Y"))
+
+
 for _kernel, _formula in ((bitwise_and, "X & Y"), (bitwise_or, "X | Y"),
                           (bitwise_xor, "X ^ Y")):
     register(OpDef(_kernel.__name__, [X, Y], [OUT], [],
                    comment=f"Out = {_formula} bit by bit (bool or integer; numpy broadcasting).",
                    infer_shape=_binary_infer,
                    kernels={"cpu": _binary(CPU, _kernel), "cuda": _binary(CUDA, _kernel)},
-                   grad=NO_GRADIENT))
+                   lowered=_lowered_binary(_kernel), grad=NO_GRADIENT))
 
 
 def _not_infer(ctx):
@@ -77,10 +86,15 @@ def _not_infer(ctx):
     ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"))
 
 
+def _not_kernel(dtype):
+    """bool X: logical_not (``~`` on a bool would be Python's ~True == -2)."""
+    return logical_not if dtype == np.bool_ else bitwise_not_int
+
+
 def _not(place):
     def run(ctx):
         x = ctx.input("X")
-        kernel = logical_not if x.dtype == bool else bitwise_not_int
+        kernel = _not_kernel(x.dtype)
         ctx.set_output("Out", place.apply(kernel, x, out=ctx.out("Out", x.shape, x.dtype),
                                           out_dtype=x.dtype))
     run.__name__ = f"{place.name}_bitwise_not"
@@ -89,4 +103,6 @@ def _not(place):
 
 register(OpDef("bitwise_not", [X], [OUT], [],
                comment="Out = ~X bit by bit (on bool: not X).", infer_shape=_not_infer,
-               kernels={"cpu": _not(CPU), "cuda": _not(CUDA)}, grad=NO_GRADIENT))
+               kernels={"cpu": _not(CPU), "cuda": _not(CUDA)},
+               lowered=lambda info: Elementwise(_not_kernel(info.dtype("X")), ("X",)),
+               grad=NO_GRADIENT))

@@ -7,10 +7,12 @@ and ``loss_grad(input, label, dOut[, param])``, the optional ``param`` a scalar 
 attribute in the input's dtype (log_loss's epsilon, the ignored label). What is left of each
 op kernel is the same for all of them, so it is written once here, for both places: the
 forward writes the loss into the op's output buffer, the backward writes the input's
-gradient (the label gets none, as in Paddle).
+gradient (the label gets none, as in Paddle). In a compiled block (kernels/lowered.py) the
+same two functions are fused into their neighbours' loops (:func:`lowered_elementwise_loss`).
 """
 from __future__ import annotations
 
+from ..kernels.lowered import Elementwise
 from . import arrays
 
 
@@ -48,3 +50,24 @@ def elementwise_loss(loss, loss_grad, slots=("X", "Label"), out: str = "Out", pa
         return run
 
     return forward, backward
+
+
+def lowered_elementwise_loss(loss, loss_grad, slots=("X", "Label"), out: str = "Out",
+                             param=None):
+    """``(lowered, lowered_grad)``: the forward and the gradient op in a compiled block, the
+    same scalar functions with the same ``param`` (elementwise_loss's arguments). A dOut of
+    another dtype than the input's, which the kernel casts, stays in the interpreter (the
+    compiler refuses an Elementwise whose ufunc would cast)."""
+    first, second = slots
+
+    def params(info) -> tuple:
+        return () if param is None else (param(info, info.dtype(first)),)
+
+    def lowered(info):
+        return Elementwise(loss, (first, second), out, params(info))
+
+    def lowered_grad(info):
+        return Elementwise(loss_grad, (first, second, f"{out}@GRAD"), f"{first}@GRAD",
+                           params(info))
+
+    return lowered, lowered_grad

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, OpDef, register
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
 from ..backends import CPU, CUDA
@@ -55,6 +56,12 @@ def _mask_kernel(place, test):
     return run
 
 
+def _lowered_mask(test):
+    """In a compiled block: the same test, fused into its neighbours' loop (an X the ufunc
+    would cast up, int8 or float16, stays in the interpreter: lowering.py checks it)."""
+    return lambda info: Elementwise(test, ("X",))
+
+
 for _type, _test, _what in (("isnan_v2", is_nan, "NaN"),
                             ("isinf_v2", is_inf, "+inf or -inf"),
                             ("isfinite_v2", is_finite, "neither NaN nor infinite")):
@@ -62,4 +69,4 @@ for _type, _test, _what in (("isnan_v2", is_nan, "NaN"),
                    comment=f"Out = whether each element of X is {_what} (bool, X's shape).",
                    infer_shape=_infer,
                    kernels={"cpu": _mask_kernel(CPU, _test), "cuda": _mask_kernel(CUDA, _test)},
-                   grad=NO_GRADIENT))
+                   lowered=_lowered_mask(_test), grad=NO_GRADIENT))

@@ -17,7 +17,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_3
 from ..kernels.pointwise import pointwise
-from .elementwise_loss import elementwise_loss
+from .elementwise_loss import elementwise_loss, lowered_elementwise_loss
 from ..backends import CPU, CUDA
 
 PREDICTED = Slot("Predicted", "the predicted probabilities")
@@ -49,6 +49,8 @@ def _epsilon(ctx, dtype):
 
 make, make_grad = elementwise_loss(log_loss, log_loss_grad, ("Predicted", "Labels"), "Loss",
                                    param=_epsilon)
+lowered, lowered_grad = lowered_elementwise_loss(log_loss, log_loss_grad,
+                                                 ("Predicted", "Labels"), "Loss", _epsilon)
 
 
 def _epsilon_ok(value) -> str | None:
@@ -61,6 +63,6 @@ register(OpDef(
     "log_loss", [PREDICTED, LABELS], [Slot("Loss", "the loss of each element")],
     [Attr("epsilon", A.FLOAT, 1e-4, "added inside the logarithms", check=_epsilon_ok)],
     comment="Loss = -Labels log(Predicted + eps) - (1 - Labels) log(1 - Predicted + eps).",
-    infer_shape=_infer, kernels={"cpu": make(CPU), "cuda": make(CUDA)},
+    infer_shape=_infer, kernels={"cpu": make(CPU), "cuda": make(CUDA)}, lowered=lowered,
     grad=Grad(reads=["Predicted", "Labels"], writes=["Predicted"],
-              kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA))))
+              kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA), lowered=lowered_grad)))

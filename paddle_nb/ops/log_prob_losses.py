@@ -31,11 +31,17 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import loss as CPU_LOSS
+# (the scalar math, by name: numba's CUDA target compiles the @pointwise kernels too)
+from ..kernels.cpu.loss import (kldiv_log_target_slope, kldiv_log_target_value, kldiv_slope,
+                                kldiv_value)
 from ..kernels.cpu import nll_loss as CPU_NLL
 from ..kernels.cuda import nll_loss as CUDA_NLL
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
+from .common import FLOAT_TYPES
 from ..backends import CPU, CUDA
 
 
@@ -154,6 +160,37 @@ def _nll_grad(place):
     return run
 
 
+# In a compiled block (kernels/lowered.py): the CPU kernel's loops, after the same range
+# check of the labels (kernels/cpu/nll_loss.py). Weight, where the op has none, is the
+# literal None (the kernels then weigh every class 1, as _nll_inputs does).
+def _weight_reads(info) -> tuple[tuple, tuple]:
+    """(the Weight slot to read, or none; the None const in its place)."""
+    return (("Weight",), ()) if info.has_input("Weight") else ((), (None,))
+
+
+def _lowered_nll(info):
+    if info.dtype("X").name not in FLOAT_TYPES:
+        return None
+    weight, no_weight = _weight_reads(info)
+    ignore = int(info.attr("ignore_index"))
+    if info.attr("reduction") == "none":
+        return Call(CPU_NLL.nll_per_element, ("X", "Label", *weight), ("Out", "Total_weight"),
+                    (*no_weight, ignore))
+    return Call(CPU_NLL.nll_reduced, ("X", "Label", *weight), ("Out", "Total_weight"),
+                (*no_weight, ignore, info.attr("reduction") == "mean"))
+
+
+def _lowered_nll_grad(info):
+    dtype = info.dtype("X")
+    if dtype.name not in FLOAT_TYPES or info.dtype("Out@GRAD") != dtype:
+        return None                  # (the kernel casts dOut to X's dtype first)
+    weight, no_weight = _weight_reads(info)
+    reduction = info.attr("reduction")
+    return Call(CPU_NLL.nll_grad_of, ("X", "Label", "Total_weight", "Out@GRAD", *weight),
+                ("X@GRAD",), (*no_weight, int(info.attr("ignore_index")),
+                              reduction == "none", reduction == "mean"))
+
+
 register(OpDef(
     "nll_loss",
     [Slot("X", "log-probabilities, [N, C] or [N, C, H, W]"),
@@ -166,8 +203,10 @@ register(OpDef(
     comment="Out = -X[Label] * Weight[Label] per element, reduced (mean: over the summed "
             "weights).",
     infer_shape=_nll_infer, kernels={"cpu": _nll(CPU), "cuda": _nll(CUDA)},
+    lowered=_lowered_nll,
     grad=Grad(reads=["X", "Label", "Weight", "Total_weight"], grads_of=["Out"],
-              writes=["X"], kernel=_nll_grad(CPU), cuda_kernel=_nll_grad(CUDA)),
+              writes=["X"], kernel=_nll_grad(CPU), cuda_kernel=_nll_grad(CUDA),
+              lowered=_lowered_nll_grad),
     check_attrs=_reduction_in(NLL_REDUCTIONS)))
 
 
@@ -175,29 +214,25 @@ register(OpDef(
 KL_REDUCTIONS = ("none", "batchmean", "mean", "sum")
 
 
-@pointwise(FLOAT_2)
+# (the math is kernels/cpu/loss.py's, whose loop a compiled block runs for a reduced loss)
+@pointwise(FLOAT_2, fastmath=False)
 def kldiv(target, x):
-    # 0 where Target <= 0 (0 log 0 = 0; a NaN Target stays NaN, as Paddle's test)
-    if target <= 0:
-        return 0.0
-    return target * (math.log(target) - x)
+    return kldiv_value(target, x)
 
 
-@pointwise(FLOAT_2)
+@pointwise(FLOAT_2, fastmath=False)
 def kldiv_log_target(target, x):
-    return math.exp(target) * (target - x)
+    return kldiv_log_target_value(target, x)
 
 
-@pointwise(FLOAT_3, params=1)
+@pointwise(FLOAT_3, params=1, fastmath=False)
 def kldiv_grad(target, dloss, divisor):
-    if target <= 0:
-        return 0.0
-    return -target * dloss / divisor
+    return kldiv_slope(target, dloss, divisor)
 
 
-@pointwise(FLOAT_3, params=1)
+@pointwise(FLOAT_3, params=1, fastmath=False)
 def kldiv_log_target_grad(target, dloss, divisor):
-    return -math.exp(target) * dloss / divisor
+    return kldiv_log_target_slope(target, dloss, divisor)
 
 
 def _kl_infer(ctx):
@@ -255,6 +290,33 @@ def _kl_grad(place):
     return run
 
 
+# In a compiled block: reduction none (and its gradient), the scalar function fused into
+# its neighbours' loop; reduced, loops of kernels/cpu/loss.py (the same math and row sum),
+# which count the divisor at run time (it is a size: compiled code is not specialised on
+# sizes). X of rank 0 (no first dim to type) stays in the interpreter.
+def _lowered_kl(info):
+    if info.attr("reduction") == "none":
+        kernel = kldiv_log_target if info.attr("log_target") else kldiv
+        return Elementwise(kernel, ("Target", "X"), "Loss")
+    if info.dtype("X").name not in FLOAT_TYPES or info.ndim("X") == 0:
+        return None
+    return Call(CPU_LOSS.kldiv_reduced, ("Target", "X"), ("Loss",),
+                (bool(info.attr("log_target")), info.attr("reduction")))
+
+
+def _lowered_kl_grad(info):
+    if info.attr("reduction") == "none":
+        kernel = kldiv_log_target_grad if info.attr("log_target") else kldiv_grad
+        return Elementwise(kernel, ("Target", "Loss@GRAD"), "X@GRAD",
+                           (info.dtype("X").type(1.0),))
+    dtype = info.dtype("X")
+    if dtype.name not in FLOAT_TYPES or info.ndim("X") == 0 or \
+            info.dtype("Loss@GRAD") != dtype:
+        return None                    # (the kernel casts dLoss to X's dtype first)
+    return Call(CPU_LOSS.kldiv_reduced_grad, ("Target", "X", "Loss@GRAD"), ("X@GRAD",),
+                (bool(info.attr("log_target")), info.attr("reduction")))
+
+
 register(OpDef(
     "kldiv_loss", [Slot("X", "log-probabilities"), Slot("Target", "X's shape and type")],
     [Slot("Loss", "the divergence per element (none) or reduced (0-d)")],
@@ -263,6 +325,7 @@ register(OpDef(
           "programs of Paddle 2.6.2 have no such attribute)")],
     comment="Loss = Target * (log(Target) - X) (0 where Target <= 0), reduced.",
     infer_shape=_kl_infer, kernels={"cpu": _kl(CPU), "cuda": _kl(CUDA)},
+    lowered=_lowered_kl,
     grad=Grad(reads=["X", "Target"], grads_of=["Loss"], writes=["X"],
-              kernel=_kl_grad(CPU), cuda_kernel=_kl_grad(CUDA)),
+              kernel=_kl_grad(CPU), cuda_kernel=_kl_grad(CUDA), lowered=_lowered_kl_grad),
     check_attrs=_reduction_in(KL_REDUCTIONS)))

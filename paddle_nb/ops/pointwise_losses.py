@@ -6,7 +6,11 @@ label_smooth, which softens the labels they read (Fluid's slots and attributes, 
 
 The math of each, forward and gradient, is scalar functions under ``@pointwise``
 (kernels/pointwise.py), so one op kernel serves both places through ``place.apply``
-(those of the losses of a prediction and a label made by ops/elementwise_loss.py).
+(those of the losses of a prediction and a label made by ops/elementwise_loss.py). In a
+compiled block (kernels/lowered.py) the same functions are fused into their neighbours'
+loops; huber_loss's two outputs, smooth_l1_loss's row sums and label_smooth's share of
+epsilon per class (a size) take loops of kernels/cpu/loss.py instead, which call the same
+scalar math.
 """
 from __future__ import annotations
 
@@ -17,11 +21,17 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import loss as CPU_LOSS
+# (the scalar math, by name: numba's CUDA target compiles the @pointwise kernels too)
+from ..kernels.cpu.loss import (huber_slope, huber_value, smooth_l1_slope, smooth_l1_value,
+                                smoothed)
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
-from .common import OUT, X, Y
-from .elementwise_loss import elementwise_loss
+from .common import FLOAT_TYPES, OUT, X, Y
+from .elementwise_loss import elementwise_loss, lowered_elementwise_loss
 from ..backends import CPU, CUDA
 
 FLOAT_4 = ["float32(float32, float32, float32, float32)",
@@ -69,6 +79,8 @@ def _ignore(ctx, dtype):
 
 _sigmoid_xent, _sigmoid_xent_grad = elementwise_loss(sigmoid_xent, sigmoid_xent_grad,
                                                      param=_ignore)
+_lowered_sigmoid_xent, _lowered_sigmoid_xent_grad = lowered_elementwise_loss(
+    sigmoid_xent, sigmoid_xent_grad, param=_ignore)
 
 
 def _sigmoid_xent_infer(ctx):
@@ -93,8 +105,9 @@ register(OpDef(
     comment="Out = the binary cross entropy of sigmoid(X) and Label, elementwise.",
     infer_shape=_sigmoid_xent_infer,
     kernels={"cpu": _sigmoid_xent(CPU), "cuda": _sigmoid_xent(CUDA)},
+    lowered=_lowered_sigmoid_xent,
     grad=Grad(reads=["X", "Label"], writes=["X"], kernel=_sigmoid_xent_grad(CPU),
-              cuda_kernel=_sigmoid_xent_grad(CUDA))))
+              cuda_kernel=_sigmoid_xent_grad(CUDA), lowered=_lowered_sigmoid_xent_grad)))
 
 
 # --- bce_loss ------------------------------------------------------------------------------------
@@ -103,6 +116,10 @@ _E_MINUS_100 = math.exp(-100.0)     # below it, log would be under -100: Paddle'
 
 @pointwise(FLOAT_2)
 def bce(x, label):
+    if not 0 <= x <= 1:
+        # (the op's kernel refuses such an X before this runs, naming the element: only a
+        # compiled block gets here, and it then reruns in the interpreter, which says it)
+        raise ValueError("bce_loss: X holds a value outside [0, 1]")
     # Paddle clips each log at -100, so a probability of 0 or 1 gives 100, not inf
     # (log is only called above 0: Python's, which the CUDA simulator runs, raises at 0)
     log_x = math.log(x) if x > _E_MINUS_100 else -100.0
@@ -124,18 +141,20 @@ def _check_probabilities(x):
     if bad.size:
         where = ", ".join(str(int(i)) for i in np.unravel_index(bad[0], host.shape))
         raise ValueError(f"bce_loss: input slot X: expected probabilities in [0, 1], given "
-                         f"X[{where}] = {host.reshape(-1)[bad[0]]!r} ({bad.size} outside)")
+                         f"X[{where}] = {float(host.reshape(-1)[bad[0]])!r} ({bad.size} outside)")
 
 
 _bce, _bce_grad = elementwise_loss(bce, bce_grad, check=_check_probabilities)
+_lowered_bce, _lowered_bce_grad = lowered_elementwise_loss(bce, bce_grad)
 
 
 register(OpDef(
     "bce_loss", [Slot("X", "probabilities in [0, 1]"), LABEL], [OUT], [],
     comment="Out = -(Label log X + (1 - Label) log(1 - X)), elementwise (logs >= -100).",
     infer_shape=_like_x("Label"), kernels={"cpu": _bce(CPU), "cuda": _bce(CUDA)},
+    lowered=_lowered_bce,
     grad=Grad(reads=["X", "Label"], writes=["X"], kernel=_bce_grad(CPU),
-              cuda_kernel=_bce_grad(CUDA))))
+              cuda_kernel=_bce_grad(CUDA), lowered=_lowered_bce_grad)))
 
 
 # --- huber_loss ----------------------------------------------------------------------------------
@@ -144,18 +163,20 @@ def residual(x, y):
     return y - x
 
 
-@pointwise(FLOAT_2, params=1)
+@pointwise(FLOAT_2, params=1, fastmath=False)
 def huber(r, delta):
-    a = abs(r)
-    return 0.5 * r * r if a <= delta else delta * (a - 0.5 * delta)
+    return huber_value(r, delta)
 
 
-@pointwise(FLOAT_3, params=1)
+@pointwise(FLOAT_3, params=1, fastmath=False)
 def huber_grad_y(r, dout, delta):
-    # d Out / d Y (Residual = Y - X); d Out / d X is its negative
-    if abs(r) <= delta:
-        return r * dout
-    return delta * dout if r > 0 else -delta * dout
+    return huber_slope(r, dout, delta)
+
+
+@pointwise(FLOAT_3, params=1, fastmath=False)
+def huber_grad_x(r, dout, delta):
+    # (negating the rounded slope or rounding the negated one: the same bits)
+    return -huber_slope(r, dout, delta)
 
 
 def _set_opposite_grads(ctx, place, plus: str, minus: str, grad) -> None:
@@ -184,9 +205,35 @@ def _huber_grad(place):
     def run(ctx):
         r, dout = ctx.input("Residual"), ctx.input("Out@GRAD")
         delta = r.dtype.type(ctx.attr("delta"))
+        if not ctx.has_output("Y@GRAD"):     # a fixed label: dX alone, in one pass
+            if ctx.has_output("X@GRAD"):
+                ctx.set_output("X@GRAD", place.apply(huber_grad_x, r, dout, delta,
+                                                     out=None, out_dtype=r.dtype))
+            return
         dy = place.apply(huber_grad_y, r, dout, delta, out=None, out_dtype=r.dtype)
         _set_opposite_grads(ctx, place, "Y", "X", dy)
     return run
+
+
+def _lowered_huber(info):
+    """Residual and Out from one loop (kernels/cpu/loss.py), for float X and Y of one
+    dtype."""
+    dtype = info.dtype("X")
+    if dtype.name not in FLOAT_TYPES or info.dtype("Y") != dtype:
+        return None
+    return Call(CPU_LOSS.huber_residual_and_loss, ("X", "Y"), ("Residual", "Out"),
+                (dtype.type(info.attr("delta")),))
+
+
+def _lowered_huber_grad(info):
+    """The one gradient asked for, fused into the loop of dOut's ops (dX of a fixed label,
+    typically); both X's and Y's stay in the interpreter (two outputs of one loop)."""
+    if info.has_output("X@GRAD") and info.has_output("Y@GRAD"):
+        return "both X@GRAD and Y@GRAD: the interpreter negates one into the other"
+    kernel, slot = (huber_grad_x, "X@GRAD") if info.has_output("X@GRAD") else \
+        (huber_grad_y, "Y@GRAD")
+    return Elementwise(kernel, ("Residual", "Out@GRAD"), slot,
+                       (info.dtype("Residual").type(info.attr("delta")),))
 
 
 def _huber_infer(ctx):
@@ -209,23 +256,21 @@ register(OpDef(
     [Attr("delta", A.FLOAT, 1.0, "where the loss turns from square to linear")],
     comment="Out = 0.5 r^2 where |r| <= delta, else delta (|r| - delta / 2); r = Y - X.",
     infer_shape=_huber_infer, kernels={"cpu": _huber(CPU), "cuda": _huber(CUDA)},
+    lowered=_lowered_huber,
     grad=Grad(reads=["Residual"], grads_of=["Out"], writes=["X", "Y"],
               kernel=_huber_grad(CPU), cuda_kernel=_huber_grad(CUDA),
-              infer_shape=_huber_grad_infer)))
+              infer_shape=_huber_grad_infer, lowered=_lowered_huber_grad)))
 
 
 # --- smooth_l1_loss (Fluid 1.x) ------------------------------------------------------------------
-@pointwise(FLOAT_2, params=1)
+@pointwise(FLOAT_2, params=1, fastmath=False)
 def smooth_l1(d, sigma2):
-    a = abs(d)
-    return 0.5 * d * d * sigma2 if a < 1.0 / sigma2 else a - 0.5 / sigma2
+    return smooth_l1_value(d, sigma2)
 
 
-@pointwise(FLOAT_3, params=1)
+@pointwise(FLOAT_3, params=1, fastmath=False)
 def smooth_l1_grad(d, dout, sigma2):
-    if abs(d) < 1.0 / sigma2:
-        return sigma2 * d * dout
-    return dout if d > 0 else (-dout if d < 0 else dout * 0)
+    return smooth_l1_slope(d, dout, sigma2)
 
 
 def _weights(ctx):
@@ -272,6 +317,30 @@ def _smooth_l1_grad(place):
     return run
 
 
+def _lowered_smooth_l1(grad: bool):
+    """Both directions as loops of kernels/cpu/loss.py (the same scalar math, the row sum
+    the kernel runs), for float operands of one dtype; the weights both read or both the
+    literal None. Sums large enough for the interpreter's parallel row sum stay there."""
+    def lowered(info):
+        first = "Diff" if grad else "X"
+        dtype = info.dtype(first)
+        operands = [first, "Out@GRAD" if grad else "Y"]
+        weighted = info.has_input("InsideWeight") and info.has_input("OutsideWeight")
+        if weighted:
+            operands += ["InsideWeight", "OutsideWeight"]
+        if dtype.name not in FLOAT_TYPES or any(info.dtype(s) != dtype for s in operands):
+            return None
+        if not grad and math.prod(info.shape("X")) >= MIN_PARALLEL_SUM:
+            return "large: the interpreter splits its row sums across the cores"
+        sigma2 = dtype.type(info.attr("sigma") * info.attr("sigma"))
+        consts = (sigma2,) if weighted else (None, None, sigma2)
+        if grad:
+            return Call(CPU_LOSS.smooth_l1_rows_grad, tuple(operands), ("X@GRAD", "Y@GRAD"),
+                        consts)
+        return Call(CPU_LOSS.smooth_l1_rows, tuple(operands), ("Diff", "Out"), consts)
+    return lowered
+
+
 def _smooth_l1_infer(ctx):
     xs = ctx.require_rank("X", 2)
     if ctx.has_input("InsideWeight") != ctx.has_input("OutsideWeight"):
@@ -309,15 +378,17 @@ register(OpDef(
             "|d| - 0.5/sigma^2), d = InsideWeight (X - Y), over row i.",
     infer_shape=_smooth_l1_infer,
     kernels={"cpu": _smooth_l1(CPU), "cuda": _smooth_l1(CUDA)},
+    lowered=_lowered_smooth_l1(grad=False),
     grad=Grad(reads=["InsideWeight", "OutsideWeight", "Diff"], grads_of=["Out"],
               writes=["X", "Y"], kernel=_smooth_l1_grad(CPU),
-              cuda_kernel=_smooth_l1_grad(CUDA), infer_shape=_smooth_l1_grad_infer)))
+              cuda_kernel=_smooth_l1_grad(CUDA), infer_shape=_smooth_l1_grad_infer,
+              lowered=_lowered_smooth_l1(grad=True))))
 
 
 # --- label_smooth --------------------------------------------------------------------------------
-@pointwise(FLOAT_3, params=2)
+@pointwise(FLOAT_3, params=2, fastmath=False)
 def affine(x, a, b):
-    return x * a + b
+    return smoothed(x, a, b)
 
 
 @pointwise(FLOAT_4, params=2)
@@ -352,6 +423,25 @@ def _label_smooth_grad(place):
     return run
 
 
+def _lowered_label_smooth(info):
+    """With PriorDist: mix, fused into the neighbours' loop (the prior read along the last
+    dims); without: epsilon / classes is a size's share, so a loop of kernels/cpu/loss.py
+    that divides at run time (the same scalar math)."""
+    dtype = info.dtype("X")
+    if dtype.name not in FLOAT_TYPES:
+        return None
+    keep, eps = dtype.type(1 - info.attr("epsilon")), info.attr("epsilon")
+    if info.has_input("PriorDist"):
+        return Elementwise(mix, ("X", "PriorDist"), params=(keep, dtype.type(eps)))
+    return Call(CPU_LOSS.uniformly_smoothed, ("X",), ("Out",), (keep, float(eps)))
+
+
+def _lowered_label_smooth_grad(info):
+    dtype = info.dtype("Out@GRAD")
+    return Elementwise(affine, ("Out@GRAD",), "X@GRAD",
+                       (dtype.type(1 - info.attr("epsilon")), dtype.type(0)))
+
+
 def _label_smooth_infer(ctx):
     xs = ctx.require_rank("X", 1)
     ctx.require_dtype("X", "float")
@@ -381,6 +471,8 @@ register(OpDef(
     comment="Out = (1 - epsilon) X + epsilon * prior (uniform over X's last dim by default).",
     infer_shape=_label_smooth_infer,
     kernels={"cpu": _label_smooth(CPU), "cuda": _label_smooth(CUDA)},
+    lowered=_lowered_label_smooth,
     grad=Grad(reads=["X"], optional=("X",), grads_of=["Out"], writes=["X"],
               kernel=_label_smooth_grad(CPU),
-              cuda_kernel=_label_smooth_grad(CUDA), infer_shape=_label_smooth_grad_infer)))
+              cuda_kernel=_label_smooth_grad(CUDA), infer_shape=_label_smooth_grad_infer,
+              lowered=_lowered_label_smooth_grad)))

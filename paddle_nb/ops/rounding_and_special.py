@@ -29,9 +29,10 @@ from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu.generated import define
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import KERNELS, pointwise
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, _float_like_x, _forward,
-                         _named, _no_params, activation, special_function)
+                         _lowered_forward, _named, _no_params, activation, special_function)
 from .common import OUT, X
 from ..backends import CPU, CUDA
 
@@ -228,17 +229,25 @@ def _grad_like_dout(ctx):
     ctx.set_output("X@GRAD", ctx.shape("Out@GRAD"), ctx.dtype("Out@GRAD"))
 
 
+def _lowered_flat_grad(info):
+    """In a compiled block: the zeros of flat_grad, fused into the loop of dOut's ops."""
+    return Elementwise(KERNELS["flat_grad"], ("Out@GRAD",), "X@GRAD")
+
+
 def _rounding(op_type: str, formula: str):
-    """Declare a rounding op: activation()'s forward, and a gradient op that, as Paddle's,
-    needs dOut alone (X only to check dOut's shape, where it is given)."""
+    """Declare a rounding op: activation()'s forward (and its lowered form), and a gradient
+    op that, as Paddle's, needs dOut alone (X only to check dOut's shape, where it is
+    given). Declared here and not by activation(), whose gradient reads a forward slot:
+    so the lowered forms are named here too."""
     register(OpDef(op_type, [X], [OUT], [], comment=f"Out = {formula}, elementwise.",
                    infer_shape=_float_like_x,
                    kernels={"cpu": _forward(CPU, op_type, _named(op_type), _no_params),
                             "cuda": _forward(CUDA, op_type, _named(op_type), _no_params)},
+                   lowered=_lowered_forward(_named(op_type), _no_params),
                    grad=Grad(reads=["X"], optional=("X",), writes=["X"],
                              kernel=_flat_grad(CPU, op_type),
                              cuda_kernel=_flat_grad(CUDA, op_type),
-                             infer_shape=_grad_like_dout),
+                             infer_shape=_grad_like_dout, lowered=_lowered_flat_grad),
                    unary=True))
 
 

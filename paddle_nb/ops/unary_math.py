@@ -18,7 +18,8 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3, INT_AND_FLOAT_1
 from ..kernels.pointwise import pointwise
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_LOG,
-                         _float_like_x, _forward, _named, _real_like_x, activation)
+                         _float_like_x, _forward, _lowered_forward, _named, _no_params,
+                         _real_like_x, activation)
 from .common import OUT, X
 from ..backends import CPU, CUDA
 
@@ -215,4 +216,5 @@ register(OpDef("sign", [X], [OUT], [], comment="Out = -1, 0 or 1 by X's sign, el
                infer_shape=_real_like_x,
                kernels={"cpu": _forward(CPU, "sign", _named("sign"), lambda c, d: ()),
                         "cuda": _forward(CUDA, "sign", _named("sign"), lambda c, d: ())},
+               lowered=_lowered_forward(_named("sign"), _no_params),
                grad=_sign_grad, unary=True))

@@ -5,7 +5,8 @@ Its length comes from the values, known only at run time, so the kernel works it
 (Paddle's formula, in the inputs' type) and checks the tensor's size before anything is
 allocated: a step of 0, a step away from end, NaN bounds or a length of 2**40 are errors
 naming the op, never a hang or an out-of-memory. Values are ``start + i * step`` on both
-places (the places' ``arange``; kernels/cuda/scan.py on the device).
+places (the places' ``arange``; kernels/cuda/scan.py on the device). In a compiled block
+kernels/cpu/arange.py counts and fills when the block runs, with the same checks.
 """
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
+from ..core import limits
 from ..core.limits import check_tensor_size
 from . import arrays
+from ..kernels.cpu.arange import arange_of, range_count
+from ..kernels.lowered import Call
 from .common import OUT
 from ..backends import CPU, CUDA
 
@@ -43,15 +47,16 @@ def range_size(start, end, step) -> int:
         sign = "positive" if start < end else "negative"
         raise ValueError(f"range: Step {step} moves away from End: from Start {start} "
                          f"to End {end} the step must be {sign}")
-    if np.dtype(type(start)).kind in "iu":
-        s, e, k = int(start), int(end), int(step)
-        return (abs(e - s) + abs(k) - 1) // abs(k)
-    with np.errstate(all="ignore"):
-        count = abs((end - start) / step)      # in the inputs' type, as Paddle's
-    if not math.isfinite(count):
-        raise ValueError(f"range: Start {start}, End {end}, Step {step} give no finite "
-                         "number of values")
-    return math.ceil(count)
+    integer = np.dtype(type(start)).kind in "iu"
+    if not integer:
+        with np.errstate(all="ignore"):
+            count = abs((end - start) / step)      # in the inputs' type, as Paddle's
+        if not math.isfinite(count):
+            raise ValueError(f"range: Start {start}, End {end}, Step {step} give no finite "
+                             "number of values")
+    # the count itself: kernels/cpu/arange.py, which the compiled form calls too (here
+    # with no limit: check_tensor_size words the error)
+    return int(range_count(start, end, step, integer, np.iinfo(np.int64).max))
 
 
 def _range(place):
@@ -65,10 +70,22 @@ def _range(place):
     return run
 
 
+def _lowered_range(info):
+    """kernels/cpu/arange.arange_of: the count from the values when the block runs, at
+    most the elements the tensor size limit allows (a larger one raises, and the
+    interpreter's rerun words the error)."""
+    dtype = info.dtype("Start")
+    if dtype.name not in TYPES or any(info.dtype(s) != dtype for s in BOUNDS):
+        return None
+    return Call(arange_of, BOUNDS, ("Out",),
+                (dtype.kind in "iu", limits.MAX_TENSOR_BYTES // dtype.itemsize))
+
+
 register(OpDef(
     "range", [Slot("Start", "the first value (1 element)"),
               Slot("End", "the bound, not included (1 element)"),
               Slot("Step", "the difference between values (1 element)")], [OUT], [],
     comment="Out = [Start, Start + Step, ...] up to End (exclusive), 1-D.",
     infer_shape=_range_infer, kernels={"cpu": _range(CPU), "cuda": _range(CUDA)},
+    lowered=_lowered_range,
     grad=NO_GRADIENT))

@@ -22,7 +22,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X, build_fail, run_fail
+from ..kernels.cpu import axis_maps as KA
+from ..kernels.lowered import Call
+from .common import OUT, X, build_fail, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's CPU crop kernel is registered for
@@ -94,8 +96,8 @@ def _crop_grad_infer(ctx):
 
 
 def _maps(x_shape, block, offsets) -> list[np.ndarray]:
-    return [np.arange(start, start + size, dtype=np.int64)
-            for start, size in zip(offsets, block)]
+    return [KA.axis_map(n, KA.BLOCK, start, size)
+            for n, start, size in zip(x_shape, offsets, block)]
 
 
 def _crop(place):
@@ -121,13 +123,34 @@ def _crop_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/axis_maps.py -----------------------
+def _lowered_crop(grad: bool):
+    """X through a BLOCK map per axis (offsets, shape; -1 the rest, found when the block
+    runs); dX: dOut added back through them. The gradient's block is dOut's shape: where
+    the attribute leaves a size to -1, that gradient stays interpreted."""
+    def lowered(info):
+        x, rank = info.dtype("X"), info.ndim("X")
+        shape = [int(d) for d in info.attr("shape") or []]
+        offsets = [int(o) for o in info.attr("offsets") or []]
+        if not numba_holds(x) or rank == 0 or len(shape) != rank or len(offsets) != rank:
+            return None
+        rules = tuple((KA.BLOCK, o, s) for o, s in zip(offsets, shape))
+        if not grad:
+            return Call(KA.mapped, ("X",), ("Out",), (rules, 0, rank))
+        if -1 in shape or info.dtype("Out@GRAD") != x:
+            return None
+        return Call(KA.mapped_back, ("X", "Out@GRAD"), ("X@GRAD",), (rules,))
+    return lowered
+
+
 register(OpDef(
     "crop_tensor", [X] + SHAPE_SLOTS + OFFSET_SLOTS, [OUT],
     [Attr("shape", A.INTS, [], "the block's shape (-1: the rest of the axis)"),
      Attr("offsets", A.INTS, [], "where the block starts along each axis")],
     comment="Out = X[offsets[0]:offsets[0]+shape[0], ...] (shape -1: to the end).",
     infer_shape=_crop_infer, kernels={"cpu": _crop(CPU), "cuda": _crop(CUDA)},
+    lowered=_lowered_crop(grad=False),
     grad=Grad(reads=["X", "Offsets", "OffsetsTensor"], writes=["X"],
               kernel=_crop_grad(CPU), cuda_kernel=_crop_grad(CUDA),
-              infer_shape=_crop_grad_infer),
+              infer_shape=_crop_grad_infer, lowered=_lowered_crop(grad=True)),
     reads_attr_tensors=("Shape", "ShapeTensor", "Offsets", "OffsetsTensor")))

@@ -19,6 +19,8 @@ device on CUDA), and then only moves elements with the places' primitives:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -26,9 +28,13 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
+from ..kernels.cpu import diagonals as KD
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM
 from ..kernels.cuda import device
+from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, build_fail, dtype_code_check, dtype_to_numpy, int_shape, run_fail
+from .common import (FLOAT_TYPES, OUT, X, build_fail, dtype_code_check, dtype_to_numpy,
+                     int_shape, numba_holds, run_fail)
 from .matrix_products import LINALG, NUMBERS, require_types
 from ..backends import CPU, CUDA
 
@@ -41,16 +47,14 @@ def _on(place, array: np.ndarray):
 
 
 def diagonal_length(rows: int, cols: int, offset: int) -> int:
-    """How many elements the diagonal at ``offset`` of a rows x cols matrix has."""
-    if offset >= 0:
-        return max(0, min(rows, cols - offset))
-    return max(0, min(rows + offset, cols))
+    """How many elements the diagonal at ``offset`` of a rows x cols matrix has (the
+    rule's one home: kernels/cpu/diagonals.py)."""
+    return int(KD.diagonal_length(rows, cols, offset))
 
 
 def diagonal_positions(rows: int, cols: int, offset: int) -> np.ndarray:
     """The diagonal's positions in the matrix flattened row by row."""
-    i = np.arange(diagonal_length(rows, cols, offset), dtype=np.int64)
-    return (i + max(0, -offset)) * cols + i + max(0, offset)
+    return KD.diagonal_positions(rows, cols, offset)
 
 
 # --- diagonal and trace ----------------------------------------------------------------------
@@ -132,6 +136,43 @@ def _diagonal_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/diagonals.py -----------------------
+def _moved(info) -> tuple | None:
+    """(perm moving axis1, axis2 last, its inverse) for the Input the interpreter's run
+    saw, or None where the compiled forms do not apply."""
+    rank = info.ndim("Input")
+    if rank < 2 or not numba_holds(info.dtype("Input")):
+        return None
+    a1, a2 = _axes(rank, info.attr("axis1"), info.attr("axis2"), run_fail("diagonal"))
+    perm = tuple(i for i in range(rank) if i not in (a1, a2)) + (a1, a2)
+    return perm, tuple(int(i) for i in np.argsort(perm))
+
+
+def _lowered_diagonal(op_type: str, grad: bool):
+    """diagonal's and trace's forms (trace's float sums: the interpreter's row sums)."""
+    def lowered(info):
+        moved = _moved(info)
+        if moved is None:
+            return None
+        perm, inverse = moved
+        offset, rank = int(info.attr("offset")), info.ndim("Input")
+        if grad:
+            if info.dtype("Out@GRAD") != info.dtype("Input"):
+                return None
+            return Call(KD.diagonal_spread, ("Input", "Out@GRAD"), ("Input@GRAD",),
+                        (perm, inverse, offset, op_type == "trace"))
+        if op_type == "diagonal":
+            return Call(KD.diagonal_of, ("Input",), ("Out",), (perm, offset, rank - 1))
+        integer = info.dtype("Input").kind in "iu"
+        if not integer and info.dtype("Input").name not in FLOAT_TYPES:
+            return "no lowered form for these dtypes: the compiled sums are of reals"
+        if math.prod(info.shape("Input")) >= MIN_PARALLEL_SUM:
+            return "large: the interpreter splits its sums across the cores"
+        return Call(KD.trace_of, ("Input",), ("Out",),
+                    (perm, offset, integer, rank - 2, rank - 1))
+    return lowered
+
+
 DIAGONAL_ATTRS = [
     Attr("offset", A.INT, 0, "which diagonal: 0 the main one, > 0 above it, < 0 below"),
     Attr("axis1", A.INT, 0, "the axis of the matrices' rows"),
@@ -143,7 +184,9 @@ register(OpDef(
             "axes, then the diagonal).",
     infer_shape=lambda ctx: _diagonal_infer(ctx, "diagonal", DIAGONAL_TYPES, True),
     kernels={"cpu": _diagonal(CPU), "cuda": _diagonal(CUDA)},
-    grad=Grad(reads=["Input"], kernel=_diagonal_grad(CPU), cuda_kernel=_diagonal_grad(CUDA))))
+    lowered=_lowered_diagonal("diagonal", grad=False),
+    grad=Grad(reads=["Input"], kernel=_diagonal_grad(CPU), cuda_kernel=_diagonal_grad(CUDA),
+              lowered=_lowered_diagonal("diagonal", grad=True))))
 
 
 def _trace(place):
@@ -177,7 +220,9 @@ register(OpDef(
     comment="Out = the sum of the diagonal at offset of the matrices on axis1, axis2.",
     infer_shape=lambda ctx: _diagonal_infer(ctx, "trace", NUMBERS, False),
     kernels={"cpu": _trace(CPU), "cuda": _trace(CUDA)},
-    grad=Grad(reads=["Input"], kernel=_trace_grad(CPU), cuda_kernel=_trace_grad(CUDA))))
+    lowered=_lowered_diagonal("trace", grad=False),
+    grad=Grad(reads=["Input"], kernel=_trace_grad(CPU), cuda_kernel=_trace_grad(CUDA),
+              lowered=_lowered_diagonal("trace", grad=True))))
 
 
 # --- diag_v2 ---------------------------------------------------------------------------------
@@ -242,6 +287,25 @@ def _diag_v2_grad(place):
     return run
 
 
+def _lowered_diag_v2(grad: bool):
+    """A vector's matrix (dX: dOut's diagonal) or a matrix's diagonal (dX: dOut on it)."""
+    def lowered(info):
+        x = info.dtype("X")
+        if not numba_holds(x) or info.ndim("X") not in (1, 2) or (
+                grad and info.dtype("Out@GRAD") != x):
+            return None
+        offset = int(info.attr("offset"))
+        if info.ndim("X") == 2:
+            if grad:
+                return Call(KD.diag_matrix_grad, ("X", "Out@GRAD"), ("X@GRAD",), (offset,))
+            return Call(KD.diag_vector, ("X",), ("Out",), (offset,))
+        if grad:
+            return Call(KD.diag_vector_grad, ("X", "Out@GRAD"), ("X@GRAD",), (offset,))
+        pad = x.type(info.attr("padding_value"))      # as the kernel makes it
+        return Call(KD.diag_matrix, ("X",), ("Out",), (offset, pad))
+    return lowered
+
+
 register(OpDef(
     "diag_v2", [X], [OUT],
     [Attr("offset", A.INT, 0, "which diagonal: 0 the main one, > 0 above it, < 0 below"),
@@ -249,7 +313,9 @@ register(OpDef(
     comment="A vector X: Out = the square matrix with X on the diagonal at offset (padding_"
             "value elsewhere); a matrix X: Out = its diagonal at offset.",
     infer_shape=_diag_v2_infer, kernels={"cpu": _diag_v2(CPU), "cuda": _diag_v2(CUDA)},
-    grad=Grad(reads=["X"], kernel=_diag_v2_grad(CPU), cuda_kernel=_diag_v2_grad(CUDA))))
+    lowered=_lowered_diag_v2(grad=False),
+    grad=Grad(reads=["X"], kernel=_diag_v2_grad(CPU), cuda_kernel=_diag_v2_grad(CUDA),
+              lowered=_lowered_diag_v2(grad=True))))
 
 
 # --- eye -------------------------------------------------------------------------------------
@@ -284,6 +350,13 @@ def _eye(place):
     return run
 
 
+def _lowered_eye(info):
+    """kernels/cpu/diagonals.eye_of: its size is the attributes'."""
+    dtype = dtype_to_numpy(info.attr("dtype"))
+    rows, cols = _eye_shape(info.attr("num_rows"), info.attr("num_columns"), run_fail("eye"))
+    return Call(KD.eye_of, (), ("Out",), (int(rows), int(cols), dtype.type(0), dtype.type(1)))
+
+
 register(OpDef(
     "eye", [], [OUT],
     [Attr("num_rows", A.LONG, 0, "the rows"),
@@ -292,4 +365,4 @@ register(OpDef(
           check=dtype_code_check("iuf"))],
     comment="Out = the num_rows x num_columns matrix with ones on the diagonal.",
     infer_shape=_eye_infer, kernels={"cpu": _eye(CPU), "cuda": _eye(CUDA)},
-    grad=NO_GRADIENT))
+    lowered=_lowered_eye, grad=NO_GRADIENT))

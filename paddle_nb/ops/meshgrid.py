@@ -15,10 +15,16 @@ saved load and run.
 """
 from __future__ import annotations
 
+import math
+
 from ..core import dtypes
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
+from ..kernels.cpu.grids import grids_grad, grids_of
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM
+from ..kernels.lowered import Call
 from . import arrays
+from .common import FLOAT_TYPES, numba_holds, one_dtype
 from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU meshgrid kernel is registered for
@@ -112,6 +118,29 @@ def _meshgrid_grad_maker(op, no_grad):
                    {"X@GRAD": wanted}, dict(op.attrs))]
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/grids.py ---------------------------
+def _lowered_meshgrid(info):
+    dtype = one_dtype(info, "X")
+    if dtype is None or not numba_holds(dtype):
+        return None
+    return Call(grids_of, ("X",), ("Out",), (len(info.pop.in_ix["X"]),))
+
+
+def _lowered_meshgrid_grad(info):
+    """Vectors of one float dtype, every gradient asked for: dOut i summed over every
+    axis but i."""
+    count = len(info.pop.in_ix["X"])
+    dtype = one_dtype(info, "X")
+    if dtype is None or dtype.name not in FLOAT_TYPES or one_dtype(info, GRADS_SLOT) != dtype \
+            or any(info.ndim("X", i) != 1 for i in range(count)) or \
+            EMPTY_VAR in info.pop.outputs["X@GRAD"]:
+        return None
+    if math.prod(info.shape(GRADS_SLOT)) >= MIN_PARALLEL_SUM:
+        return "large: the interpreter splits its sums across the cores"
+    orders = tuple((i,) + tuple(d for d in range(count) if d != i) for i in range(count))
+    return Call(grids_grad, ("X", GRADS_SLOT), ("X@GRAD",), (orders,))
+
+
 register(OpDef(
     "meshgrid", [Slot("X", "the vectors (0-d or 1-D, one element type)", duplicable=True)],
     [Slot("Out", "one grid per vector, each of shape [len(X[0]), ..., len(X[k-1])]",
@@ -119,7 +148,7 @@ register(OpDef(
     comment="Out[i] = X[i] laid along axis i of the grid and repeated along the others "
             "(numpy's meshgrid with indexing='ij').",
     infer_shape=_meshgrid_infer, kernels={"cpu": _meshgrid(CPU), "cuda": _meshgrid(CUDA)},
-    grad=_meshgrid_grad_maker))
+    lowered=_lowered_meshgrid, grad=_meshgrid_grad_maker))
 
 register(OpDef(
     "meshgrid_grad",
@@ -129,4 +158,4 @@ register(OpDef(
     comment="X@GRAD[i] = the gradient of grid i summed over every axis but i.",
     infer_shape=_meshgrid_grad_infer,
     kernels={"cpu": _meshgrid_grad(CPU), "cuda": _meshgrid_grad(CUDA)}, grad=NO_GRADIENT,
-    grad_of="meshgrid"))
+    lowered=_lowered_meshgrid_grad, grad_of="meshgrid"))

@@ -19,7 +19,9 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from .common import OUT, X, run_fail
+from ..kernels.cpu import axis_maps as KA
+from ..kernels.lowered import Call
+from .common import OUT, X, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
 MODES = ("constant", "reflect", "replicate", "circular")
@@ -28,16 +30,9 @@ SPATIAL = {"NCDHW": (2, 3, 4), "NDHWC": (1, 2, 3)}
 
 
 def axis_map(n: int, before: int, after: int, mode: str) -> np.ndarray:
-    """Where each of the ``before + n + after`` output positions reads an axis of n."""
-    j = np.arange(-before, n + after, dtype=np.int64)
-    if mode == "reflect":                     # ... 2 1 | 0 1 2 | 1 0 ... (before, after < n)
-        j = np.abs(j)
-        return np.where(j >= n, 2 * (n - 1) - j, j)
-    if mode == "replicate":
-        return np.clip(j, 0, n - 1)
-    if mode == "circular":
-        return j % n
-    return np.where((j < 0) | (j >= n), -1, j)
+    """Where each of the ``before + n + after`` output positions reads an axis of n (the
+    rule's one home: kernels/cpu/axis_maps.py)."""
+    return KA.axis_map(n, KA.PAD_KINDS[mode], before, after)
 
 
 def check_fill(ctx, attr: str) -> None:
@@ -96,8 +91,7 @@ def _pad_grad(place):
                                           zip(dout.shape, pairs)):
             run_fail("pad_grad")("Out@GRAD is not a padded tensor",
                                       given=f"shape {list(dout.shape)}")
-        maps = [np.arange(b, int(d) - a, dtype=np.int64) for d, (b, a) in
-                zip(dout.shape, pairs)]
+        maps = [KA.axis_map(int(d), KA.CROP, b, a) for d, (b, a) in zip(dout.shape, pairs)]
         ctx.set_output("X@GRAD", place.gather_maps(dout, maps))
     return run
 
@@ -121,14 +115,33 @@ def _pad_grad_infer(ctx):
     ctx.set_output("X@GRAD", xs, ctx.dtype("Out@GRAD"))
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/axis_maps.py -----------------------
+def _lowered_pad(info):
+    """Out: X through a CONSTANT map per axis, pad_value where they read nowhere."""
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    rules = tuple((KA.CONSTANT, b, a) for b, a in _pairs(info.attr("paddings")))
+    return Call(KA.mapped, ("X",), ("Out",),
+                (rules, float(info.attr("pad_value")), info.ndim("X")))
+
+
+def _lowered_pad_grad(info):
+    """dX: dOut through a CROP map per axis (its middle)."""
+    if not numba_holds(info.dtype("Out@GRAD")) or info.ndim("Out@GRAD") == 0:
+        return None
+    rules = tuple((KA.CROP, b, a) for b, a in _pairs(info.attr("paddings")))
+    return Call(KA.mapped, ("Out@GRAD",), ("X@GRAD",), (rules, 0.0, info.ndim("Out@GRAD")))
+
+
 register(OpDef(
     "pad", [X], [OUT],
     [Attr("paddings", A.INTS, [], "(before, after) for each dim of X, in order"),
      Attr("pad_value", A.FLOAT, 0.0, "the value of the border")],
     comment="Out = X with pad_value borders around each dim.", infer_shape=_pad_infer,
-    kernels={"cpu": _pad(CPU), "cuda": _pad(CUDA)},
+    kernels={"cpu": _pad(CPU), "cuda": _pad(CUDA)}, lowered=_lowered_pad,
     grad=Grad(reads=["X"], optional=("X",), writes=["X"], kernel=_pad_grad(CPU),
-              cuda_kernel=_pad_grad(CUDA), infer_shape=_pad_grad_infer)))
+              cuda_kernel=_pad_grad(CUDA), infer_shape=_pad_grad_infer,
+              lowered=_lowered_pad_grad)))
 
 
 # --- pad3d --------------------------------------------------------------------------------------
@@ -201,6 +214,29 @@ def _pad3d_grad(place):
     return run
 
 
+def _pad3d_rules(info) -> tuple:
+    """(kind, before, after) per axis of X: KEEP but for the three spatial ones."""
+    rules = [(KA.KEEP, 0, 0)] * 5
+    for axis, (b, a) in zip(SPATIAL[info.attr("data_format")],
+                            _spatial_pads(info.attr("paddings"))):
+        rules[axis] = (KA.PAD_KINDS[info.attr("mode")], b, a)
+    return tuple(rules)
+
+
+def _lowered_pad3d(grad: bool):
+    """Out: X through _pad3d_rules' maps (value where they read nowhere); dX: dOut added
+    back through them."""
+    def lowered(info):
+        if not numba_holds(info.dtype("X")) or (grad and info.dtype("Out@GRAD") !=
+                                                 info.dtype("X")):
+            return None
+        if grad:
+            return Call(KA.mapped_back, ("X", "Out@GRAD"), ("X@GRAD",), (_pad3d_rules(info),))
+        return Call(KA.mapped, ("X",), ("Out",),
+                    (_pad3d_rules(info), float(info.attr("value")), 5))
+    return lowered
+
+
 register(OpDef(
     "pad3d", [X, Slot("Paddings", "paddings as a tensor", dispensable=True)], [OUT],
     [Attr("paddings", A.INTS, [0] * 6, "left, right, top, bottom, front, back (W, H, D)"),
@@ -209,6 +245,7 @@ register(OpDef(
      Attr("data_format", A.STRING, "NCDHW", "NCDHW or NDHWC")],
     comment="Out = X (5-D) with borders around its three spatial dims.",
     infer_shape=_pad3d_infer, kernels={"cpu": _pad3d(CPU), "cuda": _pad3d(CUDA)},
+    lowered=_lowered_pad3d(grad=False),
     grad=Grad(reads=["X", "Paddings"], writes=["X"], kernel=_pad3d_grad(CPU),
-              cuda_kernel=_pad3d_grad(CUDA)),
+              cuda_kernel=_pad3d_grad(CUDA), lowered=_lowered_pad3d(grad=True)),
     reads_attr_tensors=("Paddings",)))

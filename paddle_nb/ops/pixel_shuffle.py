@@ -24,7 +24,9 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from . import arrays
 from .batch_norm import require_float
-from .common import OUT, X, build_fail, run_fail
+from ..kernels.cpu.layout import block_groups, shuffled
+from ..kernels.lowered import Call
+from .common import OUT, X, build_fail, numba_holds, run_fail
 
 FORMATS = ("NCHW", "NHWC")
 
@@ -143,6 +145,27 @@ def _grad_kernel(op_type: str):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.shuffled --------------------
+def _lowered(op_type: str, grad: bool):
+    """The plan for the shape the interpreter's run saw, its views as groups of the dims
+    before them (layout.block_groups): the batch and the image's sizes are read when the
+    block runs, the channel splits and the factor are in the source."""
+    def lowered(info):
+        src, dst = ("Out@GRAD", "X@GRAD") if grad else ("X", "Out")
+        if not numba_holds(info.dtype(src)) or info.ndim(src) != 4:
+            return None
+        fmt, shape = info.attr("data_format"), [int(d) for d in info.shape(src)]
+        kind, factor = op_type, _factor(info, op_type)
+        if grad:
+            kind, factor = _inverse(op_type, factor, shape, fmt)
+        view, perm, out = plan(kind, shape, factor, fmt, run_fail(kind))
+        moved = [view[p] for p in perm]
+        return Call(shuffled, (src,), (dst,),
+                    (block_groups(shape, view), len(view), tuple(perm),
+                     block_groups(moved, out), len(out)))
+    return lowered
+
+
 def _declare(op_type: str, factor: Attr, format_default: str, comment: str) -> None:
     kernel, grad = _kernel(op_type), _grad_kernel(op_type)
     register(OpDef(
@@ -150,9 +173,9 @@ def _declare(op_type: str, factor: Attr, format_default: str, comment: str) -> N
         [factor, Attr("data_format", A.STRING, format_default,
                       "NCHW (channels second) or NHWC (channels last)", check=_format_check)],
         comment=comment, infer_shape=_infer(op_type),
-        kernels={"cpu": kernel, "cuda": kernel},
+        kernels={"cpu": kernel, "cuda": kernel}, lowered=_lowered(op_type, grad=False),
         grad=Grad(reads=[], grads_of=["Out"], writes=["X"], kernel=grad, cuda_kernel=grad,
-                  infer_shape=_grad_infer(op_type))))
+                  infer_shape=_grad_infer(op_type), lowered=_lowered(op_type, grad=True))))
 
 
 _declare("pixel_shuffle",

@@ -28,10 +28,12 @@ from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels.cpu.fill import copied, filled_like
+from ..kernels.cpu.layout import filled_batch_like
 from ..kernels.lowered import Call
 from . import arrays
 from .body_gradient import body_grad_attrs
 from .common import dtype_code_check, dtype_to_numpy, same_shape_as_x
+from .fill import _element as element_of   # (the element np.full writes)
 
 _ATTRS = [Attr("ex_states", A.STRINGS, [], "the step block's previous-memory variables"),
           Attr("states", A.STRINGS, [], "the step block's memory variables (same order)"),
@@ -254,6 +256,18 @@ def _fill_batch_like_infer(ctx):
     ctx.set_output("Out", shape, ctx.attr("dtype"))
 
 
+def _lowered_fill_batch_like(info):
+    """kernels/cpu/layout.filled_batch_like: the batch dim read from Input when the block
+    runs, so one compiled function serves every batch size."""
+    element = element_of(info.attr("value"), dtype_to_numpy(info.attr("dtype")))
+    shape = tuple(int(d) for d in info.attr("shape"))
+    if element is None or not shape:
+        return None
+    return Call(filled_batch_like, ("Input",), ("Out",),
+                (shape, info.attr("input_dim_idx"), info.attr("output_dim_idx"), element,
+                 len(shape)))
+
+
 register(OpDef(
     "fill_constant_batch_size_like", [Slot("Input", "the variable to take the batch size from")],
     [Slot("Out", "the filled tensor")],
@@ -269,5 +283,6 @@ register(OpDef(
             "initial value of an RNN memory given by shape and batch_ref).",
     infer_shape=_fill_batch_like_infer,
     kernels={"cpu": _fill_batch_like, "cuda": _fill_batch_like}, grad=NO_GRADIENT,
+    lowered=_lowered_fill_batch_like,
     # shape[output_dim_idx] is the batch size, known when it runs
     allocates=("shape", "dtype", "output_dim_idx")))

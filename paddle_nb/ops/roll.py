@@ -20,7 +20,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
-from .common import OUT, X, build_fail, run_fail
+from ..kernels.cpu import axis_maps as KA
+from ..kernels.lowered import Call
+from .common import OUT, X, build_fail, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU roll kernel is registered for (complex aside)
@@ -73,12 +75,18 @@ def _rolled(place, x, shifts, axes, op_type: str):
     if not axes:                             # the flattened roll: one axis of every element
         flat = x.reshape((int(np.prod(shape, dtype=np.int64)),))
         return _rolled(place, flat, shifts, [0], op_type).reshape(shape)
-    total = [0] * len(shape)
-    for s, a in zip(shifts, axes):           # an axis named twice moves by the sum
-        total[a % len(shape)] += s
-    maps = [(np.arange(n, dtype=np.int64) - total[a] % n) % n if n else
-            np.zeros(0, np.int64) for a, n in enumerate(shape)]
+    maps = [KA.axis_map(n, kind, shift, 0) for n, (kind, shift, _) in
+            zip(shape, _rules(shifts, axes, len(shape)))]
     return place.gather_maps(x, maps)
+
+
+def _rules(shifts, axes, rank: int) -> tuple:
+    """(ROLL, the axis' total shift, 0) per axis of a rank-``rank`` X (kernels/cpu/
+    axis_maps.py): an axis named twice moves by the sum."""
+    total = [0] * rank
+    for s, a in zip(shifts, axes):
+        total[a % rank] += s
+    return tuple((KA.ROLL, s, 0) for s in total)
 
 
 def _roll(place):
@@ -99,6 +107,25 @@ def _roll_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/axis_maps.py -----------------------
+def _lowered_roll(grad: bool):
+    """X (dX: dOut) through ROLL maps (the opposite shifts for dX); an empty axis rolls
+    X seen flat (axis_maps.rolled_flat)."""
+    def lowered(info):
+        src = "Out@GRAD" if grad else "X"
+        if not numba_holds(info.dtype(src)) or info.dtype(src) != info.dtype("X") or \
+                info.ndim("X") == 0 or (grad and info.shape(src) != info.shape("X")):
+            return None
+        shifts = [(-1 if grad else 1) * int(s) for s in info.attr("shifts") or []]
+        axes = list(info.attr("axis") or [])
+        reads, writes = (src,), ("X@GRAD" if grad else "Out",)
+        if not axes:
+            return Call(KA.rolled_flat, reads, writes, (shifts[0], info.ndim("X")))
+        rank = info.ndim("X")
+        return Call(KA.mapped, reads, writes, (_rules(shifts, axes, rank), 0, rank))
+    return lowered
+
+
 register(OpDef(
     "roll", [X, SHIFTS_TENSOR], [OUT],
     [Attr("shifts", A.LONGS, [], "how far to move along each axis (negative: back)"),
@@ -106,6 +133,8 @@ register(OpDef(
     comment="Out = X shifted along each of axis by shifts, wrapping around (axis empty: "
             "flattened).",
     infer_shape=_roll_infer, kernels={"cpu": _roll(CPU), "cuda": _roll(CUDA)},
+    lowered=_lowered_roll(grad=False),
     grad=Grad(reads=["X", "ShiftsTensor"], writes=["X"],
-              kernel=_roll_grad(CPU), cuda_kernel=_roll_grad(CUDA)),
+              kernel=_roll_grad(CPU), cuda_kernel=_roll_grad(CUDA),
+              lowered=_lowered_roll(grad=True)),
     reads_attr_tensors=("ShiftsTensor",)))

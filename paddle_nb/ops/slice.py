@@ -18,6 +18,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import axis_maps as KA
 from ..kernels.cpu.layout import sliced, sliced_grad
 from ..kernels.lowered import Call
 from .common import OUT, X, build_fail, numba_holds, run_fail
@@ -266,10 +267,21 @@ def _flip(place):
         x = ctx.input("X")
         shape = tuple(int(d) for d in x.shape)
         flipped = _flip_axes(ctx.attr("axis") or [], len(shape), run_fail("flip"))
-        maps = [np.arange(n - 1, -1, -1, dtype=np.int64) if a in flipped else
-                np.arange(n, dtype=np.int64) for a, n in enumerate(shape)]
+        maps = [KA.axis_map(n, KA.FLIP if a in flipped else KA.KEEP, 0, 0)
+                for a, n in enumerate(shape)]
         ctx.set_output("Out", place.gather_maps(x, maps))
     return run
+
+
+def _lowered_flip(info):
+    """X through FLIP maps along axis, KEEP maps along the others."""
+    rank = info.ndim("X")
+    if not numba_holds(info.dtype("X")) or rank == 0:
+        return None
+    flipped = _flip_axes(info.attr("axis") or [], rank, run_fail("flip"))
+    return Call(KA.mapped, ("X",), ("Out",),
+                (tuple((KA.FLIP if a in flipped else KA.KEEP, 0, 0) for a in range(rank)),
+                 0, rank))
 
 
 def _flip_grad(op, no_grad):
@@ -284,4 +296,5 @@ def _flip_grad(op, no_grad):
 register(OpDef(
     "flip", [X], [OUT], [Attr("axis", A.INTS, [], "the axes to reverse")],
     comment="Out = X reversed along each of axis.", infer_shape=_flip_infer,
-    kernels={"cpu": _flip(CPU), "cuda": _flip(CUDA)}, grad=_flip_grad))
+    kernels={"cpu": _flip(CPU), "cuda": _flip(CUDA)}, lowered=_lowered_flip,
+    grad=_flip_grad))

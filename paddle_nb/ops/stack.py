@@ -9,14 +9,20 @@ the attributes (core/attr_tensors.py): ``ctx.attr("shape")`` is the tensor's val
 """
 from __future__ import annotations
 
+import math
+
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu.layout import broadcast_copy, split_parts, stacked
+from ..kernels.cpu import axis_maps as KA
+from ..kernels.cpu.layout import (broadcast_copy, broadcast_like, split_parts, stacked,
+                                  summed_back, tiled_grad)
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM
 from ..kernels.lowered import Call
 from . import arrays
-from .common import OUT, X, attr_tensor_slots, build_fail, numba_holds, one_dtype, run_fail
+from .common import (FLOAT_TYPES, OUT, X, attr_tensor_slots, build_fail, numba_holds,
+                     one_dtype, run_fail)
 from ..backends import CPU, CUDA
 
 Y_LIST = Slot("Y", "the pieces", duplicable=True)
@@ -223,21 +229,74 @@ def _expand(place):
     return run
 
 
-def _expand_grad(ctx):
-    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
-    lead = dout.ndim - x.ndim
-    view = (1,) * lead + tuple(x.shape)
-    ctx.set_output("X@GRAD", arrays.unbroadcast(dout, view, tuple(x.shape)))
+def broadcast_dims(x_shape, dout_shape) -> list:
+    """The dims of dOut that X (its dims aligned at the end) was broadcast along: the
+    leading ones, and those where X has a 1 and dOut has not."""
+    lead = len(dout_shape) - len(x_shape)
+    return [i for i, d in enumerate(dout_shape)
+            if d != 1 and (i < lead or x_shape[i - lead] == 1)]
+
+
+def _expand_grad(place):
+    """dX: dOut summed over the broadcast dims (the place's ``sum_axes``: on the CPU the
+    row sums of kernels/cpu/reduce.py, which the compiled form calls too)."""
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        dims = broadcast_dims(x.shape, dout.shape)
+        if not dims:                         # nothing was broadcast: dOut is dX
+            ctx.set_output("X@GRAD", arrays.unbroadcast(dout, x.shape, tuple(x.shape)))
+            return
+        summed = place.sum_axes(dout, dims, True)
+        ctx.set_output("X@GRAD", summed.reshape(tuple(x.shape)))
+    return run
+
+
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.py and axis_maps.py ----------
+def _lowered_expand(info):
+    rank = info.ndim("Out")
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    if info.pop.op_def.type == "expand_as_v2" and info.has_input("Y"):
+        return Call(broadcast_like, ("X", "Y"), ("Out",))
+    if info.pop.op_def.type == "expand_v2":
+        shape = info.attr("shape")
+    else:                                # no Y: target_shape, whole (the kernel's rule)
+        shape = info.attr("target_shape")
+        if not shape or any(d < 0 for d in shape):
+            return None
+    return Call(broadcast_copy, ("X",), ("Out",), (tuple(int(d) for d in shape), rank))
+
+
+def _summed_floats(info) -> str | None:
+    """Why a gradient that sums dOut's copies stays interpreted, or None: the compiled
+    sums are the CPU's float row sums, serial."""
+    if info.dtype("Out@GRAD").name not in FLOAT_TYPES or info.ndim("X") == 0 or \
+            info.dtype("Out@GRAD") != info.dtype("X"):
+        return "no lowered form for these dtypes: the compiled sums are of floats"
+    if math.prod(info.shape("Out@GRAD")) >= MIN_PARALLEL_SUM:
+        return "large: the interpreter splits its sums across the cores"
+    return None
+
+
+def _lowered_expand_grad(info):
+    """dOut summed over the dims X was broadcast along (the interpreter's sum_axes), or
+    copied where there are none."""
+    why = _summed_floats(info)
+    if why:
+        return why
+    dims = broadcast_dims(info.shape("X"), info.shape("Out@GRAD"))
+    kept = [d for d in range(info.ndim("Out@GRAD")) if d not in dims]
+    return Call(summed_back, ("X", "Out@GRAD"), ("X@GRAD",),
+                (tuple(kept + dims), len(kept), info.ndim("Out@GRAD")))
 
 
 register(OpDef(
     "expand_v2", [X, *attr_tensor_slots("Shape", "expand_shapes_tensor", "the shape")], [OUT],
     [Attr("shape", A.INTS, [], "the target shape (-1 keeps X's dim)")],
     comment="Out = X broadcast to shape.", infer_shape=_expand_infer,
-    kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)},
-    lowered=lambda info: Call(broadcast_copy, ("X",), ("Out",), (info.shape("Out"),))
-    if numba_holds(info.dtype("X")) else None,
-    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad, cuda_kernel=_expand_grad),
+    kernels={"cpu": _expand(CPU), "cuda": _expand(CUDA)}, lowered=_lowered_expand,
+    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_grad(CPU),
+              cuda_kernel=_expand_grad(CUDA), lowered=_lowered_expand_grad),
     reads_attr_tensors=("Shape", "expand_shapes_tensor")))
 
 
@@ -285,24 +344,28 @@ def _expand_as(place):
     return run
 
 
-def _expand_as_grad(ctx):
+def _expand_as_grad(place):
     """expand_v2's gradient, once dOut is checked to be a broadcast of X (target_shape may
     leave its shape to Y, which the gradient op does not read)."""
-    x, dout = ctx.input("X"), ctx.input("Out@GRAD")
-    if expanded(list(x.shape), list(dout.shape), run_fail("expand_as_v2_grad")) != \
-            [int(d) for d in dout.shape]:
-        run_fail("expand_as_v2_grad")("Out@GRAD is not X broadcast",
-                                           given=f"shape {list(dout.shape)}")
-    _expand_grad(ctx)
+    summed = _expand_grad(place)
+
+    def run(ctx):
+        x, dout = ctx.input("X"), ctx.input("Out@GRAD")
+        if expanded(list(x.shape), list(dout.shape), run_fail("expand_as_v2_grad")) != \
+                [int(d) for d in dout.shape]:
+            run_fail("expand_as_v2_grad")("Out@GRAD is not X broadcast",
+                                          given=f"shape {list(dout.shape)}")
+        summed(ctx)
+    return run
 
 
 register(OpDef(
     "expand_as_v2", [X, Slot("Y", "the tensor whose shape X takes", dispensable=True)],
     [OUT], [Attr("target_shape", A.INTS, [], "the shape to broadcast to (-1: Y's dim)")],
     comment="Out = X broadcast to target_shape (Y's shape).", infer_shape=_expand_as_infer,
-    kernels={"cpu": _expand_as(CPU), "cuda": _expand_as(CUDA)},
-    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_as_grad,
-              cuda_kernel=_expand_as_grad)))
+    kernels={"cpu": _expand_as(CPU), "cuda": _expand_as(CUDA)}, lowered=_lowered_expand,
+    grad=Grad(reads=["X"], writes=["X"], kernel=_expand_as_grad(CPU),
+              cuda_kernel=_expand_as_grad(CUDA), lowered=_lowered_expand_grad)))
 
 
 # --- tile ---------------------------------------------------------------------------------------
@@ -351,11 +414,34 @@ def _tile_grad(place):
     return run
 
 
+def _lowered_tile(info):
+    """X seen with its dims padded to the repeats' count, copied through TILE maps."""
+    if not numba_holds(info.dtype("X")) or info.ndim("X") == 0:
+        return None
+    reps = [int(r) for r in info.attr("repeat_times")]
+    rank = info.ndim("Out")
+    rules = tuple((KA.TILE, r, 0) for r in [1] * (rank - len(reps)) + reps)
+    return Call(KA.tiled, ("X",), ("Out",), (rules, rank))
+
+
+def _lowered_tile_grad(info):
+    """dOut summed over the copies as the interpreter's sum_axes sums them."""
+    why = _summed_floats(info)
+    if why:
+        return why
+    reps = [int(r) for r in info.attr("repeat_times")]
+    rank = max(len(reps), info.ndim("X"))
+    order = tuple(range(1, 2 * rank, 2)) + tuple(range(0, 2 * rank, 2))
+    return Call(tiled_grad, ("X", "Out@GRAD"), ("X@GRAD",),
+                (tuple([1] * (rank - len(reps)) + reps), order, rank, 2 * rank))
+
+
 register(OpDef(
     "tile", [X, *attr_tensor_slots("RepeatTimes", "repeat_times_tensor", "the repeats")], [OUT],
     [Attr("repeat_times", A.INTS, [], "how often X repeats along each dim")],
     comment="Out = X repeated along each dim (numpy's tile).", infer_shape=_tile_infer,
-    kernels={"cpu": _tile(CPU), "cuda": _tile(CUDA)},
+    kernels={"cpu": _tile(CPU), "cuda": _tile(CUDA)}, lowered=_lowered_tile,
     grad=Grad(reads=["X", "RepeatTimes", "repeat_times_tensor"], writes=["X"],
-              kernel=_tile_grad(CPU), cuda_kernel=_tile_grad(CUDA)),
+              kernel=_tile_grad(CPU), cuda_kernel=_tile_grad(CUDA),
+              lowered=_lowered_tile_grad),
     reads_attr_tensors=("RepeatTimes", "repeat_times_tensor")))

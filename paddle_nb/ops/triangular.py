@@ -6,7 +6,8 @@ X's last two dims are the matrices (rows i, columns j; any dims before them are 
 ``lower`` keeps the elements with j - i <= diagonal, the upper triangle those with
 j - i >= diagonal: diagonal 0 is the main diagonal, positive ones lie above it, negative
 ones below. The kept positions are one [rows, cols] bool mask, made on the host (it
-depends only on the attributes and the two dims) and broadcast over the batch by the
+depends only on the attributes and the two dims: kernels/cpu/triangle.py, which a compiled
+block's form calls too) and broadcast over the batch by the
 ``select`` pointwise kernel (ops/elementwise.py: where's), which writes zeros elsewhere:
 a NaN outside the triangle becomes 0 as in Paddle, not NaN * 0. The gradient is the same
 mask on dOut. Paddle's ``tril_triu_grad`` reads only Out@GRAD; this package's backward
@@ -22,6 +23,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cuda import device
 from . import arrays
+from ..kernels.cpu.triangle import triangle_mask, triangle_of
+from ..kernels.lowered import Call
 from .common import OUT, X
 from .elementwise import select
 from ..backends import CPU, CUDA
@@ -45,13 +48,8 @@ def _triangle_infer(ctx):
 
 def _triangle_mask(rows: int, cols: int, diagonal: int, lower: bool) -> np.ndarray:
     """The [rows, cols] bool mask of the triangle: j - i <= diagonal (lower) or
-    j - i >= diagonal (upper)."""
-    # beyond [-rows, cols] every diagonal keeps all or nothing: clamped, so np.tri's
-    # arange never sees a value like 2**63
-    diagonal = min(max(diagonal, -rows - 1), cols + 1)
-    if lower:
-        return np.tri(rows, cols, diagonal, dtype=bool)
-    return ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+    j - i >= diagonal (upper); kernels/cpu/triangle.py, the rule's one home."""
+    return triangle_mask(rows, cols, diagonal, lower)
 
 
 def _masked(place, ctx, value, out_slot: str):
@@ -85,6 +83,18 @@ def _triangle_grad(place):
     return run
 
 
+def _lowered_triangle(grad: bool):
+    """kernels/cpu/triangle.triangle_of of X (dX: of dOut, in X's dtype)."""
+    def lowered(info):
+        src = "Out@GRAD" if grad else "X"
+        if info.ndim(src) < 2 or info.dtype(src).name not in MASKABLE or (
+                grad and info.has_input("X") and info.dtype("X") != info.dtype(src)):
+            return None
+        return Call(triangle_of, (src,), ("X@GRAD" if grad else "Out",),
+                    (int(info.attr("diagonal")), bool(info.attr("lower"))))
+    return lowered
+
+
 register(OpDef(
     "tril_triu", [X], [OUT],
     [Attr("diagonal", A.INT, 0, "which diagonal bounds the triangle (0: the main one, "
@@ -94,5 +104,7 @@ register(OpDef(
             "triangle of each matrix in its last two dims, zeros elsewhere.",
     infer_shape=_triangle_infer,
     kernels={"cpu": _triangle(CPU), "cuda": _triangle(CUDA)},
+    lowered=_lowered_triangle(grad=False),
     grad=Grad(reads=["X"], optional=("X",), writes=["X"],
-              kernel=_triangle_grad(CPU), cuda_kernel=_triangle_grad(CUDA))))
+              kernel=_triangle_grad(CPU), cuda_kernel=_triangle_grad(CUDA),
+              lowered=_lowered_triangle(grad=True))))

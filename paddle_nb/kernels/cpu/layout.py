@@ -1,6 +1,8 @@
 """The layout ops inside a compiled block (paddle_nb/compiler): reshapes, transposes,
-joins. They move elements and compute nothing, so each gives a new C-contiguous array
-holding what the interpreter's numpy copy holds (ops/arrays.py).
+joins, broadcasts, shuffles. They move elements and compute nothing, so each gives a new
+C-contiguous array holding what the interpreter's numpy copy holds (ops/arrays.py); the
+gradients of the broadcasts sum the copies back with the interpreter's row sums
+(kernels/cpu/reduce.py).
 
 A reshape's Out dims are given as *groups* of X's dims, ``(lo, hi, size)`` each: the
 product of X's dims ``[lo, hi)`` (none: a 1), or ``size`` where that is >= 0. The dims
@@ -11,12 +13,20 @@ import numpy as np
 from numba import literally, njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .reduce import summed_over
+
 
 @njit(cache=True, fastmath=False, error_model="numpy")
 def regrouped(x, groups, rank):
     """A copy of x with the dims ``groups`` gives (module docstring); ``rank``, a
     literal, is their count."""
     literally(rank)
+    return np.copy(x).reshape(to_fixed_tuple(_group_dims(x.shape, groups, rank), rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _group_dims(shape, groups, rank):
+    """The ``rank`` dims ``groups`` gives (module docstring) for an array of ``shape``."""
     dims = np.empty(rank, np.int64)
     for k in range(rank):
         lo, hi, size = groups[k]
@@ -25,9 +35,22 @@ def regrouped(x, groups, rank):
         else:
             n = 1
             for d in range(lo, hi):
-                n *= x.shape[d]
+                n *= shape[d]
             dims[k] = n
-    return np.copy(x).reshape(to_fixed_tuple(dims, rank))
+    return dims
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def shuffled(x, view, view_rank, perm, out, out_rank):
+    """pixel_shuffle's, pixel_unshuffle's and channel_shuffle's Out: x seen with the dims
+    of the groups ``view`` (``view_rank``, a literal), permuted by ``perm`` (one copy),
+    seen with the dims of the groups ``out`` of the permuted dims (``out_rank``)."""
+    literally(view_rank)
+    literally(out_rank)
+    dims = _group_dims(x.shape, view, view_rank)
+    seen = np.ascontiguousarray(x).reshape(to_fixed_tuple(dims, view_rank))
+    moved = np.transpose(seen, perm).copy()
+    return moved.reshape(to_fixed_tuple(_group_dims(moved.shape, out, out_rank), out_rank))
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -239,9 +262,71 @@ def grown(stack):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def broadcast_copy(x, shape):
-    """expand_v2's Out: x broadcast to ``shape`` (a tuple), copied."""
-    return np.ascontiguousarray(np.broadcast_to(x, shape))
+def broadcast_copy(x, shape, rank):
+    """expand_v2's Out: x broadcast to ``shape`` (a tuple of ``rank``, a literal, dims
+    aligned with x's at the end; -1 keeps x's dim, read when the block runs), copied."""
+    literally(rank)
+    dims = np.empty(rank, np.int64)
+    lead = rank - x.ndim
+    for k in range(rank):
+        if shape[k] != -1:
+            dims[k] = shape[k]
+        elif k >= lead:
+            dims[k] = x.shape[k - lead]
+        else:
+            raise ValueError("expand_v2: a -1 in shape where X has no dim")
+    return np.broadcast_to(x, to_fixed_tuple(dims, rank)).copy()
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def broadcast_like(x, y):
+    """expand_as_v2's Out: x broadcast to y's shape, copied."""
+    return np.broadcast_to(x, y.shape).copy()
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def summed_back(x, dout, order, kept, rank):
+    """expand_v2's and expand_as_v2's dX: dOut (of ``rank``, a literal) summed over the
+    dims x was broadcast along, as the interpreter's ``sum_axes`` sums them (``order``: the
+    other dims, the first ``kept``, then those), given x's shape."""
+    literally(rank)
+    if dout.ndim < x.ndim:
+        raise ValueError("Out@GRAD has fewer dims than X")
+    if kept == rank:                     # nothing was broadcast: dX is a copy of dOut
+        return np.copy(dout).reshape(x.shape)
+    return summed_over(dout, order, kept, True, rank, False).reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def tiled_grad(x, dout, reps, order, rank, pairs):
+    """tile's dX: dOut seen as [r0, d0, r1, d1, ...] (x's dims padded with 1s to
+    ``rank``, a literal, and the repeats ``reps`` the same; ``pairs`` = 2 * rank) summed
+    over the r axes, as the interpreter's ``sum_axes`` sums them (``order``: 1, 3, ...,
+    0, 2, ...)."""
+    literally(rank)
+    literally(pairs)
+    grown = np.empty(pairs, np.int64)
+    lead = rank - x.ndim
+    for k in range(rank):
+        grown[2 * k] = reps[k]
+        grown[2 * k + 1] = x.shape[k - lead] if k >= lead else 1
+    if grown.prod() != dout.size:
+        raise ValueError("tile_grad: Out@GRAD is not X tiled")
+    view = np.ascontiguousarray(dout).reshape(to_fixed_tuple(grown, pairs))
+    return summed_over(view, order, rank, False, rank, False).reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def filled_batch_like(ref, shape, in_dim, out_dim, value, rank):
+    """fill_constant_batch_size_like's Out: ``shape`` (a tuple of ``rank``, a literal)
+    with dim ``out_dim`` taken from ref's dim ``in_dim`` when the block runs, filled with
+    ``value`` (a numpy scalar: its dtype)."""
+    literally(rank)
+    dims = np.empty(rank, np.int64)
+    for k in range(rank):
+        dims[k] = shape[k]
+    dims[out_dim] = ref.shape[in_dim]
+    return np.full(to_fixed_tuple(dims, rank), value)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -272,3 +357,28 @@ def dim_groups(x_shape, out_shape) -> tuple:
         else:
             groups.append((0, 0, int(size)))
     return tuple(groups)
+
+
+def block_groups(src_shape, dst_shape) -> tuple:
+    """dst's dims as groups of src's (module docstring) where dst splits or merges src's
+    dims in blocks (pixel_shuffle's views): a dst dim that is a block of src dims reads
+    them; the dims a src dim is split into are their sizes (a channel count, a factor).
+    All sizes where a dim is 0 or the shapes are not such blocks."""
+    fixed = tuple((0, 0, int(d)) for d in dst_shape)
+    if 0 in src_shape or 0 in dst_shape:
+        return fixed
+    groups, i, k = [], 0, 0
+    while k < len(dst_shape):
+        if i >= len(src_shape):
+            return fixed
+        j, m, a, b = i + 1, k + 1, src_shape[i], dst_shape[k]
+        while a != b:
+            if a < b and j < len(src_shape):
+                a, j = a * src_shape[j], j + 1
+            elif b < a and m < len(dst_shape):
+                b, m = b * dst_shape[m], m + 1
+            else:
+                return fixed
+        groups += [(i, j, -1)] if m - k == 1 else [(0, 0, int(d)) for d in dst_shape[k:m]]
+        i, k = j, m
+    return tuple(groups) if i == len(src_shape) else fixed

@@ -294,20 +294,9 @@ class CPU:
         inner = (dout_rows * out_rows).sum(axis=1, keepdims=True)     # (float16: numpy)
         return (out_rows * (dout_rows - inner)).astype(out_rows.dtype)
 
-    @staticmethod
-    def row_log_softmax(rows):
-        """X - max - log(sum(exp(X - max))) per row (empty rows stay empty)."""
-        if rows.shape[1] == 0:
-            return rows.copy()
-        shifted = rows - rows.max(axis=1, keepdims=True)
-        return (shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-                ).astype(rows.dtype)
-
-    @staticmethod
-    def log_softmax_grad_rows(out_rows, dout_rows):
-        """dX = dOut - exp(Out) * sum(dOut) per row."""
-        return (dout_rows - np.exp(out_rows) * dout_rows.sum(axis=1, keepdims=True)
-                ).astype(out_rows.dtype)
+    # X - max - log(sum(exp(X - max))) per row, and dX = dOut - exp(Out) * sum(dOut)
+    row_log_softmax = staticmethod(KR.row_log_softmax)
+    log_softmax_grad_rows = staticmethod(KR.log_softmax_grad_rows)
 
     # --- copies through per-axis index maps: slice, flip, pad (kernels/cuda/axis_maps.py)
     @staticmethod

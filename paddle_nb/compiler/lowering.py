@@ -21,9 +21,10 @@ from ..kernels.lowered import Call, Elementwise
 class Learned:
     """One variable as the interpreter's run left it: an array's shape and dtype (None for
     anything else: a tensor array, a SelectedRows, a scope list, nothing)."""
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "nothing")
 
     def __init__(self, value):
+        self.nothing = value is None             # never written (an output no kernel sets)
         if value.__class__ is np.ndarray:
             self.shape, self.dtype = value.shape, value.dtype
         else:
@@ -73,16 +74,25 @@ def lowered_form(pop, learned: list[Learned]):
         return None, "no lowered form"
     if pop.tensor_attrs is not None:
         return None, "an attribute given by a tensor"
-    for names, numbers in ((pop.inputs, pop.in_ix), (pop.outputs, pop.out_ix)):
+    # a dispensable slot may hold nothing (batch_norm's ReserveSpace, which the CPU kernel
+    # never writes) if the form neither reads nor writes it (checked below)
+    absent = {}
+    for names, numbers, declared in ((pop.inputs, pop.in_ix, pop.op_def.input),
+                                     (pop.outputs, pop.out_ix, pop.op_def.output)):
         for slot, ix in numbers.items():
             for name, i in zip(names[slot], ix):
                 if name != EMPTY_VAR and i >= 0 and not learned[i].is_array:
-                    return None, f"{slot} ({name!r}) is not a dense tensor"
+                    absent[slot] = f"{slot} ({name!r}) is not a dense tensor"
+                    if not (learned[i].nothing and
+                            getattr(declared(slot), "dispensable", False)):
+                        return None, absent[slot]
     form = lower(OpInfo(pop, learned))
     if form is None:
         return None, "no lowered form for these dtypes or attributes"
     if isinstance(form, str):            # the form's own reason to stay interpreted
         return None, form
+    for slot in _slots_used(form) & absent.keys():
+        return None, absent[slot]
     if isinstance(form, Elementwise) and not _computes_in_place(form, pop, learned):
         return None, "its kernel would cast these dtypes"
     if isinstance(form, Elementwise) and \
@@ -97,6 +107,14 @@ def lowered_form(pop, learned: list[Learned]):
         raise TypeError(f"{pop.op.type}: lowered() gave {form!r}; expected an Elementwise, "
                         f"a Call, a tuple of Calls or None")
     return form, ""
+
+
+def _slots_used(form) -> set[str]:
+    """The slots a form reads or writes."""
+    if isinstance(form, Elementwise):
+        return {form.writes, *form.reads}
+    calls = form if isinstance(form, tuple) else (form,)
+    return {s for c in calls if isinstance(c, Call) for s in (*c.reads, *c.writes)}
 
 
 def _computes_in_place(form: Elementwise, pop, learned) -> bool:

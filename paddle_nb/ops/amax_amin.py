@@ -17,26 +17,19 @@ from __future__ import annotations
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_2
-from ..kernels.pointwise import pointwise
+from ..kernels.cpu import reduce as KR
+from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
 from .common import OUT, X
 from ..backends import CPU, CUDA
 from .reduce import (AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims,
-                     long_dim_reduce_infer)
-
-FLOAT_4 = ["float32(float32, float32, float32, float32)",
-           "float64(float64, float64, float64, float64)"]
+                     long_dim_reduce_infer, lowered_fold)
 
 
-# --- the math ---------------------------------------------------------------------------
+# --- the math (shared_grad: kernels/cpu/reduce.py, whose compiled form calls it too) ------
 @pointwise(FLOAT_2)
 def is_tie(x, out):
     return 1.0 if x == out else 0.0
-
-
-@pointwise(FLOAT_4)
-def shared_grad(x, out, dout, ties):
-    return dout / ties if x == out else dout * 0
 
 
 # --- the ops ----------------------------------------------------------------------------
@@ -71,7 +64,7 @@ def make_grad(place):
         out = out.reshape(kept)
         ties = place.sum_axes(place.apply(is_tie, x, out, out=None, out_dtype=x.dtype),
                               dims, True)
-        ctx.set_output("X@GRAD", place.apply(shared_grad, x, out,
+        ctx.set_output("X@GRAD", place.apply(KERNELS["shared_grad"], x, out,
                                              arrays.astype(dout, x.dtype).reshape(kept), ties,
                                              out=None, out_dtype=x.dtype))
     return run
@@ -84,6 +77,8 @@ for _fold in ("max", "min"):
         comment=f"Out = the {_fold} of X over dim; its gradient is shared evenly by ties.",
         infer_shape=long_dim_reduce_infer("number"),
         kernels={"cpu": make(CPU, _fold), "cuda": make(CUDA, _fold)},
+        lowered=lowered_fold(_fold),   # (in a compiled block: kernels/cpu/reduce.py)
         grad=Grad(reads=["X", "Out", "AxisTensor", "AxisTensorList"], writes=["X"],
-                  kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA)),
+                  kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA),
+                  lowered=lowered_fold(_fold, KR.shared_over_grad)),
         reads_attr_tensors=("AxisTensor", "AxisTensorList")))

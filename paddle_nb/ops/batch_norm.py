@@ -19,6 +19,8 @@ on the host, where a device value costs one small copy.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -27,6 +29,8 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import norm as CPU_NORM
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 from .common import number_check
@@ -240,6 +244,38 @@ def _batch_norm_grad_infer(ctx):
             ctx.set_output(slot + "@GRAD", [c], ctx.dtype(slot))
 
 
+# --- inside a compiled block (kernels/lowered.py): kernels/cpu/norm.batch_normalized(_grad),
+# the CPU kernel's serial loops; a Scale or Bias not given is passed as X, flagged
+FLOATS = (np.float32, np.float64)
+
+
+def _lowered_batch_norm(grad: bool):
+    def lowered(info):
+        stats = ("MeanOut", "VarianceOut") if grad and _global_stats(info) else \
+            ("SavedMean", "SavedVariance") if grad else ("Mean", "Variance")
+        affine_slots = [s for s in ("Scale", "Bias") if info.has_input(s)]
+        if info.dtype("X") not in FLOATS or not all(
+                info.has_input(s) and info.dtype(s) in FLOATS for s in stats) or \
+                any(info.dtype(s) not in FLOATS for s in affine_slots) or \
+                (grad and info.dtype("Y@GRAD") != info.dtype("X")):
+            return None
+        xs, last = info.shape("X"), channels_last(info)
+        if math.prod(xs) >= CPU_NORM.MIN_PARALLEL_NORM and xs[-1 if last else 1] > 1:
+            # compiled code runs the serial loops (it cannot ask whether the cores are free)
+            return "large: the interpreter splits it across the cores"
+        scale, bias = (slot if info.has_input(slot) else "X" for slot in ("Scale", "Bias"))
+        eps = float(info.attr("epsilon"))
+        if grad:
+            return Call(CPU_NORM.batch_normalized_grad, ("X", scale, bias, *stats, "Y@GRAD"),
+                        ("X@GRAD", "Scale@GRAD", "Bias@GRAD"),
+                        (scale != "X", _global_stats(info), eps, last))
+        return Call(CPU_NORM.batch_normalized, ("X", scale, bias, *stats),
+                    ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
+                    (scale != "X", bias != "X", _global_stats(info),
+                     float(info.attr("momentum")), eps, last))
+    return lowered
+
+
 register(OpDef(
     "batch_norm",
     [Slot("X", "the input, [N, C, ...] (NCHW) or [N, ..., C] (NHWC)"),
@@ -269,9 +305,10 @@ register(OpDef(
             "in test mode.",
     infer_shape=_batch_norm_infer,
     kernels={"cpu": _batch_norm(CPU), "cuda": _batch_norm(CUDA)},
+    lowered=_lowered_batch_norm(False),
     grad=Grad(reads=["X", "Scale", "Bias", "SavedMean", "SavedVariance", "MeanOut",
                      "VarianceOut", "ReserveSpace"],
               grads_of=["Y"], writes=["X", "Scale", "Bias"],
               kernel=_batch_norm_grad(CPU), cuda_kernel=_batch_norm_grad(CUDA),
-              infer_shape=_batch_norm_grad_infer),
+              infer_shape=_batch_norm_grad_infer, lowered=_lowered_batch_norm(True)),
     reads_attr_tensors=("MomentumTensor",)))

@@ -23,11 +23,13 @@ import numpy as np
 
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, OpDef, register
+from ..kernels.cpu import reduce as KR
 from ..kernels.pointwise import pointwise
+from . import arrays
 from .common import OUT, X
 from ..backends import CPU, CUDA
 from .reduce import (AXIS_TENSOR_SLOTS, LONG_DIM_REDUCE_ATTRS, _normalize_dims,
-                     long_dim_reduce_infer)
+                     attr_dims, long_dim_reduce_infer, reduced_form)
 
 _REAL_TYPES = ("boolean", "int32", "int64", "float32", "float64")
 
@@ -67,9 +69,22 @@ def make(place, op_type: str):
                                ctx.attr("reduce_all"))
         flags = place.apply(flag, x, out=None, out_dtype=np.int64)
         counts = place.sum_axes(flags, dims, ctx.attr("keep_dim"))
-        ctx.set_output("Out", place.apply(answer, counts, out=None, out_dtype=np.bool_))
+        # (into an array made here: numpy's ufunc gives a 0-d count a scalar, not a tensor)
+        out = arrays.empty(counts.shape, np.bool_, like=counts)
+        ctx.set_output("Out", place.apply(answer, counts, out=out, out_dtype=np.bool_))
     run.__name__ = f"{place.name}_{op_type}"
     return run
+
+
+def _lowered(every: bool):
+    """reduce_all's (``every``) / reduce_any's form: kernels/cpu/reduce.tested_over, for an
+    X of rank >= 1 of the types the kernel takes."""
+    def lowered(info):
+        if info.ndim("X") == 0 or info.dtype("X").name not in ("bool", *_REAL_TYPES[1:]):
+            return None
+        return reduced_form(KR.tested_over, info, attr_dims(info), info.attr("keep_dim"),
+                            (every,))
+    return lowered
 
 
 for _type, _what in (("reduce_all", "every"), ("reduce_any", "some")):
@@ -79,4 +94,5 @@ for _type, _what in (("reduce_all", "every"), ("reduce_any", "some")):
         comment=f"Out = whether {_what} element of X over dim is true (nonzero), as bool.",
         infer_shape=long_dim_reduce_infer("real", VarType.BOOL),
         kernels={"cpu": make(CPU, _type), "cuda": make(CUDA, _type)},
-        grad=NO_GRADIENT, reads_attr_tensors=("AxisTensor", "AxisTensorList")))
+        lowered=_lowered(_type == "reduce_all"), grad=NO_GRADIENT,
+        reads_attr_tensors=("AxisTensor", "AxisTensorList")))

@@ -39,6 +39,10 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import conv as CPU_CONV
+from ..kernels.cpu import direct_conv as CPU_DIRECT
+from ..kernels.cpu.conv import same_padding, window_count
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 
@@ -131,8 +135,7 @@ def pads_and_dilations(ctx, in_hw, k_hw):
         p = [0] * (2 * len(in_hw))
     elif algorithm == "SAME":
         for a, s in enumerate(ctx.attr("strides")):
-            n, out = in_hw[a], -(-in_hw[a] // s)
-            total = max((out - 1) * s + k_hw[a] - n, 0) if n >= 0 else 0
+            total = same_padding(in_hw[a], k_hw[a], s) if in_hw[a] >= 0 else 0
             p[2 * a], p[2 * a + 1], d[a] = total // 2, total - total // 2, 1
     return p, d
 
@@ -165,15 +168,6 @@ def check_rank(ctx, slot: str, rank: int, what: str) -> list[int]:
 def axis_names(rank: int) -> str:
     """The spatial axes' letters, for messages: "HW" or "DHW"."""
     return "DHW"[-rank:]
-
-
-def window_count(n: int, k: int, s: int, p0: int, p1: int, d: int) -> int:
-    """Window positions along an axis of n (padded by p0, p1), as Paddle's ConvOutputSize
-    counts them: its C++ division truncates toward zero, so a window that overhangs the
-    padded input by less than a stride still gives one position, over zeros (Paddle 2.6.2:
-    a 2x2 input, a 3x3 filter and stride 2 give a 1x1 output)."""
-    span = n + p0 + p1 - (d * (k - 1) + 1)
-    return (span // s if span >= 0 else -(-span // s)) + 1
 
 
 def conv_size(ctx, n: int, k: int, s: int, p0: int, p1: int, d: int, axis: str) -> int:
@@ -419,6 +413,60 @@ def conv_grad_kernel(place):
     return run
 
 
+# --- inside a compiled block (kernels/lowered.py) ------------------------------------------
+# conv2d by kernels/cpu/conv.py's conv2d_direct or conv2d_by_columns (and their _grads): the
+# CPU's path above, with the serial loops and the same BLAS calls. Which path is chosen
+# here from the strides and the filter's window (direct_conv.fits, which the compiled code
+# checks again); the geometry is worked out there from the run's sizes (SAME padding's
+# pads too).
+def _parallel_in_interpreter(geom, n: int, c: int, cout: int, groups: int, itemsize: int,
+                             direct: bool, want_dx: bool, grad: bool) -> bool:
+    """Would the interpreter run a prange twin for these sizes (the ones learned)?"""
+    kh, kw, _, _, _, _, dh, dw, oh, ow = geom
+    row = c // groups * kh * kw                       # a filter row: a group's taps
+    if direct:
+        wp = ow + (kw - 1) * dw
+        per_position = oh * wp - (wp - ow) if grad else oh * ow
+        return n * cout * row * per_position >= CPU_DIRECT.MIN_PARALLEL_MACS
+    if not (grad and want_dx):                        # only col2im has a twin
+        return False
+    images = min(n, max(1, CPU_CONV.COLS_BATCH_BYTES // max(c * kh * kw * oh * ow * itemsize,
+                                                            1)))
+    return c * kh * kw * images * oh * ow >= CPU_CONV.MIN_PARALLEL_COLS and images * c > 1
+
+
+def _lowered_conv(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("Input")
+        if dtype.name not in ("float32", "float64") or info.dtype("Filter") != dtype or \
+                info.ndim("Input") != 4 or \
+                (grad and info.dtype("Output@GRAD") != dtype):
+            return None
+        last = channel_last(info)
+        n, c, x_hw = split_dims(info.shape("Input"), last)
+        w_shape = info.shape("Filter")
+        p, d = pads_and_dilations(info, x_hw, w_shape[2:])
+        s, groups = info.attr("strides"), info.attr("groups")
+        geom = geometry(info, x_hw, w_shape[2:], [
+            window_count(x_hw[a], w_shape[2 + a], s[a], p[2 * a], p[2 * a + 1], d[a])
+            for a in range(2)])
+        direct = bool(CPU_DIRECT.fits(geom))
+        want_dx, want_dw = info.has_output("Input@GRAD"), info.has_output("Filter@GRAD")
+        if _parallel_in_interpreter(geom, n, c, w_shape[0], groups, dtype.itemsize, direct,
+                                    want_dx, grad):
+            # compiled code runs the serial loops (it cannot ask whether the cores are free)
+            return "large: the interpreter splits it across the cores"
+        same = info.attr("padding_algorithm") == "SAME"     # pads from the sizes, there
+        consts = (tuple(s), tuple(p), tuple(d), groups, last, same)
+        if grad:
+            fn = CPU_CONV.conv2d_direct_grads if direct else CPU_CONV.conv2d_by_columns_grads
+            return Call(fn, ("Input", "Filter", "Output@GRAD"), ("Input@GRAD", "Filter@GRAD"),
+                        consts + (want_dx, want_dw))
+        fn = CPU_CONV.conv2d_direct if direct else CPU_CONV.conv2d_by_columns
+        return Call(fn, ("Input", "Filter"), ("Output",), consts)
+    return lowered
+
+
 def conv_op(op_type: str, rank: int, attrs: list, comment: str, **more) -> OpDef:
     """The declaration of a convolution over ``rank`` spatial dims (conv2d,
     depthwise_conv2d, conv3d): Input and Filter in, Output out, this module's kernels."""
@@ -427,8 +475,10 @@ def conv_op(op_type: str, rank: int, attrs: list, comment: str, **more) -> OpDef
         op_type, [INPUT, Slot("Filter", f"the filters: [C_out, C_in / groups, {taps}]")],
         [OUTPUT], attrs, comment=comment, infer_shape=conv_infer(rank, attrs),
         kernels={"cpu": conv_kernel(CPU), "cuda": conv_kernel(CUDA)},
+        lowered=_lowered_conv(False) if rank == 2 else None,
         grad=Grad(reads=["Input", "Filter"], kernel=conv_grad_kernel(CPU),
-                  cuda_kernel=conv_grad_kernel(CUDA)), **more)
+                  cuda_kernel=conv_grad_kernel(CUDA),
+                  lowered=_lowered_conv(True) if rank == 2 else None), **more)
 
 
 for _type, _what in (("conv2d", "a 2-D convolution (cross-correlation, as Paddle's)"),

@@ -4,13 +4,16 @@ saves them), and its gradient.
 The gradient of a running sum is a running sum of dOut from the other end (each X
 element counts in every later output), so ``cumsum_grad`` is the same kernel with
 ``reverse`` flipped, as Paddle's is. One function for both places over the places'
-``cumsum`` (numpy's sequential sum on the CPU; kernels/cuda/scan.py on the device).
+``cumsum`` (numpy's sequential sum on the CPU; kernels/cuda/scan.py on the device). In a
+compiled block, kernels/cpu/reduce.cumsum_along and cumsum_flat sum in numpy's order.
 """
 from __future__ import annotations
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu import scans as KS
+from ..kernels.lowered import Call
 from .common import OUT, X
 from ..backends import CPU, CUDA
 
@@ -62,10 +65,38 @@ def _cumsum_grad(place):
     return run
 
 
+def _lowered_cumsum(grad: bool):
+    """cumsum's (``grad``: its gradient's: dOut's sums from the other end) form:
+    kernels/cpu/reduce.cumsum_along, or cumsum_flat where ``flatten`` (of X, or of a 0-d
+    X's one element), for int32/int64/float32/float64 elements."""
+    def lowered(info):
+        if info.dtype("X").name not in ("int32", "int64", "float32", "float64"):
+            return None
+        # (a gradient sums dOut from the other end)
+        exclusive, reverse = bool(info.attr("exclusive")), bool(info.attr("reverse")) != grad
+        rank = info.ndim("X")
+        if info.attr("flatten"):
+            if grad:
+                return Call(KS.cumsum_flat_grad, ("X", "Out@GRAD"), ("X@GRAD",),
+                            (exclusive, reverse))
+            return Call(KS.cumsum_flat, ("X",), ("Out",), (exclusive, reverse))
+        if rank == 0:
+            return None
+        axis = info.attr("axis") % rank
+        order = tuple([d for d in range(rank) if d != axis] + [axis])
+        inverse = tuple(order.index(d) for d in range(rank))
+        if grad:
+            return Call(KS.cumsum_along, ("Out@GRAD",), ("X@GRAD",),
+                        (order, inverse, exclusive, reverse))
+        return Call(KS.cumsum_along, ("X",), ("Out",), (order, inverse, exclusive, reverse))
+    return lowered
+
+
 register(OpDef(
     "cumsum", [X], [OUT],
     scan_attrs("the axis summed along", "sum"),
     comment="Out = the running sums of X along axis.", infer_shape=_cumsum_infer,
     kernels={"cpu": running_scan(CPU.cumsum), "cuda": running_scan(CUDA.cumsum)},
+    lowered=_lowered_cumsum(grad=False),
     grad=Grad(reads=["X"], writes=["X"], kernel=_cumsum_grad(CPU),
-              cuda_kernel=_cumsum_grad(CUDA))))
+              cuda_kernel=_cumsum_grad(CUDA), lowered=_lowered_cumsum(grad=True))))

@@ -12,16 +12,19 @@ gradients (Fluid's slots and attributes, as ``paddle.linalg.norm(x, 'fro')`` and
 """
 from __future__ import annotations
 
-
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu import vector_norms as KN
+from ..kernels.lowered import Call
 from ..kernels.pointwise import KERNELS
 from . import arrays
-from .common import OUT, X, Y, broadcast_shapes, build_fail, int_shape, padded_shape, run_fail
+from .common import (FLOAT_TYPES, OUT, X, Y, broadcast_shapes, build_fail, int_shape,
+                     padded_shape, run_fail)
 from .matrix_products import FLOATS, require_types
 from .p_norm import norm_grad_over, norm_over
 from ..backends import CPU, CUDA
+from .reduce import attr_dims, reduced_form, reduced_grad_form
 
 DIST_EPSILON = 1e-12      # what Paddle's dist_grad passes to p_norm's gradient
 
@@ -65,7 +68,10 @@ def _frobenius_norm(place):
         axes = _axes(ctx, x, "frobenius_norm")
         squares = place.binary("elementwise_mul", x, x, None)
         total = place.sum_axes(squares, axes, ctx.attr("keep_dim"))
-        ctx.set_output("Out", place.apply(KERNELS["sqrt"], total, out=None, out_dtype=x.dtype))
+        # (into an array made here: numpy's ufunc gives a 0-d total a scalar, not a tensor)
+        ctx.set_output("Out", place.apply(KERNELS["sqrt"], total,
+                                          out=arrays.empty(total.shape, x.dtype, like=total),
+                                          out_dtype=x.dtype))
     return run
 
 
@@ -81,6 +87,20 @@ def _frobenius_norm_grad(place):
     return run
 
 
+def _lowered_frobenius(grad: bool):
+    """frobenius_norm's (``grad``: its gradient's) form: kernels/cpu/reduce.frobenius_over
+    or frobenius_over_grad, for a float32/float64 X of rank >= 1."""
+    def lowered(info):
+        rank = info.ndim("X")
+        if info.dtype("X").name not in FLOAT_TYPES or rank == 0:
+            return None
+        axes = attr_dims(info)        # (the axes _reduced_axes gives for a dim it checked)
+        if grad:
+            return reduced_grad_form(KN.frobenius_over_grad, info, axes)
+        return reduced_form(KN.frobenius_over, info, axes, info.attr("keep_dim"))
+    return lowered
+
+
 register(OpDef(
     "frobenius_norm", [X], [OUT],
     [Attr("dim", A.INTS, [], "the axes reduced (empty: all)"),
@@ -91,8 +111,9 @@ register(OpDef(
     comment="Out = sqrt(sum X^2) over dim (all axes with reduce_all).",
     infer_shape=_frobenius_infer,
     kernels={"cpu": _frobenius_norm(CPU), "cuda": _frobenius_norm(CUDA)},
+    lowered=_lowered_frobenius(grad=False),
     grad=Grad(reads=["X", "Out"], writes=["X"], kernel=_frobenius_norm_grad(CPU),
-              cuda_kernel=_frobenius_norm_grad(CUDA))))
+              cuda_kernel=_frobenius_norm_grad(CUDA), lowered=_lowered_frobenius(grad=True))))
 
 
 # --- dist ------------------------------------------------------------------------------------
@@ -146,11 +167,29 @@ def _dist_grad(place):
     return run
 
 
+def _lowered_dist(grad: bool):
+    """dist's (``grad``: its gradient's) form: kernels/cpu/reduce.dist_of or dist_grad, for
+    float32/float64 X and Y of one shape (a broadcast gradient is summed back by numpy:
+    that stays in the interpreter)."""
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in FLOAT_TYPES or info.dtype("Y") != dtype or \
+                info.shape("X") != info.shape("Y"):
+            return None
+        p = float(info.attr("p"))
+        if grad:
+            return Call(KN.dist_grad, ("X", "Y", "Out", "Out@GRAD"), ("X@GRAD", "Y@GRAD"),
+                        (p, DIST_EPSILON))
+        return Call(KN.dist_of, ("X", "Y"), ("Out",), (p,))
+    return lowered
+
+
 register(OpDef(
     "dist", [X, Y], [OUT],
     [Attr("p", A.FLOAT, 2.0, "the norm's p: 2, 1, inf, -inf, 0 (nonzeros) or any other")],
     comment="Out = ||X - Y||_p (X and Y broadcast; 0-d): (sum |X - Y|^p)^(1/p), max |X - Y| "
             "for inf, min for -inf, the count of nonzeros for 0.",
     infer_shape=_dist_infer, kernels={"cpu": _dist(CPU), "cuda": _dist(CUDA)},
+    lowered=_lowered_dist(grad=False),
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_dist_grad(CPU),
-              cuda_kernel=_dist_grad(CUDA))))
+              cuda_kernel=_dist_grad(CUDA), lowered=_lowered_dist(grad=True))))

@@ -12,14 +12,18 @@ other groups of X, always with the batch's own statistics.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.infer_shape import numel
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import norm as CPU_NORM
+from ..kernels.lowered import Call
 from . import arrays
-from .batch_norm import (affine, channels_last, contiguous, epsilon_check, inv_std,
+from .batch_norm import (FLOATS, affine, channels_last, contiguous, epsilon_check, inv_std,
                          layout_check, normalize, normalize_grad, require_float, require_input,
                          require_vector, set_affine_grads, to_place)
 from .common import in_unit_interval, int_shape
@@ -98,6 +102,47 @@ def _instance_norm_grad_infer(ctx):
     _grad_shapes(ctx, xs, xs[1])
 
 
+# --- inside a compiled block (kernels/lowered.py): kernels/cpu/norm.py's
+# instance_normalized / group_normalized (and _grad), the CPU kernels' serial loops; a Scale
+# or Bias not given is passed as X, flagged
+def _lowered_norm(op_type: str, grad: bool):
+    stats = {"instance_norm": ("SavedMean", "SavedVariance"),
+             "group_norm": ("Mean", "Variance")}[op_type]
+
+    def lowered(info):
+        xs = info.shape("X")
+        group_norm = op_type == "group_norm"
+        last = group_norm and channels_last(info) and len(xs) > 2
+        channels = _channels(info, xs) if group_norm else xs[1]
+        floats = all(info.dtype(s) in FLOATS for s in ("X", "Scale", "Bias", *stats)
+                     if info.has_input(s))            # (the statistics: the gradient's)
+        if not floats or (grad and info.dtype("Y@GRAD") != info.dtype("X")) or \
+                (last and len(xs) != 4) or (grad and channels == 1):
+            # (C = 1: the op sums Scale's gradient over the samples pairwise, numpy's way)
+            return None
+        if math.prod(xs) >= CPU_NORM.MIN_PARALLEL_NORM and xs[0] * (
+                info.attr("groups") if group_norm else channels) > 1:
+            # compiled code runs the serial loops (it cannot ask whether the cores are free)
+            return "large: the interpreter splits it across the cores"
+        scale, bias = (s if info.has_input(s) else "X" for s in ("Scale", "Bias"))
+        eps = float(info.attr("epsilon"))
+        if not group_norm:
+            if grad:
+                return Call(CPU_NORM.instance_normalized_grad,
+                            ("X", scale, bias, *stats, "Y@GRAD"),
+                            ("X@GRAD", "Scale@GRAD", "Bias@GRAD"), (scale != "X",))
+            return Call(CPU_NORM.instance_normalized, ("X", scale, bias), ("Y", *stats),
+                        (scale != "X", bias != "X", eps))
+        groups = info.attr("groups")
+        if grad:
+            return Call(CPU_NORM.group_normalized_grad, ("X", scale, bias, *stats, "Y@GRAD"),
+                        ("X@GRAD", "Scale@GRAD", "Bias@GRAD"),
+                        (scale != "X", groups, eps, last))
+        return Call(CPU_NORM.group_normalized, ("X", scale, bias), ("Y", *stats),
+                    (scale != "X", bias != "X", groups, eps, last))
+    return lowered
+
+
 register(OpDef(
     "instance_norm", IN_SLOTS,
     [Slot("Y", "the normalized X"),
@@ -109,9 +154,11 @@ register(OpDef(
             "variance of each sample's channel over its H*W values.",
     infer_shape=_instance_norm_infer,
     kernels={"cpu": _instance_norm(CPU), "cuda": _instance_norm(CUDA)},
+    lowered=_lowered_norm("instance_norm", grad=False),
     grad=Grad(reads=["X", "Scale", "SavedMean", "SavedVariance"], grads_of=["Y"],
               writes=["X", "Scale", "Bias"], kernel=_instance_norm_grad(CPU),
-              cuda_kernel=_instance_norm_grad(CUDA), infer_shape=_instance_norm_grad_infer)))
+              cuda_kernel=_instance_norm_grad(CUDA), infer_shape=_instance_norm_grad_infer,
+              lowered=_lowered_norm("instance_norm", grad=True))))
 
 
 # --- group_norm --------------------------------------------------------------------------------
@@ -217,6 +264,8 @@ register(OpDef(
             "variance of each sample's group of C / groups channels.",
     infer_shape=_group_norm_infer,
     kernels={"cpu": _group_norm(CPU), "cuda": _group_norm(CUDA)},
+    lowered=_lowered_norm("group_norm", grad=False),
     grad=Grad(reads=["X", "Scale", "Bias", "Y", "Mean", "Variance"], grads_of=["Y"],
               writes=["X", "Scale", "Bias"], kernel=_group_norm_grad(CPU),
-              cuda_kernel=_group_norm_grad(CUDA), infer_shape=_group_norm_grad_infer)))
+              cuda_kernel=_group_norm_grad(CUDA), infer_shape=_group_norm_grad_infer,
+              lowered=_lowered_norm("group_norm", grad=True))))

@@ -18,7 +18,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, register
 from ..kernels import running_scans as K
-from .common import OUT, X
+from ..kernels.cpu import scans as KS
+from ..kernels.lowered import Call
+from .common import FLOAT_TYPES, OUT, X
 from .cumsum import _along, _cumsum_infer, running_scan, scan_attrs
 
 
@@ -46,6 +48,26 @@ def _logcumsumexp_grad(kernels):
     return run
 
 
+def _lowered(grad: bool):
+    """logcumsumexp's (``grad``: its gradient's) form: kernels/cpu/reduce.py's calls of
+    running_scans' CPU loops, along the axis or (``flatten``) of X as one row."""
+    def lowered(info):
+        rank = info.ndim("X")
+        if info.dtype("X").name not in FLOAT_TYPES or rank == 0 and not info.attr("flatten"):
+            return None
+        ends = (bool(info.attr("exclusive")), bool(info.attr("reverse")))
+        if info.attr("flatten"):
+            if grad:
+                return Call(KS.logcumsumexp_flat_grad, ("X", "Out@GRAD"), ("X@GRAD",), ends)
+            return Call(KS.logcumsumexp_flat, ("X",), ("Out",), ends)
+        axis = info.attr("axis") % rank
+        if grad:
+            return Call(KS.logcumsumexp_along_grad, ("X", "Out@GRAD"), ("X@GRAD",),
+                        (axis, *ends))
+        return Call(KS.logcumsumexp_along, ("X",), ("Out",), (axis, *ends))
+    return lowered
+
+
 register(OpDef(
     "logcumsumexp", [X], [OUT],
     scan_attrs("the axis scanned", "scan"),
@@ -53,5 +75,6 @@ register(OpDef(
     infer_shape=_logcumsumexp_infer,
     kernels={"cpu": running_scan(K.CPU.logcumsumexp),
              "cuda": running_scan(K.CUDA.logcumsumexp)},
+    lowered=_lowered(grad=False),
     grad=Grad(reads=["X", "Out"], writes=["X"], kernel=_logcumsumexp_grad(K.CPU),
-              cuda_kernel=_logcumsumexp_grad(K.CUDA))))
+              cuda_kernel=_logcumsumexp_grad(K.CUDA), lowered=_lowered(grad=True))))

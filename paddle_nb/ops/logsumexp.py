@@ -9,9 +9,11 @@ formula's limit. An axis of no elements gives log(0) = -inf.
 
 The axes are handled as reduce.py's ops handle theirs (``_normalize_dims``: an empty axis
 list, or every axis, means all, as Paddle's reduce_all), and the array code is the places'
-primitives (``fold_axes`` for the max, ``sum_axes``, ``apply`` of the @pointwise pieces
-below), written once for both places. The gradient, as Paddle's logsumexp_grad reading X,
-Out and dOut, is dX = dOut * exp(X - Out): softmax of X over the axes, times dOut.
+primitives (``fold_axes`` for the max, ``sum_axes``, ``apply`` of the @pointwise pieces,
+which live in kernels/cpu/reduce.py), written once for both places. The gradient, as
+Paddle's logsumexp_grad reading X, Out and dOut, is dX = dOut * exp(X - Out): softmax of X
+over the axes, times dOut. In a compiled block, kernels/cpu/reduce.logsumexp_over and
+logsumexp_over_grad run the same pieces in the same order.
 """
 from __future__ import annotations
 
@@ -20,29 +22,13 @@ import math
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
-from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
-from ..kernels.pointwise import pointwise
+from ..kernels.cpu import reduce as KR
+from ..kernels.pointwise import KERNELS
 from . import arrays
-from .common import OUT, X
+from .common import FLOAT_TYPES, OUT, X
 from ..backends import CPU, CUDA
-from .reduce import _normalize_dims, _reduced_shape, require_axes
-
-
-@pointwise(FLOAT_2)
-def logsumexp_shift(x, m):
-    # exp(x - m), m the max of x's axes (<= 1); not needed where m is infinite or NaN
-    return math.exp(x - m) if math.isfinite(m) else 0
-
-
-@pointwise(FLOAT_2, fastmath=False)
-def logsumexp_finish(total, m):
-    # m + log(total), total >= 1 (the max's own term); an infinite or NaN max is the result
-    return m + math.log(total) if math.isfinite(m) else m
-
-
-@pointwise(FLOAT_3)
-def logsumexp_grad(x, out, dout):
-    return dout * math.exp(x - out)
+from .reduce import (_normalize_dims, _reduced_shape, attr_dims, reduced_form,
+                     reduced_grad_form, require_axes)
 
 
 def _dims(ctx, ndim: int) -> list:
@@ -66,9 +52,9 @@ def _logsumexp(place):
             ctx.set_output("Out", arrays.full(out_shape, -math.inf, x.dtype, like=x))
             return
         m = place.fold_axes(x, dims, True, "max")             # kept dims: broadcasts on X
-        terms = place.apply(logsumexp_shift, x, m, out=None, out_dtype=x.dtype)
+        terms = place.apply(KERNELS["logsumexp_shift"], x, m, out=None, out_dtype=x.dtype)
         total = place.sum_axes(terms, dims, True)
-        out = place.apply(logsumexp_finish, total, m, out=None, out_dtype=x.dtype)
+        out = place.apply(KERNELS["logsumexp_finish"], total, m, out=None, out_dtype=x.dtype)
         # (float16: the kernels compute in float32; Out is stored in X's dtype)
         ctx.set_output("Out", arrays.astype(out, x.dtype).reshape(out_shape))
     return run
@@ -80,11 +66,24 @@ def _logsumexp_grad(place):
         x, out, dout = ctx.input("X"), ctx.input("Out"), ctx.input("Out@GRAD")
         dims = _dims(ctx, x.ndim)
         kept = tuple(1 if i in dims else d for i, d in enumerate(x.shape))
-        dx = place.apply(logsumexp_grad, x, out.reshape(kept),
+        dx = place.apply(KERNELS["logsumexp_grad"], x, out.reshape(kept),
                          arrays.astype(dout, x.dtype).reshape(kept), out=None,
                          out_dtype=x.dtype)
         ctx.set_output("X@GRAD", arrays.astype(dx, x.dtype))
     return run
+
+
+def _lowered(grad: bool):
+    """logsumexp's (``grad``: its gradient's) form: kernels/cpu/reduce.logsumexp_over or
+    logsumexp_over_grad, for a float32/float64 X of rank >= 1."""
+    def lowered(info):
+        if info.dtype("X").name not in FLOAT_TYPES or info.ndim("X") == 0:
+            return None
+        dims = attr_dims(info, "axis")
+        if grad:
+            return reduced_grad_form(KR.logsumexp_over_grad, info, dims)
+        return reduced_form(KR.logsumexp_over, info, dims, info.attr("keepdim"))
+    return lowered
 
 
 register(OpDef(
@@ -95,5 +94,6 @@ register(OpDef(
      Attr("reduce_all", A.BOOLEAN, False, "reduce every axis")],
     comment="Out = log(sum(exp(X))) over axis (computed as max + log(sum(exp(X - max)))).",
     infer_shape=_infer, kernels={"cpu": _logsumexp(CPU), "cuda": _logsumexp(CUDA)},
+    lowered=_lowered(grad=False),
     grad=Grad(reads=["X", "Out"], kernel=_logsumexp_grad(CPU),
-              cuda_kernel=_logsumexp_grad(CUDA))))
+              cuda_kernel=_logsumexp_grad(CUDA), lowered=_lowered(grad=True))))

@@ -16,39 +16,17 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
-from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
-from ..kernels.pointwise import KERNELS, pointwise
+from ..kernels.cpu import vector_norms as KN
+from ..kernels.pointwise import KERNELS
 from . import arrays
-from .common import OUT, X, int_shape
+from .common import FLOAT_TYPES, OUT, X, int_shape
 from .indices import _axis_in
 from ..backends import CPU, CUDA
+from .reduce import reduced_form, reduced_grad_form
 
 MAX_EPSILON = 1e-6
-FLOAT_5 = ["float32(float32, float32, float32, float32, float32)",
-           "float64(float64, float64, float64, float64, float64)"]
-
-
-@pointwise(FLOAT_2, params=1)
-def abs_pow(x, p):
-    return abs(x) ** p
-
-
-@pointwise(FLOAT_1)
-def nonzero(x):
-    return 1.0 if x != 0 else 0.0
-
-
-@pointwise(FLOAT_5, params=2)
-def p_norm_grad(x, norm, dout, p, eps):
-    sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-    return abs(x) ** (p - 1) / (norm ** (p - 1) + eps) * sign * dout
-
-
-@pointwise(FLOAT_3)
-def p_norm_extreme_grad(x, norm, dout):
-    # p = +-inf: dOut to each element whose |x| is the result
-    sign = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-    return (1.0 if abs(x) == norm else 0.0) * sign * dout
+# (the @pointwise math, abs_pow, nonzero, p_norm_grad and p_norm_extreme_grad, lives in
+# kernels/cpu/reduce.py, whose compiled forms call it too)
 
 
 def _small_epsilon(value):
@@ -85,14 +63,17 @@ def norm_over(place, v, p: float, dims: list, keep: bool, dtype):
     largest (smallest) |v| for inf (-inf), else (sum |v|^p)^(1/p). p_norm's, and dist's on
     X - Y."""
     if p == 0:
-        return place.sum_axes(place.apply(nonzero, v, out=None, out_dtype=dtype), dims, keep)
+        flags = place.apply(KERNELS["nonzero"], v, out=None, out_dtype=dtype)
+        return place.sum_axes(flags, dims, keep)
     if math.isinf(p):
         magnitude = place.apply(KERNELS["abs"], v, out=None, out_dtype=dtype)
         return place.fold_axes(magnitude, dims, keep, "max" if p > 0 else "min")
     t = dtype.type
-    total = place.sum_axes(place.apply(abs_pow, v, t(p), out=None, out_dtype=dtype), dims,
-                           keep)
-    return place.apply(KERNELS["pow"], total, t(1.0 / p), out=None, out_dtype=dtype)
+    terms = place.apply(KERNELS["abs_pow"], v, t(p), out=None, out_dtype=dtype)
+    total = place.sum_axes(terms, dims, keep)
+    # (into an array made here: numpy's ufunc gives a 0-d total a scalar, not a tensor)
+    return place.apply(KERNELS["pow"], total, t(1.0 / p),
+                       out=arrays.empty(total.shape, dtype, like=total), out_dtype=dtype)
 
 
 def norm_grad_over(place, v, norm, dout, p: float, epsilon: float, dtype):
@@ -102,9 +83,9 @@ def norm_grad_over(place, v, norm, dout, p: float, epsilon: float, dtype):
     if p == 0:
         return place.full(int_shape(v), 0, dtype)
     if math.isinf(p):
-        return place.apply(p_norm_extreme_grad, v, norm, dout, out=None, out_dtype=dtype)
+        return place.apply(KERNELS["p_norm_extreme_grad"], v, norm, dout, out=None, out_dtype=dtype)
     t = dtype.type
-    return place.apply(p_norm_grad, v, norm, dout, t(p), t(epsilon), out=None,
+    return place.apply(KERNELS["p_norm_grad"], v, norm, dout, t(p), t(epsilon), out=None,
                        out_dtype=dtype)
 
 
@@ -133,6 +114,22 @@ def _p_norm_grad_kernel(place):
     return run
 
 
+def _lowered(grad: bool):
+    """p_norm's (``grad``: its gradient's) form: kernels/cpu/reduce.p_norm_over or
+    p_norm_over_grad, for an X of rank >= 1."""
+    def lowered(info):
+        rank = info.ndim("X")
+        if info.dtype("X").name not in FLOAT_TYPES or rank == 0:
+            return None
+        dims = list(range(rank)) if info.attr("asvector") else [info.attr("axis") % rank]
+        p = float(info.attr("porder"))
+        if grad:
+            return reduced_grad_form(KN.p_norm_over_grad, info, dims,
+                                     (p, float(info.attr("epsilon"))))
+        return reduced_form(KN.p_norm_over, info, dims, info.attr("keepdim"), (p,))
+    return lowered
+
+
 register(OpDef(
     "p_norm", [X], [OUT],
     [Attr("porder", A.FLOAT, 2.0, "p: 2, 1, inf, -inf, 0 (nonzeros) or any other"),
@@ -144,5 +141,6 @@ register(OpDef(
     comment="Out = (sum |X|^p)^(1/p) along axis (max |X| for p = inf, min for -inf, the "
             "count of nonzeros for 0).",
     infer_shape=_p_norm_infer, kernels={"cpu": _p_norm(CPU), "cuda": _p_norm(CUDA)},
+    lowered=_lowered(grad=False),
     grad=Grad(reads=["X", "Out"], kernel=_p_norm_grad_kernel(CPU),
-              cuda_kernel=_p_norm_grad_kernel(CUDA))))
+              cuda_kernel=_p_norm_grad_kernel(CUDA), lowered=_lowered(grad=True))))

@@ -16,11 +16,11 @@ from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..core.selected_rows import SelectedRows
 from ..kernels.cpu import reduce as KR
-from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
+from ..kernels.cpu.lazy_ufunc import FLOAT_2
 from ..kernels.cuda import copy as CC
 from ..kernels.cuda import elementwise as CE
-from ..kernels.lowered import Call
-from ..kernels.pointwise import pointwise
+from ..kernels.lowered import Call, Elementwise
+from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays, selected_rows
 from .common import FLOAT_TYPES, OUT, X, numba_holds, one_dtype
 from ..backends import CPU, CUDA
@@ -115,20 +115,50 @@ def _reduce_grad_kernel(place, mean: bool):
     return run
 
 
-# --- in a compiled block (kernels/lowered.py): float sums, kernels/cpu/reduce.py ------------
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/reduce.py ------------------------
+def attr_dims(info, dims_attr: str = "dim") -> list[int]:
+    """The axes of X an op reduces: its ``dims_attr`` (every axis with reduce_all, or
+    where it names none or all of them), ascending."""
+    return _normalize_dims([int(d) for d in info.attr(dims_attr)], info.ndim("X"),
+                           info.attr("reduce_all"))
+
+
+def reduced_layout(rank: int, dims: list[int]):
+    """(order, inverse, kept) of the kernels/cpu/reduce.py reductions of a rank-``rank`` X
+    (>= 1) over ``dims``: X's kept dims then its reduced ones, the inverse permutation, and
+    how many dims are kept."""
+    kept = [d for d in range(rank) if d not in dims]
+    order = tuple(kept + list(dims))
+    return order, tuple(order.index(d) for d in range(rank)), len(kept)
+
+
+def reduced_form(fn, info, dims, keep_dim, extra=()):
+    """Call ``fn(X, order, kept, keep_dim, out_rank, *extra)`` (folded_over, tested_over,
+    ...) -> Out: X reduced over ``dims``."""
+    order, _, kept = reduced_layout(info.ndim("X"), dims)
+    keep_dim = bool(keep_dim)
+    return Call(fn, ("X",), ("Out",),
+                (order, kept, keep_dim, len(order) if keep_dim else kept, *extra))
+
+
+def reduced_grad_form(fn, info, dims, extra=()):
+    """Call ``fn(X, Out, dOut, order, inverse, kept, *extra)`` (folded_over_grad,
+    shared_over_grad, ...) -> X@GRAD, for an Out reduced over ``dims``."""
+    order, inverse, kept = reduced_layout(info.ndim("X"), dims)
+    return Call(fn, ("X", "Out", "Out@GRAD"), ("X@GRAD",), (order, inverse, kept, *extra))
+
+
 def _summed_dims(info):
-    """(order, kept) for kernels/cpu/reduce.summed_over: X's kept dims then its reduced
-    ones, and how many are kept; None where the compiled form does not apply (not a
-    float32/float64 X of rank >= 1, or a sum into another dtype)."""
+    """(order, kept) for kernels/cpu/reduce.summed_over; None where the compiled form does
+    not apply (not a float32/float64 X of rank >= 1, or a sum into another dtype)."""
     dtype, rank = info.dtype("X"), info.ndim("X")
     if dtype.name not in FLOAT_TYPES or rank == 0:
         return None
     if info.pop.op_def.type == "reduce_sum" and info.attr("out_dtype") >= 0 and \
             dtypes.to_numpy(info.attr("out_dtype")) != dtype:
         return None
-    dims = _normalize_dims(info.attr("dim"), rank, info.attr("reduce_all"))
-    kept = [d for d in range(rank) if d not in dims]
-    return tuple(kept + dims), len(kept)
+    order, _, kept = reduced_layout(rank, attr_dims(info))
+    return order, kept
 
 
 def _lowered_reduce(mean: bool, grad: bool):
@@ -204,18 +234,8 @@ for _mean in (False, True):
 
 
 # --- reduce_max, reduce_min, reduce_prod --------------------------------------------------
-@pointwise(FLOAT_3)
-def picked_grad(x, out, dout):
-    # reduce_max/_min, as Paddle: dOut goes to every element equal to the result (ties too)
-    return dout if x == out else dout * 0
-
-
-@pointwise(FLOAT_3, fastmath=False)
-def prod_grad(x, out, dout):
-    # reduce_prod, as Paddle: dOut * Out / X (a 0 in X gives inf or NaN there, as Paddle's)
-    return dout * out / x
-
-
+# (their gradients' scalar math, picked_grad and prod_grad, is in kernels/cpu/reduce.py, whose
+# compiled forms call it too)
 def _fold_kernel(place, fold: str):
     def run(ctx):
         x = ctx.input("X")
@@ -240,12 +260,32 @@ def _fold_grad_kernel(place, kernel):
     return run
 
 
-for _fold, _grad in (("max", picked_grad), ("min", picked_grad), ("prod", prod_grad)):
+def lowered_fold(fold: str, grad_fn=None, grad_extra=()):
+    """The form of a ``fold`` ("max", "min", "prod") over ``dim`` (reduce_max, ...,
+    reduce_amax, reduce_amin): kernels/cpu/reduce.folded_over, or where ``grad_fn`` is
+    given, its gradient's, ``grad_fn(X, Out, dOut, order, inverse, kept, *grad_extra)``;
+    for an X of rank >= 1 (float32/float64; the values also int32/int64)."""
+    def lowered(info):
+        dtype = info.dtype("X")
+        if info.ndim("X") == 0 or not (dtype.name in FLOAT_TYPES or grad_fn is None
+                                       and dtype.name in ("int32", "int64")):
+            return None
+        if grad_fn is not None:
+            return reduced_grad_form(grad_fn, info, attr_dims(info), grad_extra)
+        return reduced_form(KR.folded_over, info, attr_dims(info), info.attr("keep_dim"),
+                            (fold,))
+    return lowered
+
+
+for _fold, _grad in (("max", KERNELS["picked_grad"]), ("min", KERNELS["picked_grad"]),
+                     ("prod", KERNELS["prod_grad"])):
     register(OpDef(f"reduce_{_fold}", [X], [OUT], _REDUCE_ATTRS,
                    comment=f"Out = the {_fold} of X over dim.", infer_shape=_reduce_infer,
                    kernels={"cpu": _fold_kernel(CPU, _fold), "cuda": _fold_kernel(CUDA, _fold)},
+                   lowered=lowered_fold(_fold),
                    grad=Grad(reads=["X", "Out"], kernel=_fold_grad_kernel(CPU, _grad),
-                             cuda_kernel=_fold_grad_kernel(CUDA, _grad))))
+                             cuda_kernel=_fold_grad_kernel(CUDA, _grad),
+                             lowered=lowered_fold(_fold, KR.folded_over_grad, (_fold,)))))
 
 
 def _mean(place):
@@ -369,9 +409,18 @@ def _squared_l2_norm_infer(ctx):
     ctx.set_output("Out", [1], ctx.dtype("X"))
 
 
+def _lowered_squared_l2_norm_grad(info):
+    """squared_l2_norm_grad as one fused loop: dOut (shape [1]) is read as one element."""
+    if info.dtype("X").name not in FLOAT_TYPES or info.ndim("X") == 0:
+        return None
+    return Elementwise(squared_l2_norm_grad, ("X", "Out@GRAD"), "X@GRAD")
+
+
 register(OpDef("squared_l2_norm", [X], [OUT], [],
                comment="Out = sum(X * X), shape [1] (what gradient clipping by norm reads).",
                infer_shape=_squared_l2_norm_infer,
                kernels={"cpu": _squared_l2_norm(CPU), "cuda": _squared_l2_norm(CUDA)},
+               lowered=_float_x(KR.squared_l2_norm),
                grad=Grad(reads=["X"], kernel=_squared_l2_norm_grad(CPU),
-                         cuda_kernel=_squared_l2_norm_grad(CUDA))))
+                         cuda_kernel=_squared_l2_norm_grad(CUDA),
+                         lowered=_lowered_squared_l2_norm_grad)))

@@ -2,7 +2,7 @@
 
 The axis is moved last and the tensor seen as (rows, classes) (places' ``rows``), so one
 row kernel per place serves every axis: compiled row loops on the CPU for softmax and its
-gradient (kernels/cpu/reduce.py; log_softmax's are numpy), one CUDA thread per row.
+gradient, and for log_softmax's (kernels/cpu/reduce.py), one CUDA thread per row.
 log_softmax is computed as X - max - log(sum(exp(X - max))), never as log(softmax(X)),
 which would round small probabilities to 0 and give -inf.
 """
@@ -96,5 +96,8 @@ register(OpDef(
     infer_shape=_softmax_infer,
     kernels={"cpu": _along_axis(CPU, "row_log_softmax", 0),   # one value: log(1)
              "cuda": _along_axis(CUDA, "row_log_softmax", 0)},
+    lowered=_lowered_last_axis(KR.log_softmax_last_axis, ("X",), ("Out",), ("X",)),
     grad=Grad(reads=["Out"], kernel=_grad_along_axis(CPU, "log_softmax_grad_rows"),
-              cuda_kernel=_grad_along_axis(CUDA, "log_softmax_grad_rows"))))
+              cuda_kernel=_grad_along_axis(CUDA, "log_softmax_grad_rows"),
+              lowered=_lowered_last_axis(KR.log_softmax_last_axis_grad, ("Out", "Out@GRAD"),
+                                         ("X@GRAD",), ("Out", "Out@GRAD")))))

@@ -20,8 +20,11 @@ copy loops beat every numba loop tried, see ``im2col``); col2im is numba, a seri
 own channel's rows only, so threads never add into the same element.
 """
 import numpy as np
-from numba import njit
+from numba import njit, objmode, types
+from numba.extending import overload
 
+from . import direct_conv as KD
+from .matmul import product
 from .threads import parallel_ok
 from .twins import twins
 
@@ -122,3 +125,193 @@ def col2im(cols, dx, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow):
     else:
         _col2im_serial(cols, dx, *args)
     return dx
+
+
+# --- inside a compiled block (paddle_nb/compiler) --------------------------------------------
+# conv2d and its gradients from numba code, as ops/conv.py's conv_of and conv_grads compute
+# them on the CPU: the direct loops (direct_conv.convolved) for the geometries they fit,
+# else im2col a batch of images at a time (numpy's copies, called from numba code as
+# kernels/cpu/matmul.py calls numpy's BLAS) and one product per group (matmul.product, the
+# interpreter's BLAS calls), and col2im's serial loop. The geometry is worked out here from
+# the arrays' sizes, so that one compiled segment serves every batch and image size.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def window_count(n, k, s, p0, p1, d):
+    """Window positions along an axis of n (padded by p0, p1), as Paddle's ConvOutputSize
+    counts them: its C++ division truncates toward zero, so a window that overhangs the
+    padded input by less than a stride still gives one position, over zeros (Paddle 2.6.2:
+    a 2x2 input, a 3x3 filter and stride 2 give a 1x1 output)."""
+    span = n + p0 + p1 - (d * (k - 1) + 1)
+    return (span // s if span >= 0 else -(-span // s)) + 1
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def same_padding(n, k, s):
+    """The padding SAME adds along an axis of n (both sides together; the odd one goes
+    after): so that out = ceil(n / s), as Paddle's UpdatePaddingAndDilation pads."""
+    out = -(-n // s)
+    total = (out - 1) * s + k - n
+    return total if total > 0 else 0
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_geometry(x, w, strides, pads, dilations, groups, same):
+    """ops/conv.geometry of x [N, C, H, W] and w [O, C/groups, kh, kw]: (kh, kw, sh, sw,
+    pt, pl, dh, dw, oh, ow); ``pads`` [top, bottom, left, right]; ``same``: SAME padding
+    instead (pads from the sizes, dilations 1). Checks that the channels fit the filter
+    (the loops index by them; the interpreter's rerun names the op)."""
+    if x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+        raise ValueError("conv2d: Input's channels must be Filter's dim 1 times groups, "
+                         "and Filter's dim 0 a multiple of groups")
+    kh, kw = w.shape[2], w.shape[3]
+    if same:
+        th = same_padding(x.shape[2], kh, strides[0])
+        tw = same_padding(x.shape[3], kw, strides[1])
+        pads, dilations = (th // 2, th - th // 2, tw // 2, tw - tw // 2), (1, 1)
+    oh = window_count(x.shape[2], kh, strides[0], pads[0], pads[1], dilations[0])
+    ow = window_count(x.shape[3], kw, strides[1], pads[2], pads[3], dilations[1])
+    if oh <= 0 or ow <= 0:
+        raise ValueError("conv2d: the filter's window is larger than the padded input")
+    return (kh, kw, strides[0], strides[1], pads[0], pads[2], dilations[0], dilations[1],
+            oh, ow)
+
+
+def columns(x, geometry):
+    """im2col's cols [C*kh*kw, N*oh*ow] of x [N, C, H, W] (C-contiguous), from numba
+    code (the overload below: numpy's copies, run in object mode)."""
+    raise NotImplementedError("columns is called from numba code only")
+
+
+@overload(columns)
+def _columns(x, geometry):
+    cols_type = types.Array(x.dtype, 2, "C")
+
+    def run(x, geometry):
+        with objmode(cols=cols_type):
+            kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
+            cols = im2col(x, np.empty((x.shape[1] * kh * kw, x.shape[0] * oh * ow),
+                                      x.dtype), *geometry)
+        return cols
+    return run
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _images_per_batch(x, geometry):
+    """How many images one im2col takes (ops/conv.batches with the CPU's
+    images_per_im2col): one batch's cols at most COLS_BATCH_BYTES."""
+    per_image = x.shape[1] * geometry[0] * geometry[1] * geometry[8] * geometry[9] * x.itemsize
+    return max(1, COLS_BATCH_BYTES // max(per_image, 1))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _gradient_fits(dy, x, w, geometry):
+    """Raise unless dOut [N, O, oh, ow] fits the convolution of x and w."""
+    if dy.shape != (x.shape[0], w.shape[0], geometry[8], geometry[9]):
+        raise ValueError("conv2d_grad: Output@GRAD must have the shape of the Output")
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _grouped(a, groups):
+    """[N, C, H, W] as [G, C/G, N*H*W] (ops/conv.grouped, channels first)."""
+    rows = np.ascontiguousarray(a.transpose((1, 0, 2, 3)))
+    return rows.reshape((groups, a.shape[1] // groups, rows.size // a.shape[1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_by_columns(x, w, geometry, groups):
+    """conv2d's Output [N, O, oh, ow] of x [N, C, H, W] (C-contiguous) through im2col."""
+    n, o, oh, ow = x.shape[0], w.shape[0], geometry[8], geometry[9]
+    per_group = o // groups
+    w_rows = np.ascontiguousarray(w).reshape((groups, per_group, w.size // o))
+    out = np.empty((n, o, oh, ow), x.dtype)
+    step = _images_per_batch(x, geometry)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        cols = columns(x[n0:n1], geometry)
+        cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+        for g in range(groups):
+            part = product(w_rows[g], cols[g], False, False, 1.0)   # [O/G, images*oh*ow]
+            out[n0:n1, g * per_group:(g + 1) * per_group] = \
+                part.reshape((per_group, n1 - n0, oh, ow)).transpose((1, 0, 2, 3))
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_by_columns_grads(x, w, dy, geometry, groups, want_dx, want_dw):
+    """(dX, dFilter) of ``convolved_by_columns`` (an empty 4-D array where not wanted):
+    dFilter the sum over batches of dOut @ cols^T, dX col2im(Filter^T @ dOut)."""
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
+    w_rows = np.ascontiguousarray(w).reshape((groups, o // groups, w.size // o))
+    taps = w.size // o
+    dx = np.empty((n, c, x.shape[2], x.shape[3]) if want_dx else (0, 0, 0, 0), dy.dtype)
+    dfilter = np.empty((groups, o // groups, taps) if want_dw else (0, 0, 0), dy.dtype)
+    step = _images_per_batch(x, geometry)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        dy_rows = _grouped(dy[n0:n1], groups)
+        if want_dw:
+            cols = columns(x[n0:n1], geometry)
+            cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+            for g in range(groups):
+                part = product(dy_rows[g], cols[g], False, True, 1.0)
+                if n0 == 0:
+                    dfilter[g] = part
+                else:                                   # batch by batch, as conv_grads adds
+                    dfilter[g] = dfilter[g] + part
+        if want_dx:
+            dcols = np.empty((c * kh * kw, (n1 - n0) * oh * ow), dy.dtype)
+            rows = dcols.shape[0] // groups
+            for g in range(groups):
+                dcols[g * rows:(g + 1) * rows] = product(w_rows[g], dy_rows[g], True, False, 1.0)
+            _col2im_serial(dcols, dx[n0:n1], kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
+    return dx, dfilter.reshape(w.shape if want_dw else (0, 0, 0, 0))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _channels_first(a, last):
+    """``a`` [N, C, H, W], C-contiguous (moved from [N, H, W, C] where ``last``)."""
+    return np.ascontiguousarray(a.transpose((0, 3, 1, 2)) if last else a)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _in_layout(a, last):
+    """A channels-first result in the op's layout (C-contiguous)."""
+    return np.ascontiguousarray(a.transpose((0, 2, 3, 1)) if last else a)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_direct(x, w, strides, pads, dilations, groups, last, same):
+    """conv2d's Output by the direct loops (a geometry they fit: ops/conv.py checks)."""
+    xc = _channels_first(x, last)
+    geometry = conv2d_geometry(xc, w, strides, pads, dilations, groups, same)
+    return _in_layout(KD.convolved(xc, w, geometry, groups), last)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_direct_grads(x, w, dy, strides, pads, dilations, groups, last, same, want_dx,
+                        want_dw):
+    """conv2d_grad's Input@GRAD and Filter@GRAD by the direct loops."""
+    xc, dyc = _channels_first(x, last), _channels_first(dy, last)
+    geometry = conv2d_geometry(xc, w, strides, pads, dilations, groups, same)
+    _gradient_fits(dyc, xc, w, geometry)
+    dx, dw = KD.convolved_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
+    return (_in_layout(dx, last) if want_dx else dx), dw
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_by_columns(x, w, strides, pads, dilations, groups, last, same):
+    """conv2d's Output through im2col and BLAS."""
+    xc = _channels_first(x, last)
+    geometry = conv2d_geometry(xc, w, strides, pads, dilations, groups, same)
+    return _in_layout(convolved_by_columns(xc, w, geometry, groups), last)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_by_columns_grads(x, w, dy, strides, pads, dilations, groups, last, same,
+                            want_dx, want_dw):
+    """conv2d_grad's Input@GRAD and Filter@GRAD through im2col, BLAS and col2im."""
+    xc, dyc = _channels_first(x, last), _channels_first(dy, last)
+    geometry = conv2d_geometry(xc, w, strides, pads, dilations, groups, same)
+    _gradient_fits(dyc, xc, w, geometry)
+    dx, dw = convolved_by_columns_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
+    return (_in_layout(dx, last) if want_dx else dx), dw

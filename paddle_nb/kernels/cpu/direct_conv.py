@@ -63,12 +63,23 @@ def _either(serial, parallel, macs: int, *args) -> None:
     (parallel if macs >= MIN_PARALLEL_MACS and parallel_ok() else serial)(*args)
 
 
+@njit(cache=True, fastmath=False, error_model="numpy")
+def tap_offsets(channels, hp, wp, kh, kw, dh, dw):
+    """The flat offset of each tap (c, ki, kj) in a group's padded planes, in the filter's
+    row order (int64 [channels*kh*kw]): ``(c*hp + ki*dh)*wp + kj*dw``."""
+    offs = np.empty(channels * kh * kw, np.int64)
+    for c in range(channels):
+        for ki in range(kh):
+            for kj in range(kw):
+                offs[(c * kh + ki) * kw + kj] = (c * hp + ki * dh) * wp + kj * dw
+    return offs
+
+
 @functools.lru_cache(maxsize=256)
 def offsets(channels: int, hp: int, wp: int, kh: int, kw: int, dh: int, dw: int):
-    """The flat offset of each tap (c, ki, kj), in the filter's row order (read-only:
-    kept per geometry, since making it took 3% of the benchmark's forward)."""
-    c, ki, kj = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
-    offs = (((c * hp + ki * dh) * wp) + kj * dw).astype(np.int64).ravel()
+    """tap_offsets, read-only and kept per geometry (making it took 3% of the benchmark's
+    forward)."""
+    offs = tap_offsets(channels, hp, wp, kh, kw, dh, dw)
     offs.flags.writeable = False
     return offs
 
@@ -288,7 +299,8 @@ def input_grad(dyw, wr, taps, dx, groups: int, hp: int, wp: int, pt: int, pl: in
 
 
 # --- the convolution and its gradients, from NCHW arrays -------------------------------------
-def fits(geometry) -> bool:
+@njit(cache=True, fastmath=False, error_model="numpy")
+def fits(geometry):
     """Whether the direct loops apply: stride 1 (any padding, dilation, groups) and a
     window of more than one tap (a 1x1 convolution is one product, which BLAS does
     better: conv2d [16, 32, 16, 16] * [64, 32, 1, 1] took 0.46 ms here, 0.22 as a product)."""
@@ -340,4 +352,61 @@ def conv2d_grads(x, w, dy, geometry, groups: int, want_dx: bool, want_dw: bool, 
         dfilter = np.empty((w.shape[0], (c // groups) * kh * kw), x.dtype)
         filter_grad(dyw, xp.reshape(n, c * hp * wp), offs, dfilter, groups, length)
         dfilter = dfilter.reshape(w.shape)
+    return dx, dfilter
+
+
+# --- inside a compiled block (paddle_nb/compiler): conv2d and its gradients as conv2d and
+# conv2d_grads above compute them, with the serial loops (each item's arithmetic is the same
+# in the prange ones), from NCHW arrays and the geometry worked out at run time (the
+# compiled code is not specialised on sizes: kernels/cpu/conv.py's conv2d_geometry).
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _filter_matrix(w):
+    """The filter [O, C/groups, kh, kw] as rows [O, C/groups*kh*kw]."""
+    return np.ascontiguousarray(w).reshape((w.shape[0], w.size // w.shape[0]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved(x, w, geometry, groups):
+    """conv2d's Output [N, O, oh, ow] of x [N, C, H, W] (C-contiguous) and w."""
+    kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
+    if not fits(geometry) or x.shape[0] == 0:
+        raise ValueError("conv2d: the compiled direct loops need stride 1, a window of "
+                         "more than one tap and some images")
+    hp, wp = oh + (kh - 1) * dh, ow + (kw - 1) * dw
+    out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    pairs = (out.shape[1] // groups + 1) // 2
+    chunks = min(pairs, -(-MIN_ITEMS // (x.shape[0] * groups)))         # as forward's
+    _forward_serial(x, _filter_matrix(w), tap_offsets(x.shape[1] // groups, hp, wp, kh, kw,
+                                                      dh, dw),
+                    out, groups, pt, pl, hp, wp, chunks)
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_grads(x, w, dy, geometry, groups, want_dx, want_dw):
+    """(dX, dFilter) of ``convolved`` (an empty 4-D array where not wanted)."""
+    kh, kw, _, _, pt, pl, dh, dw, oh, ow = geometry
+    if not fits(geometry):
+        raise ValueError("conv2d_grad: the compiled direct loops need stride 1 and a "
+                         "window of more than one tap")
+    n, c, h, width = x.shape
+    hp, wp = oh + (kh - 1) * dh, ow + (kw - 1) * dw
+    wide = np.zeros((n, dy.shape[1], oh, wp), dy.dtype)     # the junk columns zero
+    wide[:, :, :, :ow] = dy
+    dyw, length = wide.reshape((n, dy.shape[1], oh * wp)), oh * wp - (wp - ow)
+    wr = _filter_matrix(w)
+    dx = np.empty((0, 0, 0, 0), dy.dtype)
+    dfilter = np.empty((0, 0, 0, 0), x.dtype)
+    if want_dx:
+        dx = np.empty((n, c, h, width), dy.dtype)
+        _input_grad_serial(dyw, wr, tap_offsets(1, hp, wp, kh, kw, dh, dw), dx, groups, hp,
+                           wp, pt, pl, length)
+    if want_dw:
+        xp = np.zeros((n, c, hp, wp), x.dtype)                 # padded, as ``padded``
+        xp[:, :, pt:pt + h, pl:pl + width] = x
+        rows = np.empty((w.shape[0], (c // groups) * kh * kw), x.dtype)
+        _filter_grad_serial(dyw, xp.reshape((n, c * hp * wp)),
+                            tap_offsets(c // groups, hp, wp, kh, kw, dh, dw), rows, groups,
+                            length)
+        dfilter = rows.reshape(w.shape)
     return dx, dfilter

@@ -38,10 +38,11 @@ REORDERED_SUMS = {"elementwise_add_grad", "elementwise_sub_grad",
 # why a row of an op with a lowered form may still run in the interpreter: its ufunc
 # would cast (an int32 X of a float kernel), its operands broadcast both ways, a tensor
 # gives an attribute, the form has none for these dtypes (integer division, int scale),
-# a pooling large enough for the interpreter's parallel loop
+# a pooling large enough for the interpreter's parallel loop, an output its kernel leaves
+# unwritten (rmsprop's MeanGradOut without MeanGrad)
 KNOWN_REASONS = ("its kernel would cast", "its operands broadcast",
                  "an attribute given by a tensor", "no lowered form for these dtypes",
-                 "large: the interpreter splits it")
+                 "large: the interpreter splits it", "MeanGradOut (")
 
 
 def _lowered(op_type: str) -> bool:

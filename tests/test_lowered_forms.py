@@ -151,12 +151,35 @@ def test_matmul_with_alpha_and_its_gradients():
     assert_compiled(main, compiled, "matmul", "matmul_grad")
 
 
-def test_a_batched_matmul_stays_in_the_interpreter():
+@pytest.mark.parametrize("x_shape, y_shape, trans_y", [
+    ((2, 3, 5), (5, 4), False),             # a stack times a matrix: rows folded
+    ((2, 3, 5), (4, 5), True),
+    ((2, 2, 3, 5), (2, 2, 4, 5), True),     # attention's scores: a product per matrix
+    ((2, 3, 5), (2, 5, 4), False),
+])
+def test_a_batched_matmul_compiles(x_shape, y_shape, trans_y):
     def build():
-        x, y = data("x", [2, 3, 5]), data("y", [5, 4])
-        return [pd.layers.matmul(x, y)]
-    _, compiled = run_both(build, {"x": floats(2, 3, 5), "y": floats(5, 4)})
-    assert interpreted_because(compiled, "matmul_v2").startswith("no lowered form")
+        x, y = data("x", list(x_shape)), data("y", list(y_shape))
+        out = pd.layers.matmul(x, y, transpose_y=trans_y)
+        return [out, *pd.gradients(pd.mean(out * out), [x, y])]
+    main, compiled = run_both(build, {"x": floats(*x_shape), "y": floats(*y_shape)})
+    assert_compiled(main, compiled, "matmul_v2", "matmul_v2_grad")
+
+
+def test_a_large_batched_matmul_stays_in_the_interpreter():
+    """Many products the interpreter runs in a prange across the cores (a compiled block
+    is serial), and operands whose batch dims broadcast."""
+    def build():
+        x, y = data("x", [16, 32, 32]), data("y", [16, 32, 32])
+        z = data("z", [1, 3, 5])
+        return [pd.layers.matmul(x, y), pd.layers.matmul(data("w", [2, 3, 5]), z,
+                                                         transpose_y=True)]
+    _, compiled = run_both(build, {"x": floats(16, 32, 32), "y": floats(16, 32, 32),
+                                   "w": floats(2, 3, 5), "z": floats(1, 3, 5)})
+    reasons = [line.split("interpreted (", 1)[1] for line in compiled.source().splitlines()
+               if " matmul_v2: interpreted" in line]
+    assert reasons[0].startswith("large: the interpreter splits it across the cores")
+    assert reasons[1].startswith("its operands broadcast")
 
 
 # --- losses and softmax -----------------------------------------------------------------

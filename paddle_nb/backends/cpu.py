@@ -20,6 +20,7 @@ from ..kernels.cpu import direct_conv as KD
 from ..kernels.cpu import loss as KL
 from ..kernels.cpu import norm as KN
 from ..kernels.cpu import reduce as KR
+from ..kernels.cpu import sorting as KSORT
 from ..kernels.pointwise import KERNELS
 from ..kernels.scale import scale_then_bias
 from .products import BLAS_TYPES, matmul_2d, matmul_nd, sum_to
@@ -238,14 +239,8 @@ class CPU:
     def top_k_rows(rows, k: int, largest: bool):
         """The k largest (or smallest) of each row, in order, and their positions: NaN
         counts as the largest value (Paddle's order), ties go to the first position."""
-        if not largest:
-            order = np.argsort(rows, axis=1, kind="stable")        # NaN sorts last
-        elif rows.dtype.kind == "f":
-            order = np.lexsort((-rows, ~np.isnan(rows)), axis=1)   # NaN first, then down
-        else:
-            order = np.argsort(~rows, axis=1, kind="stable")       # ~ reverses, exactly
-        order = np.ascontiguousarray(order[:, :k])
-        return np.take_along_axis(rows, order, axis=1), order.astype(np.int64)
+        return KSORT.top_k_rows(np.ascontiguousarray(rows), k, bool(largest),
+                                rows.dtype.kind == "f")
 
     @staticmethod
     def one_hot(x, depth: int, dtype):

@@ -18,7 +18,8 @@ from ..core.registry import Attr, Slot
 from ..kernels.lowered import Call
 from ..kernels.update import times, update
 from . import selected_rows
-from .optimizer import MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged
+from .optimizer import (MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged,
+                        update_lowered)
 from ..backends import CPU, CUDA
 
 _MOMENTS = [("Moment1", "running mean of Grad"), ("Moment2", "running mean of Grad^2")]
@@ -159,6 +160,19 @@ def _adamw(place):
     return run
 
 
+_adam_lowered = update_lowered(adamw, ["Param", "Grad", "Moment1", "Moment2"],
+                               ["LearningRate", "Beta1Pow", "Beta2Pow"],
+                               ["ParamOut", "Moment1Out", "Moment2Out"], _adamw_params,
+                               _lowered_powers)
+
+
+def _lowered_adamw(info):
+    """adamw's returning loop and the powers' Calls, as adam's, where lr_ratio is 1 (the
+    kernel's LearningRate * 1 is LearningRate; another ratio scales it first, a step the
+    compiled form has no slot for)."""
+    return _adam_lowered(info) if info.attr("lr_ratio") == 1.0 else None
+
+
 optimizer_op(
     "adamw", "AdamW: Param *= 1 - lr * coeff (with_decay), then Adam's step; lr is "
     "LearningRate * lr_ratio.",
@@ -167,7 +181,7 @@ optimizer_op(
               Attr("coeff", A.FLOAT, 0.01, "the decoupled weight decay"),
               Attr("with_decay", A.BOOLEAN, False, "apply the weight decay")] + _KEPT,
     None, extra_inputs=_UNUSED, kernels={"cpu": _adamw(CPU), "cuda": _adamw(CUDA)},
-    reads_attr_tensors=_BETA_TENSORS)
+    reads_attr_tensors=_BETA_TENSORS, lowered=_lowered_adamw)
 
 
 # --- lamb ---------------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ equal_all, is_empty (the slots and attributes ``paddle.isclose``, ``paddle.allcl
 
 The whole-tensor answers count the elements that fail (bool_reduce.py's ``zero_flag`` and
 ``sum_axes``) and ask whether none did, so both places run one piece of code.
+
+In a compiled block isclose is ``is_close``'s loop (fused). allclose stays in the
+interpreter: its CPU kernel's Out is a numpy bool scalar (a ufunc of a 0-d count), which
+the compiler does not take as a tensor.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .bool_reduce import none_counted, zero_flag
@@ -108,6 +113,16 @@ def make_close(place, whole: bool):
     return run
 
 
+def _lowered_isclose(info):
+    """For Input and Other of one shape (the kernel refuses others), float32 or float64."""
+    if info.shape("Input") != info.shape("Other") or \
+            info.dtype("Input").name not in ("float32", "float64"):
+        return None
+    return Elementwise(is_close, ("Input", "Other"), "Out",
+                       (float(info.attr("rtol")), float(info.attr("atol")),
+                        bool(info.attr("equal_nan"))))
+
+
 for _type, _whole, _what in (("isclose", False, "whether each element of Input is close to "
                                                 "Other's, as bool"),
                              ("allclose", True, "whether every element of Input is close to "
@@ -122,7 +137,8 @@ for _type, _whole, _what in (("isclose", False, "whether each element of Input i
         comment=f"Out = {_what}: |Input - Other| <= atol + rtol * |Other|.",
         infer_shape=_close_infer(_whole),
         kernels={"cpu": make_close(CPU, _whole), "cuda": make_close(CUDA, _whole)},
-        grad=NO_GRADIENT, reads_attr_tensors=("Rtol", "Atol")))
+        lowered=None if _whole else _lowered_isclose, grad=NO_GRADIENT,
+        reads_attr_tensors=("Rtol", "Atol")))
 
 
 def _equal_all_infer(ctx):

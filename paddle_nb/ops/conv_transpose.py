@@ -19,11 +19,13 @@ from __future__ import annotations
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import conv as CPU_CONV
+from ..kernels.lowered import Call
 from . import arrays
 from .conv import (CONV_ATTRS, INPUT, OUTPUT, axis_names, batches, channel_last,
                    check_operands, cols_of, filter_dims, filter_rows, geometry, grouped,
                    in_layout, input_dims, joined, nchw, pads_and_dilations, per_group,
-                   set_output_dims, split_dims, ungrouped)
+                   set_output_dims, split_dims, taps_and_positions, ungrouped)
 from ..backends import CPU, CUDA
 
 
@@ -150,6 +152,44 @@ def transpose_grad_kernel(place):
     return run
 
 
+# --- inside a compiled block (kernels/lowered.py): kernels/cpu/conv.conv2d_transposed and
+# its _grads, with the geometry worked out here from the attributes and the images' size
+# as learned (``_shapes``: it does not depend on the batch size, which the compiled code
+# takes from the arrays)
+def _col2im_splits(geom, n: int, cout: int, itemsize: int) -> bool:
+    """Would the interpreter's forward run col2im's prange twin (kernels/cpu/conv.col2im)
+    for a batch of n images (the ones learned)?"""
+    taps, positions = taps_and_positions(geom)
+    per_image = cout * taps * positions * itemsize
+    images = min(n, max(1, CPU_CONV.COLS_BATCH_BYTES // max(per_image, 1)))
+    return cout * taps * images * positions >= CPU_CONV.MIN_PARALLEL_COLS and \
+        images * cout > 1
+
+
+def _lowered_transpose(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("Input")
+        if dtype.name not in ("float32", "float64") or info.dtype("Filter") != dtype or \
+                info.ndim("Input") != 4 or (grad and info.dtype("Output@GRAD") != dtype):
+            return None
+        last, groups = channel_last(info), info.attr("groups")
+        n, _, in_hw = split_dims(info.shape("Input"), last)
+        w_shape = info.shape("Filter")
+        out_hw = tuple(int(v) for v in output_hw(info, in_hw, w_shape[2:]))
+        geom = geometry(info, in_hw, w_shape[2:], in_hw)
+        if grad:
+            return Call(CPU_CONV.conv2d_transposed_grads, ("Input", "Filter", "Output@GRAD"),
+                        ("Input@GRAD", "Filter@GRAD"),
+                        (geom, out_hw, groups, last, info.has_output("Input@GRAD"),
+                         info.has_output("Filter@GRAD")))
+        if _col2im_splits(geom, n, w_shape[1] * groups, dtype.itemsize):
+            # compiled code runs the serial loop (it cannot ask whether the cores are free)
+            return "large: the interpreter splits it across the cores"
+        return Call(CPU_CONV.conv2d_transposed, ("Input", "Filter"), ("Output",),
+                    (geom, out_hw, groups, last))
+    return lowered
+
+
 def transpose_op(op_type: str, rank: int, attrs: list, comment: str,
                  bias: bool = False) -> OpDef:
     """The declaration of a transposed convolution over ``rank`` spatial dims
@@ -173,9 +213,11 @@ def transpose_op(op_type: str, rank: int, attrs: list, comment: str,
         + attrs[2:],
         comment=comment, infer_shape=transpose_infer(rank, attrs),
         kernels={"cpu": transpose_kernel(CPU), "cuda": transpose_kernel(CUDA)},
+        lowered=_lowered_transpose(False) if rank == 2 else None,
         grad=Grad(reads=[slot.name for slot in inputs],
                   writes=["Input", "Filter"] if bias else None,    # (Bias gets none)
-                  kernel=transpose_grad_kernel(CPU), cuda_kernel=transpose_grad_kernel(CUDA)))
+                  kernel=transpose_grad_kernel(CPU), cuda_kernel=transpose_grad_kernel(CUDA),
+                  lowered=_lowered_transpose(True) if rank == 2 else None))
 
 
 for _type, _what in (("conv2d_transpose", "the transposed convolution"),

@@ -8,6 +8,8 @@ values the index is the latest one, and NaN, once met, stays. ``dtype`` is the V
 code of ``indices`` (int32 or int64). The gradient adds each dOut at the position indices
 names along the axis (the places' ``put_along_rows``, as top_k_v2's), Paddle's
 ``put_along_axis`` with ``reduce='add'``.
+
+In a compiled block: kernels/cpu/running_extremes.py (the same CPU loop, the same adds).
 """
 from __future__ import annotations
 
@@ -19,9 +21,11 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels import running_scans as K
+from ..kernels.cpu import running_extremes as KRE
+from ..kernels.lowered import Call
 from . import arrays
 from .common import INDEX_TYPES, require_element_type, require_index_dtype
-from .indices import _axis_in
+from .indices import _axis_in, zero_of
 from ..backends import CPU, CUDA
 
 # the element types Paddle's CPU cummax/cummin kernels are registered for
@@ -76,6 +80,26 @@ def _backward(place, op_type: str):
     return run
 
 
+def _lowered(largest: bool):
+    """The forward's form, for x of rank >= 1 (a 0-d x is its own running value)."""
+    def lowered(info):
+        zero = zero_of(info.attr("dtype"))
+        if info.ndim("x") == 0 or zero is None or info.dtype("x").name not in ORDERED:
+            return None
+        return Call(KRE.extremum_along, ("x",), ("out", "indices"),
+                    (info.attr("axis") % info.ndim("x"), largest, zero))
+    return lowered
+
+
+def _lowered_grad(info):
+    """The gradient's form, for an out@GRAD of x's dtype (the kernel casts another)."""
+    if info.ndim("x") == 0 or info.dtype("out@GRAD") != info.dtype("x") or \
+            info.dtype("x").name not in ORDERED:
+        return None
+    return Call(KRE.extremum_along_grad, ("x", "indices", "out@GRAD"), ("x@GRAD",),
+                (info.attr("axis") % info.ndim("x"),))
+
+
 def _declare(op_type: str, largest: bool, what: str):
     register(OpDef(
         op_type, [Slot("x", "the input")],
@@ -89,9 +113,10 @@ def _declare(op_type: str, largest: bool, what: str):
                 "from (NaN, once met, stays).",
         infer_shape=_infer(op_type),
         kernels={"cpu": _forward(K.CPU, largest), "cuda": _forward(K.CUDA, largest)},
+        lowered=_lowered(largest),
         grad=Grad(reads=["x", "indices"], grads_of=["out"], writes=["x"],
                   kernel=_backward(CPU, op_type + "_grad"),
-                  cuda_kernel=_backward(CUDA, op_type + "_grad"))))
+                  cuda_kernel=_backward(CUDA, op_type + "_grad"), lowered=_lowered_grad)))
 
 
 _declare("cummax", True, "maximum")

@@ -17,12 +17,16 @@ unfold_grad folds dY, fold_grad unfolds dY.
 """
 from __future__ import annotations
 
+import math
+
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from . import arrays
 from .batch_norm import require_float
 from ..backends import CPU, CUDA
+from ..kernels.cpu import conv as CPU_CONV
+from ..kernels.lowered import Call
 from .common import build_fail, run_fail
 
 X_SLOT = Slot("X", "the input")
@@ -158,13 +162,43 @@ def _fold_grad(place):
     return run
 
 
+# --- inside a compiled block (kernels/lowered.py): kernels/cpu/conv.unfolded_windows and
+# folded_windows, the geometry from the attributes and the images' size as learned (one
+# compiled segment for every batch size)
+def _lowered(op_type: str, grad: bool):
+    """unfold / fold (``grad``: their gradients) on float32/float64: the columns (unfold,
+    fold_grad) or the images (fold, unfold_grad)."""
+    reads = "Y@GRAD" if grad else "X"
+    to_images = (op_type == "fold") != grad
+
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in ("float32", "float64") or info.dtype(reads) != dtype:
+            return None
+        if op_type == "fold":
+            hw = tuple(int(v) for v in info.attr("output_sizes"))
+        else:
+            hw = tuple(int(d) for d in info.shape("X")[2:])
+        geom = windows(info.attr, hw[0], hw[1], run_fail(op_type + ("_grad" if grad else "")))
+        writes = ("X@GRAD",) if grad else ("Y",)
+        if not to_images:
+            return Call(CPU_CONV.unfolded_windows, (reads,), writes, (geom, hw))
+        n, rows, _ = info.shape(reads)
+        if math.prod(info.shape(reads)) >= CPU_CONV.MIN_PARALLEL_COLS and \
+                n * (rows // (geom[0] * geom[1])) > 1:
+            return "large: the interpreter splits it across the cores"     # col2im's twin
+        return Call(CPU_CONV.folded_windows, (reads,), writes, (geom, hw))
+    return lowered
+
+
 register(OpDef(
     "unfold", [X_SLOT], [Y_SLOT], _window_attrs(),
     comment="Y = every kh x kw window of images X as a column ([N, C, H, W] -> "
             "[N, C*kh*kw, L]): im2col.",
     infer_shape=_unfold_infer, kernels={"cpu": _unfold(CPU), "cuda": _unfold(CUDA)},
+    lowered=_lowered("unfold", grad=False),
     grad=Grad(reads=["X"], grads_of=["Y"], writes=["X"], kernel=_unfold_grad(CPU),
-              cuda_kernel=_unfold_grad(CUDA))))
+              cuda_kernel=_unfold_grad(CUDA), lowered=_lowered("unfold", grad=True))))
 
 register(OpDef(
     "fold", [X_SLOT], [Y_SLOT],
@@ -173,5 +207,6 @@ register(OpDef(
     comment="Y = columns X added back into [N, C, H, W] images at their windows "
             "(unfold's adjoint: col2im).",
     infer_shape=_fold_infer, kernels={"cpu": _fold(CPU), "cuda": _fold(CUDA)},
+    lowered=_lowered("fold", grad=False),
     grad=Grad(reads=["X"], grads_of=["Y"], writes=["X"], kernel=_fold_grad(CPU),
-              cuda_kernel=_fold_grad(CUDA))))
+              cuda_kernel=_fold_grad(CUDA), lowered=_lowered("fold", grad=True))))

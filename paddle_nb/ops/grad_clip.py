@@ -4,6 +4,8 @@ Out = X * max_norm / ||X|| where ||X|| > max_norm, else X. Clipping by value is 
 ``clip`` op (ops/unary_math.py) and by the global norm a chain of ordinary ops
 (squared_l2_norm, sum, sqrt, elementwise_max, elementwise_div, elementwise_mul), which
 is how Paddle builds them too; pd.optimizer's clip.py appends them.
+
+The scalar math is kernels/cpu/clipping.py's, which also holds the op's compiled form.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import math
 
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu.clipping import clipped_to_norm, clipped_value
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from ..backends import CPU, CUDA
 
@@ -22,12 +26,10 @@ def sum_of_squares(place, a):
 
 
 @pointwise(["float32(float32, float32, float64)", "float64(float64, float64, float64)"],
-           params=1)
+           params=1, fastmath=False)
 def clip_to_norm(x, squared_norm, max_norm):
     # the squared norm is a one-element operand, so on CUDA it is never copied to the host
-    if squared_norm > max_norm * max_norm:
-        return x * (max_norm / math.sqrt(squared_norm))
-    return x
+    return clipped_value(x, squared_norm, max_norm)
 
 
 def _clip_by_norm(place):
@@ -37,6 +39,12 @@ def _clip_by_norm(place):
         ctx.set_output("Out", place.apply(clip_to_norm, x, squared, float(ctx.attr("max_norm")),
                                           out=None, out_dtype=x.dtype))
     return run
+
+
+def _lowered(info):
+    if info.dtype("X").name not in ("float32", "float64"):
+        return None
+    return Call(clipped_to_norm, ("X",), ("Out",), (float(info.attr("max_norm")),))
 
 
 def _positive(v):
@@ -56,4 +64,5 @@ register(OpDef(
           check=_positive)],
     comment="Out = X * max_norm / ||X|| if ||X|| > max_norm, else X.",
     infer_shape=_infer,
-    kernels={"cpu": _clip_by_norm(CPU), "cuda": _clip_by_norm(CUDA)}, grad=NO_GRADIENT))
+    kernels={"cpu": _clip_by_norm(CPU), "cuda": _clip_by_norm(CUDA)}, lowered=_lowered,
+    grad=NO_GRADIENT))

@@ -25,6 +25,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels.cpu import interp as CPU_INTERP
 from ..kernels.cuda import interp as CUDA_INTERP
+from ..kernels.lowered import Call
 from . import arrays
 from .common import FLOAT_TYPES, OUT, X, build_fail, require_element_type, run_fail
 
@@ -141,6 +142,18 @@ def _nearest_map(n: int, out: int, scale, align_corners: bool):
     return i0, i0, np.zeros(out, np.float32)
 
 
+def _maps(attr, method: str, in_hw, out_hw, scales):
+    """The (rows, cols) maps, each (i0, i1, w1), of a resize of planes ``in_hw`` to
+    ``out_hw``."""
+    (h, w), (oh, ow), corners = in_hw, out_hw, bool(attr("align_corners"))
+    if method == "nearest":
+        return (_nearest_map(h, oh, scales and scales[0], corners),
+                _nearest_map(w, ow, scales and scales[1], corners))
+    half = attr("align_mode") == 0 and not corners
+    return (_axis_maps(h, oh, scales and scales[0], corners, half),
+            _axis_maps(w, ow, scales and scales[1], corners, half))
+
+
 def _run_time_tensors(ctx) -> dict:
     tensors = {}
     if ctx.has_input("SizeTensor"):
@@ -165,14 +178,7 @@ def _planes(ctx, method: str, op_type: str):
     # a size read from a tensor was not seen by the allocation guard (at least one plane:
     # the maps alone are sized by it)
     check_tensor_size((max(n * c, 1), oh, ow), np.dtype(x.dtype), op_type)
-    corners = bool(ctx.attr("align_corners"))
-    if method == "nearest":
-        rows = _nearest_map(h, oh, scales and scales[0], corners)
-        cols = _nearest_map(w, ow, scales and scales[1], corners)
-    else:
-        half = ctx.attr("align_mode") == 0 and not corners
-        rows = _axis_maps(h, oh, scales and scales[0], corners, half)
-        cols = _axis_maps(w, ow, scales and scales[1], corners, half)
+    rows, cols = _maps(ctx.attr, method, (h, w), (oh, ow), scales)
     dtype = np.dtype(x.dtype)
     maps = (*rows[:2], rows[2].astype(dtype), *cols[:2], cols[2].astype(dtype))
 
@@ -208,6 +214,34 @@ def _interp_grad(kind: str, method: str, op_type: str):
     return run
 
 
+def _lowered(method: str, op_type: str, grad: bool):
+    """kernels/cpu/interp.resampled (resampled_grad) with this module's maps as tuples
+    (literals: they follow from the attributes and the planes' size, not the batch's);
+    a size given by a tensor stays interpreted (read at run time)."""
+    def lowered(info):
+        if info.dtype("X").name not in FLOAT_TYPES or any(info.has_input(s)
+                                                          for s in SIZE_SLOTS):
+            return None
+        if grad and info.dtype("Out@GRAD") != info.dtype("X"):
+            return None
+        fail = run_fail(op_type)
+        nhwc = _check_attrs(info, method, fail)
+        xs = info.shape("X")
+        in_hw = tuple(int(d) for d in (xs[1:3] if nhwc else xs[2:]))
+        out_hw, scales = _out_size(info.attr, in_hw, fail)
+        if xs[0] * (xs[3] if nhwc else xs[1]) * out_hw[0] * out_hw[1] >= \
+                CPU_INTERP.MIN_PARALLEL_INTERP:
+            return "large: the interpreter splits it across the cores"
+        maps = tuple(tuple(v.item() for v in a) for part in _maps(info.attr, method, in_hw,
+                                                                    out_hw, scales)
+                     for a in part)
+        consts = (maps, method == "nearest", in_hw, nhwc)
+        if grad:
+            return Call(CPU_INTERP.resampled_grad, ("X", "Out@GRAD"), ("X@GRAD",), consts)
+        return Call(CPU_INTERP.resampled, ("X",), ("Out",), consts)
+    return lowered
+
+
 def _attrs(method: str) -> list:
     return [Attr("data_layout", A.STRING, "NCHW", "NCHW or NHWC"),
             Attr("out_d", A.INT, -1, "the output depth (3-D ops only; ignored)"),
@@ -237,7 +271,9 @@ for _method in ("nearest", "bilinear"):
         infer_shape=_infer(_method),
         kernels={"cpu": _interp("cpu", _method, _type),
                  "cuda": _interp("cuda", _method, _type)},
+        lowered=_lowered(_method, _type, grad=False),
         grad=Grad(reads=["X", *SIZE_SLOTS], writes=["X"],
                   kernel=_interp_grad("cpu", _method, _type),
-                  cuda_kernel=_interp_grad("cuda", _method, _type)),
+                  cuda_kernel=_interp_grad("cuda", _method, _type),
+                  lowered=_lowered(_method, _type + "_grad", grad=True)),
         reads_attr_tensors=SIZE_SLOTS))

@@ -277,9 +277,9 @@ def _matmul_kernel(place, tx_attr: str, ty_attr: str, alpha_attr: str | None = N
     return run
 
 
-# --- in a compiled block: two matrices (batches and vectors stay in the interpreter) -------
-# matmul_nd_grad's products for 2-D operands, by (trans_x, trans_y): dX and dY, each as
-# (its two operands, whether each is transposed)
+# --- in a compiled block: the products matmul_nd and matmul_nd_grad make, as they make them
+# matmul_nd_grad's products for operands of one batch shape, by (trans_x, trans_y): dX and
+# dY, each as (its two operands, whether each is transposed)
 _GRAD_PRODUCTS = {
     (False, False): ((("Out@GRAD", "Y"), (False, True)), (("X", "Out@GRAD"), (True, False))),
     (True, False): ((("Y", "Out@GRAD"), (False, True)), (("X", "Out@GRAD"), (False, False))),
@@ -288,27 +288,64 @@ _GRAD_PRODUCTS = {
 }
 
 
-def _two_matrices(info, slots) -> bool:
-    return _blas_operands(info, slots) and all(info.ndim(s) == 2 for s in slots)
+def _product_kind(info, slots, tx: bool, ty: bool):
+    """How backends/products.matmul_nd multiplies these operands: "matrices" (one
+    product), "rows" (a stack X times one matrix Y: X's batch dims folded into rows),
+    "stacks" (two stacks of one batch shape: a product per matrix), or why the form
+    declines: vectors, broadcast batch dims, or stacks the interpreter splits across the
+    cores (its prange loop or numpy's threaded BLAS: batched_matmul's own choice)."""
+    if not _blas_operands(info, slots):
+        return None
+    rank_x, rank_y = info.ndim("X"), info.ndim("Y")
+    if rank_x == 1 or rank_y == 1:
+        return None                                   # numpy's vector rules: interpreted
+    if rank_x == 2 and rank_y == 2:
+        return "matrices"
+    if rank_y == 2 and not tx:
+        return "rows"
+    xs, ys = info.shape("X"), info.shape("Y")
+    if rank_x != rank_y or xs[:-2] != ys[:-2]:
+        return "its operands broadcast: the interpreter copies them to one batch shape"
+    n = ys[-2] if ty else ys[-1]
+    if KM.splits_across_cores(math.prod(xs[:-2]), xs[-1] * xs[-2] * n):
+        return "large: the interpreter splits it across the cores"
+    return "stacks"
 
 
-def _lowered_matmul(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+def _flags(info, tx_attr, ty_attr, alpha_attr):
+    """(trans_x, trans_y, alpha) from the op's attributes; an attribute named None is the
+    op's fixed value (bmm: no transposes, no factor)."""
+    return (bool(tx_attr and info.attr(tx_attr)), bool(ty_attr and info.attr(ty_attr)),
+            info.attr(alpha_attr) if alpha_attr else 1.0)
+
+
+def _lowered_matmul(tx_attr: str | None, ty_attr: str | None, alpha_attr: str | None = None):
     def lowered(info):
-        if not _two_matrices(info, ("X", "Y")):
-            return None
-        alpha = info.attr(alpha_attr) if alpha_attr else 1.0
-        return Call(KM.product, ("X", "Y"), ("Out",),
-                    (bool(info.attr(tx_attr)), bool(info.attr(ty_attr)), alpha))
+        tx, ty, alpha = _flags(info, tx_attr, ty_attr, alpha_attr)
+        kind = _product_kind(info, ("X", "Y"), tx, ty)
+        if kind == "matrices":
+            return Call(KM.product, ("X", "Y"), ("Out",), (tx, ty, alpha))
+        if kind == "rows":
+            return Call(KM.rows_product, ("X", "Y"), ("Out",), (ty, alpha))
+        if kind == "stacks":
+            return Call(KM.batched_product, ("X", "Y"), ("Out",), (tx, ty, alpha))
+        return kind
     return lowered
 
 
-def _lowered_matmul_grad(tx_attr: str, ty_attr: str, alpha_attr: str | None = None):
+def _lowered_matmul_grad(tx_attr: str | None, ty_attr: str | None, alpha_attr: str | None = None):
     def lowered(info):
-        if not _two_matrices(info, ("X", "Y", "Out@GRAD")):
-            return None
-        alpha = info.attr(alpha_attr) if alpha_attr else 1.0
-        products = _GRAD_PRODUCTS[bool(info.attr(tx_attr)), bool(info.attr(ty_attr))]
-        return tuple(Call(KM.product, operands, (slot,), (*transposed, alpha))
+        tx, ty, alpha = _flags(info, tx_attr, ty_attr, alpha_attr)
+        kind = _product_kind(info, ("X", "Y", "Out@GRAD"), tx, ty)
+        if kind == "rows":
+            calls = ((KM.rows_product_grad_x, "X@GRAD"), (KM.rows_product_grad_y, "Y@GRAD"))
+            return tuple(Call(fn, ("X", "Y", "Out@GRAD"), (slot,), (ty, alpha))
+                         for fn, slot in calls if info.has_output(slot)) or None
+        if kind not in ("matrices", "stacks"):
+            return kind
+        fn = KM.product if kind == "matrices" else KM.batched_product
+        products = _GRAD_PRODUCTS[tx, ty]
+        return tuple(Call(fn, operands, (slot,), (*transposed, alpha))
                      for slot, (operands, transposed) in zip(("X@GRAD", "Y@GRAD"), products)
                      if info.has_output(slot)) or None
     return lowered
@@ -368,5 +405,8 @@ def _bmm_grad(place):
     return run
 
 
+_BMM_ATTRS = {"tx_attr": None, "ty_attr": None}       # bmm has no transposes
 declare_product("bmm", "Out[b] = X[b] @ Y[b] for each b: X [B, M, K], Y [B, K, N], "
-                       "Out [B, M, N].", _bmm_infer, plain_product, _bmm_grad)
+                       "Out [B, M, N].", _bmm_infer, plain_product, _bmm_grad,
+                lowered=_lowered_matmul(**_BMM_ATTRS),
+                grad_lowered=_lowered_matmul_grad(**_BMM_ATTRS))

@@ -26,6 +26,8 @@ from ..core.grad_maker import Grad
 from ..core.infer_shape import dims_compatible
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import small_linalg as SL
+from ..kernels.cpu import matmul as KM
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, Y, broadcast_shapes, int_shape
 from .matmul import declare_product, plain_product
@@ -89,8 +91,29 @@ def _mv_grad(place):
     return run
 
 
+# --- in a compiled block: the kernels' own steps (kernels/cpu/matmul.py), for the types BLAS
+# and reduce_sum's row sums take
+def _same_float_type(info, slots) -> bool:
+    dtype = info.dtype(slots[0])
+    return dtype.name in FLOATS and all(info.dtype(s) == dtype for s in slots)
+
+
+def _lowered_mv(info):
+    return Call(KM.mv, ("X", "Vec"), ("Out",)) if _same_float_type(info, ("X", "Vec")) \
+        else None
+
+
+def _lowered_mv_grad(info):
+    if not _same_float_type(info, ("X", "Vec", "Out@GRAD")):
+        return None
+    return tuple(Call(fn, ("X", "Vec", "Out@GRAD"), (slot,))
+                 for fn, slot in ((KM.mv_grad_x, "X@GRAD"), (KM.mv_grad_vec, "Vec@GRAD"))
+                 if info.has_output(slot)) or None
+
+
 declare_product("mv", "Out = X @ Vec: X [M, N], Vec [N], Out [M].", _mv_infer,
-                partial(plain_product, second="Vec"), _mv_grad, second=VEC)
+                partial(plain_product, second="Vec"), _mv_grad, second=VEC,
+                lowered=_lowered_mv, grad_lowered=_lowered_mv_grad)
 
 
 # --- dot -------------------------------------------------------------------------------------
@@ -127,8 +150,23 @@ def _dot_grad(place):
     return run
 
 
+def _lowered_dot(info):
+    """Floats only: integers are summed by numpy, not by the row-sum kernel."""
+    if not _same_float_type(info, ("X", "Y")):
+        return None
+    rank = info.ndim("X")
+    return Call(KM.dot, ("X", "Y"), ("Out",), (tuple(range(rank)), rank - 1))
+
+
+def _lowered_dot_grad(info):
+    if not _same_float_type(info, ("X", "Y", "Out@GRAD")):
+        return None
+    return Call(KM.dot_grad, ("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD"))
+
+
 declare_product("dot", "Out = sum(X * Y) along the last axis: X, Y [N] give a 0-d Out, "
-                       "[B, N] give [B].", _dot_infer, _dot, _dot_grad)
+                       "[B, N] give [B].", _dot_infer, _dot, _dot_grad,
+                lowered=_lowered_dot, grad_lowered=_lowered_dot_grad)
 
 
 # --- multi_dot -------------------------------------------------------------------------------
@@ -386,6 +424,28 @@ def _addmm_grad(place):
     return run
 
 
+def _lowered_addmm(info):
+    if not _same_float_type(info, ("Input", "X", "Y")) or info.ndim("Input") == 0:
+        return None
+    return Call(KM.addmm, ("Input", "X", "Y"), ("Out",), (info.attr("Beta"), info.attr("Alpha")))
+
+
+def _lowered_addmm_grad(info):
+    """dX and dY are products; dInput sums dOut's rows where Input is one row, and
+    declines an Input broadcast along the columns (numpy sums that axis pairwise)."""
+    if not _same_float_type(info, ("Input", "X", "Y", "Out@GRAD")) or \
+            info.ndim("Input") == 0:
+        return None
+    if info.has_output("Input@GRAD") and info.shape("Input")[-1] != info.shape("Y")[-1]:
+        return "its operands broadcast along the columns: numpy sums them pairwise"
+    alpha = info.attr("Alpha")
+    calls = (Call(KM.product, ("Out@GRAD", "Y"), ("X@GRAD",), (False, True, alpha)),
+             Call(KM.product, ("X", "Out@GRAD"), ("Y@GRAD",), (True, False, alpha)),
+             Call(KM.addmm_grad_input, ("Input", "Out@GRAD"), ("Input@GRAD",),
+                  (info.attr("Beta"),)))
+    return tuple(c for c in calls if info.has_output(c.writes[0])) or None
+
+
 register(OpDef(
     "addmm", [INPUT, X, Y], [OUT],
     [Attr("Beta", A.FLOAT, 1.0, "Input's factor"),
@@ -393,5 +453,6 @@ register(OpDef(
     comment="Out = Beta * Input + Alpha * X @ Y: X [M, K], Y [K, N], Input broadcast to "
             "[M, N].",
     infer_shape=_addmm_infer, kernels={"cpu": _addmm(CPU), "cuda": _addmm(CUDA)},
+    lowered=_lowered_addmm,
     grad=Grad(reads=["Input", "X", "Y"], kernel=_addmm_grad(CPU),
-              cuda_kernel=_addmm_grad(CUDA))))
+              cuda_kernel=_addmm_grad(CUDA), lowered=_lowered_addmm_grad)))

@@ -24,6 +24,7 @@ from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..kernels.cpu import metrics as CPU_METRICS
 from ..kernels.cuda import metrics as CUDA_METRICS
+from ..kernels.lowered import Call
 from . import arrays
 
 INT32, INT64 = dtypes.to_code("int32"), dtypes.to_code("int64")
@@ -77,12 +78,18 @@ def _refuse_negative_labels(label):
 def _accuracy_cpu(ctx):
     indices, label = ctx.input("Indices"), _flat_labels(ctx.input("Label"))
     _refuse_negative_labels(label)
-    n = int(indices.shape[0])
-    correct = CPU_METRICS.top_k_correct(np.ascontiguousarray(indices),
-                                        np.ascontiguousarray(label)) if n else 0
-    ctx.set_output("Accuracy", np.array(correct / n if n else 0.0, np.float32))
-    ctx.set_output("Correct", np.array(correct, np.int32))
-    ctx.set_output("Total", np.array(n, np.int32))
+    accuracy, correct, total = CPU_METRICS.accuracy_of(indices, label)
+    ctx.set_output("Accuracy", accuracy)
+    ctx.set_output("Correct", correct)
+    ctx.set_output("Total", total)
+
+
+def _lowered_accuracy(info):
+    """CPU_METRICS.accuracy_of, the CPU kernel's own loop (which refuses a negative label:
+    the interpreter's rerun then names it)."""
+    if info.dtype("Indices").name != "int64" or info.dtype("Label").kind not in "iu":
+        return None
+    return Call(CPU_METRICS.accuracy_of, ("Indices", "Label"), ("Accuracy", "Correct", "Total"))
 
 
 def _accuracy_cuda(ctx):
@@ -104,7 +111,7 @@ register(OpDef(
      Slot("Total", "rows (int32, 0-d)")], [],
     comment="Accuracy = the share of rows whose Label is among their top-k Indices.",
     infer_shape=_accuracy_infer, kernels={"cpu": _accuracy_cpu, "cuda": _accuracy_cuda},
-    grad=NO_GRADIENT))
+    lowered=_lowered_accuracy, grad=NO_GRADIENT))
 
 
 # --- auc ---------------------------------------------------------------------------------------

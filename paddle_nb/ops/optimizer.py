@@ -127,7 +127,7 @@ def update_lowered(kernel, arrays, cells, outputs, params_of, after=None):
 
 def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_of,
                  extra_inputs=(), after=None, kernels=None, sparse=None,
-                 reads_attr_tensors=(), lowered_after=None):
+                 reads_attr_tensors=(), lowered_after=None, lowered=None):
     """Declare an optimizer op: Param, Grad, LearningRate, MasterParam and ``state`` (slot
     names: accumulators of Param's shape, then ``cells``: one-element tensors) in,
     ``outputs`` ((slot, the input slot it updates) pairs) out; ``kernel`` reads Param,
@@ -137,7 +137,7 @@ def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_
     (Adam's Beta1Tensor...), which the kernels read as that attribute (ctx.attr).
     In a compiled block the op is ``kernel``'s returning loop where the kernels are
     update_kernels' and, with an ``after``, ``lowered_after`` gives its Calls
-    (update_lowered)."""
+    (update_lowered); an op with its own ``kernels`` gives its own ``lowered``."""
     state_slots = [Slot(name, doc) for name, doc in state + cells]
     array_names = [name for name, _ in state]
     cell_names = [name for name, _ in cells]
@@ -150,7 +150,6 @@ def optimizer_op(op_type, comment, kernel, state, cells, outputs, attrs, params_
 
     out_slots = [Slot(out, f"the updated {src}") for out, src in outputs]
     elementwise = [out for out, src in outputs if src in ("Param", *array_names)]
-    lowered = None
     if kernels is None and (after is None or lowered_after is not None):
         lowered = update_lowered(kernel, ["Param", "Grad", *array_names],
                                  ["LearningRate", *cell_names], elementwise, params_of,
@@ -298,6 +297,19 @@ def _rmsprop_mean_grad(place):
     return run
 
 
+def _lowered_rmsprop(info):
+    """rmsprop's returning loop where MeanGrad is given (RMSProp always gives it; without
+    it the kernel passes MeanSquare in its place and writes no MeanGradOut)."""
+    if info.dtype("Param").name not in FLOAT_TYPES or not info.has_input("MeanGrad") or \
+            not all(info.has_output(s) for s in ("ParamOut", "MomentOut", "MeanSquareOut")):
+        return None
+    return Call(rmsprop.returning,
+                ("Param", "Grad", "MeanSquare", "Moment", "MeanGrad", "LearningRate"),
+                ("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"),
+                (info.attr("epsilon"), info.attr("decay"), info.attr("momentum"),
+                 bool(info.attr("centered"))))
+
+
 optimizer_op(
     "rmsprop", "MeanSquare = decay * MeanSquare + (1 - decay) * Grad^2; Moment = momentum * "
     "Moment + LearningRate * Grad / sqrt(MeanSquare (- MeanGrad^2, centered) + epsilon); "
@@ -310,4 +322,5 @@ optimizer_op(
      Attr("momentum", A.FLOAT, 0.0, "the momentum of the step"),
      Attr("centered", A.BOOLEAN, False, "divide by the variance, not the second moment")],
     None, extra_inputs=[Slot("MeanGrad", "running mean of Grad (centered)", dispensable=True)],
-    kernels={"cpu": _rmsprop_mean_grad(CPU), "cuda": _rmsprop_mean_grad(CUDA)})
+    kernels={"cpu": _rmsprop_mean_grad(CPU), "cuda": _rmsprop_mean_grad(CUDA)},
+    lowered=_lowered_rmsprop)

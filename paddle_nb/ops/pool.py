@@ -267,6 +267,30 @@ def _lowered_pool(op_type: str, dims: int, grad: bool):
     return lowered
 
 
+def _lowered_index_pool(op_type: str, dims: int, grad: bool):
+    """max_pool{2,3}d_with_index on float X (kernels/cpu/pool.pooled_with_mask) and its
+    gradient (mask_scattered, which checks Mask's range): the window and the output's
+    spatial size from the attributes and X's spatial size as learned, as pool2d's."""
+    def lowered(info):
+        if info.dtype("X").name not in FLOAT_TYPES:
+            return None
+        g, out = _geometry(info.attr, info.shape("X")[2:], run_fail(op_type), True)
+        g = tuple(int(v) for v in g)
+        if grad:
+            if info.dtype("Out@GRAD") != info.dtype("X"):
+                return None
+            if math.prod(info.shape("Out@GRAD")) >= CPU_POOL.MIN_PARALLEL_POOL:
+                return "large: the interpreter splits it across the cores"
+            return Call(CPU_POOL.mask_scattered, ("X", "Mask", "Out@GRAD"), ("X@GRAD",))
+        reads = math.prod(info.shape("X")) if g[CPU_POOL.ADAPTIVE] else \
+            math.prod(info.shape("Out")) * g[0] * g[1] * g[2]
+        if reads >= CPU_POOL.MIN_PARALLEL_POOL:
+            return "large: the interpreter splits it across the cores"
+        out_dhw = (1,) * (3 - dims) + tuple(int(d) for d in out)
+        return Call(CPU_POOL.pooled_with_mask, ("X",), ("Out", "Mask"), (g, out_dhw, dims + 2))
+    return lowered
+
+
 def _window_attrs(with_index: bool, dims: int) -> list:
     axes = f"[{AXES[dims]}]"
     attrs = [Attr("ksize", A.INTS, [], f"the window {axes} (adaptive: the output size)"),
@@ -312,7 +336,9 @@ for _dims in (2, 3):
         infer_shape=_infer(True, _dims),
         kernels={"cpu": _pool("cpu", _index_type, True, _dims),
                  "cuda": _pool("cuda", _index_type, True, _dims)},
+        lowered=_lowered_index_pool(_index_type, _dims, grad=False),
         grad=Grad(reads=["X", "Mask"], grads_of=["Out"], writes=["X"],
                   kernel=_mask_grad("cpu", _index_type + "_grad", _dims),
                   cuda_kernel=_mask_grad("cuda", _index_type + "_grad", _dims),
-                  infer_shape=_grad_infer(True, _dims))))
+                  infer_shape=_grad_infer(True, _dims),
+                  lowered=_lowered_index_pool(_index_type + "_grad", _dims, grad=True))))

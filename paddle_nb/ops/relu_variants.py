@@ -24,6 +24,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.fastmath32 import fexp, fsigmoid
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import KERNELS, pointwise
 from . import arrays
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, MIN_PARALLEL_MATH,
@@ -251,6 +252,41 @@ def _prelu(place):
     return run
 
 
+def _alpha_axis(info):
+    """Where a fused loop over X reads Alpha so that it reads the interpreter's view of it
+    (one slope, a channel's, a sample's): Fluid's broadcast ``axis``, or why not."""
+    mode, layout = info.attr("mode"), info.attr("data_format")
+    x_shape, a_shape = info.shape("X"), info.shape("Alpha")
+    rank = len(x_shape)
+    if mode == "all" and math.prod(a_shape) == 1:
+        axis = -1
+    elif mode == "channel" and len(a_shape) == 1:
+        axis = 1 if layout == "NCHW" else rank - 1
+    elif mode == "element" and tuple(a_shape) == tuple(x_shape[1:]):
+        axis = 1
+    elif mode == "element" and len(a_shape) == rank and a_shape[0] == 1:
+        axis = -1                             # [1, ...sample]: lined up as it is
+    else:
+        return "an Alpha shaped otherwise than its mode's slopes"
+    return axis
+
+
+def _lowered_prelu(info):
+    axis = _alpha_axis(info)
+    return axis if isinstance(axis, str) else \
+        Elementwise(prelu, ("X", "Alpha"), "Out", axis=axis)
+
+
+def _lowered_prelu_grad(info):
+    """dX in a fused loop, where Alpha is not trained; a trained Alpha's gradient is a sum
+    over the positions sharing a slope, in numpy's order: the op stays interpreted."""
+    if info.has_output("Alpha@GRAD"):
+        return "Alpha's gradient is summed by numpy"
+    axis = _alpha_axis(info)
+    return axis if isinstance(axis, str) else \
+        Elementwise(prelu_grad, ("X", "Alpha", "Out@GRAD"), "X@GRAD", axis=axis)
+
+
 def _prelu_backward(place):
     """dX = dOut (X > 0) or alpha dOut; dAlpha = sum of X dOut where X <= 0, over the
     positions that share a slope."""
@@ -278,5 +314,6 @@ register(OpDef(
                                            "last)")],
     comment="Out = X if X > 0 else Alpha * X (Alpha broadcast by mode), elementwise.",
     infer_shape=_prelu_infer, kernels={"cpu": _prelu(CPU), "cuda": _prelu(CUDA)},
+    lowered=_lowered_prelu,
     grad=Grad(reads=["X", "Alpha"], writes=["X", "Alpha"], kernel=_prelu_backward(CPU),
-              cuda_kernel=_prelu_backward(CUDA))))
+              cuda_kernel=_prelu_backward(CUDA), lowered=_lowered_prelu_grad)))

@@ -30,6 +30,11 @@ Stepping: under the debugger (``ctx.stepping``) the op runs one time step at a t
 yields a step per (layer, direction, time step), in a kid scope that holds what that cell
 saw and made (x_t, h_prev, the gates, h): a learner sees the LSTM's gates as they open.
 Otherwise each direction of each layer is one call of the compiled loop.
+
+In a compiled block (paddle_nb/compiler) the op and its gradient are one call each of
+kernels/cpu/rnn.py's ``rnn`` / ``rnn_grad``: the layers and directions as the kernels
+below run them, through the same loops and products, Reserve laid out by _Shape.reserve.
+Training dropout between layers and types other than float32/float64 stay here.
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ from ..kernels import rnn_cells as cells
 from ..kernels.cpu import rnn as CPU_RNN
 from ..kernels.cuda import rnn as CUDA_RNN
 from ..kernels.cuda.device import to_device
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 from .common import in_unit_interval
@@ -341,7 +347,11 @@ def _step(ctx, s: _Shape, layer, d, t, layer_in, saved, hprev, cprev, out, live)
 
 
 # --- the gradient ------------------------------------------------------------------------------
-def _make_rnn_grad(place, seq):
+def _device_column_sums(rows):
+    return CUDA.sum_to(rows, (rows.shape[1],))
+
+
+def _make_rnn_grad(place, seq, column_sums):
     def run(ctx):
         s = _attributes(ctx)
         x, weights, device = _inputs(ctx)
@@ -397,10 +407,10 @@ def _make_rnn_grad(place, seq):
                 d_weights[i_wih] = place.product(dx_rows, rows_in, ta=True)
                 d_weights[i_whh] = place.product(
                     dh_rows, hprev.reshape((steps * batch, H)), ta=True)
-                d_weights[i_bih] = place.sum_to(dx_rows, (GH,))
+                d_weights[i_bih] = column_sums(dx_rows)
                 # (b_ih and b_hh are added together but for the GRU's candidate: the same
                 # gradient, summed once)
-                d_weights[i_bhh] = place.sum_to(dh_rows, (GH,)) if dhg is not dxg \
+                d_weights[i_bhh] = column_sums(dh_rows) if dhg is not dxg \
                     else arrays.copy(d_weights[i_bih])
                 part = place.product(dx_rows, w_ih)
                 d_in = part if d_in is None else arrays.add(d_in, part)
@@ -409,6 +419,61 @@ def _make_rnn_grad(place, seq):
         ctx.set_outputs("PreState@GRAD", d_pre)
         ctx.set_outputs("WeightList@GRAD", d_weights)
     return run
+
+
+# --- in a compiled block (kernels/lowered.py): the whole op in kernels/cpu/rnn.py --------------
+_PART_KINDS = {"saved": CPU_RNN.SAVED, "hprev": CPU_RNN.HPREV, "cprev": CPU_RNN.CPREV,
+               "out": CPU_RNN.OUT}
+
+
+def _compiled_attributes(info):
+    """(the attributes as kernels/cpu/rnn.py's rnn and rnn_grad take them, after the optional
+    SequenceLength), or the reason the op stays in the interpreter."""
+    s = _Shape(info.attr)
+    if s.mode is None:
+        return "an unknown mode"
+    if info.dtype("Input").type not in (np.float32, np.float64):
+        return "the loops are compiled for float32 and float64"
+    if s.layers > 1 and info.attr("dropout_prob") > 0 and not info.attr("is_test"):
+        return "training dropout between layers (the interpreter refuses it)"
+    # Reserve's parts in ops' order, each [T, B, width]: the layout is _Shape.reserve's
+    layout = tuple((_PART_KINDS[kind], layer, d, shape[2])
+                   for (kind, layer, d), shape in s.reserve(1, 1))
+    lengths = ("SequenceLength",) if _given(info, "SequenceLength") else ()
+    return lengths, (None,) * (not lengths) + (s.mode, s.layers, s.dirs, s.hidden,
+                                               s.n_states, layout)
+
+
+def _lowered_rnn(info):
+    found = _compiled_attributes(info)
+    if isinstance(found, str):
+        return found
+    lengths, consts = found
+    return Call(CPU_RNN.rnn, ("Input", "PreState", "WeightList") + lengths,
+                ("Out", "State", "Reserve", "DropoutState"), consts)
+
+
+def _given(info, slot: str) -> int:
+    """How many of a gradient slot's inputs the op has (an unused output's is empty)."""
+    return sum(i >= 0 for i in info.pop.in_ix.get(slot, ()))
+
+
+def _lowered_rnn_grad(info):
+    found = _compiled_attributes(info)
+    if isinstance(found, str):
+        return found
+    lengths, consts = found
+    if not _given(info, "Out@GRAD"):
+        return "no gradient of Out"
+    reads = ("Input", "PreState", "WeightList", "Reserve", "Out@GRAD")
+    states = _given(info, "State@GRAD")
+    if states == 0:
+        return Call(CPU_RNN.rnn_grad_of_out, reads + lengths,
+                    ("Input@GRAD", "PreState@GRAD", "WeightList@GRAD"), consts)
+    if states != len(info.pop.in_ix["State@GRAD"]):
+        return "the gradient of some final states but not all"
+    return Call(CPU_RNN.rnn_grad, reads + ("State@GRAD",) + lengths,
+                ("Input@GRAD", "PreState@GRAD", "WeightList@GRAD"), consts)
 
 
 register(OpDef(
@@ -441,8 +506,10 @@ register(OpDef(
             "time-major sequences, one cell per time step, in one op.",
     infer_shape=_rnn_infer,
     kernels={"cpu": _make_rnn(CPU, CPU_RNN), "cuda": _make_rnn(CUDA, CUDA_RNN)},
+    lowered=_lowered_rnn,
     grad=Grad(reads=["Input", "PreState", "WeightList", "SequenceLength", "Out", "Reserve",
                      "DropoutState"],
               grads_of=["Out", "State"], writes=["Input", "PreState", "WeightList"],
-              kernel=_make_rnn_grad(CPU, CPU_RNN),
-              cuda_kernel=_make_rnn_grad(CUDA, CUDA_RNN))))
+              kernel=_make_rnn_grad(CPU, CPU_RNN, CPU_RNN.column_sums),
+              cuda_kernel=_make_rnn_grad(CUDA, CUDA_RNN, _device_column_sums),
+              lowered=_lowered_rnn_grad)))

@@ -12,6 +12,8 @@ equal values keep the order of their positions (ties by position). Paddle 2.6.2 
 row with ``std::sort``, which keeps that order only for rows of up to 16 values (measured:
 longer rows may list ties in another order); Out is the same either way, Indices may
 differ between ties there. 2.6.2 has no ``stable`` attribute.
+
+In a compiled block: top_k_v2's forms (ops/top_k.py) with k the whole axis.
 """
 from __future__ import annotations
 
@@ -25,12 +27,8 @@ from ..kernels import check
 from . import arrays
 from .common import X
 from .indices import _axis_in
-from .top_k import set_first_k
+from .top_k import SORTABLE, lowered_first_k, lowered_put_back, set_first_k
 from ..backends import CPU, CUDA
-
-# the element types Paddle's CPU argsort kernel is registered for
-SORTABLE = ("int32", "int64", "float32", "float64")
-
 
 def _argsort_infer(ctx):
     if dtypes.name(ctx.dtype("X")) not in SORTABLE:
@@ -94,6 +92,7 @@ register(OpDef(
     comment="Out, Indices = X sorted along axis (ties in the order of their positions) "
             "and where each value came from.",
     infer_shape=_argsort_infer, kernels={"cpu": _argsort(CPU), "cuda": _argsort(CUDA)},
+    lowered=lowered_first_k(lambda info: -1, "descending"),
     grad=Grad(reads=["X", "Indices"], grads_of=["Out"], writes=["X"],
               kernel=_argsort_grad(CPU), cuda_kernel=_argsort_grad(CUDA),
-              infer_shape=_argsort_grad_infer)))
+              infer_shape=_argsort_grad_infer, lowered=lowered_put_back)))

@@ -7,6 +7,11 @@ adds each dOut at the position Indices names (checked first, as every position r
 a tensor: kernels/check.py). Order, as Paddle's CPU kernel: NaN counts as the largest
 value; equal values come in the order of their positions. The result is always sorted
 (``sorted=False`` lets Paddle return any order; sorted is one of them).
+
+In a compiled block the op is kernels/cpu/sorting.top_k_along (the interpreter's
+``top_k_rows`` loop, with the axis moved inside it) and its gradient
+kernels/cpu/indexing.put_along (take_along_axis' gradient: range-checked, each dOut added
+at its position in Indices' order, as the interpreter's ``put_along_rows``).
 """
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import indexing as INDEXING
+from ..kernels.cpu import sorting as KSORT
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X
 from .indices import _axis_in
@@ -80,6 +88,38 @@ def _top_k_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py) -----------------------------------------------
+SORTABLE = ("int32", "int64", "float32", "float64")     # Paddle's CPU kernels' types
+
+
+def lowered_first_k(k_of, largest_attr: str):
+    """The form of set_first_k for top_k_v2 and argsort: ``k_of(info)`` the k (-1: the
+    whole axis, whatever its size), ``largest_attr`` the attribute saying largest first."""
+    def lowered(info):
+        rank = info.ndim("X")
+        if info.dtype("X").name not in SORTABLE or rank == 0:   # (0-d argsort: a copy)
+            return None
+        axis = info.attr("axis") % rank
+        order = tuple([d for d in range(rank) if d != axis] + [axis])
+        inverse = tuple(order.index(d) for d in range(rank))
+        return Call(KSORT.top_k_along, ("X",), ("Out", "Indices"),
+                    (order, inverse, k_of(info), bool(info.attr(largest_attr)),
+                     info.dtype("X").kind == "f"))
+    return lowered
+
+
+def lowered_put_back(info):
+    """The gradient's form: each dOut added into zeros at the position Indices names along
+    axis, for a dOut of X's dtype (the kernel casts another first)."""
+    rank = info.ndim("X")
+    if rank == 0 or info.ndim("Indices") != rank or \
+            info.dtype("Out@GRAD") != info.dtype("X") or \
+            info.dtype("X").name not in SORTABLE:
+        return None
+    return Call(INDEXING.put_along, ("X", "Indices", "Out@GRAD"), ("X@GRAD",),
+                (info.attr("axis") % rank,))
+
+
 def _top_k_grad_infer(ctx):
     """dOut has Indices' shape (Out's); dX has X's."""
     xs, ids = ctx.shape("X"), ctx.shape("Indices")
@@ -104,7 +144,8 @@ register(OpDef(
     comment="Out, Indices = the k largest (or smallest) values of X along axis, in order, "
             "and their positions.",
     infer_shape=_top_k_infer, kernels={"cpu": _top_k(CPU), "cuda": _top_k(CUDA)},
+    lowered=lowered_first_k(lambda info: int(info.attr("k")), "largest"),
     grad=Grad(reads=["X", "Indices", "K"], grads_of=["Out"], writes=["X"],
               kernel=_top_k_grad(CPU), cuda_kernel=_top_k_grad(CUDA),
-              infer_shape=_top_k_grad_infer),
+              infer_shape=_top_k_grad_infer, lowered=lowered_put_back),
     reads_attr_tensors=("K",)))

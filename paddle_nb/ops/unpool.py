@@ -16,6 +16,8 @@ differences say 0). Kernels: kernels/cpu/unpool.py and kernels/cuda/unpool.py.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import attrs as A
@@ -25,6 +27,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import unpool as CPU_UNPOOL
 from ..kernels.cuda import unpool as CUDA_UNPOOL
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, build_fail, run_fail
 
@@ -121,6 +124,25 @@ def _unpool_grad(kind, op_type, dims):
     return run
 
 
+def _lowered(dims, grad: bool):
+    """kernels/cpu/unpool.unpooled (unpooled_grad): the serial loops, Indices checked
+    there; Out's size is output_size's, an attribute."""
+    def lowered(info):
+        if info.attr("data_format") != LAYOUT[dims] or \
+                (dims == 2 and info.attr("unpooling_type") != "max"):
+            return None
+        if grad and info.dtype("Out@GRAD") != info.dtype("X"):
+            return None
+        out = info.shape("Out@GRAD" if grad else "Out")
+        if math.prod(out) >= CPU_UNPOOL.MIN_PARALLEL_UNPOOL:
+            return "large: the interpreter splits it across the cores"
+        if grad:
+            return Call(CPU_UNPOOL.unpooled_grad, ("X", "Indices", "Out@GRAD"), ("X@GRAD",))
+        return Call(CPU_UNPOOL.unpooled, ("X", "Indices"), ("Out",),
+                    (tuple(int(v) for v in info.attr("output_size")),))
+    return lowered
+
+
 def _attrs(dims):
     axes = f"[{AXES[dims]}]"
     attrs = [Attr("ksize", A.INTS, [], f"the pool's window {axes}"),
@@ -140,7 +162,9 @@ for _dims, _type in ((2, "unpool"), (3, "unpool3d")):
                 f"its {'plane' if _dims == 2 else 'volume'}.",
         infer_shape=_infer(_dims),
         kernels={"cpu": _unpool("cpu", _type, _dims), "cuda": _unpool("cuda", _type, _dims)},
+        lowered=_lowered(_dims, grad=False),
         grad=Grad(reads=["X", "Indices", "Out"], writes=["X"],
                   kernel=_unpool_grad("cpu", _type + "_grad", _dims),
                   cuda_kernel=_unpool_grad("cuda", _type + "_grad", _dims),
-                  infer_shape=_grad_infer(_dims))))
+                  infer_shape=_grad_infer(_dims),
+                  lowered=_lowered(_dims, grad=True))))

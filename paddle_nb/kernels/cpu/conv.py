@@ -315,3 +315,84 @@ def conv2d_by_columns_grads(x, w, dy, strides, pads, dilations, groups, last, sa
     _gradient_fits(dyc, xc, w, geometry)
     dx, dw = convolved_by_columns_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
     return (_in_layout(dx, last) if want_dx else dx), dw
+
+
+# --- unfold and fold (ops/fold.py) inside a compiled block: im2col of the whole batch and
+# col2im's serial loop, as the CPU place runs them for those ops. ``geometry`` is worked out
+# by ops/fold.py from the attributes and the images' size ``hw`` (not the batch's), which
+# is checked here: im2col and col2im index by it.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def unfolded_windows(x, geometry, hw):
+    """unfold's Y [N, C*kh*kw, oh*ow] of images x [N, C, H, W]."""
+    if (x.shape[2], x.shape[3]) != hw:
+        raise ValueError("unfold: the images are not the size the windows were made for")
+    cols = columns(np.ascontiguousarray(x), geometry)          # [C*kh*kw, N*oh*ow]
+    windows = geometry[8] * geometry[9]
+    per_image = cols.reshape((cols.shape[0], x.shape[0], windows))
+    return np.ascontiguousarray(per_image.transpose((1, 0, 2)))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def folded_windows(y, geometry, hw):
+    """fold's images [N, C, H, W] (``hw``) of columns y [N, C*kh*kw, oh*ow]: each column
+    added back where its window lies."""
+    n, rows, windows = y.shape
+    kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
+    if rows % (kh * kw) or windows != oh * ow:
+        raise ValueError("fold: the columns do not fit the windows of the images")
+    cols = np.ascontiguousarray(y.transpose((1, 0, 2))).reshape((rows, n * windows))
+    images = np.empty((n, rows // (kh * kw), hw[0], hw[1]), y.dtype)
+    _col2im_serial(cols, images, kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
+    return images
+
+
+# --- conv2d_transpose (ops/conv_transpose.py) inside a compiled block: the transpose of the
+# conv2d with ``geometry`` (ops/conv.geometry of the conv2d whose input gradient it is, from
+# the attributes and the images' size), by the loops above: the forward Filter^T @ Input
+# and col2im's serial loop a batch of images at a time, the gradient a conv2d of dOut
+# (convolved_by_columns for dInput; convolved_by_columns_grads' filter sums for dFilter).
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _transpose_fits(x, w, geometry, groups):
+    """Raise unless x [N, C_in, H, W] is the size the geometry was made for and fits the
+    filter [C_in, C_out/groups, kh, kw]."""
+    if (x.shape[2], x.shape[3]) != (geometry[8], geometry[9]) or x.shape[1] != w.shape[0] \
+            or x.shape[1] % groups or (w.shape[2], w.shape[3]) != (geometry[0], geometry[1]):
+        raise ValueError("conv2d_transpose: Input does not fit the Filter or the size "
+                         "compiled for")
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_transposed(x, w, geometry, out_hw, groups, last):
+    """conv2d_transpose's Output [N, C_out, *out_hw] (its layout) of x with w."""
+    xc = _channels_first(x, last)
+    _transpose_fits(xc, w, geometry, groups)
+    n, cin, h, width = xc.shape
+    kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
+    cout = w.shape[1] * groups
+    w_rows = np.ascontiguousarray(w).reshape((groups, cin // groups, w.size // cin))
+    out = np.empty((n, cout, out_hw[0], out_hw[1]), x.dtype)
+    per_image = cout * kh * kw * h * width * x.itemsize   # ops/conv.batches, cout channels
+    step = max(1, COLS_BATCH_BYTES // max(per_image, 1))
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        x_rows = _grouped(xc[n0:n1], groups)
+        cols = np.empty((cout * kh * kw, (n1 - n0) * h * width), x.dtype)
+        rows = cols.shape[0] // groups
+        for g in range(groups):
+            cols[g * rows:(g + 1) * rows] = product(w_rows[g], x_rows[g], True, False, 1.0)
+        _col2im_serial(cols, out[n0:n1], kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
+    return _in_layout(out, last)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv2d_transposed_grads(x, w, dy, geometry, out_hw, groups, last, want_dx, want_dw):
+    """conv2d_transpose_grad's (Input@GRAD, Filter@GRAD) (an empty 4-D array where not
+    wanted): the conv2d of dOut with the filter, and Input @ im2col(dOut)^T."""
+    xc, dyc = _channels_first(x, last), _channels_first(dy, last)
+    _transpose_fits(xc, w, geometry, groups)
+    if dyc.shape != (xc.shape[0], w.shape[1] * groups, out_hw[0], out_hw[1]):
+        raise ValueError("conv2d_transpose_grad: Output@GRAD must have the Output's shape")
+    dx = convolved_by_columns(dyc, w, geometry, groups) if want_dx else \
+        np.empty((0, 0, 0, 0), dy.dtype)
+    _, dw = convolved_by_columns_grads(dyc, w, xc, geometry, groups, False, want_dw)
+    return (_in_layout(dx, last) if want_dx else dx), dw

@@ -72,3 +72,60 @@ def resample_grad(dout, maps, nearest: bool, in_hw):
         else _resample_grad_serial
     run(dout, *maps, nearest, dx)
     return dx
+
+
+# --- inside a compiled block (paddle_nb/compiler) -----------------------------------------
+# nearest_interp_v2 / bilinear_interp_v2 (the size from attributes) and their gradients with
+# the serial loops above. The maps are ops/interp.py's, made on the host from the plane's
+# size and passed as tuples (weights as the float32 values the interpreter's maps hold):
+# they depend on the planes' size only, so one compiled segment serves every batch size.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _planes_of(x, in_hw, nhwc):
+    """x (N, C, H, W) (NHWC: moved there) as C-contiguous planes (N*C, H, W), its plane
+    the one the maps were made for (they index it)."""
+    xc = np.ascontiguousarray(x.transpose((0, 3, 1, 2)) if nhwc else x)
+    if (xc.shape[2], xc.shape[3]) != in_hw:
+        raise ValueError("interp: X's planes are not the size the maps were made for")
+    return xc.reshape((xc.shape[0] * xc.shape[1], xc.shape[2], xc.shape[3]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _maps_of(maps, dtype_of):
+    """The maps' tuples as arrays: indices int64, weights in ``dtype_of``'s dtype."""
+    y0, y1, wy, x0, x1, wx = maps
+    return (np.array(y0, np.int64), np.array(y1, np.int64),
+            np.array(wy).astype(dtype_of.dtype), np.array(x0, np.int64),
+            np.array(x1, np.int64), np.array(wx).astype(dtype_of.dtype))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _in_layout(planes, n, nhwc):
+    """(N*C, H, W) planes as (N, C, H, W) (NHWC: (N, H, W, C)), C-contiguous."""
+    y = planes.reshape((n, planes.shape[0] // n if n else 0, planes.shape[1],
+                        planes.shape[2]))
+    return np.ascontiguousarray(y.transpose((0, 2, 3, 1))) if nhwc else y
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def resampled(x, maps, nearest, in_hw, nhwc):
+    """interp's Out of x by the maps (y0, y1, wy, x0, x1, wx)."""
+    planes = _planes_of(x, in_hw, nhwc)
+    y0, y1, wy, x0, x1, wx = _maps_of(maps, planes)
+    out = np.empty((planes.shape[0], y0.size, x0.size), x.dtype)
+    _resample_serial(planes, y0, y1, wy, x0, x1, wx, nearest, out)
+    return _in_layout(out, x.shape[0], nhwc)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def resampled_grad(x, dout, maps, nearest, in_hw, nhwc):
+    """interp_grad's dX from dOut (X's dtype and layout)."""
+    planes = _planes_of(x, in_hw, nhwc)
+    y0, y1, wy, x0, x1, wx = _maps_of(maps, planes)
+    dc = np.ascontiguousarray(dout.transpose((0, 3, 1, 2)) if nhwc else dout)
+    if dc.shape != (x.shape[0], dc.shape[1], y0.size, x0.size) or \
+            dc.shape[0] * dc.shape[1] != planes.shape[0]:
+        raise ValueError("interp_grad: Out@GRAD must have the shape of Out")
+    dx = np.zeros(planes.shape, dout.dtype)
+    _resample_grad_serial(dc.reshape((planes.shape[0], y0.size, x0.size)), y0, y1, wy, x0,
+                          x1, wx, nearest, dx)
+    return _in_layout(dx, x.shape[0], nhwc)

@@ -18,10 +18,11 @@ and telling of them kept every kernel of the step serial.
 """
 import numpy as np
 from numba import literally, njit, objmode, types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .matrix_view import as_matrix, matrix_shape
+from .reduce import summed_over
 from .threads import note_blas, parallel_ok, products_serial
 from .twins import twins
 
@@ -93,14 +94,22 @@ _batched_matmul_serial, _batched_matmul_parallel = twins(
     allocate={"out": "np.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype)"})
 
 
+@register_jitable
+def splits_across_cores(batch, work):
+    """Whether batched_matmul runs ``batch`` products of ``work`` multiply-adds each on more
+    than one core: a prange over many small ones, or numpy's (threaded) BLAS for large
+    ones. (register_jitable: numba code asks it too, the compiled blocks' batched_product.)"""
+    return work > MAX_PARALLEL_WORK or (batch > 1 and batch * work >= MIN_PARALLEL_WORK)
+
+
 def batched_matmul(a, b):
     """(batch, m, k) @ (batch, k, n), one BLAS call per batch item."""
     work = a.shape[1] * a.shape[2] * b.shape[2]
     small = work <= MAX_PARALLEL_WORK
-    if small and a.shape[0] > 1 and a.shape[0] * work >= MIN_PARALLEL_WORK and parallel_ok():
-        return _batched_matmul_parallel(a, b)
-    if small:
+    if small and not splits_across_cores(a.shape[0], work):
         return _batched_matmul_serial(a, b)
+    if small:
+        return _batched_matmul_parallel(a, b) if parallel_ok() else _batched_matmul_serial(a, b)
     out = np.matmul(a, b)                  # threaded BLAS: numpy's pool (module docstring)
     note_blas()
     return out
@@ -209,3 +218,168 @@ def mul_grad_y(x, y, dout, x_num_col_dims, y_num_col_dims):
     x2 = as_matrix(x, x_num_col_dims)
     d = np.ascontiguousarray(dout).reshape((x2.shape[0], matrix_shape(y, y_num_col_dims)[1]))
     return product(x2, d, True, False, 1.0).reshape(y.shape)
+
+
+# --- stacks of matrices inside a compiled block: what backends/products.matmul_nd does -----
+def batched_matmul_in_python(a, b):
+    """``batched_matmul(a, b)`` from numba code (the overload below): the prange loop or
+    numpy's threaded BLAS, chosen as the interpreter chooses them."""
+    raise NotImplementedError("batched_matmul_in_python is called from numba code only")
+
+
+@overload(batched_matmul_in_python)
+def _batched_matmul_in_python(a, b):
+    product_type = types.Array(a.dtype, 3, "C")
+
+    def run(a, b):
+        with objmode(out=product_type):
+            out = batched_matmul(a, b)
+        return out
+    return run
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _stacked(a, transpose):
+    """``a`` [..., r, c] as a C-contiguous (batch, r, c) stack, or (batch, c, r) of the
+    transposed matrices: the copies matmul_nd makes before batched_matmul."""
+    batch = 1
+    for d in a.shape[:-2]:
+        batch *= d
+    flat = np.ascontiguousarray(a).reshape((batch, a.shape[-2], a.shape[-1]))
+    if transpose:
+        return np.ascontiguousarray(flat.transpose((0, 2, 1)))
+    return flat
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def batched_product(a, b, transpose_a, transpose_b, alpha):
+    """alpha * op(a) @ op(b) of two stacks of matrices with the same batch dims, as the
+    places' ``matmul`` computes it: each operand copied C-contiguous (transposed where
+    asked), one BLAS call per matrix, here in a serial loop, or through batched_matmul
+    itself where it would split the work across the cores; alpha after the products.
+    Batch dims that broadcast raise: the interpreter reruns the block (ops/matmul.py
+    lowers only equal ones)."""
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ValueError("matmul: the operands' batch dims differ (they broadcast)")
+    a3, b3 = _stacked(a, transpose_a), _stacked(b, transpose_b)
+    batch, m, k, n = a3.shape[0], a3.shape[1], a3.shape[2], b3.shape[2]
+    if b3.shape[1] != k:
+        raise ValueError("matmul: X's columns differ from Y's rows")
+    if splits_across_cores(batch, m * k * n):
+        out = batched_matmul_in_python(a3, b3)
+    else:
+        out = _batched_matmul_serial(a3, b3)
+    out = out.reshape(a.shape[:-2] + (m, n))
+    if alpha == 1.0:
+        return out
+    return out * out.dtype.type(alpha)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _rows(a):
+    """``a`` [..., c] as a C-contiguous matrix [rows, c]: its batch dims folded into rows."""
+    rows = 1
+    for d in a.shape[:-1]:
+        rows *= d
+    return np.ascontiguousarray(a).reshape((rows, a.shape[-1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rows_product(x, y, transpose_y, alpha):
+    """alpha * x @ op(y) of a stack x [..., m, k] and one matrix y, as matmul_nd does it:
+    x's batch dims folded into rows, one product (a linear layer on [B, T, E])."""
+    literally(transpose_y)
+    out = product(_rows(x), y, False, transpose_y, alpha)
+    return out.reshape(x.shape[:-1] + (out.shape[1],))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rows_product_grad_x(x, y, dout, transpose_y, alpha):
+    """dX of rows_product: alpha * dOut @ op(y)^T, the rows folded as matmul_nd_grad does."""
+    literally(transpose_y)
+    if transpose_y:
+        return product(_rows(dout), y, False, False, alpha).reshape(x.shape)
+    return product(_rows(dout), y, False, True, alpha).reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rows_product_grad_y(x, y, dout, transpose_y, alpha):
+    """dY of rows_product: alpha * rows(x)^T @ rows(dOut) (its transpose when y is)."""
+    literally(transpose_y)
+    if transpose_y:
+        return product(_rows(dout), _rows(x), True, False, alpha).reshape(y.shape)
+    return product(_rows(x), _rows(dout), True, False, alpha).reshape(y.shape)
+
+
+# --- mv, dot and addmm inside a compiled block: the steps of ops/matrix_products.py's kernels
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _column(v):
+    """A vector as an [n, 1] matrix (numpy's matmul promotes it so)."""
+    return np.ascontiguousarray(v).reshape((v.shape[0], 1))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mv(x, vec):
+    """mv's Out = x @ vec: vec as a column, one product, as the places' matmul does it."""
+    return product(x, _column(vec), False, False, 1.0).reshape((x.shape[0],))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mv_grad_x(x, vec, dout):
+    """mv's dX: dOut (a column) times vec (a row)."""
+    v = np.ascontiguousarray(vec)
+    return product(_column(dout), v.reshape((1, v.shape[0])), False, False, 1.0)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mv_grad_vec(x, vec, dout):
+    """mv's dVec: x^T @ dOut (a column), as a vector."""
+    return product(x, _column(dout), True, False, 1.0).reshape((vec.shape[0],))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def dot(x, y, order, out_rank):
+    """dot's Out: sum(x * y) along the last axis, the products then reduce_sum's row sums
+    (``order``: x's dims in order, ``out_rank`` = x.ndim - 1, a literal)."""
+    literally(out_rank)
+    if x.shape != y.shape:
+        raise ValueError("dot: X and Y must have the same shape")
+    return summed_over(x * y, order, out_rank, False, out_rank, False)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def dot_grad(x, y, dout):
+    """dot's dX = dOut * y, dY = dOut * x (dOut broadcast along the summed axis)."""
+    d = np.ascontiguousarray(dout).reshape(x.shape[:-1] + (1,))
+    return y * d, x * d
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def addmm(inp, x, y, beta, alpha):
+    """addmm's Out = alpha * x @ y + beta * Input (Input broadcast to the product's shape),
+    in the kernel's order: the product with its factor, Input scaled, then the sum."""
+    out = product(x, y, False, False, alpha)
+    first = inp.shape[0] if inp.ndim == 2 else 1
+    if inp.shape[inp.ndim - 1] not in (1, out.shape[1]) or first not in (1, out.shape[0]):
+        raise ValueError("addmm: Input does not broadcast to the product's shape")
+    return out + inp * inp.dtype.type(beta)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def addmm_grad_input(inp, dout, beta):
+    """addmm's dInput: beta * dOut, summed over the rows where Input is one row ([N] or
+    [1, N]), each column from the first row down as numpy sums axis 0. An Input broadcast
+    along the columns raises (numpy sums those pairwise: ops/matrix_products.py lowers
+    only the other shapes; the interpreter reruns the block)."""
+    scaled = dout * dout.dtype.type(beta)
+    rows, cols = scaled.shape
+    if inp.shape[inp.ndim - 1] != cols:
+        raise ValueError("addmm_grad: Input is broadcast along the columns")
+    if inp.ndim == 2 and inp.shape[0] == rows:
+        return scaled.reshape(inp.shape)
+    if rows == 0:
+        return np.zeros(inp.shape, scaled.dtype)
+    summed = scaled[0].copy()
+    for r in range(1, rows):
+        summed += scaled[r]
+    return summed.reshape(inp.shape)

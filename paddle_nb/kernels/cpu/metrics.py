@@ -2,7 +2,8 @@
 
 ``accuracy``: ``indices`` (n, k) are each row's top-k classes, ``label`` (n,) its class;
 a row is correct when its label is among its k indices (a label no index can equal,
-such as 10**9, is simply never correct: Paddle's rule).
+such as 10**9, is simply never correct: Paddle's rule). ``accuracy_of`` is the op's whole
+CPU kernel after its checks, which a compiled block calls too.
 
 ``auc``: the statistics are counts of positives and negatives per prediction bucket
 (bucket ``int(p * num_thresholds)`` of the positive-class probability p in [0, 1]);
@@ -31,6 +32,25 @@ def top_k_correct(indices, label):
                 correct += 1
                 break
     return correct
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def accuracy_of(indices, label):
+    """accuracy's (Accuracy float32, Correct int32, Total int32), 0-d each, of ``indices``
+    (n, k) and ``label`` (n labels, any shape). A negative label, or a label count other
+    than n, raises (the op's kernel checks first and names the slot and value)."""
+    flat = np.ascontiguousarray(label).reshape(label.size)
+    n = indices.shape[0]
+    if flat.size != n:
+        raise ValueError("accuracy: Label does not hold one label per row")
+    for i in range(n):
+        if flat[i] < 0:
+            raise ValueError("accuracy: a label is negative")
+    correct = top_k_correct(np.ascontiguousarray(indices), flat) if n else 0
+    accuracy = np.empty(1, np.float32)
+    accuracy[0] = correct / n if n else 0.0       # the quotient in float64, then rounded
+    return (accuracy.reshape(()), np.full(1, correct, np.int32).reshape(()),
+            np.full(1, n, np.int32).reshape(()))
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

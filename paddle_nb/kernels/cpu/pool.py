@@ -36,6 +36,7 @@ import numpy as np
 from numba import literally, njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .check import first_outside
 from .threads import parallel_ok
 from .twins import twins
 
@@ -220,6 +221,16 @@ def _window_axes(vol, g, od, oh, ow):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def _in_x_rank(volumes, x, out_dhw, rank):
+    """(N*C, OD, OH, OW) volumes as x's rank: (N, C, (OD,) OH, OW)."""
+    dims = np.empty(rank, np.int64)
+    dims[0], dims[1] = x.shape[0], x.shape[1]
+    for k in range(2, rank):
+        dims[k] = out_dhw[k + 3 - rank]
+    return volumes.reshape(to_fixed_tuple(dims, rank))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def pooled(x, g, is_max, out_dhw, rank):
     """pool's Out of x (N, C, (D,) H, W); ``rank``, a literal, is x's rank."""
     literally(rank)
@@ -228,11 +239,36 @@ def pooled(x, g, is_max, out_dhw, rank):
     out = np.empty((vol.shape[0], od, oh, ow), x.dtype)
     _pool_serial(vol, _window_axes(vol, g, od, oh, ow), is_max, False, out,
                  np.empty((1, 1, 1, 1), np.int32))
-    dims = np.empty(rank, np.int64)
-    dims[0], dims[1] = x.shape[0], x.shape[1]
-    for k in range(2, rank):
-        dims[k] = out_dhw[k + 3 - rank]
-    return out.reshape(to_fixed_tuple(dims, rank))
+    return _in_x_rank(out, x, out_dhw, rank)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def pooled_with_mask(x, g, out_dhw, rank):
+    """max_pool{2,3}d_with_index's (Out, Mask) of x (N, C, (D,) H, W)."""
+    literally(rank)
+    vol = _volumes(x)
+    od, oh, ow = out_dhw
+    out = np.empty((vol.shape[0], od, oh, ow), x.dtype)
+    mask = np.empty(out.shape, np.int32)
+    _pool_serial(vol, _window_axes(vol, g, od, oh, ow), True, True, out, mask)
+    return _in_x_rank(out, x, out_dhw, rank), _in_x_rank(mask, x, out_dhw, rank)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def mask_scattered(x, mask, dout):
+    """max_pool{2,3}d_with_index_grad's dX: scatter_add's serial loop, the Mask positions
+    checked first (the interpreter's rerun names the op and the value)."""
+    p = x.shape[0] * x.shape[1]
+    size = x.size // p if p else 0
+    if mask.shape != dout.shape or mask.shape[:2] != x.shape[:2]:
+        raise ValueError("max_pool_with_index_grad: Mask and Out@GRAD must have the pooled "
+                         "output's shape")
+    flat_mask = np.ascontiguousarray(mask).reshape((p, mask.size // p if p else 0))
+    if first_outside(flat_mask.ravel(), 0, size, False, 0) >= 0:
+        raise IndexError("max_pool_with_index_grad: a Mask position is out of range")
+    dx = np.zeros((p, size), dout.dtype)
+    _scatter_add_serial(flat_mask, np.ascontiguousarray(dout).reshape(flat_mask.shape), dx)
+    return dx.reshape(x.shape)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

@@ -14,6 +14,7 @@ after an overlapping max pool counts the same input element twice.
 import numpy as np
 from numba import njit
 
+from .check import first_outside
 from .threads import parallel_ok
 from .twins import twins
 
@@ -65,3 +66,43 @@ def unpool_grad(indices, dout):
     parallel = dout.size >= MIN_PARALLEL_UNPOOL and parallel_ok()
     (_gather_parallel if parallel else _gather_serial)(indices, dout, dx)
     return dx
+
+
+# --- inside a compiled block (paddle_nb/compiler) -----------------------------------------
+# unpool/unpool3d and their gradients with the serial loops above, Indices checked first
+# (a position outside the output raises; the interpreter's rerun names the op and value).
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _checked_positions(x, indices, size):
+    """Indices (N, C, ...) as (N*C, K), every position in [0, size)."""
+    if indices.shape != x.shape:
+        raise ValueError("unpool: Indices must have X's shape")
+    p = x.shape[0] * x.shape[1]
+    flat = np.ascontiguousarray(indices).reshape((p, x.size // p if p else 0))
+    if first_outside(flat.ravel(), 0, size, False, 0) >= 0:
+        raise IndexError("unpool: an Indices position is out of range")
+    return flat
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def unpooled(x, indices, output_size):
+    """unpool's Out (N, C, *output_size): zeros, each X value at its Indices position."""
+    size = 1
+    for s in output_size:
+        size *= s
+    flat = _checked_positions(x, indices, size)
+    out = np.zeros((flat.shape[0], size), x.dtype)
+    _unpool_serial(np.ascontiguousarray(x).reshape(flat.shape), flat, out)
+    return out.reshape((x.shape[0], x.shape[1]) + output_size)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def unpooled_grad(x, indices, dout):
+    """unpool_grad's dX from X, Indices and dOut (N, C, *output_size, X's dtype)."""
+    if dout.shape[:2] != x.shape[:2]:
+        raise ValueError("unpool_grad: Out@GRAD must have the unpooled output's shape")
+    p = x.shape[0] * x.shape[1]
+    size = dout.size // p if p else 0
+    flat = _checked_positions(x, indices, size)
+    dx = np.empty(flat.shape, dout.dtype)
+    _gather_serial(flat, np.ascontiguousarray(dout).reshape((flat.shape[0], size)), dx)
+    return dx.reshape(x.shape)

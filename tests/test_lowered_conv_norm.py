@@ -17,18 +17,11 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from test_lowered_forms import (assert_compiled, data, floats, interpreted_because, run_both,
-                                run_programs)
+from test_lowered_forms import (assert_compiled, assert_refused_and_kept, build_program,
+                                compiled_after_learning, data, floats, interpreted_because,
+                                run_both, run_programs)
 
 RNG = np.random.default_rng(11)
-
-
-def _program(build):
-    main, startup = pd.Program(), pd.Program()
-    startup.random_seed = 1
-    with pd.program_guard(main, startup), pd.unique_name.guard():
-        fetch = build()
-    return main, startup, fetch
 
 
 def _lenet():
@@ -60,7 +53,7 @@ def test_a_lenet_with_batch_norm_trains_the_same_compiled_and_plainly():
     """3 SGD steps: the same losses, parameters and running statistics (to float rounding:
     the module docstring says why); the convolutions, the batch norm and their gradients
     ran compiled, the first convolution by the direct loops, the strided one by im2col."""
-    main, startup, fetch = _program(_lenet)
+    main, startup, fetch = build_program(_lenet)
     compiled = run_programs(main, startup, fetch, [_lenet_feed(8)] * 3, exact=False)
     assert_compiled(main, compiled, "conv2d", "conv2d_grad", "batch_norm", "batch_norm_grad")
     source = compiled.source()
@@ -71,7 +64,7 @@ def test_a_lenet_with_batch_norm_trains_the_same_compiled_and_plainly():
 def test_a_new_batch_size_runs_the_same_compiled_code():
     """The compiled segments are not specialised on sizes: a batch of 5 after batches of 8
     runs compiled (no failed run) and gives the interpreter's results."""
-    main, startup, fetch = _program(_lenet)
+    main, startup, fetch = build_program(_lenet)
     compiled = run_programs(main, startup, fetch,
                             [_lenet_feed(8), _lenet_feed(8), _lenet_feed(5), _lenet_feed(3)],
                             exact=False)
@@ -134,17 +127,11 @@ def test_images_of_the_wrong_channels_raise_the_interpreters_error():
         loss = pd.mean(pd.op.conv2d(Input=x, Filter=w, paddings=[1, 1]))
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
-    for _ in range(2):
-        exe.run(compiled, feed={"x": floats(3, 2, 6, 6)}, fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(
+        build, {"x": floats(3, 2, 6, 6)})
     assert_compiled(main, compiled, "conv2d", "conv2d_grad")
-    before = np.array(scope.find_var("w").get())
-    with pytest.raises(Exception, match="conv2d"):
-        exe.run(compiled, feed={"x": floats(3, 3, 6, 6)}, fetch_list=fetch, scope=scope)
-    assert np.array_equal(np.array(scope.find_var("w").get()), before)
+    assert_refused_and_kept(exe, compiled, main, scope, {"x": floats(3, 3, 6, 6)}, fetch,
+                            Exception, "conv2d")
 
 
 # --- batch_norm on its own --------------------------------------------------------------------
@@ -166,7 +153,7 @@ def test_batch_norm_and_its_gradient(dtype, shape, layout, is_test, global_stats
         loss = pd.mean(y * y * h)
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss, y, *main_params()]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     bn = next(op for op in main.global_block().ops if op.type == "batch_norm")
     fetch += [main.global_block().var(bn.output("MeanOut")[0]),
               main.global_block().var(bn.output("VarianceOut")[0])]

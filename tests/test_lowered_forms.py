@@ -19,7 +19,7 @@ from test_cuda_training import _ifelse_program
 RNG = np.random.default_rng(7)
 
 
-def _program(build):
+def build_program(build):
     main, startup = pd.Program(), pd.Program()
     startup.random_seed = 1
     with pd.program_guard(main, startup), pd.unique_name.guard():
@@ -31,7 +31,7 @@ def run_both(build, feed, runs: int = 3, exact: bool = True):
     """Build with ``build()`` (it returns the Variables to fetch), run the program plainly
     and compiled ``runs`` times each from one start, compare every fetched value; return
     (main program, the CompiledProgram)."""
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     return main, run_programs(main, startup, fetch, [feed] * runs, exact)
 
 
@@ -67,6 +67,30 @@ def assert_compiled(main, compiled, *op_types):
     for i, op in enumerate(ops):
         if op.type in op_types:
             assert i in segments, f"op {i} {op.type} was interpreted:\n{compiled.source()}"
+
+
+def compiled_after_learning(build, feed, runs: int = 2):
+    """Build with ``build()``, run its startup, then the program through a CompiledProgram
+    ``runs`` times on ``feed`` (the first run learns, the others run compiled): (main,
+    executor, scope, the CompiledProgram, the fetch list)."""
+    main, startup, fetch = build_program(build)
+    exe, scope = pd.Executor(), pd.Scope()
+    exe.run(startup, scope=scope)
+    compiled = pd.CompiledProgram(main)
+    for _ in range(runs):
+        exe.run(compiled, feed=feed, fetch_list=fetch, scope=scope)
+    return main, exe, scope, compiled, fetch
+
+
+def assert_refused_and_kept(exe, compiled, main, scope, feed, fetch, error, match):
+    """Running ``compiled`` on ``feed`` raises ``error`` matching ``match`` (the compiled
+    run fails, the interpreter's rerun names the op), and every parameter is as it was."""
+    before = {p.name: np.array(scope.find_var(p.name).get())
+              for p in main.global_block().all_parameters()}
+    with pytest.raises(error, match=match):
+        exe.run(compiled, feed=feed, fetch_list=fetch, scope=scope)
+    for name, value in before.items():
+        assert np.array_equal(scope.find_var(name).get(), value), name
 
 
 def interpreted_because(compiled, op_type: str) -> str:
@@ -350,7 +374,7 @@ def test_layout_ops_and_their_gradients(reshape):
 
 def test_a_reshape_serves_every_batch_size():
     """Out's batch dim is read from X: another batch size runs the same source."""
-    main, startup, (out,) = _program(lambda: [pd.op.flatten_contiguous_range(
+    main, startup, (out,) = build_program(lambda: [pd.op.flatten_contiguous_range(
         X=pd.data("x", [None, 3, 4]), start_axis=1, stop_axis=-1)])
     exe, scope = pd.Executor(), pd.Scope()
     compiled = pd.CompiledProgram(main)
@@ -610,7 +634,7 @@ def _raises_the_interpreters_error(build, good: dict, bad: dict, op_type: str,
                                    slot: str = "Label"):
     """Compiled runs with ``good``, then ``bad`` raises the error that names ``op_type``,
     and ``good`` still runs compiled after it."""
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     compiled = pd.CompiledProgram(main)

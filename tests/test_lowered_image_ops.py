@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from test_lowered_forms import _program, assert_compiled, data, floats, run_programs
+from test_lowered_forms import build_program, assert_compiled, data, floats, run_programs
 
 RNG = np.random.default_rng(13)
 
@@ -50,7 +50,7 @@ def test_a_decoder_and_its_input_gradient_run_compiled_bit_for_bit():
         y = _decoder(x)
         loss = pd.mean(pd.layers.square(y))
         return [y, loss, *pd.gradients(loss, [x])]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     feeds = [{"x": floats(n, 2, 8, 8)} for n in (3, 3, 3, 5, 5)]
     compiled = run_programs(main, startup, fetch, feeds)
     assert_compiled(main, compiled, *IMAGE_OPS, *GRADS)
@@ -65,7 +65,7 @@ def test_a_channels_last_resize_in_float64():
                                        align_corners=True)
         loss = pd.mean(pd.layers.square(near))
         return [up, near, *pd.gradients(loss, [x])]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     feeds = [{"x": floats(n, 5, 4, 3, dtype=np.float64)} for n in (2, 2, 4)]
     compiled = run_programs(main, startup, fetch, feeds)
     assert_compiled(main, compiled, "bilinear_interp_v2", "nearest_interp_v2",
@@ -82,7 +82,7 @@ def test_a_conv_decoder_trains_the_same_compiled_and_plainly():
         loss = pd.mean(pd.layers.square(_decoder(h)))
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     feeds = [{"x": floats(n, 1, 8, 8)} for n in (4, 4, 4, 2, 2)]
     compiled = run_programs(main, startup, fetch, feeds, exact=False)
     assert_compiled(main, compiled, *IMAGE_OPS, *GRADS, "sgd")
@@ -103,7 +103,7 @@ def test_an_unpool_index_out_of_range_raises_the_interpreters_error(bad):
     """After compiled steps, an Indices position outside the 4x4 plane raises the
     interpreter's error (naming the op and the slot) and no parameter moves; good indices
     still run compiled."""
-    main, startup, fetch = _program(_unpooled_parameter)
+    main, startup, fetch = build_program(_unpooled_parameter)
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     compiled = pd.CompiledProgram(main)
@@ -138,7 +138,7 @@ def test_a_transposed_convolution_upsamples_compiled_bit_for_bit(op_type, groups
                                      data_format=layout, **attrs)
         loss = pd.mean(pd.layers.square(up))
         return [up, *pd.gradients(loss, [x, w])]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     shape = (4, 5, 5) if layout == "NCHW" else (5, 5, 4)
     feeds = [{"x": floats(n, *shape)} for n in (2, 2, 2, 3)]
     compiled = run_programs(main, startup, fetch, feeds)

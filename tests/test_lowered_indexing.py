@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from test_lowered_forms import _program, assert_compiled, data, floats, run_both, run_programs
+from test_lowered_forms import build_program, assert_compiled, data, floats, run_both, run_programs
 
 RNG = np.random.default_rng(11)
 
@@ -36,7 +36,7 @@ def test_a_classifier_with_one_hot_targets_and_an_argmax_accuracy(label_dtype):
         accuracy = pd.mean(pd.layers.cast(pd.layers.equal(predicted, label), "float32"))
         pd.optimizer.SGD(0.5).minimize(loss)
         return [loss, accuracy, predicted, target]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     feeds = [{"x": floats(n, 6), "label": _ids(4, n, dtype=np.dtype(label_dtype))}
              for n in (10, 10, 6, 13)]             # another batch: the same machine code
     compiled = run_programs(main, startup, fetch, feeds)
@@ -257,7 +257,7 @@ def _picked_along(w):
 def test_an_index_out_of_range_raises_the_interpreters_error(pick, op_type, ids_shape, bad):
     """After compiled training steps, a bad index raises the interpreter's error (which
     names the op and the slot) and no parameter moves; good ids still run compiled."""
-    main, startup, fetch = _program(lambda: _trained(pick))
+    main, startup, fetch = build_program(lambda: _trained(pick))
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     compiled = pd.CompiledProgram(main)

@@ -20,7 +20,8 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.kernels.cpu import axis_maps as KA
 from paddle_nb.kernels.cpu.layout import broadcast_copy
-from test_lowered_forms import _program, assert_compiled, data, floats, run_programs
+from test_lowered_forms import (assert_compiled, assert_refused_and_kept, build_program,
+                                compiled_after_learning, data, floats, run_programs)
 
 T, D = 6, 4                                     # tokens, features
 
@@ -28,7 +29,7 @@ T, D = 6, 4                                     # tokens, features
 def _runs_both(build, make_feed, exact: bool = True, batches=(3, 3, 3, 5, 5)):
     """(main, the CompiledProgram) after one run per batch size of ``batches`` (the
     first learned and run compiled, then another, learned again), plain and compiled."""
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [make_feed(b) for b in batches], exact)
     return main, compiled
 
@@ -196,7 +197,7 @@ def test_range_counts_from_the_values_when_the_block_runs(dtype, bounds):
     def build():
         start, end, step = (pd.data(n, [1], dtype) for n in ("start", "end", "step"))
         return [pd.op.range(Start=start, End=end, Step=step)]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     lo, hi, by = bounds
     feeds = [{"start": np.array([lo], dtype), "end": np.array([hi + k * by], dtype),
               "step": np.array([by], dtype)} for k in (0, 0, 0, 2, 1)]
@@ -215,19 +216,13 @@ def test_range_checks_its_step_in_the_compiled_code():
         loss = pd.mean(pd.op.lookup_table_v2(W=w, Ids=positions))
         pd.optimizer.SGD(0.5).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
-    for _ in range(2):
-        exe.run(compiled, feed={"step": np.array([2])}, fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(build,
+                                                                {"step": np.array([2])})
     index = next(i for i, op in enumerate(main.global_block().ops) if op.type == "range")
     assert index in compiled.segments()
     for bad, why in ((0, "Step is 0"), (-1, "moves away from End")):
-        before = np.array(scope.find_var("w").get())
-        with pytest.raises(pd.ExecutionError, match=f"op {index} range.*{why}"):
-            exe.run(compiled, feed={"step": np.array([bad])}, fetch_list=fetch, scope=scope)
-        assert np.array_equal(scope.find_var("w").get(), before)
+        assert_refused_and_kept(exe, compiled, main, scope, {"step": np.array([bad])}, fetch,
+                                pd.ExecutionError, f"op {index} range.*{why}")
     exe.run(compiled, feed={"step": np.array([3])}, fetch_list=fetch, scope=scope)
     assert compiled.disabled_because is None
 
@@ -249,7 +244,7 @@ def test_the_layout_forms_serve_every_batch_size():
                     X=x, shape=[-1, 2, 3], offsets=[0, 1, 1]),
                 *pd.op.broadcast_tensors(X=[x, pd.data("y", [T, 1])], outputs={"Out": 2})]
         return outs
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     exe, scope = pd.Executor(), pd.Scope()
     compiled = pd.CompiledProgram(main)
     sources = []

@@ -14,7 +14,8 @@ import pytest
 
 import paddle_nb as pd
 from paddle_nb.kernels.cpu import nll_loss as KN
-from test_lowered_forms import (_program, assert_compiled, data, floats, interpreted_because,
+from test_lowered_forms import (assert_compiled, assert_refused_and_kept, build_program,
+                                compiled_after_learning, data, floats, interpreted_because,
                                 run_both, run_programs)
 
 RNG = np.random.default_rng(11)
@@ -30,7 +31,7 @@ def _trained(build_loss, feeds, *ops, runs_each: int = 1):
         params = [v for v in block.vars.values() if v.persistable and "@" not in v.name
                   and v.name.endswith((".w_0", ".b_0"))]
         return [loss, *more, *params]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [f for f in feeds for _ in range(runs_each)])
     assert_compiled(main, compiled, *ops, "sgd")
     return main, compiled
@@ -69,7 +70,7 @@ def test_a_classifier_on_probabilities(loss_type):
 def test_bce_loss_refuses_a_probability_outside_0_1_when_compiled():
     """bce_loss's scalar function raises in compiled code on an X outside [0, 1]; the
     interpreter's rerun gives the op's error naming the element."""
-    main, startup, fetch = _program(lambda: [pd.op.bce_loss(
+    main, startup, fetch = build_program(lambda: [pd.op.bce_loss(
         X=pd.data("p", [3]), Label=pd.data("label", [3]))])
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
@@ -158,7 +159,7 @@ def test_kldiv_loss_and_its_gradient(reduction, log_target):
         t = np.abs(floats(n, 4))
         t[0, 1] = 0                                    # 0 log 0 = 0
         return {"x": floats(n, 4), "target": np.log(t + 0.1) if log_target else t}
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [feed(6), feed(6), feed(3), feed(3)])
     assert_compiled(main, compiled, "kldiv_loss", "kldiv_loss_grad")
 
@@ -200,22 +201,13 @@ def test_nll_loss_out_of_range_label_raises_the_interpreters_error(bad_label):
         out, _ = pd.op.nll_loss(X=pd.layer.fc(x, 3), Label=label, reduction="mean")
         pd.optimizer.SGD(0.1).minimize(out)
         return [out]
-    main, startup, fetch = _program(build)
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
     good = {"x": floats(4, 4), "label": np.array([0, 1, 2, 1])}
-    for _ in range(2):
-        exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(build, good)
     index = next(i for i, op in enumerate(main.global_block().ops) if op.type == "nll_loss")
     assert index in compiled.segments()
-    params = {n: np.array(scope.find_var(n).get())
-              for n in ("fc_0.w_0", "fc_0.b_0")}
-    with pytest.raises(pd.IndexRangeError, match=f"op {index} nll_loss: slot Label"):
-        exe.run(compiled, feed=dict(good, label=np.array([0, bad_label, 2, 1])),
-                fetch_list=fetch, scope=scope)
-    for name, value in params.items():
-        assert np.array_equal(np.array(scope.find_var(name).get()), value), name
+    assert_refused_and_kept(exe, compiled, main, scope,
+                            dict(good, label=np.array([0, bad_label, 2, 1])), fetch,
+                            pd.IndexRangeError, f"op {index} nll_loss: slot Label")
     exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
     assert compiled.failures == [] and compiled.disabled_because is None
     with pytest.raises(IndexError, match="nll_loss: a class index of Label is out of range"):

@@ -20,7 +20,7 @@ import pytest
 import paddle_nb as pd
 from paddle_nb.backends.cpu import CPU
 from paddle_nb.kernels.cpu import matmul as KM
-from test_lowered_forms import _program, assert_compiled, data, floats, run_both, run_programs
+from test_lowered_forms import build_program, assert_compiled, data, floats, run_both, run_programs
 
 T, E = 5, 8                                      # tokens, features
 
@@ -32,7 +32,7 @@ def _fc(x, size):
 def _trained(build, make_feed, batches=(3, 3, 3, 4, 4), exact=True):
     """(main, the CompiledProgram) after one run per batch size of ``batches``: a new
     batch size is learned again and reuses the compiled code's types."""
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     return main, run_programs(main, startup, fetch, [make_feed(b) for b in batches], exact)
 
 
@@ -91,7 +91,7 @@ def test_a_batch_grown_large_is_learned_again_and_left_to_the_interpreter():
         x, y = data("x", [None, 8, 8]), data("y", [None, 8, 8])
         out = pd.op.bmm(X=x, Y=y)
         return [out, *pd.gradients(pd.mean(out), [x, y])]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     small = [{"x": floats(2, 8, 8), "y": floats(2, 8, 8)}] * 2
     compiled = run_programs(main, startup, fetch, small)
     assert_compiled(main, compiled, "bmm", "bmm_grad")

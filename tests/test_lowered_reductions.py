@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from test_lowered_forms import (_program, assert_compiled, data, floats, interpreted_because,
+from test_lowered_forms import (assert_compiled, assert_refused_and_kept, build_program,
+                                compiled_after_learning, data, floats, interpreted_because,
                                 run_both, run_programs)
 
 RNG = np.random.default_rng(23)
@@ -34,7 +35,7 @@ def _trained(build_loss, feeds, *ops, runs_each: int = 1):
         loss, *more = build_loss()
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss, *more, *_params(pd.default_main_program())]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [f for f in feeds for _ in range(runs_each)])
     assert_compiled(main, compiled, *ops, "sgd")
     return main, compiled
@@ -105,19 +106,10 @@ def test_an_empty_reduced_axis_raises_the_interpreters_error():
         loss = pd.mean(pd.layer.fc(pooled, 1))
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
-    for _ in range(2):
-        exe.run(compiled, feed={"x": floats(3, 4)}, fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(build, {"x": floats(3, 4)})
     assert_compiled(main, compiled, "reduce_max", "mul_grad")
-    before = {p.name: scope.find_var(p.name).get().copy() for p in _params(main)}
-    with pytest.raises(Exception, match=r"reduce_max.*no elements along dim \[1\]"):
-        exe.run(compiled, feed={"x": np.zeros((3, 0), np.float32)}, fetch_list=fetch,
-                scope=scope)
-    for name, value in before.items():
-        assert np.array_equal(scope.find_var(name).get(), value), name
+    assert_refused_and_kept(exe, compiled, main, scope, {"x": np.zeros((3, 0), np.float32)},
+                            fetch, Exception, r"reduce_max.*no elements along dim \[1\]")
 
 
 # --- squared_l2_norm: an L2 regulariser ------------------------------------------------------
@@ -167,20 +159,12 @@ def test_a_label_out_of_range_raises_the_interpreters_error():
         loss, _ = _log_softmax_classifier()
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
-    for _ in range(2):
-        exe.run(compiled, feed={"x": floats(3, 5), "label": np.array([0, 3, 1])},
-                fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(
+        build, {"x": floats(3, 5), "label": np.array([0, 3, 1])})
     assert_compiled(main, compiled, "log_softmax", "nll_loss", "nll_loss_grad")
-    before = {p.name: scope.find_var(p.name).get().copy() for p in _params(main)}
-    with pytest.raises(Exception, match="nll_loss"):
-        exe.run(compiled, feed={"x": floats(3, 5), "label": np.array([0, 4, 1])},
-                fetch_list=fetch, scope=scope)
-    for name, value in before.items():
-        assert np.array_equal(scope.find_var(name).get(), value), name
+    assert_refused_and_kept(exe, compiled, main, scope,
+                            {"x": floats(3, 5), "label": np.array([0, 4, 1])}, fetch,
+                            Exception, "nll_loss")
 
 
 def test_a_log_softmax_along_another_axis_stays_in_the_interpreter():

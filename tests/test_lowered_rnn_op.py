@@ -12,7 +12,7 @@ import pytest
 import paddle_nb as pd
 from benchmarks_path import drained  # noqa: F401  (puts benchmarks/ on the path)
 from benchmarks import vs_paddle  # noqa: E402
-from test_lowered_forms import (_program, assert_compiled, data, floats, interpreted_because,
+from test_lowered_forms import (build_program, assert_compiled, data, floats, interpreted_because,
                                 run_programs)
 
 T, D, H = 5, 4, 6
@@ -23,7 +23,7 @@ def _trained(build, make_feed, batches=(3, 3, 5, 5)):
     """(main, the CompiledProgram) after one run per batch size of ``batches``, compared
     with the interpreter's runs: a new batch size is learned again and runs the same
     compiled source."""
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [make_feed(b) for b in batches])
     return main, compiled
 
@@ -94,7 +94,7 @@ def test_sequences_of_their_own_lengths_train_the_same():
 def test_a_sequence_longer_than_the_input_is_the_interpreters_error():
     """A length past T: the compiled loop checks and stops, the interpreter reruns the
     block and names the op; no parameter moved."""
-    main, startup, fetch = _program(_masked_lstm)
+    main, startup, fetch = build_program(_masked_lstm)
     exe, scope = pd.Executor(), pd.Scope()
     exe.run(startup, scope=scope)
     compiled = pd.CompiledProgram(main)
@@ -115,9 +115,9 @@ def test_one_compiled_source_serves_every_batch_size():
     def build():
         out, _ = pd.layer.simple_rnn(pd.data("x", [None, T, D]), H)
         return [out]
-    main, _, (out,) = _program(build)
+    main, _, (out,) = build_program(build)
     exe, scope = pd.Executor(), pd.Scope()
-    exe.run(_program(build)[1], scope=scope)
+    exe.run(build_program(build)[1], scope=scope)
     compiled = pd.CompiledProgram(main)
     sources = []
     for batch in (2, 5):

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import paddle_nb as pd
-from test_lowered_forms import _program, assert_compiled, data, floats, run_both, run_programs
+from test_lowered_forms import (assert_compiled, assert_refused_and_kept, build_program,
+                                compiled_after_learning, data, floats, run_both, run_programs)
 
 RNG = np.random.default_rng(23)
 
@@ -54,7 +55,7 @@ def test_a_classifiers_top5_accuracy_fetched_each_step(make, update):
     """Three steps with batches of other sizes (the same machine code): the same losses,
     accuracies and top-5 classes; the parameters are compared by run_programs' fetches
     through the losses of the later steps."""
-    main, startup, fetch = _program(lambda: _classifier(make()))
+    main, startup, fetch = build_program(lambda: _classifier(make()))
     feeds = [{"x": floats(n, 12), "label": _labels(10, n)} for n in (16, 16, 9, 21)]
     compiled = run_programs(main, startup, fetch, feeds)
     assert_compiled(main, compiled, "top_k_v2", "accuracy", update)
@@ -67,7 +68,7 @@ def _trained_params(optimizer_of, feeds):
         loss = pd.mean(pd.layers.square(pd.layer.fc(pd.layer.fc(x, 8, act="tanh"), 3)))
         optimizer_of().minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     exe, plain, compiled_scope = pd.Executor(), pd.Scope(), pd.Scope()
     exe.run(startup, scope=plain)
     exe.run(startup, scope=compiled_scope)
@@ -118,7 +119,7 @@ def test_top_k_in_a_program_trained_by_sgd(k, axis, largest):
         loss = pd.mean(pd.layers.square(values))
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss, values, indices]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     feeds = [{"x": floats(n, 5, 6)} for n in (4, 4, 3)]
     compiled = run_programs(main, startup, fetch, feeds, exact=False)
     assert_compiled(main, compiled, "top_k_v2", "top_k_v2_grad", "sgd")
@@ -166,7 +167,7 @@ def test_a_running_max_trained_by_sgd(op_type, axis, index_dtype):
         loss = pd.mean(pd.layers.square(out))
         pd.optimizer.SGD(0.1).minimize(loss)
         return [loss, out, indices]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [{"x": floats(3, 4, 6)}] * 3, exact=False)
     assert_compiled(main, compiled, op_type, op_type + "_grad", "sgd")
 
@@ -202,7 +203,7 @@ def test_gradients_clipped_by_norm(clip_norm):
         loss = pd.mean(pd.layers.square(pd.layer.fc(pd.layer.fc(x, 8, act="relu"), 2)))
         pd.optimizer.SGD(0.5, grad_clip=pd.ClipGradByNorm(clip_norm)).minimize(loss)
         return [loss]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     compiled = run_programs(main, startup, fetch, [{"x": floats(8, 6)} for _ in range(3)])
     assert_compiled(main, compiled, "clip_by_norm", "sgd")
 
@@ -215,7 +216,7 @@ def test_predictions_checked_close_to_targets():
         out = pd.layer.fc(x, 3)
         return [pd.op.isclose(Input=out, Other=target, rtol="0.1", atol="0.01"),
                 pd.op.isclose(Input=target, Other=target, equal_nan=True)]
-    main, startup, fetch = _program(build)
+    main, startup, fetch = build_program(build)
     target = floats(5, 3)
     target[1, 2], target[3, 0] = np.nan, np.inf
     compiled = run_programs(main, startup, fetch, [{"x": floats(5, 4), "target": target}] * 3)
@@ -224,22 +225,14 @@ def test_predictions_checked_close_to_targets():
 
 # --- a bad label ---------------------------------------------------------------------------
 def test_a_negative_label_raises_the_interpreters_error_and_moves_nothing():
-    main, startup, fetch = _program(lambda: _classifier(pd.optimizer.SGD(0.5), k=3, targets=False))
-    exe, scope = pd.Executor(), pd.Scope()
-    exe.run(startup, scope=scope)
-    compiled = pd.CompiledProgram(main)
     good = {"x": floats(6, 12), "label": _labels(10, 6)}
-    for _ in range(2):
-        exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
+    main, exe, scope, compiled, fetch = compiled_after_learning(
+        lambda: _classifier(pd.optimizer.SGD(0.5), k=3, targets=False), good)
     index = next(i for i, op in enumerate(main.global_block().ops) if op.type == "accuracy")
     assert index in compiled.segments()
-    params = {p.name: scope.find_var(p.name).get().copy()
-              for p in main.global_block().all_parameters()}
     bad = dict(good, label=good["label"].copy())
     bad["label"][4, 0] = -2
-    with pytest.raises(Exception, match=r"accuracy: input slot Label: .*Label\[4\] = -2"):
-        exe.run(compiled, feed=bad, fetch_list=fetch, scope=scope)
-    for name, before in params.items():
-        assert np.array_equal(scope.find_var(name).get(), before), name
+    assert_refused_and_kept(exe, compiled, main, scope, bad, fetch, Exception,
+                            r"accuracy: input slot Label: .*Label\[4\] = -2")
     exe.run(compiled, feed=good, fetch_list=fetch, scope=scope)
     assert compiled.failures == [] and compiled.disabled_because is None

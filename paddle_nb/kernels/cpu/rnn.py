@@ -277,6 +277,19 @@ def _part(reserve, start, steps, batch, width):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def _step_parts(reserve, at, widths, layer, d, mode, steps, batch, hidden, dtype):
+    """(each step's previous h, the gates saved for the gradient, the previous c: an
+    unused array but for LSTM) of one (layer, direction) in Reserve."""
+    hprev = _part(reserve, at[layer, d, HPREV], steps, batch, hidden)
+    saved = _part(reserve, at[layer, d, SAVED], steps, batch, widths[layer, d, SAVED])
+    if mode == LSTM:
+        cprev = _part(reserve, at[layer, d, CPREV], steps, batch, hidden)
+    else:
+        cprev = np.empty((steps, batch, hidden), dtype)
+    return hprev, saved, cprev
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def _order(steps, direction):
     return np.arange(steps - 1, -1, -1) if direction else np.arange(steps)
 
@@ -324,13 +337,8 @@ def rnn(x, pre, weights, lengths, mode, layers, dirs, hidden, n_states, layout):
             b_ih = np.ascontiguousarray(vecs[2 * k])
             b_hh = np.ascontiguousarray(vecs[2 * k + 1])
             xg = product(rows, w_ih, False, True, 1.0).reshape((steps, batch, gh))
-            hprev = _part(reserve, at[layer, d, HPREV], steps, batch, hidden)
-            saved = _part(reserve, at[layer, d, SAVED], steps, batch,
-                          widths[layer, d, SAVED])
-            if mode == LSTM:
-                cprev = _part(reserve, at[layer, d, CPREV], steps, batch, hidden)
-            else:
-                cprev = np.empty((steps, batch, hidden), x.dtype)
+            hprev, saved, cprev = _step_parts(reserve, at, widths, layer, d, mode, steps,
+                                              batch, hidden, x.dtype)
             order = _order(steps, d)
             if steps:
                 hprev[order[0]] = pre[0][k]
@@ -383,13 +391,8 @@ def rnn_grad(x, pre, weights, reserve, dout, dstate, lengths, mode, layers, dirs
             k = layer * dirs + d
             w_ih = np.ascontiguousarray(mats[2 * k])
             w_hh = np.ascontiguousarray(mats[2 * k + 1])
-            hprev = _part(reserve, at[layer, d, HPREV], steps, batch, hidden)
-            saved = _part(reserve, at[layer, d, SAVED], steps, batch,
-                          widths[layer, d, SAVED])
-            if mode == LSTM:
-                cprev = _part(reserve, at[layer, d, CPREV], steps, batch, hidden)
-            else:
-                cprev = np.empty((steps, batch, hidden), x.dtype)
+            hprev, saved, cprev = _step_parts(reserve, at, widths, layer, d, mode, steps,
+                                              batch, hidden, x.dtype)
             dh = d_pre[0][k]
             if dstate is not None:
                 dh[...] = dstate[0][k]

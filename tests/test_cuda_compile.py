@@ -44,6 +44,7 @@ import importlib, json, sys
 import numpy as np
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda, from_dtype, types
+from paddle_nb.kernels.pointwise import KERNELS
 class Device:                 # device functions ask the current device for its CC
     compute_capability = (8, 0)
 dispatcher.get_current_device = lambda: Device()
@@ -55,6 +56,8 @@ for entry in json.load(open(sys.argv[1])):
     owner, _, loop = name.partition("__")       # <fn>__<loop>: a @pointwise kernel's loop
     kernel = getattr(importlib.import_module(module), owner)
     if loop:
+        if not hasattr(kernel, "cuda_loops"):   # the module keeps the scalar function under
+            kernel = KERNELS[owner]             # its name (kernels/cpu/reduce.pointwise_scalar)
         kernel = kernel.cuda_loops()[loop]
     try:
         cuda.compile_ptx(kernel.py_func, sig, cc=(8, 0))

@@ -23,6 +23,7 @@ from paddle_nb.ops import while_op
 
 from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_fast_path import MODELS
+from test_lowered_forms import assert_near
 from test_ops_table import CASES, PLACES, expected_outputs, run_case
 
 # ops whose lowered forms sum in another order than the interpreter's kernels: numpy's
@@ -59,7 +60,7 @@ def _close(got, want, where, exact):
     if exact:
         assert np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"), where
     else:
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=where)
+        assert_near(got, want, where)
 
 
 @pytest.mark.parametrize("case", LOWERED_ROWS, ids=[f"{c.op}-{c.id}" for c in LOWERED_ROWS])
@@ -101,9 +102,8 @@ def _trains_the_same(main, startup, loss, feed, steps: int, where: str):
         want, = exe.run(main, feed=feed, fetch_list=[loss], scope=plain_scope)
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{where} step {step}")
     for p in main.global_block().all_parameters():
-        np.testing.assert_allclose(compiled_scope.find_var(p.name).get(),
-                                   plain_scope.find_var(p.name).get(), rtol=1e-6, atol=1e-7,
-                                   err_msg=f"{where}: {p.name}")
+        assert_near(compiled_scope.find_var(p.name).get(),
+                    plain_scope.find_var(p.name).get(), f"{where}: {p.name}")
     assert compiled.failures == []
     assert compiled_scope.kids == []
     return compiled
@@ -175,8 +175,8 @@ def test_a_compiled_run_that_fails_is_undone_and_run_again_interpreted(monkeypat
     assert len(compiled.failures) == 1 and "a compiler bug" in compiled.failures[0]
     assert "compiled run failed" in compiled.source()
     for p in main.global_block().all_parameters():
-        np.testing.assert_allclose(compiled_scope.find_var(p.name).get(),
-                                   plain_scope.find_var(p.name).get(), rtol=1e-6)
+        assert_near(compiled_scope.find_var(p.name).get(),
+                    plain_scope.find_var(p.name).get(), p.name)
 
 
 def test_a_users_error_is_the_interpreters_naming_the_op():

@@ -20,10 +20,10 @@ copy loops beat every numba loop tried, see ``im2col``); col2im is numba, a seri
 own channel's rows only, so threads never add into the same element.
 """
 import numpy as np
-from numba import njit, objmode, types
-from numba.extending import overload
+from numba import njit
 
 from . import direct_conv as KD
+from .in_python import in_python, like
 from .matmul import product
 from .threads import parallel_ok
 from .twins import twins
@@ -175,23 +175,15 @@ def conv2d_geometry(x, w, strides, pads, dilations, groups, same):
             oh, ow)
 
 
-def columns(x, geometry):
-    """im2col's cols [C*kh*kw, N*oh*ow] of x [N, C, H, W] (C-contiguous), from numba
-    code (the overload below: numpy's copies, run in object mode)."""
-    raise NotImplementedError("columns is called from numba code only")
-
-
-@overload(columns)
 def _columns(x, geometry):
-    cols_type = types.Array(x.dtype, 2, "C")
+    """im2col's cols [C*kh*kw, N*oh*ow] of x [N, C, H, W] (C-contiguous)."""
+    kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
+    return im2col(x, np.empty((x.shape[1] * kh * kw, x.shape[0] * oh * ow), x.dtype),
+                  *geometry)
 
-    def run(x, geometry):
-        with objmode(cols=cols_type):
-            kh, kw, oh, ow = geometry[0], geometry[1], geometry[8], geometry[9]
-            cols = im2col(x, np.empty((x.shape[1] * kh * kw, x.shape[0] * oh * ow),
-                                      x.dtype), *geometry)
-        return cols
-    return run
+
+# from numba code: numpy's strided copies, run in object mode
+columns = in_python(_columns, like(0, ndim=2))
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

@@ -17,10 +17,11 @@ calling thread wakes no worker, and says nothing: LeNet's step has three such pr
 and telling of them kept every kernel of the step serial.
 """
 import numpy as np
-from numba import literally, njit, objmode, types
+from numba import literally, njit, types
 from numba.extending import overload, register_jitable
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .in_python import in_python, like
 from .matrix_view import as_matrix, matrix_shape
 from .reduce import summed_over
 from .threads import note_blas, parallel_ok, products_serial
@@ -123,22 +124,14 @@ def batched_matmul(a, b):
 # np.dot here, as in _matmul2d. So the numbers are the interpreter's, bit for bit.
 # (product and mul take literal arguments: numba code calls them, each call site typed
 # once; a call from Python would retype them every time.)
-def matmul2d_in_python(a, b, transpose_a, transpose_b):
-    """``matmul2d(op(a), op(b))`` from numba code (the overload below), op a transpose where
-    asked: the flags pass as values, not as views, so that object mode's code is compiled
-    once per dtype and layout in a process, not once per transpose (~40 ms each)."""
-    raise NotImplementedError("matmul2d_in_python is called from numba code only")
+def _oriented_matmul2d(a, b, transpose_a, transpose_b):
+    return matmul2d(a.T if transpose_a else a, b.T if transpose_b else b)
 
 
-@overload(matmul2d_in_python)
-def _matmul2d_in_python(a, b, transpose_a, transpose_b):
-    product_type = types.Array(a.dtype, 2, "C")
-
-    def run(a, b, transpose_a, transpose_b):
-        with objmode(out=product_type):
-            out = matmul2d(a.T if transpose_a else a, b.T if transpose_b else b)
-        return out
-    return run
+# ``matmul2d(op(a), op(b))`` from numba code, op a transpose where asked: the flags pass as
+# values, not as views, so that object mode's code is compiled once per dtype and layout
+# in a process, not once per transpose (~40 ms each)
+matmul2d_in_python = in_python(_oriented_matmul2d, like(0, ndim=2))
 
 
 def oriented(a, transpose):
@@ -221,21 +214,9 @@ def mul_grad_y(x, y, dout, x_num_col_dims, y_num_col_dims):
 
 
 # --- stacks of matrices inside a compiled block: what backends/products.matmul_nd does -----
-def batched_matmul_in_python(a, b):
-    """``batched_matmul(a, b)`` from numba code (the overload below): the prange loop or
-    numpy's threaded BLAS, chosen as the interpreter chooses them."""
-    raise NotImplementedError("batched_matmul_in_python is called from numba code only")
-
-
-@overload(batched_matmul_in_python)
-def _batched_matmul_in_python(a, b):
-    product_type = types.Array(a.dtype, 3, "C")
-
-    def run(a, b):
-        with objmode(out=product_type):
-            out = batched_matmul(a, b)
-        return out
-    return run
+# ``batched_matmul(a, b)`` from numba code: the prange loop or numpy's threaded BLAS,
+# chosen as the interpreter chooses them
+batched_matmul_in_python = in_python(batched_matmul, like(0, ndim=3))
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

@@ -24,6 +24,7 @@ import numpy as np
 from numba import literally, njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .broadcast_sum import dims_size
 from .check import first_outside
 
 
@@ -127,15 +128,6 @@ def _nd_positions(x, index):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _product(shape, lo, hi):
-    """The product of shape[lo:hi] (1 for none)."""
-    n = 1
-    for d in range(lo, hi):
-        n *= shape[d]
-    return n
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def gathered_nd(x, index, out_rank):
     """Out[i...] = X[Index[i..., 0], ..., Index[i..., k-1]], shape Index's leading dims
     and X's dims after the k-th (``out_rank`` of them, a literal)."""
@@ -143,7 +135,7 @@ def gathered_nd(x, index, out_rank):
     at, k = _nd_positions(x, index)
     if out_rank != index.ndim - 1 + x.ndim - k:
         raise ValueError("gather_nd: Index's last dim is not the one compiled for")
-    lead, tail = _product(x.shape, 0, k), _product(x.shape, k, x.ndim)
+    lead, tail = dims_size(x.shape, 0, k), dims_size(x.shape, k, x.ndim)
     out3 = np.empty((1, at.size, tail), x.dtype)
     _take_slices(np.ascontiguousarray(x).reshape((1, lead, tail)), at, out3)
     dims = np.empty(out_rank, np.int64)
@@ -158,7 +150,7 @@ def gathered_nd(x, index, out_rank):
 def gathered_nd_grad(x, index, dout):
     """Zeros of X's shape with each dOut slice added at its index row (in their order)."""
     at, k = _nd_positions(x, index)
-    lead, tail = _product(x.shape, 0, k), _product(x.shape, k, x.ndim)
+    lead, tail = dims_size(x.shape, 0, k), dims_size(x.shape, k, x.ndim)
     dx3 = np.zeros((1, lead, tail), x.dtype)
     _add_slices(np.ascontiguousarray(dout).reshape((1, at.size, tail)), at, dx3)
     return dx3.reshape(x.shape)

@@ -16,6 +16,9 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.registry import OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X
 
@@ -34,8 +37,7 @@ def _eig_infer(op_type):
     return infer
 
 
-def _solved(ctx, op_type: str, vectors: bool):
-    x = ctx.input("X")
+def _solved(x, op_type: str, vectors: bool):
     a = L.host_matrices(x, op_type, square=True)
     if a.shape[-1] == 0:                 # numpy's LAPACK call refuses empty matrices
         return np.zeros(a.shape[:-1], np.complex128), a.astype(np.complex128)
@@ -44,16 +46,33 @@ def _solved(ctx, op_type: str, vectors: bool):
     return np.linalg.eigvals(a), None
 
 
+# The kernels' math, one function each (on the host: the kernels put the results on their
+# place), also called from a compiled block (kernels/cpu/linalg.py says why)
+def _complex(value, x):
+    return L.result(value, COMPLEX_OF[np.dtype(x.dtype).name])
+
+
+def eig_arrays(x):
+    """(Eigenvalues, Eigenvectors)."""
+    w, v = _solved(x, "eig", vectors=True)
+    return _complex(w, x), _complex(v, x)
+
+
+def eigvals_arrays(x):
+    return _complex(_solved(x, "eigvals", vectors=False)[0], x)
+
+
 def _eig(ctx):
-    w, v = _solved(ctx, "eig", vectors=True)
-    out = COMPLEX_OF[np.dtype(ctx.input("X").dtype).name]
-    ctx.set_output("Eigenvalues", L.to_place(ctx, w, out))
-    ctx.set_output("Eigenvectors", L.to_place(ctx, v, out))
+    L.set_results(ctx, ("Eigenvalues", "Eigenvectors"), eig_arrays(ctx.input("X")))
 
 
 def _eigvals(ctx):
-    w, _ = _solved(ctx, "eigvals", vectors=False)
-    ctx.set_output("Out", L.to_place(ctx, w, COMPLEX_OF[np.dtype(ctx.input("X").dtype).name]))
+    L.set_results(ctx, ("Out",), (eigvals_arrays(ctx.input("X")),))
+
+
+eig_in_python = in_python(eig_arrays, KL.tupled(KL.complex_array(0, -1),
+                                                KL.complex_array(0)))
+eigvals_in_python = in_python(eigvals_arrays, KL.complex_array(0, -1))
 
 
 register(OpDef(
@@ -62,9 +81,11 @@ register(OpDef(
      Slot("Eigenvectors", "the eigenvectors, one per column, norm 1 (complex)")], [],
     comment="Eigenvalues, Eigenvectors = the eigendecomposition of each square matrix of X "
             "(complex).",
-    infer_shape=_eig_infer("eig"), kernels={"cpu": _eig, "cuda": _eig}))
+    infer_shape=_eig_infer("eig"), kernels={"cpu": _eig, "cuda": _eig},
+    lowered=lambda info: Call(eig_in_python, ("X",), ("Eigenvalues", "Eigenvectors"))))
 
 register(OpDef(
     "eigvals", [X], [OUT], [],
     comment="Out = the eigenvalues of each square matrix of X (complex).",
-    infer_shape=_eig_infer("eigvals"), kernels={"cpu": _eigvals, "cuda": _eigvals}))
+    infer_shape=_eig_infer("eigvals"), kernels={"cpu": _eigvals, "cuda": _eigvals},
+    lowered=lambda info: Call(eigvals_in_python, ("X",), ("Out",))))

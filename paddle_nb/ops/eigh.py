@@ -23,6 +23,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
 
@@ -42,21 +45,28 @@ def _eigh_infer(op_type):
     return infer
 
 
+# The kernels' math, one function each of host arrays and attributes (the kernels put the
+# results on their place), also called from a compiled block (kernels/cpu/linalg.py says
+# why); a gradient not written is None.
+def eigh_arrays(x, uplo, op_type):
+    """(Eigenvalues, Eigenvectors) in X's dtype."""
+    a = L.host_matrices(x, op_type, square=True)
+    if a.shape[-1] == 0:                 # numpy's LAPACK call refuses empty matrices
+        w, v = np.zeros(a.shape[:-1]), a
+    else:
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+    return L.result(w, x.dtype), L.result(v, x.dtype)
+
+
 def _eigh(op_type):
     def run(ctx):
-        x = ctx.input("X")
-        a = L.host_matrices(x, op_type, square=True)
-        if a.shape[-1] == 0:             # numpy's LAPACK call refuses empty matrices
-            w, v = np.zeros(a.shape[:-1]), a
-        else:
-            w, v = np.linalg.eigh(a, UPLO=ctx.attr("UPLO"))
-        ctx.set_output("Eigenvalues", L.to_place(ctx, w, x.dtype))
-        ctx.set_output("Eigenvectors", L.to_place(ctx, v, x.dtype))
+        L.set_results(ctx, ("Eigenvalues", "Eigenvectors"),
+                      eigh_arrays(ctx.input("X"), ctx.attr("UPLO"), op_type))
     return run
 
 
-def _vectors(ctx, op_type: str) -> np.ndarray:
-    v = L.host_value(ctx, "Eigenvectors")
+def _vectors(vectors, op_type: str) -> np.ndarray:
+    v = L.host_value(vectors)
     if v.ndim < 2 or v.shape[-1] != v.shape[-2]:
         raise ValueError(f"{op_type}: slot Eigenvectors: expected a batch of square "
                          f"matrices, given shape {list(v.shape)}")
@@ -68,21 +78,33 @@ def _scaled_back(v, middle):
     return v @ middle @ L.transpose(v)
 
 
-def _eigvalsh_grad(ctx):
-    v = _vectors(ctx, "eigvalsh_grad")
-    dw = L.host_gradient(ctx, "Eigenvalues@GRAD", np.empty(v.shape[:-1]))
+def eigvalsh_grad_arrays(vectors, dw):
+    v = _vectors(vectors, "eigvalsh_grad")
+    dw = L.host_gradient(dw, "eigvalsh_grad", "Eigenvalues@GRAD", np.empty(v.shape[:-1]))
     dx = (v * dw[..., None, :]) @ L.transpose(v)               # V diag(dW) V^T
-    ctx.set_output("X@GRAD", L.to_place(ctx, dx, ctx.input("Eigenvectors").dtype))
+    return L.result(dx, vectors.dtype)
+
+
+def _eigvalsh_grad(ctx):
+    dx = eigvalsh_grad_arrays(ctx.input("Eigenvectors"), ctx.input_or_none("Eigenvalues@GRAD"))
+    L.set_results(ctx, ("X@GRAD",), (dx,))
 
 
 def _eigh_grad(ctx):
-    v = _vectors(ctx, "eigh_grad")
-    w = L.host_value(ctx, "Eigenvalues")
+    dx = eigh_grad_arrays(ctx.input("Eigenvalues"), ctx.input("Eigenvectors"),
+                          ctx.input_or_none("Eigenvalues@GRAD"),
+                          ctx.input_or_none("Eigenvectors@GRAD"))
+    L.set_results(ctx, ("X@GRAD",), (dx,))
+
+
+def eigh_grad_arrays(values, vectors, dw, dv):
+    v = _vectors(vectors, "eigh_grad")
+    w = L.host_value(values)
     if w.shape != v.shape[:-1]:
         raise ValueError(f"eigh_grad: slot Eigenvalues: expected one per eigenvector, "
                          f"shape {list(v.shape[:-1])}; given {list(w.shape)}")
-    dw = L.host_gradient(ctx, "Eigenvalues@GRAD", w)
-    dv = L.host_gradient(ctx, "Eigenvectors@GRAD", v)
+    dw = L.host_gradient(dw, "eigh_grad", "Eigenvalues@GRAD", w)
+    dv = L.host_gradient(dv, "eigh_grad", "Eigenvectors@GRAD", v)
     n = w.shape[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = w[..., None, :] - w[..., :, None]               # w_j - w_i
@@ -91,7 +113,38 @@ def _eigh_grad(ctx):
     middle[..., np.arange(n), np.arange(n)] += dw
     dx = _scaled_back(v, middle)
     dx = (dx + L.transpose(dx)) / 2
-    ctx.set_output("X@GRAD", L.to_place(ctx, dx, ctx.input("Eigenvectors").dtype))
+    return L.result(dx, vectors.dtype)
+
+
+def eigh_grad_some_arrays(values, vectors, dw, dv, came):
+    """eigh_grad from numba code (lapack.gradient_reads)."""
+    return eigh_grad_arrays(values, vectors, *L.written((dw, dv), came))
+
+
+eigh_in_python = in_python(eigh_arrays, KL.tupled(KL.array(0, -1), like(0)))
+eigvalsh_grad_in_python = in_python(eigvalsh_grad_arrays, like(0))
+eigh_grad_in_python = in_python(eigh_grad_some_arrays, like(1))
+
+
+def _lowered_eigh(op_type):
+    def lowered(info):
+        return Call(eigh_in_python, ("X",), ("Eigenvalues", "Eigenvectors"),
+                    (str(info.attr("UPLO")), op_type))
+    return lowered
+
+
+def _lowered_eigvalsh_grad(info):
+    if not info.has_input("Eigenvalues@GRAD"):
+        return None
+    return Call(eigvalsh_grad_in_python, ("Eigenvectors", "Eigenvalues@GRAD"), ("X@GRAD",))
+
+
+def _lowered_eigh_grad(info):
+    reads = L.gradient_reads(info, ("Eigenvalues", "Eigenvectors"))
+    if reads is None:
+        return None
+    return Call(eigh_grad_in_python, ("Eigenvalues", "Eigenvectors") + reads[0], ("X@GRAD",),
+                (reads[1],))
 
 
 def _grad_infer(ctx):
@@ -104,8 +157,9 @@ register(OpDef(
     comment="Eigenvalues, Eigenvectors = the eigendecomposition of each symmetric matrix "
             "of X (one triangle read).",
     infer_shape=_eigh_infer("eigh"), kernels={"cpu": _eigh("eigh"), "cuda": _eigh("eigh")},
+    lowered=_lowered_eigh("eigh"),
     grad=Grad(reads=["Eigenvalues", "Eigenvectors"], writes=["X"], kernel=_eigh_grad,
-              cuda_kernel=_eigh_grad, infer_shape=_grad_infer)))
+              cuda_kernel=_eigh_grad, infer_shape=_grad_infer, lowered=_lowered_eigh_grad)))
 
 register(OpDef(
     "eigvalsh", [X], [EIGENVALUES, EIGENVECTORS],
@@ -115,5 +169,7 @@ register(OpDef(
             "(Eigenvectors: what the gradient reads).",
     infer_shape=_eigh_infer("eigvalsh"),
     kernels={"cpu": _eigh("eigvalsh"), "cuda": _eigh("eigvalsh")},
+    lowered=_lowered_eigh("eigvalsh"),
     grad=Grad(reads=["Eigenvectors"], grads_of=["Eigenvalues"], writes=["X"],
-              kernel=_eigvalsh_grad, cuda_kernel=_eigvalsh_grad, infer_shape=_grad_infer)))
+              kernel=_eigvalsh_grad, cuda_kernel=_eigvalsh_grad, infer_shape=_grad_infer,
+              lowered=_lowered_eigvalsh_grad)))

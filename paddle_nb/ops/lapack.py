@@ -70,27 +70,49 @@ def host_matrices(x, op_type: str, slot: str = "X", square: bool = False) -> np.
     return a
 
 
-def host_gradient(ctx, slot: str, like: np.ndarray) -> np.ndarray:
-    """The gradient in ``slot`` on the host in float64, zeros where nobody wrote one; it
-    must have the shape of the forward value ``like``."""
-    g = ctx.input_or_none(slot)
+def host_gradient(g, op_type: str, slot: str, like: np.ndarray) -> np.ndarray:
+    """The gradient ``g`` (of ``slot``) on the host in float64, zeros where nobody wrote
+    one (None); it must have the shape of the forward value ``like``."""
     if g is None:
         return np.zeros(like.shape)
     g = np.asarray(arrays.host(g))
     if g.size != like.size:
-        raise ValueError(f"{ctx.op.type}: slot {slot}: the gradient must have the shape of "
+        raise ValueError(f"{op_type}: slot {slot}: the gradient must have the shape of "
                          f"its output; expected {list(like.shape)}, given {list(g.shape)}")
     return g.astype(np.float64).reshape(like.shape)
 
 
-def host_value(ctx, slot: str) -> np.ndarray:
-    """A forward value the gradient reads, on the host in float64."""
-    return np.asarray(arrays.host(ctx.input(slot))).astype(np.float64)
+def host_value(value) -> np.ndarray:
+    """A forward value a gradient reads, on the host in float64."""
+    return np.asarray(arrays.host(value)).astype(np.float64)
 
 
-def to_place(ctx, array: np.ndarray, dtype) -> object:
-    """``array`` as ``dtype`` on the op's place (a device copy on CUDA)."""
-    return arrays.to_place(ctx.place, np.asarray(array, dtype=dtype, order="C"))
+def result(array: np.ndarray, dtype) -> np.ndarray:
+    """A host result as the op's output: C-contiguous ``dtype`` (the kernels put it on their
+    place; a compiled block takes it as it is: kernels/cpu/linalg.py)."""
+    return np.asarray(array, dtype=dtype, order="C")
+
+
+def gradient_reads(info, slots) -> tuple[tuple, tuple] | None:
+    """What a gradient op's lowered form reads for the gradients of ``slots``: (the slots,
+    which gradients came), or None where none came. A Call reads slots that exist, so a
+    gradient that nobody wrote is read as its forward value in its place, and passed on
+    as None (``written``)."""
+    came = tuple(info.has_input(f"{slot}@GRAD") for slot in slots)
+    if not any(came):
+        return None
+    return tuple(f"{slot}@GRAD" if c else slot for slot, c in zip(slots, came)), came
+
+
+def written(grads, came) -> list:
+    """The gradients of ``gradient_reads``, None where none came."""
+    return [g if c else None for g, c in zip(grads, came)]
+
+
+def set_results(ctx, slots, values) -> None:
+    """Each of ``values`` (host results) as the output in its slot, on the op's place."""
+    for slot, value in zip(slots, values):
+        ctx.set_output(slot, arrays.to_place(ctx.place, value))
 
 
 def transpose(a: np.ndarray) -> np.ndarray:

@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import place_of
+from ..backends import CPU, place_of
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import arrays
 from . import lapack as L
 from .common import broadcast_shapes, int_shape
@@ -65,14 +68,18 @@ class System:
             grad = grad.reshape(self.batch + tuple(operand_shape[-1:]))
         return arrays.unbroadcast(grad, operand_shape, operand_shape)
 
-    def set_grads(self, ctx, P, a_slot: str, da, b_slot: str, db) -> None:
-        """``a_slot@GRAD`` and ``b_slot@GRAD``, those the program asks for, from the working
-        gradients of A and B: each in its operand's shape and dtype."""
-        for slot, value, shape, matrix in ((a_slot, da, self.a_shape, self.a_shape),
-                                           (b_slot, db, self.b_shape, self.b_matrix)):
-            if ctx.has_output(f"{slot}@GRAD"):
-                ctx.set_output(f"{slot}@GRAD", self.leave(P, value, ctx.input(slot).dtype,
-                                                          shape, matrix))
+    def grads(self, P, da, db, dtype):
+        """(dA, dB) from the working gradients of A and B: each in its operand's shape and
+        ``dtype`` (both operands have one)."""
+        return (self.leave(P, da, dtype, self.a_shape, self.a_shape),
+                self.leave(P, db, dtype, self.b_shape, self.b_matrix))
+
+
+def _set_grads(ctx, grads, slots) -> None:
+    """The gradients the program asks for, of (dA, dB) in ``slots`` (A's, B's)."""
+    for slot, value in zip(slots, grads):
+        if ctx.has_output(f"{slot}@GRAD"):
+            ctx.set_output(f"{slot}@GRAD", value)
 
 
 def _check_system(ctx, op_type: str, a_slot: str, b_slot: str, vector_ok: bool) -> None:
@@ -116,39 +123,79 @@ def _singular(ok, op_type: str, slot: str) -> None:
                          f"singular (a zero pivot): the system has no unique solution")
 
 
+# Each op's math is one function of its arrays and attributes (``P``: the place's batches
+# of matrices); the kernels call it with their place's, a compiled block with the CPU's
+# from numba code (``*_in_python``: kernels/cpu/linalg.py says why). A gradient function
+# gives both operands' gradients; the kernel sets those the program asks for.
 # --- solve --------------------------------------------------------------------------------
-def _solve_system(ctx) -> System:
-    return System("solve", int_shape(ctx.input("X")), int_shape(ctx.input("Y")),
-                  ctx.input("Y").ndim == 1)
+def _solve_system(x, y) -> System:
+    return System("solve", int_shape(x), int_shape(y), y.ndim == 1)
+
+
+def solve_arrays(x, y, P=CPU):
+    s = _solve_system(x, y)
+    out, ok = P.lu_solve(s.enter_a(P, x), s.enter_b(P, y))
+    _singular(ok, "solve", "X")
+    return P.from_matrices(out, s.out_shape, x.dtype)
 
 
 def _solve(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
-    s = _solve_system(ctx)
-    out, ok = P.lu_solve(s.enter_a(P, x), s.enter_b(P, y))
-    _singular(ok, "solve", "X")
-    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", solve_arrays(ctx.input("X"), ctx.input("Y"), place_of(ctx)))
+
+
+def solve_grad_arrays(x, y, out, dout, P=CPU):
+    """(dX, dY)."""
+    s = _solve_system(x, y)
+    a, out_m = s.enter_a(P, x), s.enter_out(P, out)
+    dout = s.enter_out(P, _incoming(dout, out, s, "solve_grad"))
+    db, ok = P.lu_solve(P.transpose_each(a), dout)                  # A^-T dOut
+    _singular(ok, "solve_grad", "X")
+    return s.grads(P, P.negate(P.batch_product(db, out_m, tb=True)), db, x.dtype)
 
 
 def _solve_grad(ctx):
-    P, x = place_of(ctx), ctx.input("X")
-    s = _solve_system(ctx)
-    a, out = s.enter_a(P, x), s.enter_out(P, ctx.input("Out"))
-    dout = s.enter_out(P, _incoming(ctx, s))
-    db, ok = P.lu_solve(P.transpose_each(a), dout)                  # A^-T dOut
-    _singular(ok, "solve_grad", "X")
-    s.set_grads(ctx, P, "X", P.negate(P.batch_product(db, out, tb=True)), "Y", db)
+    _set_grads(ctx, solve_grad_arrays(*_grad_inputs(ctx), place_of(ctx)), ("X", "Y"))
 
 
-def _incoming(ctx, s: System):
-    """Out@GRAD, checked against Out's shape (zeros where nobody wrote one)."""
-    g = ctx.input_or_none("Out@GRAD")
+def _grad_inputs(ctx):
+    """X, Y, Out and Out@GRAD (None where nobody wrote one): what the gradients read."""
+    return (ctx.input("X"), ctx.input("Y"), ctx.input("Out"), ctx.input_or_none("Out@GRAD"))
+
+
+def _incoming(g, out, s: System, op_type: str):
+    """Out@GRAD ``g``, checked against Out's shape (zeros where nobody wrote one)."""
     if g is None:
-        return arrays.zeros_like(ctx.input("Out"))
+        return arrays.zeros_like(out)
     if int_shape(g) != s.out_shape:
-        raise ValueError(f"{ctx.op.op.type}: slot Out@GRAD: expected Out's shape "
+        raise ValueError(f"{op_type}: slot Out@GRAD: expected Out's shape "
                          f"{list(s.out_shape)}, given {list(g.shape)}")
     return g
+
+
+def _lowered_system(fn):
+    """The form of a forward op: ``fn(X, Y, *attributes)`` gives Out."""
+    def lowered(info, *consts):
+        return Call(fn, ("X", "Y"), ("Out",), consts)
+    return lowered
+
+
+def _lowered_system_grad(fn):
+    """The form of a gradient op: ``fn(X, Y, Out, Out@GRAD, *attributes)`` gives both
+    operands' gradients (a slot the program does not ask for is dropped)."""
+    def lowered(info, *consts):
+        if not info.has_input("Out@GRAD"):
+            return None
+        return Call(fn, ("X", "Y", "Out", "Out@GRAD"), ("X@GRAD", "Y@GRAD"), consts)
+    return lowered
+
+
+def _flags(lowered, *names):
+    """``lowered(info, *its boolean attributes named names)``."""
+    return lambda info: lowered(info, *(bool(info.attr(n)) for n in names))
+
+
+solve_in_python = in_python(solve_arrays, KL.broadcast_solution(vector_ok=True))
+solve_grad_in_python = in_python(solve_grad_arrays, KL.tupled(like(0), like(1)))
 
 
 register(OpDef(
@@ -157,34 +204,52 @@ register(OpDef(
     [Slot("Out", "A^-1 B")], [],
     comment="Out = X^-1 Y: the solution of each linear system X Out = Y.",
     infer_shape=_system_infer("solve", "X", "Y", vector_ok=True),
-    kernels={"cpu": _solve, "cuda": _solve},
+    kernels={"cpu": _solve, "cuda": _solve}, lowered=_lowered_system(solve_in_python),
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_solve_grad,
-              cuda_kernel=_solve_grad)))
+              cuda_kernel=_solve_grad, lowered=_lowered_system_grad(solve_grad_in_python))))
 
 
 # --- triangular_solve ---------------------------------------------------------------------
+TRIANGULAR_FLAGS = ("upper", "transpose", "unitriangular")
+
+
 def _triangular_flags(ctx):
-    return ctx.attr("upper"), ctx.attr("transpose"), ctx.attr("unitriangular")
+    return tuple(ctx.attr(name) for name in TRIANGULAR_FLAGS)
+
+
+def triangular_solve_arrays(x, y, upper, trans, unit, P=CPU):
+    s = System("triangular_solve", int_shape(x), int_shape(y), False)
+    out = P.triangular_solve(s.enter_a(P, x), s.enter_b(P, y), upper, trans, unit)
+    return P.from_matrices(out, s.out_shape, x.dtype)
 
 
 def _triangular_solve(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
-    s = System("triangular_solve", int_shape(x), int_shape(y), False)
-    out = P.triangular_solve(s.enter_a(P, x), s.enter_b(P, y), *_triangular_flags(ctx))
-    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", triangular_solve_arrays(ctx.input("X"), ctx.input("Y"),
+                                                  *_triangular_flags(ctx), place_of(ctx)))
 
 
 def _triangular_solve_grad(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
-    upper, trans, unit = _triangular_flags(ctx)
+    _set_grads(ctx, triangular_solve_grad_arrays(*_grad_inputs(ctx), *_triangular_flags(ctx),
+                                                 place_of(ctx)), ("X", "Y"))
+
+
+def triangular_solve_grad_arrays(x, y, out, dout, upper, trans, unit, P=CPU):
+    """(dX, dY)."""
     s = System("triangular_solve", int_shape(x), int_shape(y), False)
-    t, out = s.enter_a(P, x), s.enter_out(P, ctx.input("Out"))
-    db = P.triangular_solve(t, s.enter_out(P, _incoming(ctx, s)), upper, not trans, unit)
+    t, dout = s.enter_a(P, x), s.enter_out(P, _incoming(dout, out, s, "triangular_solve_grad"))
+    out = s.enter_out(P, out)
+    db = P.triangular_solve(t, dout, upper, not trans, unit)
     # the gradient with respect to op(X) is -dB Out^T; X's is its transpose with trans,
     # kept in the triangle that was read (not the diagonal if it was taken as ones)
     full = P.batch_product(out, db, tb=True) if trans else P.batch_product(db, out, tb=True)
     dt = P.triangle(full, lower=not upper, diag=0.0 if unit else 1.0, scale=-1.0)
-    s.set_grads(ctx, P, "X", dt, "Y", db)
+    return s.grads(P, dt, db, x.dtype)
+
+
+triangular_solve_in_python = in_python(triangular_solve_arrays,
+                                       KL.broadcast_solution(vector_ok=False))
+triangular_solve_grad_in_python = in_python(triangular_solve_grad_arrays,
+                                            KL.tupled(like(0), like(1)))
 
 
 register(OpDef(
@@ -197,8 +262,11 @@ register(OpDef(
     comment="Out = op(X)^-1 Y for triangular X, by substitution.",
     infer_shape=_system_infer("triangular_solve", "X", "Y", vector_ok=False),
     kernels={"cpu": _triangular_solve, "cuda": _triangular_solve},
+    lowered=_flags(_lowered_system(triangular_solve_in_python), *TRIANGULAR_FLAGS),
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_triangular_solve_grad,
-              cuda_kernel=_triangular_solve_grad)))
+              cuda_kernel=_triangular_solve_grad,
+              lowered=_flags(_lowered_system_grad(triangular_solve_grad_in_python),
+                             *TRIANGULAR_FLAGS))))
 
 
 # --- cholesky_solve -----------------------------------------------------------------------
@@ -208,31 +276,47 @@ def _with_factor(P, factor, rhs, upper: bool):
     return P.triangular_solve(factor, z, upper, not upper, False)
 
 
-def _cholesky_system(ctx) -> System:
+def _cholesky_system(x, y) -> System:
     # A is the factor in Y, the right-hand sides are X
-    return System("cholesky_solve", int_shape(ctx.input("Y")), int_shape(ctx.input("X")), False)
+    return System("cholesky_solve", int_shape(y), int_shape(x), False)
+
+
+def cholesky_solve_arrays(x, y, upper, P=CPU):
+    s = _cholesky_system(x, y)
+    out = _with_factor(P, s.enter_a(P, y), s.enter_b(P, x), upper)
+    return P.from_matrices(out, s.out_shape, x.dtype)
 
 
 def _cholesky_solve(ctx):
-    P, x, y = place_of(ctx), ctx.input("X"), ctx.input("Y")
-    s = _cholesky_system(ctx)
-    out = _with_factor(P, s.enter_a(P, y), s.enter_b(P, x), ctx.attr("upper"))
-    ctx.set_output("Out", P.from_matrices(out, s.out_shape, x.dtype))
+    ctx.set_output("Out", cholesky_solve_arrays(ctx.input("X"), ctx.input("Y"),
+                                                ctx.attr("upper"), place_of(ctx)))
 
 
 def _cholesky_solve_grad(ctx):
-    P, y = place_of(ctx), ctx.input("Y")
-    upper = ctx.attr("upper")
-    s = _cholesky_system(ctx)
-    factor, out = s.enter_a(P, y), s.enter_out(P, ctx.input("Out"))
-    db = _with_factor(P, factor, s.enter_out(P, _incoming(ctx, s)), upper)   # A^-1 dOut
+    _set_grads(ctx, cholesky_solve_grad_arrays(*_grad_inputs(ctx), ctx.attr("upper"),
+                                               place_of(ctx)), ("X", "Y"))
+
+
+def cholesky_solve_grad_arrays(x, y, out, dout, upper, P=CPU):
+    """(dX, dY): X holds the right-hand sides, Y the factor."""
+    s = _cholesky_system(x, y)
+    dout = s.enter_out(P, _incoming(dout, out, s, "cholesky_solve_grad"))
+    factor, out = s.enter_a(P, y), s.enter_out(P, out)
+    db = _with_factor(P, factor, dout, upper)                         # A^-1 dOut
     # dA = -dB Out^T; A's symmetric part reaches the factor: dL = tril((dA + dA^T) L)
     sym = P.negate(P.combine(P.batch_product(db, out, tb=True),
                              P.batch_product(out, db, tb=True), 1.0, 1.0))
     read = P.triangle(factor, lower=not upper, diag=1.0)      # the triangle Y gave
     dfactor = P.batch_product(read, sym) if upper else P.batch_product(sym, read)
     dfactor = P.triangle(dfactor, lower=not upper, diag=1.0)
-    s.set_grads(ctx, P, "Y", dfactor, "X", db)
+    dy, dx = s.grads(P, dfactor, db, x.dtype)
+    return dx, dy
+
+
+cholesky_solve_in_python = in_python(cholesky_solve_arrays,
+                                     KL.broadcast_solution(vector_ok=False))
+cholesky_solve_grad_in_python = in_python(cholesky_solve_grad_arrays,
+                                          KL.tupled(like(0), like(1)))
 
 
 register(OpDef(
@@ -243,5 +327,7 @@ register(OpDef(
     comment="Out = A^-1 X, A given by its Cholesky factor Y.",
     infer_shape=_system_infer("cholesky_solve", "Y", "X", vector_ok=False),
     kernels={"cpu": _cholesky_solve, "cuda": _cholesky_solve},
+    lowered=_flags(_lowered_system(cholesky_solve_in_python), "upper"),
     grad=Grad(reads=["X", "Y", "Out"], writes=["X", "Y"], kernel=_cholesky_solve_grad,
-              cuda_kernel=_cholesky_solve_grad)))
+              cuda_kernel=_cholesky_solve_grad,
+              lowered=_flags(_lowered_system_grad(cholesky_solve_grad_in_python), "upper"))))

@@ -18,6 +18,9 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X, Y
 
@@ -44,14 +47,16 @@ def _lstsq_infer(ctx):
     ctx.set_output("SingularValues", batch + [min(m, n)] if with_s else [0], dtype)
 
 
-def _lstsq(ctx):
-    x, y = ctx.input("X"), ctx.input("Y")
+# The kernel's math, one function of host arrays and attributes (the kernel puts the
+# results on its place), also called from a compiled block (kernels/cpu/linalg.py says why)
+def lstsq_arrays(x, y, rcond, driver):
+    """(Solution, Residuals, Rank, SingularValues)."""
     a, b = L.host_matrices(x, "lstsq", "X"), L.host_matrices(y, "lstsq", "Y")
     if a.shape[:-1] != b.shape[:-1]:
         raise ValueError(f"lstsq: slot Y: expected X's batch dims and rows "
                          f"{list(a.shape[:-1])}, given shape {list(b.shape)}")
     batch, (m, n), k = a.shape[:-2], a.shape[-2:], b.shape[-1]
-    rcond = float(ctx.attr("rcond"))
+    rcond = float(rcond)
     if rcond < 0:
         rcond = np.finfo(np.dtype(x.dtype)).eps * max(m, n)
     solution = np.zeros(batch + (n, k))
@@ -65,12 +70,31 @@ def _lstsq(ctx):
         inverse = np.divide(1.0, values, out=np.zeros_like(values), where=kept)
         solution = L.transpose(vh) @ (inverse[..., :, None] * (L.transpose(u) @ b))
     residuals = ((a @ solution - b) ** 2).sum(axis=-2) if m > n else np.zeros((0,))
-    if ctx.attr("driver") not in WITH_SINGULAR_VALUES:
+    if driver not in WITH_SINGULAR_VALUES:
         values = np.zeros((0,))
-    for slot, value in (("Solution", solution), ("Residuals", residuals),
-                        ("SingularValues", values)):
-        ctx.set_output(slot, L.to_place(ctx, value, x.dtype))
-    ctx.set_output("Rank", L.to_place(ctx, rank, np.int32))
+    return (L.result(solution, x.dtype), L.result(residuals, x.dtype),
+            L.result(rank, np.int32), L.result(values, x.dtype))
+
+
+def _lstsq(ctx):
+    L.set_results(ctx, ("Solution", "Residuals", "Rank", "SingularValues"),
+                  lstsq_arrays(ctx.input("X"), ctx.input("Y"), ctx.attr("rcond"),
+                               ctx.attr("driver")))
+
+
+# one matrix pair: Residuals and SingularValues are vectors whether empty or not (a batch's
+# have its rank unless empty, which its shapes decide, not its types)
+lstsq_in_python = in_python(lstsq_arrays, KL.tupled(like(0), KL.array(0, ndim=1),
+                                                    KL.array(0, ndim=0, dtype=np.int32),
+                                                    KL.array(0, ndim=1)))
+
+
+def _lowered_lstsq(info):
+    if info.ndim("X") != 2:
+        return None
+    return Call(lstsq_in_python, ("X", "Y"), ("Solution", "Residuals", "Rank",
+                                              "SingularValues"),
+                (float(info.attr("rcond")), str(info.attr("driver"))))
 
 
 register(OpDef(
@@ -87,4 +111,5 @@ register(OpDef(
           check=L.one_of(DRIVERS, "driver"))],
     comment="Solution = argmin ||X Solution - Y|| per matrix pair (least norm), with "
             "Residuals, Rank and SingularValues.",
-    infer_shape=_lstsq_infer, kernels={"cpu": _lstsq, "cuda": _lstsq}))
+    infer_shape=_lstsq_infer, kernels={"cpu": _lstsq, "cuda": _lstsq},
+    lowered=_lowered_lstsq))

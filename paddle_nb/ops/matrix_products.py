@@ -26,7 +26,9 @@ from ..core.grad_maker import Grad
 from ..core.infer_shape import dims_compatible
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import small_linalg as SL
+from ..kernels.cpu import linalg as KL
 from ..kernels.cpu import matmul as KM
+from ..kernels.cpu.in_python import in_python, like
 from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, Y, broadcast_shapes, int_shape
@@ -225,39 +227,68 @@ def _chain(place, mats):
     return out
 
 
+# multi_dot's and matrix_power's math: one function each of the arrays and attributes on
+# ``place`` (the kernels' own); a compiled block calls them with the CPU's from numba code,
+# so its products are the places' matmul, bit for bit (kernels/cpu/linalg.py)
+def multi_dot_arrays(xs, place=CPU):
+    out = _chain(place, _matrices(xs))
+    shape = ([] if len(int_shape(xs[0])) == 1 else [int(out.shape[0])]) + \
+        ([] if len(int_shape(xs[-1])) == 1 else [int(out.shape[1])])
+    return out.reshape(tuple(shape))
+
+
 def _multi_dot(place):
     def run(ctx):
-        xs = ctx.inputs("X")
-        out = _chain(place, _matrices(xs))
-        shape = ([] if len(int_shape(xs[0])) == 1 else [int(out.shape[0])]) + \
-            ([] if len(int_shape(xs[-1])) == 1 else [int(out.shape[1])])
-        ctx.set_output("Out", out.reshape(tuple(shape)))
+        ctx.set_output("Out", multi_dot_arrays(ctx.inputs("X"), place))
     return run
 
 
 def _multi_dot_grad(place):
+    def run(ctx):
+        grads = multi_dot_grad_arrays(ctx.inputs("X"), ctx.input("Out@GRAD"), place)
+        for i, g in enumerate(grads):
+            ctx.set_output("X@GRAD", g, i)
+    return run
+
+
+def multi_dot_grad_arrays(xs, dout, place=CPU):
     """dX[i] = (X[0] ... X[i-1])^T @ dOut @ (X[i+1] ... X[k-1])^T: the prefixes from the
     left, the suffixes from the right, each product computed once."""
-    def run(ctx):
-        xs = ctx.inputs("X")
-        mats = _matrices(xs)
-        k = len(mats)
-        rows, cols = int(mats[0].shape[0]), int(mats[-1].shape[1])
-        dout = arrays.astype(ctx.input("Out@GRAD"), mats[0].dtype).reshape((rows, cols))
-        prefix = [None] * k                   # prefix[i] = X[0] ... X[i-1]
-        for i in range(1, k):
-            prefix[i] = mats[0] if i == 1 else place.matmul(prefix[i - 1], mats[i - 1],
-                                                            False, False)
-        suffix = [None] * k                   # suffix[i] = X[i+1] ... X[k-1]
-        for i in range(k - 2, -1, -1):
-            suffix[i] = mats[k - 1] if i == k - 2 else place.matmul(mats[i + 1], suffix[i + 1],
-                                                                    False, False)
-        for i in range(k):
-            g = dout if prefix[i] is None else place.matmul(prefix[i], dout, True, False)
-            if suffix[i] is not None:
-                g = place.matmul(g, suffix[i], False, True)
-            ctx.set_output("X@GRAD", g.reshape(int_shape(xs[i])), i)
-    return run
+    mats = _matrices(xs)
+    k = len(mats)
+    rows, cols = int(mats[0].shape[0]), int(mats[-1].shape[1])
+    dout = arrays.astype(dout, mats[0].dtype).reshape((rows, cols))
+    prefix = [None] * k                   # prefix[i] = X[0] ... X[i-1]
+    for i in range(1, k):
+        prefix[i] = mats[0] if i == 1 else place.matmul(prefix[i - 1], mats[i - 1],
+                                                        False, False)
+    suffix = [None] * k                   # suffix[i] = X[i+1] ... X[k-1]
+    for i in range(k - 2, -1, -1):
+        suffix[i] = mats[k - 1] if i == k - 2 else place.matmul(mats[i + 1], suffix[i + 1],
+                                                                False, False)
+    grads = []
+    for i in range(k):
+        g = dout if prefix[i] is None else place.matmul(prefix[i], dout, True, False)
+        if suffix[i] is not None:
+            g = place.matmul(g, suffix[i], False, True)
+        grads.append(g.reshape(int_shape(xs[i])))
+    return tuple(grads)
+
+
+multi_dot_in_python = in_python(multi_dot_arrays, KL.chain_product)
+multi_dot_grad_in_python = in_python(multi_dot_grad_arrays, KL.like_each)
+
+
+def _lowered_multi_dot(info):
+    if not all(info.dtype("X", i).name in FLOATS for i in range(len(info.pop.in_ix["X"]))):
+        return None
+    return Call(multi_dot_in_python, ("X",), ("Out",))
+
+
+def _lowered_multi_dot_grad(info):
+    if not info.has_input("Out@GRAD") or _lowered_multi_dot(info) is None:
+        return None
+    return Call(multi_dot_grad_in_python, ("X", "Out@GRAD"), ("X@GRAD",))
 
 
 register(OpDef(
@@ -265,7 +296,9 @@ register(OpDef(
                        duplicable=True)], [OUT], [],
     comment="Out = X[0] @ X[1] @ ... @ X[k-1].",
     infer_shape=_multi_dot_infer, kernels={"cpu": _multi_dot(CPU), "cuda": _multi_dot(CUDA)},
-    grad=Grad(reads=["X"], kernel=_multi_dot_grad(CPU), cuda_kernel=_multi_dot_grad(CUDA))))
+    lowered=_lowered_multi_dot,
+    grad=Grad(reads=["X"], kernel=_multi_dot_grad(CPU), cuda_kernel=_multi_dot_grad(CUDA),
+              lowered=_lowered_multi_dot_grad)))
 
 
 # --- matrix_power ----------------------------------------------------------------------------
@@ -320,39 +353,56 @@ def _identity_like(place, x):
     return LINALG[place].eyes(shape[:-2], shape[-1], shape[-1], x.dtype)
 
 
+def matrix_power_arrays(x, n, place=CPU):
+    _check_square(x, "matrix_power")
+    if n == 0:
+        return _identity_like(place, x)
+    base = x if n > 0 else LINALG[place].inverse(x, "matrix_power")
+    out = _power(place, base, abs(n))
+    return arrays.copy(x) if out is x else out      # n = 1: a new array, not X itself
+
+
+def matrix_power_grad_arrays(x, dout, n, place=CPU):
+    """n > 0: the sum above; n < 0: through the inverse, d(A^-1) = -A^-T dA^-1 A^-T; n = 0:
+    zeros (the identity does not depend on X)."""
+    _check_square(x, "matrix_power_grad")
+    dout = arrays.astype(dout, x.dtype).reshape(int_shape(x))
+    if n == 0:
+        return place.full(int_shape(x), 0, x.dtype)
+    if n > 0:
+        return _power_grad(place, x, dout, n)
+    inv = LINALG[place].inverse(x, "matrix_power_grad")
+    d_inv = _power_grad(place, inv, dout, -n)
+    return place.scale(place.matmul(place.matmul(inv, d_inv, True, False), inv, False, True),
+                       -1.0)
+
+
 def _matrix_power(place):
     def run(ctx):
-        x, n = ctx.input("X"), ctx.attr("n")
-        _check_square(x, "matrix_power")
-        if n == 0:
-            out = _identity_like(place, x)
-        else:
-            base = x if n > 0 else LINALG[place].inverse(x, "matrix_power")
-            out = _power(place, base, abs(n))
-            if out is x:                       # n = 1: a new array, not X itself
-                out = arrays.copy(x)
-        ctx.set_output("Out", out)
+        ctx.set_output("Out", matrix_power_arrays(ctx.input("X"), ctx.attr("n"), place))
     return run
 
 
 def _matrix_power_grad(place):
-    """n > 0: the sum above; n < 0: through the inverse, d(A^-1) = -A^-T dA^-1 A^-T; n = 0:
-    zeros (the identity does not depend on X)."""
     def run(ctx):
-        x, n = ctx.input("X"), ctx.attr("n")
-        _check_square(x, "matrix_power_grad")
-        dout = arrays.astype(ctx.input("Out@GRAD"), x.dtype).reshape(int_shape(x))
-        if n == 0:
-            dx = place.full(int_shape(x), 0, x.dtype)
-        elif n > 0:
-            dx = _power_grad(place, x, dout, n)
-        else:
-            inv = LINALG[place].inverse(x, "matrix_power_grad")
-            d_inv = _power_grad(place, inv, dout, -n)
-            dx = place.scale(place.matmul(place.matmul(inv, d_inv, True, False), inv,
-                                          False, True), -1.0)
-        ctx.set_output("X@GRAD", dx)
+        ctx.set_output("X@GRAD", matrix_power_grad_arrays(ctx.input("X"), ctx.input("Out@GRAD"),
+                                                          ctx.attr("n"), place))
     return run
+
+
+matrix_power_in_python = in_python(matrix_power_arrays, like(0))
+matrix_power_grad_in_python = in_python(matrix_power_grad_arrays, like(0))
+
+
+def _lowered_matrix_power(info):
+    return Call(matrix_power_in_python, ("X",), ("Out",), (int(info.attr("n")),))
+
+
+def _lowered_matrix_power_grad(info):
+    if not info.has_input("Out@GRAD"):
+        return None
+    return Call(matrix_power_grad_in_python, ("X", "Out@GRAD"), ("X@GRAD",),
+                (int(info.attr("n")),))
 
 
 register(OpDef(
@@ -361,8 +411,9 @@ register(OpDef(
     comment="Out = X^n for each square matrix of X [..., M, M].",
     infer_shape=_matrix_power_infer,
     kernels={"cpu": _matrix_power(CPU), "cuda": _matrix_power(CUDA)},
+    lowered=_lowered_matrix_power,
     grad=Grad(reads=["X", "Out"], writes=["X"], kernel=_matrix_power_grad(CPU),
-              cuda_kernel=_matrix_power_grad(CUDA))))
+              cuda_kernel=_matrix_power_grad(CUDA), lowered=_lowered_matrix_power_grad)))
 
 
 # --- addmm -----------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
-from . import arrays
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X, broadcast_shapes
 
@@ -57,25 +59,46 @@ def singular_values(a: np.ndarray, hermitian: bool) -> np.ndarray:
     return np.linalg.svd(a, compute_uv=False)
 
 
-def _matrix_rank(ctx):
-    x = ctx.input("X")
-    hermitian = bool(ctx.attr("hermitian"))
-    a = L.host_matrices(x, "matrix_rank", square=hermitian)
-    s = singular_values(a, hermitian)
-    if ctx.has_input("TolTensor"):
-        tol_shape = tuple(int(d) for d in ctx.input("TolTensor").shape)
-        tol = np.asarray(ctx.attr("tol"), np.float64).reshape(tol_shape)   # its values
+def _tolerance_tensor(tol, tol_shape, batch):
+    """TolTensor's values (given as the attribute tol), checked against X's batch dims."""
+    def fail(msg):
+        raise ValueError(f"matrix_rank: slot TolTensor: {msg}")
+    _out_shape(batch, tol_shape, fail)
+    return np.asarray(tol, np.float64).reshape(tol_shape)
 
-        def fail(msg):
-            raise ValueError(f"matrix_rank: slot TolTensor: {msg}")
-        _out_shape(a.shape[:-2], tol_shape, fail)
-    elif ctx.attr("use_default_tol"):
+
+# The kernel's math, one function of host arrays and attributes (the kernel puts the count
+# on its place), also called from a compiled block (kernels/cpu/linalg.py says why; a
+# TolTensor keeps the op interpreted there: an attribute given by a tensor)
+def matrix_rank_arrays(x, hermitian, use_default_tol, tol, tol_shape=None):
+    a = L.host_matrices(x, "matrix_rank", square=bool(hermitian))
+    s = singular_values(a, bool(hermitian))
+    if tol_shape is not None:
+        tol = _tolerance_tensor(tol, tol_shape, a.shape[:-2])
+    elif use_default_tol:
         eps = np.finfo(np.dtype(x.dtype)).eps
         tol = eps * max(a.shape[-2:]) * (s.max(axis=-1) if s.shape[-1] else 0.0)
     else:
-        tol = np.float64(ctx.attr("tol"))
+        tol = np.float64(tol)
     count = (s > np.asarray(tol)[..., None]).sum(axis=-1)
-    ctx.set_output("Out", arrays.to_place(ctx.place, np.asarray(count, np.int32)))
+    return L.result(count, np.int32)
+
+
+def _matrix_rank(ctx):
+    tol_shape = (tuple(int(d) for d in ctx.input("TolTensor").shape)
+                 if ctx.has_input("TolTensor") else None)
+    count = matrix_rank_arrays(ctx.input("X"), ctx.attr("hermitian"),
+                               ctx.attr("use_default_tol"), ctx.attr("tol"), tol_shape)
+    L.set_results(ctx, ("Out",), (count,))
+
+
+matrix_rank_in_python = in_python(matrix_rank_arrays, KL.array(0, -2, np.int32))
+
+
+def _lowered_matrix_rank(info):
+    return Call(matrix_rank_in_python, ("X",), ("Out",),
+                (bool(info.attr("hermitian")), bool(info.attr("use_default_tol")),
+                 float(info.attr("tol"))))
 
 
 register(OpDef(
@@ -87,4 +110,5 @@ register(OpDef(
     comment="Out = the rank of each matrix of X: its singular values above the tolerance "
             "(int32).",
     infer_shape=_matrix_rank_infer, kernels={"cpu": _matrix_rank, "cuda": _matrix_rank},
+    lowered=_lowered_matrix_rank,
     reads_attr_tensors=("TolTensor",)))

@@ -22,6 +22,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
 
@@ -40,9 +43,11 @@ def _qr_infer(ctx):
     ctx.set_output("R", batch + [m if mode == "complete" else k, n], ctx.dtype("X"))
 
 
-def _qr(ctx):
-    x = ctx.input("X")
-    mode = ctx.attr("mode")
+# The kernels' math, one function each of host arrays and attributes (the kernels put the
+# results on their place), also called from a compiled block (kernels/cpu/linalg.py says
+# why); a gradient not written is None.
+def qr_arrays(x, mode):
+    """(Q, R) in X's dtype."""
     a = L.host_matrices(x, "qr")
     if a.size == 0:                      # numpy's LAPACK call refuses empty matrices
         m, n = a.shape[-2:]
@@ -53,8 +58,11 @@ def _qr(ctx):
         q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         q = np.zeros((0,))
-    ctx.set_output("Q", L.to_place(ctx, q, x.dtype))
-    ctx.set_output("R", L.to_place(ctx, r, x.dtype))
+    return L.result(q, x.dtype), L.result(r, x.dtype)
+
+
+def _qr(ctx):
+    L.set_results(ctx, ("Q", "R"), qr_arrays(ctx.input("X"), ctx.attr("mode")))
 
 
 def _square_backward(q, r, dq, dr):
@@ -79,25 +87,66 @@ def qr_backward(x, q, r, dq, dr):
 
 
 def _qr_grad(ctx):
-    x = ctx.input("X")
+    dx = qr_grad_arrays(ctx.input("X"), ctx.input("Q"), ctx.input("R"),
+                        ctx.input_or_none("Q@GRAD"), ctx.input_or_none("R@GRAD"),
+                        ctx.attr("mode"))
+    L.set_results(ctx, ("X@GRAD",), (dx,))
+
+
+def qr_grad_arrays(x, q, r, dq, dr, mode):
     xh = L.host_matrices(x, "qr_grad")
-    mode = ctx.attr("mode")
     m, n = xh.shape[-2:]
     if mode == "r" or (mode == "complete" and m > n):
         raise ValueError(f"qr_grad: the gradient of qr is defined for mode 'reduced', or "
                          f"'complete' with rows <= columns (as in Paddle); given mode "
                          f"{mode!r} and {m} x {n} matrices")
-    q, r = L.host_value(ctx, "Q"), L.host_value(ctx, "R")
+    q, r = L.host_value(q), L.host_value(r)
     k = min(m, n)
     if q.shape != xh.shape[:-1] + (k,) or r.shape != xh.shape[:-2] + (k, n):
         raise ValueError(f"qr_grad: Q and R must be qr's outputs for X; given X "
                          f"{list(xh.shape)}, Q {list(q.shape)}, R {list(r.shape)}")
-    dq, dr = L.host_gradient(ctx, "Q@GRAD", q), L.host_gradient(ctx, "R@GRAD", r)
+    dq, dr = (L.host_gradient(dq, "qr_grad", "Q@GRAD", q),
+              L.host_gradient(dr, "qr_grad", "R@GRAD", r))
     if not np.all(np.abs(np.diagonal(r[..., :k], axis1=-2, axis2=-1)) > 0):
         raise ValueError("qr_grad: the gradient of qr needs X's leading columns of full "
                          "rank (R's diagonal without zeros)")
     dx = qr_backward(xh, q, r, dq, dr)
-    ctx.set_output("X@GRAD", L.to_place(ctx, dx, x.dtype))
+    return L.result(dx, x.dtype)
+
+
+def qr_q_and_r_arrays(x, mode):
+    """qr from numba code, where Q is a batch of matrices (mode 'reduced' or 'complete')."""
+    return qr_arrays(x, mode)
+
+
+def qr_r_arrays(x):
+    """qr from numba code with mode 'r': Q an empty vector."""
+    return qr_arrays(x, "r")
+
+
+def qr_grad_some_arrays(x, q, r, dq, dr, mode, came):
+    """qr_grad from numba code (lapack.gradient_reads)."""
+    return qr_grad_arrays(x, q, r, *L.written((dq, dr), came), mode)
+
+
+qr_in_python = in_python(qr_q_and_r_arrays, KL.tupled(like(0), like(0)))
+qr_r_in_python = in_python(qr_r_arrays, KL.tupled(KL.array(0, ndim=1), like(0)))
+qr_grad_in_python = in_python(qr_grad_some_arrays, like(0))
+
+
+def _lowered_qr(info):
+    mode = str(info.attr("mode"))
+    if mode == "r":
+        return Call(qr_r_in_python, ("X",), ("Q", "R"))
+    return Call(qr_in_python, ("X",), ("Q", "R"), (mode,))
+
+
+def _lowered_qr_grad(info):
+    reads = L.gradient_reads(info, ("Q", "R"))
+    if reads is None:
+        return None
+    return Call(qr_grad_in_python, ("X", "Q", "R") + reads[0], ("X@GRAD",),
+                (str(info.attr("mode")), reads[1]))
 
 
 register(OpDef(
@@ -107,5 +156,6 @@ register(OpDef(
     [Attr("mode", A.STRING, "reduced", "'reduced', 'complete' or 'r' (R only)",
           check=L.one_of(MODES, "mode"))],
     comment="Q, R = the QR decomposition of each matrix of X (X = Q R).",
-    infer_shape=_qr_infer, kernels={"cpu": _qr, "cuda": _qr},
-    grad=Grad(reads=["X", "Q", "R"], writes=["X"], kernel=_qr_grad, cuda_kernel=_qr_grad)))
+    infer_shape=_qr_infer, kernels={"cpu": _qr, "cuda": _qr}, lowered=_lowered_qr,
+    grad=Grad(reads=["X", "Q", "R"], writes=["X"], kernel=_qr_grad, cuda_kernel=_qr_grad,
+              lowered=_lowered_qr_grad)))

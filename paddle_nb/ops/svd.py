@@ -23,6 +23,9 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
 
@@ -37,12 +40,17 @@ def _svd_infer(ctx):
     ctx.set_output("VH", batch + [n if full else k, n], ctx.dtype("X"))
 
 
+# The kernels' math, one function each of host arrays and attributes (the kernels put the
+# results on their place), also called from a compiled block (kernels/cpu/linalg.py says
+# why); a gradient not written is None.
+def svd_arrays(x, full_matrices):
+    """(U, S, VH) in X's dtype."""
+    u, s, vh = np.linalg.svd(L.host_matrices(x, "svd"), full_matrices=bool(full_matrices))
+    return tuple(L.result(value, x.dtype) for value in (u, s, vh))
+
+
 def _svd(ctx):
-    x = ctx.input("X")
-    u, s, vh = np.linalg.svd(L.host_matrices(x, "svd"),
-                             full_matrices=bool(ctx.attr("full_matrices")))
-    for slot, value in (("U", u), ("S", s), ("VH", vh)):
-        ctx.set_output(slot, L.to_place(ctx, value, x.dtype))
+    L.set_results(ctx, SVD_SLOTS, svd_arrays(ctx.input("X"), ctx.attr("full_matrices")))
 
 
 def svd_backward(x, u, s, vh, du, ds, dvh):
@@ -70,11 +78,19 @@ def svd_backward(x, u, s, vh, du, ds, dvh):
 
 
 def _svd_grad(ctx):
-    x = ctx.input("X")
+    factors = [ctx.input(slot) for slot in SVD_SLOTS]
+    grads = [ctx.input_or_none(f"{slot}@GRAD") for slot in SVD_SLOTS]
+    L.set_results(ctx, ("X@GRAD",), (svd_grad_arrays(ctx.input("X"), *factors, *grads),))
+
+
+SVD_SLOTS = ("U", "S", "VH")
+
+
+def svd_grad_arrays(x, u, s, vh, du, ds, dvh):
     xh = L.host_matrices(x, "svd_grad")
-    u, s, vh = (L.host_value(ctx, slot) for slot in ("U", "S", "VH"))
-    du, ds, dvh = (L.host_gradient(ctx, slot + "@GRAD", value)
-                   for slot, value in (("U", u), ("S", s), ("VH", vh)))
+    u, s, vh = L.host_value(u), L.host_value(s), L.host_value(vh)
+    du, ds, dvh = (L.host_gradient(g, "svd_grad", slot + "@GRAD", value)
+                   for g, slot, value in zip((du, ds, dvh), SVD_SLOTS, (u, s, vh)))
     k = s.shape[-1]
     if np.any(du[..., k:]) or np.any(dvh[..., k:, :]):
         raise ValueError("svd_grad: with full_matrices, the columns of U (rows of VH) past "
@@ -86,7 +102,23 @@ def _svd_grad(ctx):
                          f"{list(xh.shape)}, U {list(u.shape)}, S {list(s.shape)}, VH "
                          f"{list(vh.shape)}")
     dx = svd_backward(xh, u[..., :k], s, vh[..., :k, :], du[..., :k], ds, dvh[..., :k, :])
-    ctx.set_output("X@GRAD", L.to_place(ctx, dx, x.dtype))
+    return L.result(dx, x.dtype)
+
+
+def svd_grad_some_arrays(x, u, s, vh, du, ds, dvh, came):
+    """svd_grad from numba code (lapack.gradient_reads)."""
+    return svd_grad_arrays(x, u, s, vh, *L.written((du, ds, dvh), came))
+
+
+svd_in_python = in_python(svd_arrays, KL.tupled(like(0), KL.array(0, -1), like(0)))
+svd_grad_in_python = in_python(svd_grad_some_arrays, like(0))
+
+
+def _lowered_svd_grad(info):
+    reads = L.gradient_reads(info, SVD_SLOTS)
+    if reads is None:
+        return None
+    return Call(svd_grad_in_python, ("X",) + SVD_SLOTS + reads[0], ("X@GRAD",), (reads[1],))
 
 
 register(OpDef(
@@ -99,5 +131,7 @@ register(OpDef(
     comment="U, S, VH = the singular value decomposition of each matrix of X "
             "(X = U diag(S) VH).",
     infer_shape=_svd_infer, kernels={"cpu": _svd, "cuda": _svd},
+    lowered=lambda info: Call(svd_in_python, ("X",), SVD_SLOTS,
+                              (bool(info.attr("full_matrices")),)),
     grad=Grad(reads=["X", "U", "S", "VH"], writes=["X"], kernel=_svd_grad,
-              cuda_kernel=_svd_grad)))
+              cuda_kernel=_svd_grad, lowered=_lowered_svd_grad)))

@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import batch_of, place_of
+from ..backends import CPU, batch_of, place_of
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import linalg as KL
+from ..kernels.cpu.in_python import in_python, like
+from ..kernels.lowered import Call
 from . import arrays
 from . import lapack as L
 from .common import X, int_shape
@@ -50,13 +53,13 @@ def _fail_where(ok, message: str) -> None:
         raise ValueError(message.format(int(bad[0])))
 
 
-def _gradient(ctx, slot, like_shape, P, dtype):
-    """The gradient in ``slot`` as a working batch, zeros where nobody wrote one."""
-    g = ctx.input_or_none(slot)
+def _gradient(g, op_type, slot, like_shape, P, dtype):
+    """The gradient ``g`` (of ``slot``) as a working batch, zeros where nobody wrote one
+    (None)."""
     if g is None:
         return P.zero_matrices((batch_of(like_shape),) + tuple(like_shape[-2:]), dtype)
     if int_shape(g) != tuple(like_shape):
-        raise ValueError(f"{ctx.op.op.type}: slot {slot}: the gradient must have the shape of "
+        raise ValueError(f"{op_type}: slot {slot}: the gradient must have the shape of "
                          f"its output; expected {list(like_shape)}, given {list(g.shape)}")
     return P.to_matrices(g)
 
@@ -67,20 +70,29 @@ def _cholesky_infer(ctx):
     ctx.set_output("Out", shape, ctx.dtype("X"))
 
 
-def _cholesky(ctx):
-    P, x = place_of(ctx), ctx.input("X")
-    factor, ok = P.cholesky(P.to_matrices(x), ctx.attr("upper"))
+# Each op's math is one function of its arrays and attributes (``P``: the place's batches
+# of matrices); the kernels call it with their place's, a compiled block with the CPU's
+# from numba code (``*_in_python``, kernels/cpu/linalg.py says why).
+def cholesky_arrays(x, upper, P=CPU):
+    factor, ok = P.cholesky(P.to_matrices(x), upper)
     _fail_where(ok, "cholesky: slot X: matrix {} of X is not positive definite (the "
                     "Cholesky factorization needs a symmetric positive definite matrix)")
-    ctx.set_output("Out", P.from_matrices(factor, int_shape(x), x.dtype))
+    return P.from_matrices(factor, int_shape(x), x.dtype)
+
+
+def _cholesky(ctx):
+    ctx.set_output("Out", cholesky_arrays(ctx.input("X"), ctx.attr("upper"), place_of(ctx)))
 
 
 def _cholesky_grad(ctx):
-    P, out = place_of(ctx), ctx.input("Out")
+    ctx.set_output("X@GRAD", cholesky_grad_arrays(ctx.input("Out"), ctx.input_or_none("Out@GRAD"),
+                                                  ctx.attr("upper"), place_of(ctx)))
+
+
+def cholesky_grad_arrays(out, dout, upper, P=CPU):
     shape = int_shape(out)
-    upper = ctx.attr("upper")
     lower = P.to_matrices(out)
-    dlower = _gradient(ctx, "Out@GRAD", shape, P, out.dtype)
+    dlower = _gradient(dout, "cholesky_grad", "Out@GRAD", shape, P, out.dtype)
     if upper:                                   # U = L^T: the same math on the transposes
         lower, dlower = P.transpose_each(lower), P.transpose_each(dlower)
     dlower = P.triangle(dlower, lower=True, diag=1.0)      # Out's upper part is constant
@@ -88,8 +100,22 @@ def _cholesky_grad(ctx):
     half = P.triangular_solve(lower, phi, False, True, False)              # L^-T Phi
     g = P.transpose_each(P.triangular_solve(lower, P.transpose_each(half), False, True,
                                             False))
-    ctx.set_output("X@GRAD", P.from_matrices(P.combine(g, P.transpose_each(g), 0.5, 0.5),
-                                             shape, out.dtype))
+    return P.from_matrices(P.combine(g, P.transpose_each(g), 0.5, 0.5), shape, out.dtype)
+
+
+cholesky_in_python = in_python(cholesky_arrays, like(0))
+cholesky_grad_in_python = in_python(cholesky_grad_arrays, like(0))
+
+
+def _lowered_cholesky(info):
+    return Call(cholesky_in_python, ("X",), ("Out",), (bool(info.attr("upper")),))
+
+
+def _lowered_cholesky_grad(info):
+    if not info.has_input("Out@GRAD"):
+        return None
+    return Call(cholesky_grad_in_python, ("Out", "Out@GRAD"), ("X@GRAD",),
+                (bool(info.attr("upper")),))
 
 
 register(OpDef(
@@ -98,8 +124,9 @@ register(OpDef(
                                      "instead of L (A = L L^T, its lower triangle)")],
     comment="The Cholesky factor of each symmetric positive definite matrix of X.",
     infer_shape=_cholesky_infer, kernels={"cpu": _cholesky, "cuda": _cholesky},
+    lowered=_lowered_cholesky,
     grad=Grad(reads=["Out"], writes=["X"], kernel=_cholesky_grad,
-              cuda_kernel=_cholesky_grad)))
+              cuda_kernel=_cholesky_grad, lowered=_lowered_cholesky_grad)))
 
 
 # --- lu -----------------------------------------------------------------------------------
@@ -113,21 +140,26 @@ def _lu_infer(ctx):
     ctx.set_output("Infos", batch if batch else [1], "int32")
 
 
-def _lu(ctx):
-    P, x = place_of(ctx), ctx.input("X")
+def lu_arrays(x, pivots, P=CPU):
+    """(Out, Pivots, Infos)."""
     shape = int_shape(x)
-    packed, piv, info = P.lu(P.to_matrices(x), ctx.attr("pivots"))
+    packed, piv, info = P.lu(P.to_matrices(x), pivots)
     k = min(shape[-2], shape[-1])
-    ctx.set_output("Out", P.from_matrices(packed, shape, x.dtype))
-    ctx.set_output("Pivots", P.from_matrices(piv, shape[:-2] + (k,), np.int32))
-    ctx.set_output("Infos", P.from_matrices(info, shape[:-2] if len(shape) > 2 else (1,),
-                                            np.int32))
+    return (P.from_matrices(packed, shape, x.dtype),
+            P.from_matrices(piv, shape[:-2] + (k,), np.int32),
+            P.from_matrices(info, shape[:-2] if len(shape) > 2 else (1,), np.int32))
 
 
-def _unpacked(ctx, P, packed, piv, shape):
+def _lu(ctx):
+    for slot, value in zip(("Out", "Pivots", "Infos"),
+                           lu_arrays(ctx.input("X"), ctx.attr("pivots"), place_of(ctx))):
+        ctx.set_output(slot, value)
+
+
+def _unpacked(op_type, P, packed, piv, shape):
     """(Pmat, L, U) working batches of lu's packed factors; Pivots checked."""
     pmat, lower, upper, ok = P.unpack_lu(packed, piv, True, True)
-    _fail_where(ok, f"{ctx.op.op.type}: slot Pivots: the pivots of matrix {{}} must lie in "
+    _fail_where(ok, f"{op_type}: slot Pivots: the pivots of matrix {{}} must lie in "
                     f"1..{shape[-2]} (1-based row numbers, as lu gives them)")
     return pmat, lower, upper
 
@@ -164,14 +196,19 @@ def lu_backward(P, pmat, lower, upper, dlower, dupper, m: int, n: int):
 
 
 def _lu_grad(ctx):
-    P, x, out = place_of(ctx), ctx.input("X"), ctx.input("Out")
+    ctx.set_output("X@GRAD", lu_grad_arrays(ctx.input("X"), ctx.input("Out"),
+                                            ctx.input("Pivots"),
+                                            ctx.input_or_none("Out@GRAD"), place_of(ctx)))
+
+
+def lu_grad_arrays(x, out, pivots, dout, P=CPU):
     shape = int_shape(x)
     if int_shape(out) != shape:
         raise ValueError(f"lu_grad: slot Out: expected lu's factors of X, shape "
                          f"{list(shape)}; given {list(out.shape)}")
     m, n = shape[-2:]
-    pmat, lower, upper = _unpacked(ctx, P, P.to_matrices(out), ctx.input("Pivots"), shape)
-    dout = _gradient(ctx, "Out@GRAD", shape, P, x.dtype)
+    pmat, lower, upper = _unpacked("lu_grad", P, P.to_matrices(out), pivots, shape)
+    dout = _gradient(dout, "lu_grad", "Out@GRAD", shape, P, x.dtype)
     k = min(m, n)
     # the packed dOut: its strict lower part is dL's, the rest dU's
     dlower, dupper = P.triangle(dout, lower=True, diag=0.0), P.triangle(dout, False, 1.0)
@@ -180,7 +217,23 @@ def _lu_grad(ctx):
     if m > k:
         dupper, _ = P.split(dupper, [k, m - k], axis=1)
     dx = lu_backward(P, pmat, lower, upper, dlower, dupper, m, n)
-    ctx.set_output("X@GRAD", P.from_matrices(dx, shape, x.dtype))
+    return P.from_matrices(dx, shape, x.dtype)
+
+
+lu_in_python = in_python(lu_arrays, KL.tupled(like(0), KL.array(0, -1, np.int32),
+                                              KL.batch_count(0)))
+lu_grad_in_python = in_python(lu_grad_arrays, like(0))
+
+
+def _lowered_lu(info):
+    return Call(lu_in_python, ("X",), ("Out", "Pivots", "Infos"),
+                (bool(info.attr("pivots")),))
+
+
+def _lowered_lu_grad(info):
+    if not info.has_input("Out@GRAD"):
+        return None
+    return Call(lu_grad_in_python, ("X", "Out", "Pivots", "Out@GRAD"), ("X@GRAD",))
 
 
 register(OpDef(
@@ -190,9 +243,9 @@ register(OpDef(
      Slot("Infos", "per matrix: 0, or the 1-based column of the first zero pivot")],
     [Attr("pivots", A.BOOLEAN, True, "partial pivoting (row swaps)")],
     comment="The LU factorization of each matrix of X: P X = L U.",
-    infer_shape=_lu_infer, kernels={"cpu": _lu, "cuda": _lu},
+    infer_shape=_lu_infer, kernels={"cpu": _lu, "cuda": _lu}, lowered=_lowered_lu,
     grad=Grad(reads=["X", "Out", "Pivots"], grads_of=["Out"], writes=["X"],
-              kernel=_lu_grad, cuda_kernel=_lu_grad)))
+              kernel=_lu_grad, cuda_kernel=_lu_grad, lowered=_lowered_lu_grad)))
 
 
 # --- lu_unpack ----------------------------------------------------------------------------
@@ -214,49 +267,78 @@ def _lu_unpack_infer(ctx):
     ctx.set_output("U", batch + [k, n] if data else [0], dtype)
 
 
-def _lu_unpack(ctx):
-    P, x, piv = place_of(ctx), ctx.input("X"), ctx.input("Pivots")
+def lu_unpack_arrays(x, piv, ludata, pivots, P=CPU):
+    """(Pmat, L, U), each an empty vector where not asked for (on the host: the kernel
+    puts them on its place)."""
     shape = int_shape(x)
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
     if int_shape(piv) != batch + (k,):
         raise ValueError(f"lu_unpack: slot Pivots: expected shape {list(batch + (k,))} "
                          f"(one pivot per column of L), given {list(piv.shape)}")
-    ludata, pivots = ctx.attr("unpack_ludata"), ctx.attr("unpack_pivots")
     pmat, lower, upper, ok = P.unpack_lu(P.to_matrices(x), piv, ludata, pivots)
     _fail_where(ok, f"lu_unpack: slot Pivots: the pivots of matrix {{}} must lie in "
                     f"1..{m} (1-based row numbers, as lu gives them)")
     empty = np.zeros((0,), x.dtype)
-    ctx.set_output("Pmat", P.from_matrices(pmat, batch + (m, m), x.dtype) if pivots
-                   else _on_place(ctx, empty))
-    ctx.set_output("L", P.from_matrices(lower, batch + (m, k), x.dtype) if ludata
-                   else _on_place(ctx, empty))
-    ctx.set_output("U", P.from_matrices(upper, batch + (k, n), x.dtype) if ludata
-                   else _on_place(ctx, empty))
+    return (P.from_matrices(pmat, batch + (m, m), x.dtype) if pivots else empty,
+            P.from_matrices(lower, batch + (m, k), x.dtype) if ludata else empty,
+            P.from_matrices(upper, batch + (k, n), x.dtype) if ludata else empty)
 
 
-def _on_place(ctx, array):
-    return arrays.to_place(ctx.place, array)
+def _lu_unpack(ctx):
+    made = lu_unpack_arrays(ctx.input("X"), ctx.input("Pivots"), ctx.attr("unpack_ludata"),
+                            ctx.attr("unpack_pivots"), place_of(ctx))
+    for slot, value in zip(("Pmat", "L", "U"), made):
+        ctx.set_output(slot, arrays.to_place(ctx.place, value) if value.size == 0 and
+                       value.ndim == 1 else value)
 
 
 def _lu_unpack_grad(ctx):
-    P, x = place_of(ctx), ctx.input("X")
+    ctx.set_output("X@GRAD", lu_unpack_grad_arrays(
+        ctx.input("X"), ctx.input_or_none("L@GRAD"), ctx.input_or_none("U@GRAD"),
+        ctx.attr("unpack_ludata"), place_of(ctx)))
+
+
+def lu_unpack_grad_arrays(x, dl, du, ludata, P=CPU):
     shape = int_shape(x)
     batch, (m, n) = shape[:-2], shape[-2:]
     k = min(m, n)
-    if not ctx.attr("unpack_ludata"):        # L and U were not made: nothing flows back
+    if not ludata:                           # L and U were not made: nothing flows back
         zeros = P.zero_matrices((batch_of(shape), m, n), x.dtype)
-        ctx.set_output("X@GRAD", P.from_matrices(zeros, shape, x.dtype))
-        return
-    dlower = P.triangle(_gradient(ctx, "L@GRAD", batch + (m, k), P, x.dtype), True, 0.0)
-    dupper = P.triangle(_gradient(ctx, "U@GRAD", batch + (k, n), P, x.dtype), False, 1.0)
+        return P.from_matrices(zeros, shape, x.dtype)
+    dlower = P.triangle(_gradient(dl, "lu_unpack_grad", "L@GRAD", batch + (m, k), P,
+                                  x.dtype), True, 0.0)
+    dupper = P.triangle(_gradient(du, "lu_unpack_grad", "U@GRAD", batch + (k, n), P,
+                                  x.dtype), False, 1.0)
     b = batch_of(shape)
     if n > k:       # wide: L is m x m, U m x n
         dlower = P.concat([dlower, P.zero_matrices((b, m, n - k), x.dtype)], axis=2)
     if m > k:       # tall: L is m x n, U n x n
         dupper = P.concat([dupper, P.zero_matrices((b, m - k, n), x.dtype)], axis=1)
-    ctx.set_output("X@GRAD", P.from_matrices(P.combine(dlower, dupper, 1.0, 1.0), shape,
-                                             x.dtype))
+    return P.from_matrices(P.combine(dlower, dupper, 1.0, 1.0), shape, x.dtype)
+
+
+def lu_unpack_both_grad_arrays(x, dl, du):
+    """lu_unpack_grad from numba code, where L@GRAD and U@GRAD both came."""
+    return lu_unpack_grad_arrays(x, dl, du, True)
+
+
+lu_unpack_in_python = in_python(lu_unpack_arrays, KL.tupled(like(0), like(0), like(0)))
+lu_unpack_grad_in_python = in_python(lu_unpack_both_grad_arrays, like(0))
+
+
+def _lowered_lu_unpack(info):
+    """Both parts unpacked (an empty vector for a part not asked for has another rank)."""
+    if not (info.attr("unpack_ludata") and info.attr("unpack_pivots")):
+        return None
+    return Call(lu_unpack_in_python, ("X", "Pivots"), ("Pmat", "L", "U"), (True, True))
+
+
+def _lowered_lu_unpack_grad(info):
+    if not (info.attr("unpack_ludata") and info.has_input("L@GRAD")
+            and info.has_input("U@GRAD")):
+        return None
+    return Call(lu_unpack_grad_in_python, ("X", "L@GRAD", "U@GRAD"), ("X@GRAD",))
 
 
 register(OpDef(
@@ -268,8 +350,10 @@ register(OpDef(
      Attr("unpack_pivots", A.BOOLEAN, True, "give Pmat")],
     comment="Pmat, L, U with A = Pmat L U, from lu's Out and Pivots.",
     infer_shape=_lu_unpack_infer, kernels={"cpu": _lu_unpack, "cuda": _lu_unpack},
+    lowered=_lowered_lu_unpack,
     grad=Grad(reads=["X", "Pivots", "L", "U", "Pmat"], grads_of=["L", "U"], writes=["X"],
-              kernel=_lu_unpack_grad, cuda_kernel=_lu_unpack_grad)))
+              kernel=_lu_unpack_grad, cuda_kernel=_lu_unpack_grad,
+              lowered=_lowered_lu_unpack_grad)))
 
 
 # --- determinant --------------------------------------------------------------------------
@@ -281,23 +365,26 @@ def _determinant_infer(ctx):
     ctx.set_output("Out", shape[:-2], ctx.dtype("Input"))
 
 
-def _determinant(ctx):
-    P, x = place_of(ctx), ctx.input("Input")
+def determinant_arrays(x, P=CPU):
     shape = int_shape(x)
-    det = P.determinant(P.to_matrices(x))
-    ctx.set_output("Out", P.from_matrices(det, shape[:-2], x.dtype))
+    return P.from_matrices(P.determinant(P.to_matrices(x)), shape[:-2], x.dtype)
+
+
+def _determinant(ctx):
+    ctx.set_output("Out", determinant_arrays(ctx.input("Input"), place_of(ctx)))
 
 
 def _determinant_grad(ctx):
-    P, x = place_of(ctx), ctx.input("Input")
+    ctx.set_output("Input@GRAD", determinant_grad_arrays(
+        ctx.input("Input"), ctx.input("Out"), ctx.input_or_none("Out@GRAD"), place_of(ctx)))
+
+
+def determinant_grad_arrays(x, out, dout, P=CPU):
     shape = int_shape(x)
     a, n = P.to_matrices(x), shape[-1]
-    det = P.to_matrices(ctx.input("Out").reshape((batch_of(shape), 1, 1)))
-    dout = ctx.input_or_none("Out@GRAD")
+    det = P.to_matrices(out.reshape((batch_of(shape), 1, 1)))
     if dout is None or n == 0:
-        ctx.set_output("Input@GRAD", P.from_matrices(P.zero_matrices(a.shape, x.dtype), shape,
-                                                     x.dtype))
-        return
+        return P.from_matrices(P.zero_matrices(a.shape, x.dtype), shape, x.dtype)
     if int_shape(dout) != shape[:-2]:
         raise ValueError(f"determinant_grad: slot Out@GRAD: expected shape "
                          f"{list(shape[:-2])} (one value per matrix), given "
@@ -309,12 +396,23 @@ def _determinant_grad(ctx):
         grad = P.where_batch(ok == 1, grad, P.cofactors(a))
     grad = P.scale_each(grad, P.to_matrices(dout.reshape((a.shape[0], 1, 1)))
                         .reshape(a.shape[0]))
-    ctx.set_output("Input@GRAD", P.from_matrices(grad, shape, x.dtype))
+    return P.from_matrices(grad, shape, x.dtype)
+
+
+determinant_in_python = in_python(determinant_arrays, KL.array(0, -2))
+determinant_grad_in_python = in_python(determinant_grad_arrays, like(0))
+
+
+def _lowered_determinant_grad(info):
+    if not info.has_input("Out@GRAD"):
+        return None
+    return Call(determinant_grad_in_python, ("Input", "Out", "Out@GRAD"), ("Input@GRAD",))
 
 
 register(OpDef(
     "determinant", [INPUT], [Slot("Out", "det of each matrix (the batch's shape)")], [],
     comment="The determinant of each square matrix of Input.",
     infer_shape=_determinant_infer, kernels={"cpu": _determinant, "cuda": _determinant},
+    lowered=lambda info: Call(determinant_in_python, ("Input",), ("Out",)),
     grad=Grad(reads=["Input", "Out"], writes=["Input"], kernel=_determinant_grad,
-              cuda_kernel=_determinant_grad)))
+              cuda_kernel=_determinant_grad, lowered=_lowered_determinant_grad)))

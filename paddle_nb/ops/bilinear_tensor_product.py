@@ -13,12 +13,17 @@ CUDA), with T[b, k, :] = X[b] . Weight[k] (one [B, M] x [M, K*N] product):
     dX   = dOut[b] . S[b] per row, S[b, k, :] = Weight[k] . Y[b]   ([B, 1, K] x [B, K, M])
     dW   = dOut^T . (X[b] outer Y[b])            ([K, B] x [B, M*N])
     dBias = ones[1, B] . dOut                    (the column sums)
+
+In a compiled block both are kernels/cpu/bilinear_tensor_product.py's njit steps: the same
+products through matmul.py's product and batched_product, bit for bit.
 """
 from __future__ import annotations
 
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
+from ..kernels.cpu import bilinear_tensor_product as KB
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
 from ..backends import CPU, CUDA
@@ -117,6 +122,31 @@ def _grad_infer(ctx):
                  expected="a float tensor", given=ctx.describe_input("Out@GRAD"))
 
 
+def _floats(info, slots) -> bool:
+    """Each of ``slots`` float32 or float64, X's dtype; X, Y and Weight of ranks 2, 2, 3."""
+    dtype = info.dtype("X")
+    return dtype.name in ("float32", "float64") and \
+        all(info.dtype(s) == dtype for s in slots) and \
+        (info.ndim("X"), info.ndim("Y"), info.ndim("Weight")) == (2, 2, 3)
+
+
+def _lowered(info):
+    if not info.has_input("Bias"):
+        return Call(KB.bilinear, ("X", "Y", "Weight"), ("Out",)) \
+            if _floats(info, ("Y", "Weight")) else None
+    if not _floats(info, ("Y", "Weight", "Bias")):
+        return None
+    return Call(KB.bilinear_biased, ("X", "Y", "Weight", "Bias"), ("Out",))
+
+
+def _lowered_grad(info):
+    if not _floats(info, ("Y", "Weight", "Out@GRAD")):
+        return None
+    return Call(KB.bilinear_grads, ("X", "Y", "Weight", "Out@GRAD"),
+                ("X@GRAD", "Y@GRAD", "Weight@GRAD", "Bias@GRAD"),
+                tuple(info.has_output(s + "@GRAD") for s in ("X", "Y", "Weight", "Bias")))
+
+
 register(OpDef(
     "bilinear_tensor_product",
     [Slot("X", "the first input [B, M]"), Slot("Y", "the second input [B, N]"),
@@ -125,5 +155,7 @@ register(OpDef(
     [Slot("Out", "[B, K]: Out[b, k] = X[b] Weight[k] Y[b]^T + Bias[0, k]")], [],
     comment="Out[b, k] = X[b] . Weight[k] . Y[b]^T + Bias[0, k].",
     infer_shape=_infer, kernels={"cpu": _forward(CPU), "cuda": _forward(CUDA)},
+    lowered=_lowered,
     grad=Grad(reads=["X", "Y", "Weight"], writes=["X", "Y", "Weight", "Bias"],
-              kernel=_backward(CPU), cuda_kernel=_backward(CUDA), infer_shape=_grad_infer)))
+              kernel=_backward(CPU), cuda_kernel=_backward(CUDA), infer_shape=_grad_infer,
+              lowered=_lowered_grad)))

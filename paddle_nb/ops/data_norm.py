@@ -19,12 +19,17 @@ with summary_decay_rate); its CPU kernel leaves them as they are, and so does th
 Not built: ``slot_dim`` > 0 (per-slot statistics that skip empty slots) and
 ``enable_scale_and_shift`` (scale_w and bias after the normalisation): both are refused
 with an error that says so.
+
+In a compiled block both are kernels/cpu/data_norm.py's loops: the same correctly rounded
+operation per element, and the column sums by the same product with ones, bit for bit.
 """
 from __future__ import annotations
 
 from ..core import attrs as A
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import data_norm as KD
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
 from ..backends import CPU, CUDA
@@ -134,6 +139,31 @@ def _grad_maker(op, no_grad):
                    {"X@GRAD": [grad_name(x)]}, dict(op.attrs))]
 
 
+# --- inside a compiled block (kernels/lowered.py) ------------------------------------------
+def _plain_floats(info, slots) -> bool:
+    """No scale and shift or slots (refused by the kernels), X [N, C] and ``slots`` of one
+    float dtype."""
+    dtype = info.dtype("X")
+    return info.attr("slot_dim") in (-1, 0) and not info.attr("enable_scale_and_shift") \
+        and dtype.name in ("float32", "float64") and info.ndim("X") == 2 and \
+        all(info.dtype(s) == dtype for s in slots)
+
+
+def _lowered(info):
+    if not _plain_floats(info, STATS):
+        return None
+    return Call(KD.data_normalized, ("X",) + STATS, ("Y", "Means", "Scales"))
+
+
+def _lowered_grad(info):
+    if not _plain_floats(info, ("Means", "Scales", "Y@GRAD")):
+        return None
+    return Call(KD.data_norm_grads, ("X", "Means", "Scales", "Y@GRAD"),
+                ("X@GRAD",) + tuple(s + "@GRAD" for s in STATS),
+                (float(info.attr("epsilon")),) +
+                tuple(info.has_output(s + "@GRAD") for s in STATS))
+
+
 _ATTRS = [
     Attr("epsilon", A.FLOAT, 1e-4, "added (times N) to BatchSquareSum@GRAD"),
     Attr("slot_dim", A.INT, -1, "per-slot statistics when > 0 (not built here)"),
@@ -159,7 +189,7 @@ register(OpDef(
     _ATTRS,
     comment="Y = (X - BatchSum / BatchSize) * sqrt(BatchSize / BatchSquareSum), per column.",
     infer_shape=_infer, kernels={"cpu": _data_norm(CPU), "cuda": _data_norm(CUDA)},
-    grad=_grad_maker))
+    lowered=_lowered, grad=_grad_maker))
 
 register(OpDef(
     "data_norm_grad",
@@ -177,5 +207,5 @@ register(OpDef(
             "column sums and centred square sums.",
     infer_shape=_grad_infer,
     kernels={"cpu": _data_norm_grad(CPU), "cuda": _data_norm_grad(CUDA)},
-    grad=NO_GRADIENT, grad_of="data_norm"))
+    lowered=_lowered_grad, grad=NO_GRADIENT, grad_of="data_norm"))
 

@@ -13,6 +13,10 @@ ops/write_at.py.
 The gradient is Paddle 2.6.2's: ``fill_diagonal_tensor_grad`` gives X@GRAD only (dOut with
 the diagonal zeroed, since it was overwritten); Paddle's op has no gradient for Y, so
 ``diagonal_scatter``'s y gets none here either.
+
+In a compiled block both are kernels/cpu/structured.py's loops (diagonal_filled,
+diagonal_zeroed), the positions worked out there from the run's shape, as numpy's
+``diagonal`` orders them.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import structured as KS
+from ..kernels.lowered import Call
 from . import write_at
 from .common import OUT, X, build_fail, run_fail
 from ..backends import CPU, CUDA
@@ -110,6 +116,32 @@ def _fill_grad_infer(ctx):
     ctx.set_output("X@GRAD", ctx.shape("Out@GRAD"), ctx.dtype("Out@GRAD"))
 
 
+def _dims(info, slot: str):
+    """(dim1, dim2) made positive for ``slot``'s rank, or None where they are not two
+    axes of it (the interpreter names the error)."""
+    rank = info.ndim(slot)
+    dim1, dim2 = info.attr("dim1"), info.attr("dim2")
+    if rank < 2 or not (-rank <= dim1 < rank and -rank <= dim2 < rank) or \
+            dim1 % rank == dim2 % rank:
+        return None
+    return dim1 % rank, dim2 % rank
+
+
+def _lowered_fill(info):
+    dims = _dims(info, "X")
+    if dims is None or info.dtype("X").name not in FILLABLE or \
+            info.dtype("Y") != info.dtype("X"):
+        return None
+    return Call(KS.diagonal_filled, ("X", "Y"), ("Out",), (info.attr("offset"),) + dims)
+
+
+def _lowered_fill_grad(info):
+    dims = _dims(info, "Out@GRAD")
+    if dims is None or info.dtype("Out@GRAD").name not in FILLABLE:
+        return None
+    return Call(KS.diagonal_zeroed, ("Out@GRAD",), ("X@GRAD",), (info.attr("offset"),) + dims)
+
+
 register(OpDef(
     "fill_diagonal_tensor",
     [X, Slot("Y", "the new diagonal: X's other axes, then the diagonal's length")], [OUT],
@@ -118,5 +150,7 @@ register(OpDef(
      Attr("dim2", A.INT, 1, "the matrices' second axis")],
     comment="Out = X with the (dim1, dim2, offset) diagonal replaced by Y.",
     infer_shape=_fill_infer, kernels={"cpu": _fill(CPU), "cuda": _fill(CUDA)},
+    lowered=_lowered_fill,
     grad=Grad(reads=["X"], optional=("X",), writes=["X"], kernel=_fill_grad(CPU),
-              cuda_kernel=_fill_grad(CUDA), infer_shape=_fill_grad_infer)))
+              cuda_kernel=_fill_grad(CUDA), infer_shape=_fill_grad_infer,
+              lowered=_lowered_fill_grad)))

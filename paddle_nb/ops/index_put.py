@@ -15,6 +15,11 @@ after every index has been range-checked; the write itself runs on the op's plac
 gets every value added. The gradient is Paddle's: x's is ``out``'s, 0 where a value was
 written (all of it with ``accumulate``); value's is ``out``'s at the written positions,
 summed over value's broadcast.
+
+In a compiled block, with 1-D integer indices of one dtype, both are
+kernels/cpu/index_put.py's loops (range-checked there, the interpreter's order of writes
+and adds). A mask stays in the interpreter: how many positions it names depends on its
+values.
 """
 from __future__ import annotations
 
@@ -25,7 +30,10 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import index_put as KI
+from ..kernels.lowered import Call
 from . import arrays, write_at
+from .common import one_dtype
 from ..backends import CPU, CUDA
 
 # the element types Paddle 2.6.2's index_put takes (float16 and complex aside)
@@ -143,6 +151,25 @@ def _index_put_grad(place):
     return run
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype, count = info.dtype("x"), len(info.pop.in_ix["indices"])
+        kind = one_dtype(info, "indices")
+        if dtype.name not in PUTTABLE or info.dtype("value") != dtype or \
+                any(info.ndim("indices", i) != 1 for i in range(count)) or \
+                kind is None or kind.kind != "i" or count > info.ndim("x") or \
+                (info.attr("accumulate") and dtype.name == "bool") or \
+                (grad and info.dtype("out@GRAD") != dtype):
+            return None            # (a mask, an index of rank != 1, mixed index dtypes)
+        accumulate = bool(info.attr("accumulate"))
+        if grad:
+            return Call(KI.index_put_grads, ("out@GRAD", "indices", "value"),
+                        ("x@GRAD", "value@GRAD"),
+                        (accumulate, info.has_output("x@GRAD"), info.has_output("value@GRAD")))
+        return Call(KI.index_put, ("x", "indices", "value"), ("out",), (accumulate,))
+    return lowered
+
+
 register(OpDef(
     "index_put",
     [Slot("x", "the tensor written into"),
@@ -153,5 +180,7 @@ register(OpDef(
     [Attr("accumulate", A.BOOLEAN, False, "add the values instead of replacing")],
     comment="out = x; out[indices] = value (accumulate: out[indices] += value).",
     infer_shape=_index_put_infer, kernels={"cpu": _index_put(CPU), "cuda": _index_put(CUDA)},
+    lowered=_lowered(False),
     grad=Grad(reads=["x", "indices", "value"], writes=["x", "value"],
-              kernel=_index_put_grad(CPU), cuda_kernel=_index_put_grad(CUDA))))
+              kernel=_index_put_grad(CPU), cuda_kernel=_index_put_grad(CUDA),
+              lowered=_lowered(True))))

@@ -12,14 +12,25 @@ attributes, as ``paddle.kron`` and ``paddle.cross`` save them).
   ``gather_maps``, as roll's). dX = Y x dOut and dY = dOut x X, the same product.
   ``dim`` 9 (Paddle's default, its marker for "not given") means the first axis of
   size 3, as in Paddle (so axis 9 itself cannot be named).
+
+In a compiled block both are kernels/cpu/structured.py's loops: the same products (and
+cross's one difference per element), kron's gradient sums added by reduce.py's serial row
+sum (the interpreter's sum_axes; a product large enough for its prange twin stays in the
+interpreter). cross's axis is found there from the run's shape, as a batch of 3 rows may
+move ``dim`` 9's first axis of size 3.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..core import attrs as A
 from ..core.infer_shape import dims_compatible
 from ..core.registry import Attr
+from ..kernels.cpu import structured as KS
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM
+from ..kernels.lowered import Call
 from . import arrays
 from .common import build_fail, int_shape, padded_shape, run_fail
 from .matmul import declare_product
@@ -73,8 +84,33 @@ def _kron_grad(place):
     return run
 
 
+def _same_numbers(info, grad: bool, allowed=NUMBERS) -> bool:
+    """X, Y (and dOut) of one of ``allowed`` dtypes, all the same."""
+    dtype = info.dtype("X")
+    return dtype.name in allowed and info.dtype("Y") == dtype and \
+        (not grad or info.dtype("Out@GRAD") == dtype)
+
+
+def _lowered_kron(info):
+    if not _same_numbers(info, False):
+        return None
+    return Call(KS.kron, ("X", "Y"), ("Out",), (max(info.ndim("X"), info.ndim("Y")),))
+
+
+def _lowered_kron_grad(info):
+    if not _same_numbers(info, True, ("float32", "float64")):     # (ints: numpy's sum)
+        return None
+    if math.prod(info.shape("Out@GRAD")) >= MIN_PARALLEL_SUM:
+        # the interpreter's row sums take their prange twin from there (reduce.py)
+        return "large: the interpreter splits it across the cores"
+    return Call(KS.kron_grads, ("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD"),
+                (max(info.ndim("X"), info.ndim("Y")), info.has_output("X@GRAD"),
+                 info.has_output("Y@GRAD")))
+
+
 declare_product("kron", "Out = the Kronecker product of X and Y (padded to one rank by "
-                        "leading 1s).", _kron_infer, _kron, _kron_grad)
+                        "leading 1s).", _kron_infer, _kron, _kron_grad,
+                lowered=_lowered_kron, grad_lowered=_lowered_kron_grad)
 
 
 # --- cross -----------------------------------------------------------------------------------
@@ -151,7 +187,22 @@ def _cross_grad(place):
     return run
 
 
+def _lowered_cross(info):
+    if not _same_numbers(info, False) or info.ndim("X") == 0:
+        return None
+    return Call(KS.cross, ("X", "Y"), ("Out",), (info.attr("dim"), DEFAULT_DIM))
+
+
+def _lowered_cross_grad(info):
+    if not _same_numbers(info, True) or info.ndim("X") == 0:
+        return None
+    return Call(KS.cross_grads, ("X", "Y", "Out@GRAD"), ("X@GRAD", "Y@GRAD"),
+                (info.attr("dim"), DEFAULT_DIM, info.has_output("X@GRAD"),
+                 info.has_output("Y@GRAD")))
+
+
 declare_product("cross", "Out = X x Y, the cross product of 3-vectors along dim.",
                 _cross_infer, _cross, _cross_grad,
+                lowered=_lowered_cross, grad_lowered=_lowered_cross_grad,
                 attrs=[Attr("dim", A.INT, DEFAULT_DIM, f"the axis (of size 3) the product is "
                             f"taken along; {DEFAULT_DIM}: the first axis of size 3")])

@@ -9,6 +9,9 @@ gradient, as Paddle's maxout_grad (reading X, Out and dOut), sends each dOut to 
 input of its group equal to the max (one element even where several tie): the group axis
 is moved last (``rows``), its first maximum found (``arg_extreme``) and dOut put there
 (``put_along_rows``). The same primitives run on both places.
+
+In a compiled block both are kernels/cpu/structured.py's loops (maxout, maxout_grad): the
+same max (a NaN wins, as np.max) and the same first maximum (np.argmax's), bit for bit.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
+from ..kernels.cpu import structured as KS
+from ..kernels.lowered import Call
 from .common import OUT, X
 from ..backends import CPU, CUDA
 
@@ -73,11 +78,25 @@ def _maxout_grad(place):
     return run
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in ("float32", "float64") or info.ndim("X") != 4 or \
+                (grad and info.dtype("Out@GRAD") != dtype):
+            return None
+        consts = (_channel_axis(info.attr("axis")), info.attr("groups"))
+        if grad:
+            return Call(KS.maxout_grad, ("X", "Out@GRAD"), ("X@GRAD",), consts)
+        return Call(KS.maxout, ("X",), ("Out",), consts)
+    return lowered
+
+
 register(OpDef(
     "maxout", [X], [OUT],
     [Attr("groups", A.INT, None, "channels per group (divides the channel count)"),
      Attr("axis", A.INT, 1, "the channel axis: 1 (NCHW), -1 or 3 (NHWC)")],
     comment="Out[.., c, ..] = max of X's channels c*groups ... (c+1)*groups - 1.",
     infer_shape=_infer, kernels={"cpu": _maxout(CPU), "cuda": _maxout(CUDA)},
+    lowered=_lowered(False),
     grad=Grad(reads=["X", "Out"], kernel=_maxout_grad(CPU),
-              cuda_kernel=_maxout_grad(CUDA))))
+              cuda_kernel=_maxout_grad(CUDA), lowered=_lowered(True))))

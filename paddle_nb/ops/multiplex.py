@@ -8,6 +8,9 @@ candidates are stacked into one (K * N, ...) tensor, and row i of Out is its row
 ``Ids[i] * N + i`` (the places' ``linear_index`` of the pairs (Ids[i], i)), one ``take``;
 the gradient puts each dOut row back there (``scatter_add``) and cuts the stack into the K
 candidates' gradients, zero in the rows they did not give.
+
+In a compiled block both are kernels/cpu/structured.py's loops (multiplexed and its
+_grads: the same copies, each dOut row added into zeros), the ids range-checked there.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels import check
+from ..kernels.cpu import structured as KS
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 
@@ -89,11 +94,25 @@ def _multiplex_grad(place):
     return run
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in MULTIPLEXABLE or info.ndim("X") == 0 or \
+                info.dtype("Ids").kind != "i" or \
+                (grad and info.dtype("Out@GRAD") != dtype):
+            return None
+        if grad:
+            return Call(KS.multiplexed_grads, ("Ids", "X", "Out@GRAD"), ("X@GRAD",))
+        return Call(KS.multiplexed, ("Ids", "X"), ("Out",))
+    return lowered
+
+
 register(OpDef(
     "multiplex", [Slot("Ids", "which candidate each row comes from ([N, 1], int)"),
                   Slot("X", "the candidates, all of one shape [N, ...]", duplicable=True)],
     [Slot("Out", "row i of candidate Ids[i], for each row i")], [],
     comment="Out[i] = X[Ids[i]][i].", infer_shape=_multiplex_infer,
-    kernels={"cpu": _multiplex(CPU), "cuda": _multiplex(CUDA)},
+    kernels={"cpu": _multiplex(CPU), "cuda": _multiplex(CUDA)}, lowered=_lowered(False),
     grad=Grad(reads=["Ids", "X"], grads_of=["Out"], writes=["X"],
-              kernel=_multiplex_grad(CPU), cuda_kernel=_multiplex_grad(CUDA))))
+              kernel=_multiplex_grad(CPU), cuda_kernel=_multiplex_grad(CUDA),
+              lowered=_lowered(True))))

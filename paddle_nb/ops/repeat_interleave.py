@@ -12,6 +12,11 @@ The copy is one index map along ``dim`` (slice i of X sent to its count of posit
 places' ``gather_maps``; the gradient is the same map run backwards (``scatter_maps``),
 which adds the copies of a slice up. The map is made on the host from the counts (a
 ``RepeatsTensor`` on the device comes back once: its values decide Out's size).
+
+In a compiled block, with the attribute's one count, both are kernels/cpu/structured.py's
+loops (repeated: the same copies; repeated_grad: each slice's copies added into zeros in
+order, as np.add.at adds them). With a RepeatsTensor the op stays in the interpreter: Out's
+size depends on the tensor's values.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
+from ..kernels.cpu import structured as KS
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, axis_in_range, build_fail, run_fail
 from ..backends import CPU, CUDA
@@ -98,6 +105,23 @@ def _repeat_grad(place):
     return run
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        if info.has_input("RepeatsTensor"):
+            return "an attribute given by a tensor: Out's size depends on RepeatsTensor's " \
+                   "values"
+        dtype, rank = info.dtype("X"), info.ndim("X")
+        repeats, dim = info.attr("Repeats"), info.attr("dim")
+        if dtype.name not in REPEATABLE or rank == 0 or not -rank <= dim < rank or \
+                not isinstance(repeats, int) or repeats < 0 or \
+                (grad and info.dtype("Out@GRAD") != dtype):
+            return None
+        if grad:
+            return Call(KS.repeated_grad, ("X", "Out@GRAD"), ("X@GRAD",), (repeats, dim % rank))
+        return Call(KS.repeated, ("X",), ("Out",), (repeats, dim % rank, rank))
+    return lowered
+
+
 register(OpDef(
     "repeat_interleave", [X, REPEATS_TENSOR], [OUT],
     [Attr("Repeats", A.INT, 0, "how many times each slice is repeated"),
@@ -105,6 +129,7 @@ register(OpDef(
     comment="Out = X with each slice along dim repeated Repeats (or RepeatsTensor[i]) times "
             "in place.",
     infer_shape=_repeat_infer, kernels={"cpu": _repeat(CPU), "cuda": _repeat(CUDA)},
+    lowered=_lowered(False),
     grad=Grad(reads=["X", "RepeatsTensor"], writes=["X"], kernel=_repeat_grad(CPU),
-              cuda_kernel=_repeat_grad(CUDA)),
+              cuda_kernel=_repeat_grad(CUDA), lowered=_lowered(True)),
     reads_attr_tensors=("RepeatsTensor",)))

@@ -6,7 +6,8 @@ Out[b, t, d] = sum over i < F (while t + i < T) of X[b, t + i, d] * Filter[i, d]
 Filter [F, D] (F = future_context_size + 1). X is [B, T, D], a batch of equal-length
 sequences, or [T, D], one sequence (Paddle's LoD form with a single sequence: LoD is not
 modelled here, so a 2-D X is never cut into several). The kernels are
-kernels/cpu/row_conv.py and kernels/cuda/row_conv.py.
+kernels/cpu/row_conv.py and kernels/cuda/row_conv.py; in a compiled block the CPU's
+loops are called from there (row_conv_of and its _grads_of), bit for bit.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
 from ..kernels.cpu import row_conv as KR
 from ..kernels.cuda import row_conv as CR
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
 
@@ -77,6 +79,21 @@ def _row_conv_grad(ctx):
         ctx.set_output("Filter@GRAD", dw)
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in ("float32", "float64") or info.dtype("Filter") != dtype or \
+                info.ndim("X") not in (2, 3) or info.ndim("Filter") != 2 or \
+                (grad and info.dtype("Out@GRAD") != dtype):
+            return None
+        if grad:
+            return Call(KR.row_conv_grads_of, ("X", "Filter", "Out@GRAD"),
+                        ("X@GRAD", "Filter@GRAD"),
+                        (info.has_output("X@GRAD"), info.has_output("Filter@GRAD")))
+        return Call(KR.row_conv_of, ("X", "Filter"), ("Out",))
+    return lowered
+
+
 register(OpDef(
     "row_conv",
     [Slot("X", "sequences [B, T, D] (or one sequence [T, D])"),
@@ -85,5 +102,6 @@ register(OpDef(
     comment="Out[b, t, d] = sum over i < F of X[b, t + i, d] * Filter[i, d] (steps past "
             "the end count 0).",
     infer_shape=_infer, kernels={"cpu": _row_conv, "cuda": _row_conv},
+    lowered=_lowered(False),
     grad=Grad(reads=["X", "Filter"], writes=["X", "Filter"], kernel=_row_conv_grad,
-              cuda_kernel=_row_conv_grad)))
+              cuda_kernel=_row_conv_grad, lowered=_lowered(True))))

@@ -18,6 +18,10 @@ The part's positions come from the attributes alone, so both places compute them
 host and write through the shared primitive (ops/write_at.py). set_value_grad, as Paddle's,
 gives Input@GRAD (dOut, 0 on the part: it was overwritten) and ValueTensor@GRAD (dOut on
 the part, summed over the axes the value was broadcast along).
+
+In a compiled block set_value and the Input@GRAD of its gradient are kernels/cpu/
+set_value.py's loops, the part worked out there from the run's shape by these rules
+(ValueTensor@GRAD summed back by numpy there, as here).
 """
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import set_value as KV
+from ..kernels.lowered import Call
 from . import arrays, write_at
 from ..backends import CPU, CUDA
 from .common import build_fail, run_fail
@@ -218,6 +224,49 @@ def _set_value_grad_infer(ctx):
         ctx.set_output("ValueTensor@GRAD", ctx.shape("ValueTensor"), ctx.dtype("ValueTensor"))
 
 
+# --- inside a compiled block (kernels/lowered.py) ------------------------------------------
+def _led(values) -> tuple:
+    """A list attribute as a tuple led by -1 (kernels/cpu/set_value.py)."""
+    return (-1,) + tuple(int(v) for v in values or [])
+
+
+def _part_consts(info) -> tuple:
+    """(axes, starts, ends, steps, decrease_axes, none_axes), each led by -1."""
+    axes = info.attr("axes") or []
+    steps = info.attr("steps") or [1] * len(axes)
+    return (_led(axes), _led(info.attr("starts")), _led(info.attr("ends")), _led(steps),
+            _led(info.attr("decrease_axes")), _led(info.attr("none_axes")))
+
+
+def _lowered(info):
+    dtype = info.dtype("Input")
+    if dtype.name not in SETTABLE or info.ndim("Input") == 0:
+        return None
+    if info.has_input("ValueTensor"):
+        if info.dtype("ValueTensor") != dtype:
+            return None
+        return Call(KV.value_set, ("Input", "ValueTensor"), ("Out",), _part_consts(info))
+    values = info.attr("values") or []
+    if not values:                     # (numba has no item type for an empty tuple)
+        return None
+    constants = tuple(np.asarray(values, dtype=dtype).tolist())   # as the kernel converts
+    return Call(KV.constants_set, ("Input",), ("Out",),
+                (constants, _led(info.attr("shape"))) + _part_consts(info))
+
+
+def _lowered_grad(info):
+    dtype = info.dtype("Out@GRAD")
+    if dtype.name not in SETTABLE or info.ndim("Out@GRAD") == 0:
+        return None
+    if not info.has_input("ValueTensor"):
+        return Call(KV.part_zeroed, ("Out@GRAD",), ("Input@GRAD",), _part_consts(info))
+    if info.dtype("ValueTensor") != dtype:
+        return None
+    return Call(KV.part_grads, ("Out@GRAD", "ValueTensor"), ("Input@GRAD", "ValueTensor@GRAD"),
+                _part_consts(info) + (info.has_output("Input@GRAD"),
+                                      info.has_output("ValueTensor@GRAD")))
+
+
 def _bound_list(name: str, what: str) -> Slot:
     return Slot(name, f"{what} as one 1-element int tensor per axis (read at run time, "
                       "instead of the attribute)", dispensable=True, duplicable=True)
@@ -246,8 +295,9 @@ register(OpDef(
     comment="Out = Input with Input[starts:ends:steps on axes] = ValueTensor (or values), "
             "broadcast.",
     infer_shape=_set_value_infer, kernels={"cpu": _set_value(CPU), "cuda": _set_value(CUDA)},
+    lowered=_lowered,
     grad=Grad(reads=["Input", "ValueTensor", *BOUND_TENSORS], optional=("Input",),
               writes=["Input", "ValueTensor"],
               kernel=_set_value_grad(CPU), cuda_kernel=_set_value_grad(CUDA),
-              infer_shape=_set_value_grad_infer),
+              infer_shape=_set_value_grad_infer, lowered=_lowered_grad),
     reads_attr_tensors=BOUND_TENSORS))

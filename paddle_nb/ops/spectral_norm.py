@@ -14,6 +14,9 @@ spectral_norm_grad is not a derivative: it computes
 dOut * (1 - u v^T * sum(Weight / sigma)) / sigma, elementwise (the sum should be of
 dOut * Weight / sigma, and added, not multiplied); its values in the coverage table are
 left out of the comparison (paddle_nb/coverage/paddle_wrong.py).
+
+In a compiled block both call the same pass (kernels/cpu/spectral_norm.py's
+spectral_normalized and its _grad: the axis moved, the pass, moved back), bit for bit.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import spectral_norm as KS
 from ..kernels.cuda import spectral_norm as CS
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
 
@@ -132,6 +136,27 @@ def _spectral_norm_grad(ctx):
     ctx.set_output("Weight@GRAD", _from_matrix(dw, w.shape, perm))
 
 
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype, rank = info.dtype("Weight"), info.ndim("Weight")
+        if dtype.name not in ("float32", "float64") or rank < 2 or \
+                any(info.dtype(s) != dtype for s in ("U", "V") + (("Out@GRAD",) if grad
+                                                                  else ())):
+            return None
+        dim, iters = info.attr("dim"), info.attr("power_iters")
+        if not -rank <= dim < rank or not isinstance(iters, int) or \
+                not 0 <= iters <= MAX_POWER_ITERS:
+            return None
+        order = (dim % rank,) + tuple(d for d in range(rank) if d != dim % rank)
+        consts = (order, tuple(order.index(d) for d in range(rank)), iters,
+                  float(info.attr("eps")))
+        if grad:
+            return Call(KS.spectral_normalized_grad, ("Weight", "U", "V", "Out@GRAD"),
+                        ("Weight@GRAD",), consts)
+        return Call(KS.spectral_normalized, ("Weight", "U", "V"), ("Out",), consts)
+    return lowered
+
+
 register(OpDef(
     "spectral_norm",
     [Slot("Weight", "the weight to normalise (rank >= 2)"),
@@ -144,6 +169,6 @@ register(OpDef(
     comment="Out = Weight / sigma, sigma its largest singular value (power iteration "
             "from U, V).",
     infer_shape=_infer,
-    kernels={"cpu": _spectral_norm, "cuda": _spectral_norm},
+    kernels={"cpu": _spectral_norm, "cuda": _spectral_norm}, lowered=_lowered(False),
     grad=Grad(reads=["Weight", "U", "V"], writes=["Weight"], kernel=_spectral_norm_grad,
-              cuda_kernel=_spectral_norm_grad)))
+              cuda_kernel=_spectral_norm_grad, lowered=_lowered(True))))

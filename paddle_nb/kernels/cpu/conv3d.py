@@ -15,8 +15,11 @@ Both write every element of their output (im2col's zeros, col2im's dx zeroed fir
 callers may hand in a reused buffer.
 """
 import numpy as np
+from numba import njit
 
-from .conv import _inside
+from .conv import COLS_BATCH_BYTES, _inside, same_padding, window_count
+from .in_python import in_python, like
+from .matmul import product
 
 
 def _tap_boxes(x_dims, geometry):
@@ -76,3 +79,209 @@ def col2im3d(cols, dx, *geometry):
         target = dx[(slice(None), slice(None)) + tuple(in_box)]         # a view of dx
         np.add(target, block.transpose(1, 0, 2, 3, 4), out=target)
     return dx
+
+
+# --- inside a compiled block (paddle_nb/compiler) --------------------------------------------
+# conv3d, conv3d_transpose and their gradients from numba code, as ops/conv.py's conv_of and
+# conv_grads (and ops/conv_transpose.py's kernels) compute them on the CPU: im2col3d and
+# col2im3d above (numpy, called in object mode: one home for the index maps), one product
+# per group (matmul.product: the interpreter's BLAS calls), a batch of images at a time
+# (ops/conv.batches), so the sums are the interpreter's. The geometry is worked out here
+# from the arrays' sizes, so one compiled segment serves every batch size.
+def _columns(x, geometry):
+    """im2col3d's cols [C*kd*kh*kw, N*od*oh*ow] of x [N, C, D, H, W]."""
+    taps = geometry[0] * geometry[1] * geometry[2]
+    positions = geometry[12] * geometry[13] * geometry[14]
+    return im2col3d(np.ascontiguousarray(x),
+                    np.empty((x.shape[1] * taps, x.shape[0] * positions), x.dtype), *geometry)
+
+
+def _added_back(cols, shape, geometry):
+    """col2im3d of cols into a new [N, C, D, H, W] array of ``shape``."""
+    return col2im3d(np.ascontiguousarray(cols), np.empty(shape, cols.dtype), *geometry)
+
+
+columns = in_python(_columns, like(0, ndim=2))
+added_back = in_python(_added_back, like(0, ndim=5))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv3d_geometry(x, w, strides, pads, dilations, groups, same):
+    """ops/conv.geometry of x [N, C, D, H, W] and w [O, C/groups, kd, kh, kw]: (kd, kh, kw,
+    sd, sh, sw, pf, pt, pl, dd, dh, dw, od, oh, ow); ``pads`` [front, back, top, bottom,
+    left, right]; ``same``: SAME padding instead (pads from the sizes, dilations 1).
+    Checks that the channels fit the filter (the interpreter's rerun names the op)."""
+    if x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+        raise ValueError("conv3d: Input's channels must be Filter's dim 1 times groups, "
+                         "and Filter's dim 0 a multiple of groups")
+    kd, kh, kw = w.shape[2], w.shape[3], w.shape[4]
+    if same:
+        td = same_padding(x.shape[2], kd, strides[0])
+        th = same_padding(x.shape[3], kh, strides[1])
+        tw = same_padding(x.shape[4], kw, strides[2])
+        pads = (td // 2, td - td // 2, th // 2, th - th // 2, tw // 2, tw - tw // 2)
+        dilations = (1, 1, 1)
+    od = window_count(x.shape[2], kd, strides[0], pads[0], pads[1], dilations[0])
+    oh = window_count(x.shape[3], kh, strides[1], pads[2], pads[3], dilations[1])
+    ow = window_count(x.shape[4], kw, strides[2], pads[4], pads[5], dilations[2])
+    if od <= 0 or oh <= 0 or ow <= 0:
+        raise ValueError("conv3d: the filter's window is larger than the padded input")
+    return (kd, kh, kw, strides[0], strides[1], strides[2], pads[0], pads[2], pads[4],
+            dilations[0], dilations[1], dilations[2], od, oh, ow)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _images_per_batch(channels, geometry, itemsize):
+    """ops/conv.batches with the CPU's images_per_im2col: one batch's cols at most
+    COLS_BATCH_BYTES."""
+    per_image = channels * geometry[0] * geometry[1] * geometry[2] * geometry[12] * \
+        geometry[13] * geometry[14] * itemsize
+    return max(1, COLS_BATCH_BYTES // max(per_image, 1))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _grouped(a, groups):
+    """[N, C, D, H, W] as [G, C/G, N*D*H*W] (ops/conv.grouped, channels first)."""
+    rows = np.ascontiguousarray(a.transpose((1, 0, 2, 3, 4)))
+    return rows.reshape((groups, a.shape[1] // groups, rows.size // a.shape[1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _channels_first(a, last):
+    """``a`` [N, C, D, H, W], C-contiguous (moved from [N, D, H, W, C] where ``last``)."""
+    return np.ascontiguousarray(a.transpose((0, 4, 1, 2, 3)) if last else a)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _in_layout(a, last):
+    """A channels-first result in the op's layout (C-contiguous)."""
+    return np.ascontiguousarray(a.transpose((0, 2, 3, 4, 1)) if last else a)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved(x, w, geometry, groups):
+    """The convolution's Output [N, O, od, oh, ow] of x [N, C, D, H, W] through im2col."""
+    n, o = x.shape[0], w.shape[0]
+    od, oh, ow = geometry[12], geometry[13], geometry[14]
+    per_group = o // groups
+    w_rows = np.ascontiguousarray(w).reshape((groups, per_group, w.size // o))
+    out = np.empty((n, o, od, oh, ow), x.dtype)
+    step = _images_per_batch(x.shape[1], geometry, x.itemsize)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        cols = columns(x[n0:n1], geometry)
+        cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+        for g in range(groups):
+            part = product(w_rows[g], cols[g], False, False, 1.0)   # [O/G, images*od*oh*ow]
+            out[n0:n1, g * per_group:(g + 1) * per_group] = \
+                part.reshape((per_group, n1 - n0, od, oh, ow)).transpose((1, 0, 2, 3, 4))
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_grads(x, w, dy, geometry, groups, want_dx, want_dw):
+    """(dX, dFilter) of ``convolved`` (an empty 5-D array where not wanted): dFilter the
+    sum over batches of dOut @ cols^T, dX col2im3d(Filter^T @ dOut)."""
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    w_rows = np.ascontiguousarray(w).reshape((groups, o // groups, w.size // o))
+    taps = w.size // o
+    dx = np.empty(x.shape if want_dx else (0, 0, 0, 0, 0), dy.dtype)
+    dfilter = np.empty((groups, o // groups, taps) if want_dw else (0, 0, 0), dy.dtype)
+    step = _images_per_batch(c, geometry, x.itemsize)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        dy_rows = _grouped(dy[n0:n1], groups)
+        if want_dw:
+            cols = columns(x[n0:n1], geometry)
+            cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+            for g in range(groups):
+                part = product(dy_rows[g], cols[g], False, True, 1.0)
+                if n0 == 0:
+                    dfilter[g] = part
+                else:                                   # batch by batch, as conv_grads adds
+                    dfilter[g] = dfilter[g] + part
+        if want_dx:
+            dcols = np.empty((c * geometry[0] * geometry[1] * geometry[2], dy_rows.shape[2]),
+                             dy.dtype)
+            rows = dcols.shape[0] // groups
+            for g in range(groups):
+                dcols[g * rows:(g + 1) * rows] = product(w_rows[g], dy_rows[g], True, False, 1.0)
+            dx[n0:n1] = added_back(dcols, (n1 - n0, c, x.shape[2], x.shape[3], x.shape[4]),
+                                   geometry)
+    return dx, dfilter.reshape(w.shape if want_dw else (0, 0, 0, 0, 0))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _gradient_fits(dy, x, w, geometry):
+    """Raise unless dOut [N, O, od, oh, ow] fits the convolution of x and w."""
+    if dy.shape != (x.shape[0], w.shape[0], geometry[12], geometry[13], geometry[14]):
+        raise ValueError("conv3d_grad: Output@GRAD must have the shape of the Output")
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv3d(x, w, strides, pads, dilations, groups, last, same):
+    """conv3d's Output (in its layout) of x with w."""
+    xc = _channels_first(x, last)
+    geometry = conv3d_geometry(xc, w, strides, pads, dilations, groups, same)
+    return _in_layout(convolved(xc, w, geometry, groups), last)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv3d_grads(x, w, dy, strides, pads, dilations, groups, last, same, want_dx, want_dw):
+    """conv3d_grad's Input@GRAD and Filter@GRAD."""
+    xc, dyc = _channels_first(x, last), _channels_first(dy, last)
+    geometry = conv3d_geometry(xc, w, strides, pads, dilations, groups, same)
+    _gradient_fits(dyc, xc, w, geometry)
+    dx, dw = convolved_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
+    return (_in_layout(dx, last) if want_dx else dx), dw
+
+
+# conv3d_transpose: the transpose of the conv3d with ``geometry`` (ops/conv.geometry of the
+# conv3d whose input gradient it is, from the attributes and the images' size): the forward
+# Filter^T @ Input and col2im3d a batch of images at a time, the gradient a conv3d of dOut.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _transpose_fits(x, w, geometry, groups):
+    """Raise unless x [N, C_in, D, H, W] is the size the geometry was made for and fits
+    the filter [C_in, C_out/groups, kd, kh, kw]."""
+    if (x.shape[2], x.shape[3], x.shape[4]) != (geometry[12], geometry[13], geometry[14]) \
+            or x.shape[1] != w.shape[0] or x.shape[1] % groups or \
+            (w.shape[2], w.shape[3], w.shape[4]) != (geometry[0], geometry[1], geometry[2]):
+        raise ValueError("conv3d_transpose: Input does not fit the Filter or the size "
+                         "compiled for")
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv3d_transposed(x, w, geometry, out_dhw, groups, last):
+    """conv3d_transpose's Output [N, C_out, *out_dhw] (its layout) of x with w."""
+    xc = _channels_first(x, last)
+    _transpose_fits(xc, w, geometry, groups)
+    n, cin = xc.shape[0], xc.shape[1]
+    cout = w.shape[1] * groups
+    w_rows = np.ascontiguousarray(w).reshape((groups, cin // groups, w.size // cin))
+    out = np.empty((n, cout, out_dhw[0], out_dhw[1], out_dhw[2]), x.dtype)
+    step = _images_per_batch(cout, geometry, x.itemsize)    # ops/conv.batches, cout channels
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        x_rows = _grouped(xc[n0:n1], groups)
+        cols = np.empty((cout * geometry[0] * geometry[1] * geometry[2], x_rows.shape[2]),
+                        x.dtype)
+        rows = cols.shape[0] // groups
+        for g in range(groups):
+            cols[g * rows:(g + 1) * rows] = product(w_rows[g], x_rows[g], True, False, 1.0)
+        out[n0:n1] = added_back(cols, (n1 - n0, cout, out_dhw[0], out_dhw[1], out_dhw[2]),
+                                geometry)
+    return _in_layout(out, last)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def conv3d_transposed_grads(x, w, dy, geometry, out_dhw, groups, last, want_dx, want_dw):
+    """conv3d_transpose_grad's (Input@GRAD, Filter@GRAD) (an empty 5-D array where not
+    wanted): the conv3d of dOut with the filter, and Input @ im2col(dOut)^T."""
+    xc, dyc = _channels_first(x, last), _channels_first(dy, last)
+    _transpose_fits(xc, w, geometry, groups)
+    if dyc.shape != (xc.shape[0], w.shape[1] * groups, out_dhw[0], out_dhw[1], out_dhw[2]):
+        raise ValueError("conv3d_transpose_grad: Output@GRAD must have the Output's shape")
+    dx = convolved(dyc, w, geometry, groups) if want_dx else \
+        np.empty((0, 0, 0, 0, 0), dy.dtype)
+    _, dw = convolved_grads(dyc, w, xc, geometry, groups, False, want_dw)
+    return (_in_layout(dx, last) if want_dx else dx), dw

@@ -9,6 +9,7 @@ Each value is one scalar function of its position, shared with kernels/cuda/row_
 (one thread per value there); the loops below run them in order. Sums accumulate in
 float64.
 """
+import numpy as np
 from numba import njit
 
 
@@ -66,3 +67,41 @@ def row_conv_dfilter(x, dout, dw):
     for i in range(dw.shape[0]):
         for d in range(dw.shape[1]):
             dw[i, d] = dfilter_at(x, dout, i, d)
+
+
+# --- inside a compiled block (paddle_nb/compiler): the loops above, returning new arrays ------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _as_batch(a):
+    """[T, D] as one sequence [1, T, D]; [B, T, D] as it is."""
+    return np.ascontiguousarray(a).reshape((-1, a.shape[-2], a.shape[-1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _fits(x, w):
+    if w.shape[1] != x.shape[-1]:
+        raise ValueError("row_conv: Filter does not fit X")
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def row_conv_of(x, w):
+    """row_conv's Out of x [B, T, D] (or [T, D])."""
+    _fits(x, w)
+    xb = _as_batch(x)
+    out = np.empty(xb.shape, x.dtype)
+    each_position(xb, w, out, False)
+    return out.reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def row_conv_grads_of(x, w, dout, want_dx, want_dw):
+    """row_conv's (dX, dFilter) (an unset array where not wanted)."""
+    _fits(x, w)
+    if dout.shape != x.shape:
+        raise ValueError("row_conv_grad: Out@GRAD must have X's shape")
+    xb, db = _as_batch(x), _as_batch(dout)
+    dx, dw = np.empty(xb.shape, x.dtype), np.empty(w.shape, w.dtype)
+    if want_dx:
+        each_position(db, w, dx, True)
+    if want_dw:
+        row_conv_dfilter(xb, db, dw)
+    return dx.reshape(x.shape), dw

@@ -16,6 +16,8 @@ to a CPU-compiled function). Sums accumulate in float64.
 """
 import math
 
+import numpy as np
+
 from numba import njit
 from numba.extending import register_jitable
 
@@ -115,3 +117,48 @@ def spectral_norm_pass(w, u0, v0, iters, eps, us, vs, norms, g, gu, gv, ga, gb, 
             gu[i] = s
         for j in range(m):
             gv[j] = 0.0
+
+
+# --- inside a compiled block (paddle_nb/compiler): the op's steps around the pass above, as
+# ops/spectral_norm.py takes them (Weight's axis ``dim`` moved first by ``order``, the
+# matrix a C-contiguous [h, m], the same scratch), returning new arrays
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _matrix(w, u, v, order):
+    """Weight moved to ``order`` as a C-contiguous [h, m], U and V checked against it."""
+    moved = np.ascontiguousarray(w.transpose(order))
+    h = moved.shape[0]
+    mat = moved.reshape((h, moved.size // h if h else 0))
+    if u.shape != (h,) or v.shape != (mat.shape[1],):
+        raise ValueError("spectral_norm: U and V do not fit Weight seen as a matrix")
+    return moved, mat
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _run(mat, u, v, iters, eps, g, backward):
+    """spectral_norm_pass with the op's scratch (ops/spectral_norm._scratch)."""
+    h, m = mat.shape
+    us, vs = np.empty((iters + 1, h), mat.dtype), np.empty((iters + 1, m), mat.dtype)
+    norms = np.zeros((iters + 1, 2), mat.dtype)
+    spectral_norm_pass(mat, u, v, iters, eps, us, vs, norms, g, np.empty(h, mat.dtype),
+                       np.empty(m, mat.dtype), np.empty(m, mat.dtype), np.empty(h, mat.dtype),
+                       backward)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def spectral_normalized(w, u, v, order, inverse, iters, eps):
+    """spectral_norm's Out = Weight / sigma, in Weight's layout."""
+    moved, mat = _matrix(w, u, v, order)
+    out = np.empty(mat.shape, mat.dtype)
+    _run(mat, u, v, iters, eps, out, False)
+    return np.ascontiguousarray(out.reshape(moved.shape).transpose(inverse))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def spectral_normalized_grad(w, u, v, dout, order, inverse, iters, eps):
+    """spectral_norm's dWeight, through the power iteration."""
+    moved, mat = _matrix(w, u, v, order)
+    if dout.shape != w.shape:
+        raise ValueError("spectral_norm_grad: Out@GRAD must have Weight's shape")
+    dw = np.ascontiguousarray(dout.transpose(order)).reshape(mat.shape).copy()
+    _run(mat, u, v, iters, eps, dw, True)
+    return np.ascontiguousarray(dw.reshape(moved.shape).transpose(inverse))

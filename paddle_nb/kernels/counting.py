@@ -59,11 +59,24 @@ def _cuda_bincount(x, weights, weighted, out):
 
 
 def _args(x, lo, hi, bins):
+    return histogram_args(x.dtype, lo, hi, bins)
+
+
+def histogram_args(dtype, lo, hi, bins):
     """lo, hi and bins in X's element type (Paddle computes in it), int64 for integers (so
-    (x - lo) * bins cannot wrap around in int32)."""
-    integer = x.dtype.kind in "iu"
-    t = np.int64 if integer else x.dtype.type
+    (x - lo) * bins cannot wrap around in int32), and whether they are integers."""
+    integer = dtype.kind in "iu"
+    t = np.int64 if integer else dtype.type
     return t(lo), t(hi), t(bins), integer
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def histogram_counts(x, lo, hi, bins, integer):
+    """histogram in a compiled block, for a range given by the attributes: the CPU's loop
+    into new zeros (``lo``, ``hi``, ``bins``, ``integer`` as histogram_args gives them)."""
+    out = np.zeros(int(bins), np.int64)
+    _cpu_histogram(np.ascontiguousarray(x).reshape(x.size), lo, hi, bins, integer, out)
+    return out
 
 
 class CPU:

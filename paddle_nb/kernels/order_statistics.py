@@ -80,7 +80,7 @@ def _row(which, values, positions, k, r, out, index):
 
 
 @njit(cache=True)
-def _cpu_rows(which, values, positions, k, out, index):
+def cpu_rows(which, values, positions, k, out, index):
     for r in range(values.shape[0]):
         _row(which, values, positions, k, r, out, index)
 
@@ -100,7 +100,7 @@ def _run(on_device: bool, which: int, values, positions, k: int = 0):
     if on_device:
         launch(_cuda_rows, rows, which, values, positions, k, out, index)
     elif rows:
-        _cpu_rows(which, values, positions, k, out, index)
+        cpu_rows(which, values, positions, k, out, index)
     return out, index
 
 

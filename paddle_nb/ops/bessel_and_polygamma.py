@@ -22,6 +22,10 @@ At the ends, the limits: i0(+-inf) is +inf (Paddle 2.6.2 and scipy give NaN ther
 Chebyshev form dividing inf by inf) and polygamma(+inf) is 0 (Paddle: NaN); at a pole,
 polygamma of odd n is +inf, as Paddle's, and NaN for even n (and digamma), whose two
 sides have opposite signs.
+
+In a compiled block each op and gradient is its own ``@pointwise`` function (an
+Elementwise form, fused with its neighbours): the series above, bit for bit, with no
+scipy in either path.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2, FLOAT_3
+from ..kernels.lowered import Elementwise
 from ..kernels.pointwise import KERNELS
 from .activation import MIN_PARALLEL_GRAD, special_function
 from ..backends import CPU, CUDA
@@ -236,14 +241,27 @@ def _backward(place, op_type: str, params_of):
     return run
 
 
+def _lowered(op_type: str, params_of, grad: bool):
+    """The op (``grad``: its gradient) in a compiled block: the same scalar function, its
+    parameters from ``params_of`` (which reads only ``attr``, as an OpInfo has it)."""
+    if grad:
+        return lambda info: Elementwise(
+            KERNELS[op_type + "_grad"], ("x", "out@GRAD"), "x@GRAD",
+            params_of(info, info.dtype("out@GRAD")))
+    return lambda info: Elementwise(KERNELS[op_type], ("x",), "out",
+                                    params_of(info, info.dtype("x")))
+
+
 def _declare(op_type: str, formula: str, attrs=(), params_of=_no_params, reads=("x",)):
     register(OpDef(op_type, [LOWER_X], [LOWER_OUT], list(attrs),
                    comment=f"out = {formula}, elementwise.", infer_shape=_float_like_x,
                    kernels={"cpu": _forward(CPU, op_type, params_of),
                             "cuda": _forward(CUDA, op_type, params_of)},
+                   lowered=_lowered(op_type, params_of, False),
                    grad=Grad(reads=list(reads), writes=["x"],
                              kernel=_backward(CPU, op_type, params_of),
-                             cuda_kernel=_backward(CUDA, op_type, params_of))))
+                             cuda_kernel=_backward(CUDA, op_type, params_of),
+                             lowered=_lowered(op_type, params_of, True))))
 
 
 MAX_ORDER = 170        # n! must be a float64 (171! is not); the gradient reads order n + 1

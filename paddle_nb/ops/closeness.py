@@ -14,23 +14,27 @@ equal_all, is_empty (the slots and attributes ``paddle.isclose``, ``paddle.allcl
 The whole-tensor answers count the elements that fail (bool_reduce.py's ``zero_flag`` and
 ``sum_axes``) and ask whether none did, so both places run one piece of code.
 
-In a compiled block isclose is ``is_close``'s loop (fused). allclose stays in the
-interpreter: its CPU kernel's Out is a numpy bool scalar (a ufunc of a 0-d count), which
-the compiler does not take as a tensor.
+In a compiled block isclose is ``is_close``'s loop (fused); allclose and equal_all are one
+njit loop counting the elements whose scalar test (the same ``is_close`` / ``equal``
+function) fails, and is_empty a test of X's size: counts are exact, so the answers are the
+interpreter's. Out is a 0-D bool array on both paths (a ufunc of a 0-d count gives a numpy
+scalar, which ``_all_true`` turns back into an array).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from numba import njit
 
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
-from ..kernels.lowered import Elementwise
+from ..kernels.lowered import Call, Elementwise
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .bool_reduce import none_counted, zero_flag
+from .common import numba_holds
 from .elementwise import equal
 from ..backends import CPU, CUDA
 
@@ -96,7 +100,8 @@ def _all_true(place, flags):
     """A 0-D bool: whether every one of ``flags`` (bool) is true."""
     misses = place.apply(zero_flag, flags, out=None, out_dtype=np.int64)
     count = place.sum_axes(misses, list(range(flags.ndim)), False)
-    return place.apply(none_counted, count, out=None, out_dtype=np.bool_)
+    answer = place.apply(none_counted, count, out=None, out_dtype=np.bool_)
+    return answer if arrays.on_device(answer) else np.asarray(answer)   # (not a scalar)
 
 
 def make_close(place, whole: bool):
@@ -113,14 +118,62 @@ def make_close(place, whole: bool):
     return run
 
 
-def _lowered_isclose(info):
-    """For Input and Other of one shape (the kernel refuses others), float32 or float64."""
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+# the scalar functions as njit code may call them (a global's attribute is not typed)
+_close_scalar, _equal_scalar = is_close.scalar, equal.scalar
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _all_close(x, y, rtol, atol, equal_nan):
+    """allclose: a 0-D bool, whether is_close holds for every pair (x and y of one shape)."""
+    if x.shape != y.shape:
+        raise ValueError("allclose: Other has another shape than Input")
+    a, b = np.ascontiguousarray(x).reshape(x.size), np.ascontiguousarray(y).reshape(y.size)
+    misses = 0
+    for i in range(a.size):
+        if not _close_scalar(a[i], b[i], rtol, atol, equal_nan):
+            misses += 1
+    return np.full((), misses == 0)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _all_equal(x, y):
+    """equal_all for x and y of one rank: a 0-D bool (False for another shape)."""
+    if x.shape != y.shape:
+        return np.full((), False)
+    a, b = np.ascontiguousarray(x).reshape(x.size), np.ascontiguousarray(y).reshape(y.size)
+    misses = 0
+    for i in range(a.size):
+        if not _equal_scalar(a[i], b[i]):
+            misses += 1
+    return np.full((), misses == 0)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _has_none(x):
+    return np.full((), x.size == 0)
+
+
+def _lowered_close(info):
+    """isclose: the scalar test fused; allclose: its count (float32 or float64 operands of
+    one shape, which the kernels accept)."""
     if info.shape("Input") != info.shape("Other") or \
             info.dtype("Input").name not in ("float32", "float64"):
         return None
-    return Elementwise(is_close, ("Input", "Other"), "Out",
-                       (float(info.attr("rtol")), float(info.attr("atol")),
-                        bool(info.attr("equal_nan"))))
+    tolerances = (float(info.attr("rtol")), float(info.attr("atol")),
+                  bool(info.attr("equal_nan")))
+    if info.ndim("Out") == 0:
+        return Call(_all_close, ("Input", "Other"), ("Out",), tolerances)
+    return Elementwise(is_close, ("Input", "Other"), "Out", tolerances)
+
+
+def _lowered_equal_all(info):
+    """X and Y of one rank and dtype (another rank: the answer is False, left to the
+    interpreter, whose kernel says so without comparing)."""
+    if info.ndim("X") != info.ndim("Y") or info.dtype("X") != info.dtype("Y") or \
+            info.dtype("X").kind not in "biuf" or not numba_holds(info.dtype("X")):
+        return None
+    return Call(_all_equal, ("X", "Y"), ("Out",))
 
 
 for _type, _whole, _what in (("isclose", False, "whether each element of Input is close to "
@@ -137,7 +190,7 @@ for _type, _whole, _what in (("isclose", False, "whether each element of Input i
         comment=f"Out = {_what}: |Input - Other| <= atol + rtol * |Other|.",
         infer_shape=_close_infer(_whole),
         kernels={"cpu": make_close(CPU, _whole), "cuda": make_close(CUDA, _whole)},
-        lowered=None if _whole else _lowered_isclose, grad=NO_GRADIENT,
+        lowered=_lowered_close, grad=NO_GRADIENT,
         reads_attr_tensors=("Rtol", "Atol")))
 
 
@@ -164,7 +217,7 @@ register(OpDef("equal_all", [Slot("X", "a tensor"), Slot("Y", "the tensor compar
                comment="Out = whether X and Y have one shape and equal elements (0-D bool).",
                infer_shape=_equal_all_infer,
                kernels={"cpu": make_equal_all(CPU), "cuda": make_equal_all(CUDA)},
-               grad=NO_GRADIENT))
+               lowered=_lowered_equal_all, grad=NO_GRADIENT))
 
 
 def _is_empty_infer(ctx):
@@ -180,4 +233,4 @@ register(OpDef("is_empty", [Slot("X", "any tensor")], [BOOL_OUT], [],
                comment="Out = whether X has no elements (0-D bool).",
                infer_shape=_is_empty_infer,
                kernels={"cpu": _is_empty, "cuda": _is_empty},
-               grad=NO_GRADIENT))
+               lowered=lambda info: Call(_has_none, ("X",), ("Out",)), grad=NO_GRADIENT))

@@ -6,16 +6,19 @@ Paddle 2.6.2).
 ``as_real`` the inverse. Each is the other's gradient, as Paddle's backward writes them:
 dX of as_complex is as_real(dOut), and the other way round. On the CPU both are numpy
 views of the same bytes (copied when X is not contiguous); on CUDA one grid-stride kernel
-per direction moves each element's two halves.
+per direction moves each element's two halves. In a compiled block each is an njit loop
+moving the halves into a new array (a form returns new arrays, never views of its
+inputs): the same numbers as the interpreter's views.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda
+from numba import cuda, njit
 
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import OpDef, register
+from ..kernels.lowered import Call
 from ..kernels.cuda.device import empty, flat, launch
 from .common import OUT, X
 
@@ -38,6 +41,49 @@ def _complex_to_pairs(values, out):
     for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
         out[2 * i] = values[i].real
         out[2 * i + 1] = values[i].imag
+
+
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _fill_complex(x, out):
+    pairs = np.ascontiguousarray(x).reshape(x.size)
+    flat = out.reshape(out.size)
+    for i in range(flat.size):
+        flat[i] = complex(pairs[2 * i], pairs[2 * i + 1])
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _complex64_of(x):
+    return _fill_complex(x, np.empty(x.shape[:-1], np.complex64))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _complex128_of(x):
+    return _fill_complex(x, np.empty(x.shape[:-1], np.complex128))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _pairs_of(x, zero):
+    """as_real: a new [..., 2] array of zero's dtype (x's real type)."""
+    values = np.ascontiguousarray(x).reshape(x.size)
+    out = np.full(x.shape + (2,), zero)
+    flat = out.reshape(out.size)
+    for i in range(values.size):
+        flat[2 * i] = values[i].real
+        flat[2 * i + 1] = values[i].imag
+    return out
+
+
+def _lowered_as_complex(info):
+    if info.ndim("X") == 0 or info.shape("X")[-1] != 2:
+        return None
+    fn = _complex64_of if info.dtype("X") == np.float32 else _complex128_of
+    return Call(fn, ("X",), ("Out",))
+
+
+def _lowered_as_real(info):
+    return Call(_pairs_of, ("X",), ("Out",), (REAL_OF[info.dtype("X")].type(0),))
 
 
 # --- shape rules ------------------------------------------------------------------------
@@ -108,9 +154,11 @@ register(OpDef("as_complex", [X], [OUT], [],
                comment="Out = X's last dim of (real, imaginary) pairs as complex numbers.",
                infer_shape=_as_complex_infer,
                kernels={"cpu": _cpu_as_complex, "cuda": _cuda_as_complex},
+               lowered=_lowered_as_complex,
                grad=_other_way("as_real")))
 register(OpDef("as_real", [X], [OUT], [],
                comment="Out = complex X as (real, imaginary) pairs in a new last dim of 2.",
                infer_shape=_as_real_infer,
                kernels={"cpu": _cpu_as_real, "cuda": _cuda_as_real},
+               lowered=_lowered_as_real,
                grad=_other_way("as_complex")))

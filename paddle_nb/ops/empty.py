@@ -14,7 +14,9 @@ from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
-from .common import OUT, dtype_code_check, dtype_to_numpy
+from ..kernels.cpu.fill import filled
+from ..kernels.lowered import Call
+from .common import OUT, dtype_code_check, dtype_to_numpy, numba_holds
 from ..backends import CPU, CUDA
 
 
@@ -39,6 +41,16 @@ def _empty(place):
     return run
 
 
+def _lowered_empty(info):
+    """Zeros of the attribute's shape, as fill_constant's form makes them (a shape given by
+    tensors keeps the op in the interpreter: lowering.py)."""
+    dtype = dtype_to_numpy(info.attr("dtype"))
+    shape = tuple(int(d) for d in info.attr("shape"))
+    if not numba_holds(dtype) or any(d < 0 for d in shape):
+        return None
+    return Call(filled, (), ("Out",), (shape, dtype.type(0)))
+
+
 register(OpDef(
     "empty",
     [Slot("ShapeTensor", "shape as a 1-D int tensor (read at run time)", dispensable=True),
@@ -51,5 +63,5 @@ register(OpDef(
     comment="Out = a new tensor of shape and dtype (its values unspecified in Paddle; zeros "
             "here).",
     infer_shape=_empty_infer, kernels={"cpu": _empty(CPU), "cuda": _empty(CUDA)},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"),
+    lowered=_lowered_empty, grad=NO_GRADIENT, allocates=("shape", "dtype"),
     reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))

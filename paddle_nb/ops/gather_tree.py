@@ -9,17 +9,19 @@ back, ``Out[t, b, k] = Ids[t, b, p]`` where p is the parent the walk reached at 
 Every parent must be a beam (``0 <= p < beam``), checked before the walk (Paddle 2.6.2
 checks those it visits). No gradient: the ids are integers.
 
-The CPU walks the steps backwards with every beam at once (one ``take_along_axis`` per
-step); CUDA runs one thread per beam (kernels/cuda/gather_tree.py).
+The CPU walks each beam back in one njit loop (kernels/cpu/gather_tree.walk), which is
+also the op in a compiled block (it checks the parents itself and raises, so that the
+compiler reruns the op here for the named error); CUDA runs one thread per beam
+(kernels/cuda/gather_tree.py).
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
 from ..kernels import check
+from ..kernels.cpu import gather_tree as cpu_gather_tree
 from ..kernels.cuda import gather_tree as cuda_gather_tree
+from ..kernels.lowered import Call
 
 _ID_TYPES = ("int32", "int64")
 
@@ -53,15 +55,7 @@ def _checked(ctx):
 
 def _cpu_gather_tree(ctx):
     ids, parents = _checked(ctx)
-    out = np.empty_like(ids)
-    steps = ids.shape[0]
-    if ids.size:
-        out[-1] = ids[-1]
-        parent = parents[-1].astype(np.int64)
-        for t in range(steps - 2, -1, -1):    # each beam's parent at step t + 1
-            out[t] = np.take_along_axis(ids[t], parent, axis=1)
-            parent = np.take_along_axis(parents[t], parent, axis=1).astype(np.int64)
-    ctx.set_output("Out", out)
+    ctx.set_output("Out", cpu_gather_tree.walk(ids, parents))
 
 
 def _cuda_gather_tree(ctx):
@@ -77,4 +71,6 @@ register(OpDef(
     comment="Out[:, b, k] = the tokens along beam k's chain of parents, back from the "
             "last step.",
     infer_shape=_gather_tree_infer,
-    kernels={"cpu": _cpu_gather_tree, "cuda": _cuda_gather_tree}, grad=NO_GRADIENT))
+    kernels={"cpu": _cpu_gather_tree, "cuda": _cuda_gather_tree},
+    lowered=lambda info: Call(cpu_gather_tree.walk, ("Ids", "Parents"), ("Out",)),
+    grad=NO_GRADIENT))

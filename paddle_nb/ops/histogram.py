@@ -14,6 +14,11 @@ Both count on the place that holds X (kernels/counting.py, atomic adds on CUDA).
 depends on the data is read back first: histogram's default range (two numbers) and
 bincount's largest value, which decides Out's size (so X comes to the host, as
 masked_select's mask does), checked before any bin is written.
+
+In a compiled block histogram with a range given by its attributes is the CPU's counting
+loop (kernels/counting.histogram_counts), the same arithmetic. With X's own range (min ==
+max) it stays in the interpreter, which reads the range from the data and checks it;
+bincount stays there too, its Out's size being X's largest value.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels import counting as K
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, build_fail, run_fail
 from .matrix_products import NUMBERS
@@ -82,6 +88,17 @@ def _histogram(place):
     return run
 
 
+def _lowered_histogram(info):
+    """A range from the attributes (min < max) and one of Paddle's CPU types; X's own range
+    (min == max) is read from the data in the interpreter."""
+    lo, hi, bins = info.attr("min"), info.attr("max"), info.attr("bins")
+    if lo >= hi or bins < 1 or info.dtype("X").name not in ("int32", "int64", "float32",
+                                                            "float64"):
+        return None
+    return Call(K.histogram_counts, ("X",), ("Out",),
+                K.histogram_args(info.dtype("X"), lo, hi, bins))
+
+
 register(OpDef(
     "histogram", [X], [OUT],
     [Attr("bins", A.LONG, 100, "how many equal-width bins"),
@@ -90,7 +107,7 @@ register(OpDef(
     comment="Out[b] = how many elements of X fall into bin b of bins equal bins over "
             "[min, max] (int64).",
     infer_shape=_histogram_infer, kernels={"cpu": _histogram(CPU), "cuda": _histogram(CUDA)},
-    grad=NO_GRADIENT))
+    lowered=_lowered_histogram, grad=NO_GRADIENT))
 
 
 # --- bincount --------------------------------------------------------------------------------

@@ -19,6 +19,10 @@ forward op found (the places' ``put_along_rows``).
   (each within the flattened reduced axes; twice the same for an odd count, -1 for none);
   the gradient gives each half of dOut (the whole for an odd count). Paddle's MedianIndex
   has a larger buffer whose first entries are these.
+
+In a compiled block each op and gradient is one njit function (kernels/cpu/
+order_statistics.py) running the interpreter's own sort and row loops, so the values and
+positions are the interpreter's, bit for bit.
 """
 from __future__ import annotations
 
@@ -30,6 +34,8 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels import order_statistics as K
+from ..kernels.cpu import order_statistics as KL
+from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X
 from .indices import _axis_in
@@ -118,15 +124,62 @@ def _one_axis_grad(place, op_type: str):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+def _order(rank: int, axes: list[int]) -> tuple[tuple, tuple]:
+    """(the kept dims then ``axes``, its inverse permutation)."""
+    order = tuple([d for d in range(rank) if d not in axes] + list(axes))
+    return order, tuple(order.index(d) for d in range(rank))
+
+
+def _picked_form(info, fn, slots: tuple, axes: list[int], which: int, k: int):
+    """X of rank >= 1 and a dtype of Paddle's kernels (a 0-D X is one row of one value:
+    left to the interpreter)."""
+    rank = info.ndim("X")
+    if rank == 0 or info.dtype("X").name not in RANKABLE:
+        return None
+    order, _ = _order(rank, axes)
+    return Call(fn, ("X",), slots,
+                (order, rank - len(axes), bool(info.attr("keepdim")), info.ndim("Out"),
+                 which, k, info.dtype("X").kind == "f"))
+
+
+def _lowered_one_axis(op_type: str):
+    which = K.KTH if op_type == "kthvalue" else K.MODE
+
+    def lowered(info):
+        rank = max(info.ndim("X"), 1)
+        k = int(info.attr("k")) if op_type == "kthvalue" else 0
+        return _picked_form(info, KL.picked_with_indices, ("Out", "Indices"),
+                            [info.attr("axis") % rank], which, k)
+    return lowered
+
+
+def _lowered_put_back(info, axes: list[int], per_row: int, half: bool):
+    """The gradients: float X, dOut of X's dtype (the kernels cast another first)."""
+    rank = info.ndim("X")
+    if rank == 0 or info.dtype("X").kind != "f" or \
+            info.dtype("Out@GRAD") != info.dtype("X"):
+        return None
+    order, inverse = _order(rank, axes)
+    return Call(KL.put_back, ("X", "Indices" if per_row == 1 else "MedianIndex", "Out@GRAD"),
+                ("X@GRAD",), (order, inverse, rank - len(axes), per_row, half))
+
+
+def _lowered_one_axis_grad(info):
+    return _lowered_put_back(info, [info.attr("axis") % max(info.ndim("X"), 1)], 1, False)
+
+
 def _one_axis_op(op_type: str, attrs: list, comment: str):
     register(OpDef(
         op_type, [X],
         [OUT, Slot("Indices", "where each value of Out is along axis (int64)")], attrs,
         comment=comment, infer_shape=_one_axis_infer(op_type),
         kernels={"cpu": _one_axis(CPU, op_type), "cuda": _one_axis(CUDA, op_type)},
+        lowered=_lowered_one_axis(op_type),
         grad=Grad(reads=["X", "Indices"], grads_of=["Out"], writes=["X"],
                   kernel=_one_axis_grad(CPU, op_type + "_grad"),
-                  cuda_kernel=_one_axis_grad(CUDA, op_type + "_grad"))))
+                  cuda_kernel=_one_axis_grad(CUDA, op_type + "_grad"),
+                  lowered=_lowered_one_axis_grad)))
 
 
 AXIS = Attr("axis", A.INT, -1, "the axis searched (negative: from the end)")
@@ -223,6 +276,27 @@ def _nanmedian_grad(place):
     return run
 
 
+def _listed_axes(info) -> list[int] | None:
+    """nanmedian's reduced axes as the kernel reads them (``_axes`` reads only ``attr``,
+    which an OpInfo has), or None where it refuses them."""
+    try:
+        return _axes(info, info.ndim("X"))
+    except ValueError:
+        return None
+
+
+def _lowered_nanmedian(info):
+    axes = _listed_axes(info)
+    if axes is None:
+        return None
+    return _picked_form(info, KL.picked, ("Out", "MedianIndex"), axes, K.NANMEDIAN, 0)
+
+
+def _lowered_nanmedian_grad(info):
+    axes = _listed_axes(info)
+    return None if axes is None else _lowered_put_back(info, axes, 2, True)
+
+
 register(OpDef(
     "nanmedian", [X],
     [OUT, Slot("MedianIndex", "the two middle positions of each median, within the reduced "
@@ -233,5 +307,7 @@ register(OpDef(
             "middle ones for an even count).",
     infer_shape=_nanmedian_infer,
     kernels={"cpu": _nanmedian(CPU), "cuda": _nanmedian(CUDA)},
+    lowered=_lowered_nanmedian,
     grad=Grad(reads=["X", "MedianIndex"], grads_of=["Out"], writes=["X"],
-              kernel=_nanmedian_grad(CPU), cuda_kernel=_nanmedian_grad(CUDA))))
+              kernel=_nanmedian_grad(CPU), cuda_kernel=_nanmedian_grad(CUDA),
+              lowered=_lowered_nanmedian_grad)))

@@ -12,15 +12,27 @@ Written once over the places' primitives: @pointwise kernels for the elementwise
 ``sum_axes`` (keeping dims) for the per-slice sums, so both places run the same code. As
 Paddle's kernels, the sums are in X's dtype: a float32 slice holding 1e30 has an infinite
 2-norm, and is scaled to zeros.
+
+In a compiled block the op and its gradient are one njit function each (``_renormed``,
+``_renormed_grad``): X's slices as the rows of a matrix (the axis moved first, as
+``sum_axes`` moves it), the same scalar functions on each element and the same serial row
+sum (reduce._row_sum_serial, which the interpreter's ``sum_axes`` runs), so the numbers are
+the interpreter's bit for bit. From MIN_PARALLEL_SUM elements the interpreter splits its
+row sums across the cores, and the op stays there.
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
+from numba import njit
+
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, register
 from ..kernels.cpu.lazy_ufunc import FLOAT_2, FLOAT_3
+from ..kernels.cpu.reduce import MIN_PARALLEL_SUM, _row_sum_serial, rows_over, unmoved
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from . import arrays
 from .common import OUT, X
@@ -59,6 +71,71 @@ def renorm_grad(x, dout, power_sum, dot, p, max_norm):
         return dout * scale
     d_norm = norm ** (1.0 - p) * abs(x) ** (p - 1.0) * (1.0 if x > 0 else -1.0)
     return dout * scale - dot * max_norm / ((norm + EPSILON) * (norm + EPSILON)) * d_norm
+
+
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+# the scalar functions, as njit code calls them (by global names)
+_abs_pow, _scale, _times = renorm_abs_pow.scalar, renorm_scale.scalar, renorm_times.scalar
+_grad = renorm_grad.scalar
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _power_sums(rows, p):
+    """sum |x|^p of each row (slice), as the interpreter's sum_axes adds them."""
+    powered = np.empty_like(rows)
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            powered[i, j] = _abs_pow(rows[i, j], p)
+    return _row_sum_serial(powered)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _renormed(x, order, inverse, p, max_norm):
+    """Out: ``order`` puts the axis first; ``inverse`` is its inverse."""
+    rows = rows_over(x, order, 1)
+    sums = _power_sums(rows, p)
+    out = np.empty_like(rows)
+    for i in range(rows.shape[0]):
+        scale = x.dtype.type(_scale(sums[i], p, max_norm))    # stored as the ufunc stores it
+        for j in range(rows.shape[1]):
+            out[i, j] = _times(rows[i, j], scale)
+    return unmoved(out, x, order, inverse)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _renormed_grad(x, dout, order, inverse, p, max_norm):
+    rows, d = rows_over(x, order, 1), rows_over(dout, order, 1)
+    sums = _power_sums(rows, p)
+    products = np.empty_like(rows)
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            products[i, j] = _times(d[i, j], rows[i, j])
+    dots = _row_sum_serial(products)
+    dx = np.empty_like(rows)
+    for i in range(rows.shape[0]):
+        for j in range(rows.shape[1]):
+            dx[i, j] = _grad(rows[i, j], d[i, j], sums[i], dots[i], p, max_norm)
+    return unmoved(dx, x, order, inverse)
+
+
+def _lowered(grad: bool):
+    def lowered(info):
+        dtype = info.dtype("X")
+        if dtype.name not in ("float32", "float64") or (
+                grad and (info.dtype("Out@GRAD") != dtype
+                          or info.shape("Out@GRAD") != info.shape("X"))):
+            return None
+        if math.prod(info.shape("X")) >= MIN_PARALLEL_SUM:
+            return "large: the interpreter splits its row sums across the cores"
+        rank = info.ndim("X")
+        axis = info.attr("axis") % rank
+        order = tuple([axis] + [d for d in range(rank) if d != axis])
+        consts = (order, tuple(order.index(d) for d in range(rank)),
+                  dtype.type(info.attr("p")), dtype.type(info.attr("max_norm")))
+        if grad:
+            return Call(_renormed_grad, ("X", "Out@GRAD"), ("X@GRAD",), consts)
+        return Call(_renormed, ("X",), ("Out",), consts)
+    return lowered
 
 
 # --- the op -----------------------------------------------------------------------------
@@ -130,5 +207,6 @@ register(OpDef(
      Attr("max_norm", A.FLOAT, 1.0, "the largest norm a slice keeps", check=_max_norm_ok),
      Attr("use_cudnn", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True)],
     comment="Out = X with each slice along axis scaled to a p-norm of at most max_norm.",
-    infer_shape=_infer, kernels={"cpu": make(CPU), "cuda": make(CUDA)},
-    grad=Grad(reads=["X"], kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA))))
+    infer_shape=_infer, kernels={"cpu": make(CPU), "cuda": make(CUDA)}, lowered=_lowered(False),
+    grad=Grad(reads=["X"], kernel=make_grad(CPU), cuda_kernel=make_grad(CUDA),
+              lowered=_lowered(True))))

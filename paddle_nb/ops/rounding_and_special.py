@@ -34,6 +34,7 @@ from ..kernels.pointwise import KERNELS, pointwise
 from .activation import (MIN_PARALLEL_CHEAP, MIN_PARALLEL_GRAD, _float_like_x, _forward,
                          _lowered_forward, _named, _no_params, activation, special_function)
 from .common import OUT, X
+from .fill import _lowered_assign      # a real X's conj is a copy, as assign's
 from ..backends import CPU, CUDA
 
 # From 2**52 on every float (float32 from 2**23) is a whole number: rounding keeps it, and
@@ -302,4 +303,4 @@ def _conj_grad(op, no_grad):
 register(OpDef("conj", [X], [OUT], [], comment="Out = the complex conjugate of X (a real X "
                "is its own); complex tensors are refused.",
                infer_shape=_conj_infer, kernels={"cpu": _conj(CPU), "cuda": _conj(CUDA)},
-               grad=_conj_grad, unary=True))
+               lowered=_lowered_assign, grad=_conj_grad, unary=True))

@@ -12,7 +12,9 @@ int64 (int32 with ``out_int32``, which Paddle allows only while the sequence's l
 fits).
 
 One binary search per value, written once (``register_jitable``) for the CPU's ``njit``
-loop and the device's ``cuda.jit`` kernel (one thread per value).
+loop and the device's ``cuda.jit`` kernel (one thread per value). In a compiled block the
+op is ``_searched``: the same sortedness test (raising, so that the compiler reruns the op
+here for the named error) and the CPU's loop.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cuda.device import empty, flat, launch
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 from .common import require_element_type
@@ -149,6 +152,41 @@ def _searchsorted(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py) ---------------------------------------------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _searched(seq, values, right, zero):
+    """Out (of zero's dtype) for Values of rank >= 1 and a sequence of their leading dims
+    or 1-D, checked as the interpreter checks them."""
+    if seq.ndim > 1 and seq.shape[:-1] != values.shape[:-1]:
+        raise ValueError("searchsorted: an N-D SortedSequence needs Values' leading dims")
+    m = seq.shape[-1]
+    out = np.full(values.shape, zero)
+    if out.size == 0:
+        return out
+    flat_seq = np.ascontiguousarray(seq).reshape(seq.size)
+    rows = flat_seq.size // m if m else 0
+    for r in range(rows):
+        for j in range(m - 1):
+            if _below(flat_seq[r * m + j + 1], flat_seq[r * m + j]):
+                raise ValueError("searchsorted: the sequence is not sorted")
+    per_row = values.shape[-1] if values.shape[-1] else 1
+    _cpu_searchsorted(flat_seq, m, rows, np.ascontiguousarray(values).reshape(values.size),
+                      per_row, right, out.reshape(out.size))
+    return out
+
+
+def _lowered_searchsorted(info):
+    """Values of rank >= 1 (a 0-D one has no last dim to count rows by); an N-D sequence
+    of Values' rank (the interpreter refuses others)."""
+    seq_rank, value_rank = info.ndim("SortedSequence"), info.ndim("Values")
+    if value_rank == 0 or (seq_rank > 1 and seq_rank != value_rank) or \
+            info.dtype("SortedSequence") != info.dtype("Values"):
+        return None
+    zero = (np.int32 if info.attr("out_int32") else np.int64)(0)
+    return Call(_searched, ("SortedSequence", "Values"), ("Out",),
+                (bool(info.attr("right")), zero))
+
+
 register(OpDef(
     "searchsorted",
     [Slot("SortedSequence", "the sorted sequence (1-D, or one per row of Values)"),
@@ -159,4 +197,5 @@ register(OpDef(
     comment="Out = where each of Values goes in SortedSequence (lower_bound; right: "
             "upper_bound), NaN counting as the largest.",
     infer_shape=_searchsorted_infer,
-    kernels={"cpu": _searchsorted(CPU), "cuda": _searchsorted(CUDA)}))
+    kernels={"cpu": _searchsorted(CPU), "cuda": _searchsorted(CUDA)},
+    lowered=_lowered_searchsorted))

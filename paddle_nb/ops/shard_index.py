@@ -8,13 +8,21 @@ it becomes its position there (``id - shard_id * shard_size``), and any other id
 be in ``[0, index_num)``, checked before anything is computed (Paddle 2.6.2 refuses one
 too). The map is one ``@pointwise`` function of the id, its three numbers passed as
 scalars. No gradient: ids are not differentiable.
+
+In a compiled block it is one njit loop of the same function, after the same range check
+(which raises there, so that the compiler reruns the op here for the named error).
 """
 from __future__ import annotations
+
+import numpy as np
+from numba import njit
 
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, register
 from ..kernels import check
+from ..kernels.cpu.check import first_outside
+from ..kernels.lowered import Call
 from ..kernels.pointwise import pointwise
 from .common import OUT, X
 from ..backends import CPU, CUDA
@@ -64,6 +72,29 @@ def _shard_index(place):
     return run
 
 
+_local_id = shard_local_id.scalar      # (njit code calls it by a global name)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _shard_local(x, index_num, shard_size, shard_id, ignore_value):
+    """Out in a compiled block: shard_local_id of each id, every id checked first."""
+    flat = np.ascontiguousarray(x).reshape(x.size)
+    if first_outside(flat, 0, index_num, False, 0) >= 0:
+        raise IndexError("shard_index: an id is out of range")
+    out = np.empty(x.size, x.dtype)
+    for i in range(flat.size):
+        out[i] = _local_id(flat[i], shard_size, shard_id, ignore_value)
+    return out.reshape(x.shape)
+
+
+def _lowered_shard_index(info):
+    dtype = info.dtype("X").type
+    index_num, nshards = int(info.attr("index_num")), int(info.attr("nshards"))
+    return Call(_shard_local, ("X",), ("Out",),
+                (index_num, dtype((index_num + nshards - 1) // nshards),
+                 dtype(info.attr("shard_id")), dtype(info.attr("ignore_value"))))
+
+
 register(OpDef(
     "shard_index", [X], [OUT],
     [Attr("index_num", A.INT, 0, "how many ids there are (ids are in [0, index_num))"),
@@ -74,4 +105,4 @@ register(OpDef(
             "ignore_value (shard_size = ceil(index_num / nshards)).",
     infer_shape=_shard_infer,
     kernels={"cpu": _shard_index(CPU), "cuda": _shard_index(CUDA)},
-    grad=NO_GRADIENT, check_attrs=_check_attrs))
+    lowered=_lowered_shard_index, grad=NO_GRADIENT, check_attrs=_check_attrs))

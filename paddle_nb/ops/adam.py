@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import math
 
+from numba import njit
+
 from ..core import attrs as A
 from ..core.registry import Attr, Slot
+from ..kernels.cpu import reduce as KR
 from ..kernels.lowered import Call
 from ..kernels.update import times, update
 from . import selected_rows
 from .optimizer import (MIN_PARALLEL_ADAM, buffers, optimizer_op, read_state, unchanged,
                         update_lowered)
 from ..backends import CPU, CUDA
+from .common import FLOAT_TYPES
 
 _MOMENTS = [("Moment1", "running mean of Grad"), ("Moment2", "running mean of Grad^2")]
 _POWERS = [("Beta1Pow", "beta1^t"), ("Beta2Pow", "beta2^t")]
@@ -204,6 +208,38 @@ def lamb_step(param, direction, lr, param_sq, direction_sq, adapt):
     return param - lr * ratio * direction
 
 
+# their serial loops as numba code calls them (a global dispatcher, not an attribute)
+_lamb_moments, _lamb_step = lamb_moments.returning, lamb_step.returning
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def lamb_update(param, grad, m1, m2, lr, beta1_pow, beta2_pow, beta1, beta2, epsilon,
+                weight_decay, adapt):
+    """lamb's (ParamOut, Moment1Out, Moment2Out) in a compiled block: the kernel's two
+    update loops (their serial ``returning`` forms) around the squared norms, summed as
+    the kernel's sum_axes sums them (squared_l2_norm: the serial row sum of one row)."""
+    m1_out, m2_out, direction = _lamb_moments(
+        param, grad, m1, m2, beta1_pow, beta2_pow, beta1, beta2, epsilon, weight_decay)
+    param_out = _lamb_step(param, direction, lr, KR.squared_l2_norm(param),
+                           KR.squared_l2_norm(direction), adapt)
+    return param_out, m1_out, m2_out
+
+
+def _lowered_lamb(info):
+    """lamb_update and the powers' Calls, for a float Param (and every output asked for,
+    as update_lowered asks)."""
+    outputs = ("ParamOut", "Moment1Out", "Moment2Out")
+    if info.dtype("Param").name not in FLOAT_TYPES or \
+            not all(info.has_output(slot) for slot in outputs):
+        return None
+    decay = info.attr("weight_decay")
+    return (Call(lamb_update, ("Param", "Grad", "Moment1", "Moment2", "LearningRate",
+                               "Beta1Pow", "Beta2Pow"), outputs,
+                 (info.attr("beta1"), info.attr("beta2"), info.attr("epsilon"), decay,
+                  bool(info.attr("always_adapt")) or decay != 0.0)),
+            *_lowered_powers(info))
+
+
 def _squared_norm(place, a):
     squares = place.unary("square", a, 1.0, None)
     return place.sum_axes(squares, list(range(a.ndim)), False).reshape((1,))
@@ -235,4 +271,5 @@ optimizer_op(
     _BETAS + [Attr("epsilon", A.FLOAT, 1e-6, "keeps the division finite"),
               Attr("weight_decay", A.FLOAT, 0.01, "decay added to the step"),
               Attr("always_adapt", A.BOOLEAN, False, "use the trust ratio without decay too")],
-    None, extra_inputs=[_UNUSED[0]], kernels={"cpu": _lamb(CPU), "cuda": _lamb(CUDA)})
+    None, extra_inputs=[_UNUSED[0]], kernels={"cpu": _lamb(CPU), "cuda": _lamb(CUDA)},
+    lowered=_lowered_lamb)

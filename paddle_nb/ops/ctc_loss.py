@@ -17,7 +17,9 @@ each class, zero on padded steps), which the gradient op scales by Loss@GRAD[b] 
 
 The recursions are kernels/ctc.py: numba ``njit`` on the CPU, one ``cuda.jit`` thread per
 sequence on the device. Labels and lengths are checked first (one small host copy on the
-device), with errors naming the slot, what was expected and what was given.
+device), with errors naming the slot, what was expected and what was given. In a compiled
+block both ops are kernels/cpu/sequence_losses.py's loops (the same checks, then the
+kernels' batch loops).
 """
 from __future__ import annotations
 
@@ -26,10 +28,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import ctc as ctc_kernels
+from ..kernels.cpu import sequence_losses as KSL
+from ..kernels.lowered import Call
 from .sequence_loss_common import (FLOATS, INTS, check_labels, host_blank, host_lengths, on_place,
-                                   require_batch, require_blank, require_inputs, require_rank,
-                                   require_types, run_per_sequence, scale_by_sequence,
-                                   stored_gradient, work)
+                                   lowered_operands, lowered_stored_gradient, require_batch,
+                                   require_blank, require_inputs, require_rank, require_types,
+                                   run_per_sequence, scale_by_sequence, stored_gradient, work)
 
 
 def _warpctc_infer(ctx):
@@ -90,6 +94,14 @@ def _warpctc_grad(ctx):
                                                     on_place(grad, divisor), norm, 1))
 
 
+def _lowered_warpctc(info):
+    """kernels/cpu/sequence_losses.ctc_loss: the checks, then the kernel's batch loop."""
+    if not lowered_operands(info, "Logits", "Label", ("LogitsLength", "LabelLength")):
+        return None
+    return Call(KSL.ctc_loss, ("Logits", "Label", "LogitsLength", "LabelLength"),
+                ("WarpCTCGrad", "Loss"), (int(info.attr("blank")),))
+
+
 register(OpDef(
     "warpctc",
     [Slot("Logits", "unnormalized scores [max_T, B, classes] (softmax applied here)"),
@@ -104,5 +116,9 @@ register(OpDef(
     comment="Loss[b] = -log sum over CTC alignments of Label[b] of prod_t "
             "softmax(Logits[t, b])[path_t].",
     infer_shape=_warpctc_infer, kernels={"cpu": _warpctc, "cuda": _warpctc},
+    lowered=_lowered_warpctc,
     grad=stored_gradient("Logits", "LogitsLength", "WarpCTCGrad", "Loss", _warpctc_grad,
-                         _warpctc_grad_infer)))
+                         _warpctc_grad_infer,
+                         lowered_stored_gradient(KSL.ctc_loss_grad, "Logits", "WarpCTCGrad",
+                                                 "Loss", ("LogitsLength",),
+                                                 ("norm_by_times",)))))

@@ -7,16 +7,20 @@ differentiate. Paddle's inference passes (``fc_fuse_pass``) rewrite that pattern
 (passes/fc_fuse.py) does the same rewrite. Like Paddle's, it has no gradient: a fused
 program is for running, the unfused one for training. Its kernel is the three ops' kernels
 run one after another on one output array, so a fused program gives the same bits; one
-kernel function serves both places (backends/).
+kernel function serves both places (backends/). In a compiled block it is
+kernels/cpu/fc.fully_connected: mul's compiled product, then the bias and relu in place.
 """
 from __future__ import annotations
 
 from ..core import attrs as A
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu import fc as KFC
 from ..kernels.cuda import copy as CC
+from ..kernels.lowered import Call
 from . import arrays
 from .matmul import _flat2d
 from ..backends import CPU, CUDA
+from ..backends.products import BLAS_TYPES
 
 ACTIVATIONS = ("", "relu")      # what Paddle's fc accepts
 PAD = 4                         # padding_weights: W carries 4 extra rows and columns
@@ -99,6 +103,20 @@ def _fc(place):
     return run
 
 
+def _lowered_fc(info):
+    """kernels/cpu/fc.fully_connected, for float32/float64 operands of one dtype (the
+    product the CPU kernel gives to BLAS); Bias the literal None where absent."""
+    slots = ("Input", "W", "Bias") if info.has_input("Bias") else ("Input", "W")
+    dtype = info.dtype("Input")
+    if dtype.type not in BLAS_TYPES or any(info.dtype(s) != dtype for s in slots):
+        return None
+    n_col = info.attr("in_num_col_dims")
+    consts = (n_col, n_col + 1, PAD if info.attr("padding_weights") else 0,
+              info.attr("activation_type") == "relu")
+    return Call(KFC.fully_connected, slots, ("Out",),
+                consts if info.has_input("Bias") else (None, *consts))
+
+
 register(OpDef(
     "fc", [Slot("Input", "the input, flattened to a matrix at in_num_col_dims"),
            Slot("W", "the weights [columns of Input, size]"),
@@ -112,5 +130,6 @@ register(OpDef(
      Attr("use_mkldnn", A.BOOLEAN, False, "kept for Paddle compatibility", extra=True)],
     comment="Out = act(Input @ W + Bias): mul, elementwise_add and relu fused, as Paddle's "
             "fc_fuse_pass makes it (no gradient: for running a program, not training it).",
-    infer_shape=_fc_infer, kernels={"cpu": _fc(CPU), "cuda": _fc(CUDA)}, grad=NO_GRADIENT))
+    infer_shape=_fc_infer, kernels={"cpu": _fc(CPU), "cuda": _fc(CUDA)}, grad=NO_GRADIENT,
+    lowered=_lowered_fc))
 

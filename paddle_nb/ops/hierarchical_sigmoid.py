@@ -23,6 +23,9 @@ The gradient of each step is (sigmoid(z) - bit) * dOut, added into dX (W's rows)
 (X) and dBias. Paddle's ``is_sparse`` makes W@GRAD a SelectedRows of the visited rows;
 here W@GRAD is always the dense tensor that SelectedRows stands for (the same values;
 an optimizer updates every row, the unvisited ones by zero).
+
+In a compiled block both ops are kernels/cpu/hierarchical_sigmoid.py's loops after the
+same index checks (hsigmoid_loss, hsigmoid_loss_grad), on new arrays.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import hierarchical_sigmoid as CPU_HS
 from ..kernels.cuda import hierarchical_sigmoid as CUDA_HS
+from ..kernels.lowered import Call
 from . import arrays
 from ..backends import CPU, CUDA
 from .common import int_shape, require_element_type
@@ -216,6 +220,42 @@ def _hsigmoid_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): the CPU kernels' loops, after their checks ----
+def _tree_slots(info) -> tuple:
+    """PathTable and PathCode where given (int64, as the kernels read them), else ()."""
+    return ("PathTable", "PathCode") if info.has_input("PathTable") else ()
+
+
+def _lowered_operands(info, slots) -> bool:
+    """float32/float64 X, W (and ``slots``) of one dtype, int64 indices."""
+    dtype = info.dtype("X")
+    return dtype.name in FLOATS and all(info.dtype(s) == dtype for s in slots) and \
+        all(info.dtype(s).name == "int64" for s in ("Label", *_tree_slots(info)))
+
+
+def _lowered_hsigmoid(grad: bool):
+    """kernels/cpu/hierarchical_sigmoid.hsigmoid_loss (or its _grad): the op's checks, then
+    its kernel's loop. Their operands: X, W, Label, (PreOut, dOut,) PathTable, PathCode,
+    Bias; the generated call passes those the op has in order, then None for Bias where
+    it has none (an entry point without the two tree slots serves the default tree)."""
+    def lowered(info):
+        bias = ("Bias",) if info.has_input("Bias") else ()
+        middle = ("PreOut", "Out@GRAD") if grad else ()
+        if not _lowered_operands(info, ("W", *bias, *middle)):
+            return None
+        tree = _tree_slots(info)
+        num_classes = int(info.attr("num_classes"))
+        consts = (*(() if bias else (None,)), num_classes, default_code_length(num_classes))
+        if grad:
+            fn = CPU_HS.hsigmoid_loss_grad if tree else CPU_HS.hsigmoid_loss_grad_default_tree
+            writes = ("X@GRAD", "W@GRAD", "Bias@GRAD")
+        else:
+            fn = CPU_HS.hsigmoid_loss if tree else CPU_HS.hsigmoid_loss_default_tree
+            writes = ("Out", "PreOut", "W_Out")
+        return Call(fn, ("X", "W", "Label", *middle, *tree, *bias), writes, consts)
+    return lowered
+
+
 _KEPT = [Attr("trainer_id", A.INT, 0, "kept for Paddle compatibility (parameter servers)",
               extra=True),
          Attr("height_sections", A.LONGS, [], "kept for Paddle compatibility", extra=True),
@@ -244,6 +284,8 @@ register(OpDef(
     comment="Out = sum over the label's tree path of softplus(z) - bit * z, z = "
             "clip(W[node] . X + Bias[node], -40, 40).",
     infer_shape=_infer, kernels={"cpu": _hsigmoid(CPU), "cuda": _hsigmoid(CUDA)},
+    lowered=_lowered_hsigmoid(grad=False),
     grad=Grad(reads=["X", "W", "Label", "PathTable", "PathCode", "Bias", "PreOut"],
               grads_of=["Out"], writes=["X", "W", "Bias"],
-              kernel=_hsigmoid_grad(CPU), cuda_kernel=_hsigmoid_grad(CUDA))))
+              kernel=_hsigmoid_grad(CPU), cuda_kernel=_hsigmoid_grad(CUDA),
+              lowered=_lowered_hsigmoid(grad=True))))

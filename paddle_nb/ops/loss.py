@@ -8,15 +8,13 @@ one function for both places (backends/: each place's rows, label checks and los
 """
 from __future__ import annotations
 
-import math
-
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import cross_entropy2 as KCE2
 from ..kernels.cpu import loss as KL
-from ..kernels.cpu.lazy_ufunc import FLOAT_1, FLOAT_2
 from ..kernels.lowered import Call
-from ..kernels.pointwise import pointwise
+from ..kernels.pointwise import KERNELS
 from . import arrays
 from .common import FLOAT_TYPES
 from ..backends import CPU, CUDA
@@ -217,23 +215,8 @@ register(OpDef(
 
 
 # --- cross_entropy2 (on probabilities, hard labels; what Paddle's layers emitted) ---------
-@pointwise(FLOAT_1)
-def tolerable_neg_log(x):
-    # -log(x), with Paddle's TolerableValue: an infinite log is +-1e20, so a probability
-    # of 0 costs 1e20, not inf (log is only called above 0: the CUDA simulator's raises)
-    if x > 0:
-        return -math.log(x) if x < math.inf else 1e20
-    return 1e20 if x == 0 else math.nan
-
-
-@pointwise(FLOAT_2)
-def match_grad(match, dy):
-    # Paddle's -dY / MatchX; at 0 (an ignored row's, never put in dX) -dY * inf, without
-    # dividing by 0 (a vectorised loop computes both branches: numpy would warn)
-    safe = match if match != 0 else 1.0
-    return -dy / safe if match != 0 else -dy * math.inf
-
-
+# (its scalar math, tolerable_neg_log and match_grad, and its compiled loops:
+# kernels/cpu/cross_entropy2.py)
 def _ce2_infer(ctx):
     ctx.require_dtype("X", "float")
     ctx.require_dtype("Label", "int")
@@ -260,7 +243,7 @@ def _ce2(place):
         prob = place.rows(x, x.ndim - 1)
         labels = place.hard_labels(ctx.input("Label"), classes, ignore).reshape((-1, 1))
         row_shape = tuple(int(d) for d in x.shape[:x.ndim - 1]) + (1,)
-        losses = place.apply(tolerable_neg_log, prob, out=None, out_dtype=x.dtype)
+        losses = place.apply(KERNELS["tolerable_neg_log"], prob, out=None, out_dtype=x.dtype)
         ctx.set_output("Y", place.take_along_rows(losses, labels, ignore).reshape(row_shape))
         ctx.set_output("MatchX",
                        place.take_along_rows(prob, labels, ignore).reshape(row_shape))
@@ -276,7 +259,7 @@ def _ce2_grad(place):
         classes = shape[len(shape) - 1]
         ignore = ctx.attr("ignore_index")
         labels = place.hard_labels(ctx.input("Label"), classes, ignore).reshape((-1, 1))
-        d = place.apply(match_grad, match, arrays.astype(dy, match.dtype), out=None,
+        d = place.apply(KERNELS["match_grad"], match, arrays.astype(dy, match.dtype), out=None,
                         out_dtype=match.dtype)
         dx = place.put_along_rows(classes, labels, d.reshape((-1, 1)), ignore)
         ctx.set_output("X@GRAD", dx.reshape(shape))
@@ -303,6 +286,25 @@ def _ce2_grad_infer(ctx):
     ctx.set_output("X@GRAD", xs, ctx.dtype("MatchX"))
 
 
+# in a compiled block: kernels/cpu/cross_entropy2.py's loops, for float X (and MatchX and
+# dY of its dtype: the kernel casts another dY first) with integer labels
+def _lowered_ce2(info):
+    if info.dtype("X").name not in FLOAT_TYPES or info.dtype("Label").kind not in "iu" or \
+            info.ndim("X") < 1:
+        return None
+    return Call(KCE2.picked_neg_log, ("X", "Label"), ("Y", "MatchX", "XShape"),
+                (info.attr("ignore_index"),))
+
+
+def _lowered_ce2_grad(info):
+    dtype = info.dtype("MatchX")
+    if dtype.name not in FLOAT_TYPES or info.dtype("Y@GRAD") != dtype or \
+            info.dtype("Label").kind not in "iu" or info.ndim("XShape") < 2:
+        return None
+    return Call(KCE2.put_match_grad, ("MatchX", "Label", "Y@GRAD", "XShape"), ("X@GRAD",),
+                (info.attr("ignore_index"),))
+
+
 register(OpDef(
     "cross_entropy2", [Slot("X", "probabilities (rows sum to 1)"),
                        Slot("Label", "class indices, a last dim of 1")],
@@ -313,6 +315,8 @@ register(OpDef(
     comment="Y = -log(X[Label]) per row (X holds probabilities; 1e20 for a probability "
             "of 0, as Paddle).",
     infer_shape=_ce2_infer, kernels={"cpu": _ce2(CPU), "cuda": _ce2(CUDA)},
+    lowered=_lowered_ce2,
     grad=Grad(reads=["Label", "MatchX", "XShape"], grads_of=["Y"], writes=["X"],
               kernel=_ce2_grad(CPU), cuda_kernel=_ce2_grad(CUDA),
-              infer_shape=_ce2_grad_infer, grad_type="cross_entropy_grad2")))
+              infer_shape=_ce2_grad_infer, grad_type="cross_entropy_grad2",
+              lowered=_lowered_ce2_grad)))

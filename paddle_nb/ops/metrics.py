@@ -14,6 +14,8 @@ streaming AUC). ``paddle.static.auc`` appends two: one with ``slide_steps`` (the
 the last few batches) and one with ``slide_steps=0`` (of every batch so far).
 kernels/cpu/metrics.py says how the statistics are laid out; Predict's last column is
 the positive class's probability and must lie in [0, 1] (checked first, as Paddle does).
+In a compiled block auc is kernels/cpu/metrics.auc_of: those checks and the kernel's
+auc_update on copies of the statistics.
 """
 from __future__ import annotations
 
@@ -220,6 +222,23 @@ def _auc(place: str):
     return run
 
 
+def _lowered_auc(info):
+    """CPU_METRICS.auc_of: the kernel's checks and its auc_update loop, on copies of the
+    statistics (a float Predict, integer labels, int64 counts)."""
+    if info.dtype("Predict").name not in ("float32", "float64") or \
+            info.dtype("Label").kind not in "iu" or info.dtype("StatPos").name != "int64" or \
+            info.dtype("StatNeg").name != "int64":
+        return None
+    nt, slides = info.attr("num_thresholds"), info.attr("slide_steps")
+    consts = (nt, slides, tuple(_stat_shape(nt, slides)))
+    if info.has_input("InsTagWeight"):
+        return Call(CPU_METRICS.auc_of, ("Predict", "Label", "StatPos", "StatNeg",
+                                         "InsTagWeight"), ("AUC", "StatPosOut", "StatNegOut"),
+                    consts)
+    return Call(CPU_METRICS.auc_of, ("Predict", "Label", "StatPos", "StatNeg"),
+                ("AUC", "StatPosOut", "StatNegOut"), (None, *consts))
+
+
 register(OpDef(
     "auc",
     [Slot("Predict", "each row's probabilities, the positive class's last: [N, 1] or "
@@ -240,4 +259,4 @@ register(OpDef(
     comment="AUC = the ROC area of StatPos/StatNeg after adding this batch's counts per "
             "probability bucket (a streaming AUC: StatPosOut is StatPos's variable).",
     infer_shape=_auc_infer, kernels={"cpu": _auc("cpu"), "cuda": _auc("cuda")},
-    grad=NO_GRADIENT, check_attrs=_auc_attrs))
+    grad=NO_GRADIENT, check_attrs=_auc_attrs, lowered=_lowered_auc))

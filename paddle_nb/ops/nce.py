@@ -22,6 +22,11 @@ nce_grad (Paddle's): with o the kept SampleLogits, dCost/dz is -b (1 - o) / (o +
 true class and o (1 - o) / (o + b) for a negative, times the sample's dCost and weight;
 dInput, dWeight and dBias follow through z = Weight[k] . Input + Bias[k]. Weight's
 gradient is dense here also with ``is_sparse`` (Paddle's is then a SelectedRows).
+
+In a compiled block both ops are kernels/cpu/nce.py's loops after the same checks
+(nce_loss, nce_loss_grad), where the draws are known when the block is compiled: a
+``seed`` attribute (the same counter-based draws), or custom_neg_classes (none); with
+seed 0 each run draws a new seed, and the op stays in the interpreter.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import check
 from ..kernels.cpu import nce as CPU_NCE
 from ..kernels.cuda import nce as CUDA_NCE
+from ..kernels.lowered import Call
 from . import arrays
 from .hierarchical_sigmoid import FLOATS, host_weight_grads, require_int64, set_weight_grads
 from ..backends import CPU, CUDA
@@ -190,6 +196,60 @@ def _nce_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/nce.py's loops, after the checks --
+def _stand_in(info, slot: str, kind: str) -> tuple[str, bool]:
+    """(the slot to read for ``slot``, whether the op has it): an absent float slot is read
+    from Input, an int one from Label, and flagged absent (kernels/cpu/nce.py says why)."""
+    if info.has_input(slot):
+        return slot, True
+    return ("Label" if kind == "int" else "Input"), False
+
+
+def _same_floats(info, slots) -> bool:
+    """float32/float64 Input, with ``slots`` (those the op has) of its dtype (the kernels
+    read Bias and SampleWeight uncast), int64 Label."""
+    dtype = info.dtype("Input")
+    return dtype.name in FLOATS and info.dtype("Label").name == "int64" and \
+        all(info.dtype(s) == dtype for s in slots if info.has_input(s))
+
+
+def _lowered_nce(info):
+    """kernels/cpu/nce.nce_loss where the draws are known: a ``seed`` attribute, or the
+    fixed custom_neg_classes (no draws at all)."""
+    if not _same_floats(info, ("Weight", "Bias", "SampleWeight")):
+        return None
+    custom_neg = tuple(int(c) for c in info.attr("custom_neg_classes") or ())
+    if not info.attr("seed") and not custom_neg:
+        return ("draws its negatives with a seed picked each run (op_seed): give the op a "
+                "seed attribute")
+    reads, present = zip(*[_stand_in(info, slot, kind) for slot, kind in (
+        ("Bias", "float"), ("SampleWeight", "float"), ("CustomDistProbs", "float"),
+        ("CustomDistAlias", "int"), ("CustomDistAliasProbs", "float"))])
+    seed = int(info.attr("seed")) & (2**63 - 1)
+    return Call(CPU_NCE.nce_loss, ("Input", "Label", "Weight", *reads),
+                ("Cost", "SampleLogits", "SampleLabels"),
+                (*present, (0, *custom_neg), len(custom_neg), int(info.attr("sampler")),
+                 int(info.attr("num_neg_samples")), np.uint64(seed)))
+
+
+def _lowered_nce_grad(info):
+    """kernels/cpu/nce.nce_loss_grad (without a Bias: nce_loss_grad_unbiased), for a
+    Cost@GRAD and SampleLogits of Input's dtype."""
+    if not _same_floats(info, ("Weight", "Bias", "SampleWeight", "SampleLogits",
+                               "Cost@GRAD")) or info.dtype("SampleLabels").name != "int64":
+        return None
+    reads, present = zip(*[_stand_in(info, slot, "float")
+                           for slot in ("SampleWeight", "CustomDistProbs")])
+    operands = (*reads, "SampleLogits", "SampleLabels", "Cost@GRAD")
+    consts = (*present, int(info.attr("sampler")), int(info.attr("num_neg_samples")))
+    writes = ("Input@GRAD", "Weight@GRAD", "Bias@GRAD")
+    if info.has_input("Bias"):
+        return Call(CPU_NCE.nce_loss_grad, ("Input", "Label", "Weight", "Bias", *operands),
+                    writes, consts)
+    return Call(CPU_NCE.nce_loss_grad_unbiased, ("Input", "Label", "Weight", *operands),
+                writes, consts)
+
+
 register(OpDef(
     "nce",
     [Slot("Input", "the features, [batch, dim]"),
@@ -224,8 +284,9 @@ register(OpDef(
     comment="Cost = -sum_true log(o / (o + b)) - sum_neg log(b / (o + b)), o = sigmoid("
             "Weight[k] . Input + Bias[k]), b = num_neg_samples * P_noise(k).",
     infer_shape=_infer, kernels={"cpu": _nce(CPU), "cuda": _nce(CUDA)},
+    lowered=_lowered_nce,
     grad=Grad(reads=["Input", "Label", "Weight", "Bias", "SampleWeight", *CUSTOM_DIST,
                      "SampleLogits", "SampleLabels"],
               grads_of=["Cost"], writes=["Input", "Weight", "Bias"],
-              kernel=_nce_grad(CPU), cuda_kernel=_nce_grad(CUDA)),
+              kernel=_nce_grad(CPU), cuda_kernel=_nce_grad(CUDA), lowered=_lowered_nce_grad),
     check_attrs=_check_attrs))

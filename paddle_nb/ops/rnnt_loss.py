@@ -18,7 +18,8 @@ gradient, by design; the loss value is unchanged.
 
 The recursions are kernels/rnnt.py: numba ``njit`` on the CPU, one ``cuda.jit`` thread
 per sequence on the device. Labels and lengths are checked first, with
-sequence_loss_common.py's helpers.
+sequence_loss_common.py's helpers. In a compiled block both ops are
+kernels/cpu/sequence_losses.py's loops (the same checks, then the kernel's batch loop).
 """
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ import numpy as np
 from ..core import attrs as A
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels import rnnt as rnnt_kernels
+from ..kernels.cpu import sequence_losses as KSL
+from ..kernels.lowered import Call
 from .sequence_loss_common import (FLOATS, check_labels, host_blank, host_lengths, on_place,
-                                   require_batch, require_blank, require_inputs, require_rank,
-                                   require_types, run_per_sequence, scale_by_sequence,
-                                   stored_gradient, work)
+                                   lowered_operands, lowered_stored_gradient, require_batch,
+                                   require_blank, require_inputs, require_rank, require_types,
+                                   run_per_sequence, scale_by_sequence, stored_gradient, work)
 
 
 def _fastemit_ok(value) -> str | None:
@@ -87,6 +90,15 @@ def _warprnnt_grad(ctx):
                                                    False, 0))
 
 
+def _lowered_warprnnt(info):
+    """kernels/cpu/sequence_losses.rnnt_loss: the checks, then the kernel's batch loop."""
+    if not lowered_operands(info, "input", "label", ("input_lengths", "label_lengths")):
+        return None
+    return Call(KSL.rnnt_loss, ("input", "label", "input_lengths", "label_lengths"),
+                ("loss", "warprnntgrad"),
+                (int(info.attr("blank")), float(info.attr("fastemit_lambda"))))
+
+
 register(OpDef(
     "warprnnt",
     [Slot("input", "log probabilities [B, max_T, max_U + 1, V] (used as given)"),
@@ -101,5 +113,8 @@ register(OpDef(
     comment="loss[b] = -log sum over the RNN-T lattice's paths for label[b] of "
             "exp(sum of input along the path).",
     infer_shape=_warprnnt_infer, kernels={"cpu": _warprnnt, "cuda": _warprnnt},
+    lowered=_lowered_warprnnt,
     grad=stored_gradient("input", "input_lengths", "warprnntgrad", "loss", _warprnnt_grad,
-                         _warprnnt_grad_infer)))
+                         _warprnnt_grad_infer,
+                         lowered_stored_gradient(KSL.rnnt_loss_grad, "input", "warprnntgrad",
+                                                 "loss"))))

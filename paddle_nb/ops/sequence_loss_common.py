@@ -14,6 +14,7 @@ from ..core.grad_maker import Grad
 from ..kernels import check
 from ..kernels import ctc as ctc_kernels
 from ..kernels.cuda import device
+from ..kernels.lowered import Call
 from . import arrays
 
 FLOATS = ("float32", "float64")       # Paddle 2.6.2 registers warpctc and warprnnt for these
@@ -177,8 +178,30 @@ def run_per_sequence(cpu_kernel, cuda_kernel, scores, label, steps: np.ndarray,
     return grad, loss
 
 
-def stored_gradient(scores: str, steps: str, stored: str, loss: str, kernel, infer) -> Grad:
+def stored_gradient(scores: str, steps: str, stored: str, loss: str, kernel, infer,
+                    lowered=None) -> Grad:
     """The gradient op of a loss whose forward stored d loss / d scores in ``stored``:
-    ``kernel`` (both places) scales it by each sequence's loss@GRAD."""
+    ``kernel`` (both places) scales it by each sequence's loss@GRAD; ``lowered``: its form
+    in a compiled block (lowered_stored_gradient)."""
     return Grad(reads=[scores, steps, stored], grads_of=[loss], writes=[scores],
-                kernel=kernel, cuda_kernel=kernel, infer_shape=infer)
+                kernel=kernel, cuda_kernel=kernel, infer_shape=infer, lowered=lowered)
+
+
+# --- in a compiled block (kernels/lowered.py): kernels/cpu/sequence_losses.py --------------
+def lowered_operands(info, scores: str, label: str, lengths: tuple) -> bool:
+    """float32/float64 scores, integer labels and lengths (what the kernels take)."""
+    return info.dtype(scores).name in FLOATS and info.dtype(label).kind in "iu" and \
+        all(info.has_input(s) and info.dtype(s).kind in "iu" for s in lengths)
+
+
+def lowered_stored_gradient(fn, scores: str, stored: str, loss: str, reads=(), attrs=()):
+    """The form of a stored_gradient op: ``fn(stored, *reads, dLoss, *attrs' values)`` ->
+    dScores, for a dLoss of the stored gradient's dtype (the kernel casts another first)."""
+    def lowered(info):
+        dtype = info.dtype(stored)
+        if dtype.name not in FLOATS or info.dtype(f"{loss}@GRAD") != dtype or \
+                any(info.dtype(s).kind not in "iu" for s in reads):
+            return None
+        return Call(fn, (stored, *reads, f"{loss}@GRAD"), (f"{scores}@GRAD",),
+                    tuple(bool(info.attr(a)) for a in attrs))
+    return lowered

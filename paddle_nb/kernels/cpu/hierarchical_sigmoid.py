@@ -14,8 +14,10 @@ Node indices were range-checked by the op before these run.
 import math
 
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
+from numba import njit, types
+from numba.extending import overload, register_jitable
+
+from .check import first_outside
 
 # Paddle clips each node's pre-activation to [-CLIP, CLIP] before its softplus
 CLIP = 40.0
@@ -131,3 +133,108 @@ def hierarchical_sigmoid_grad(x, w, labels, table, code, custom, num_classes, pr
 
 
 NO_TABLE = np.zeros((1, 1), np.int64)     # PathTable / PathCode's stand-in for the default tree
+
+
+# --- inside a compiled block (paddle_nb/compiler): the loops above, after the op's checks ---
+# ``table`` and ``code`` are PathTable and PathCode, or None for the default tree (a literal
+# the generated code passes: numba compiles each case apart); ``bias`` Bias or None. A
+# failed check raises, and the interpreter's rerun gives the error naming the slot.
+@njit(cache=True, fastmath=False, error_model="numpy")
+def checked_tree(x, w, label, table, num_classes):
+    """(labels flat, PathTable and PathCode as the loops take them, custom?), the node
+    indices checked as the op checks them: labels in [0, num_classes) and W holding the
+    default tree's nodes, or PathTable's nodes rows of W (-1 ending a path)."""
+    labels = np.ascontiguousarray(label).reshape(label.size)
+    if labels.size != x.shape[0] or x.shape[1] != w.shape[1]:
+        raise ValueError("hierarchical_sigmoid: Label or W does not fit X")
+    if table is None:
+        if first_outside(labels, 0, num_classes, False, 0) >= 0:
+            raise IndexError("hierarchical_sigmoid: a class of Label is out of range")
+        if w.shape[0] < num_classes - 1:
+            raise IndexError("hierarchical_sigmoid: W has fewer rows than the default tree")
+        return labels, np.zeros((1, 1), np.int64), False
+    flat = np.ascontiguousarray(table).reshape(table.size)
+    if table.shape[0] != x.shape[0] or first_outside(flat, 0, w.shape[0], True, -1) >= 0:
+        raise IndexError("hierarchical_sigmoid: a node of PathTable is out of range")
+    return labels, np.ascontiguousarray(table), True
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _codes(code, table):
+    """PathCode as the loops take it (the stand-in for the default tree)."""
+    if code is None:
+        return table
+    if code.shape != table.shape:
+        raise ValueError("hierarchical_sigmoid: PathCode does not have PathTable's shape")
+    return np.ascontiguousarray(code)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def hsigmoid_loss(x, w, label, table, code, bias, num_classes, default_length):
+    """(Out, PreOut, W_Out): the op's kernel on new arrays (PreOut's width the default
+    tree's ``default_length``, or PathTable's), W_Out a copy of W."""
+    labels, tab, custom = checked_tree(x, w, label, table, num_classes)
+    length = tab.shape[1] if custom else default_length
+    n = x.shape[0]
+    out, pre_out = np.empty((n, 1), x.dtype), np.empty((n, length), x.dtype)
+    hierarchical_sigmoid(np.ascontiguousarray(x), np.ascontiguousarray(w), _biases(bias, w),
+                         bias is not None, labels, tab, _codes(code, tab), custom,
+                         num_classes, pre_out, out)
+    return out, pre_out, w.copy()
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def hsigmoid_loss_default_tree(x, w, label, bias, num_classes, default_length):
+    """hsigmoid_loss without PathTable and PathCode (the generated call passes the op's
+    operands in order, the absent ones as None after them)."""
+    return hsigmoid_loss(x, w, label, None, None, bias, num_classes, default_length)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _biases(bias, w):
+    """Bias flat as the loops take it (a zero stand-in, unread, without one)."""
+    if bias is None:
+        return np.zeros(1, w.dtype)
+    if bias.size != w.shape[0]:
+        raise ValueError("hierarchical_sigmoid: Bias does not hold one value a node")
+    return np.ascontiguousarray(bias).reshape(bias.size)
+
+
+def shaped_like(a, like):
+    """``a`` in ``like``'s shape, or as it is where ``like`` is None (numba code only)."""
+    raise NotImplementedError("shaped_like is called from numba code only")
+
+
+@overload(shaped_like)
+def _shaped_like(a, like):
+    # chosen on the type: a function whose two returns have other ranks does not type
+    if isinstance(like, types.NoneType):
+        return lambda a, like: a
+    return lambda a, like: a.reshape(like.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def hsigmoid_loss_grad(x, w, label, pre_out, dout, table, code, bias, num_classes,
+                       default_length):
+    """(dX, dW, dBias in Bias's shape, or flat without a Bias) from PreOut and dOut (of
+    X's dtype)."""
+    labels, tab, custom = checked_tree(x, w, label, table, num_classes)
+    length = tab.shape[1] if custom else default_length
+    n = x.shape[0]
+    if pre_out.shape[0] != n or pre_out.shape[1] != length or dout.size != n:
+        raise ValueError("hierarchical_sigmoid_grad: PreOut or Out@GRAD is not the forward's")
+    dx, dw = np.empty(x.shape, x.dtype), np.empty(w.shape, x.dtype)
+    dbias = np.empty(w.shape[0], x.dtype)
+    hierarchical_sigmoid_grad(np.ascontiguousarray(x), np.ascontiguousarray(w), labels, tab,
+                              _codes(code, tab), custom, num_classes,
+                              np.ascontiguousarray(pre_out),
+                              np.ascontiguousarray(dout).reshape(n), dx, dw, dbias)
+    return dx, dw, shaped_like(dbias, bias)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def hsigmoid_loss_grad_default_tree(x, w, label, pre_out, dout, bias, num_classes,
+                                    default_length):
+    """hsigmoid_loss_grad without PathTable and PathCode."""
+    return hsigmoid_loss_grad(x, w, label, pre_out, dout, None, None, bias, num_classes,
+                              default_length)

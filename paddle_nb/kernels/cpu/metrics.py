@@ -97,3 +97,37 @@ def auc_update(positive, label, pos, neg, num_thresholds, slide_steps, fake, sca
     pos[counter] += 1
     neg[counter] += 1
     return area
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def auc_of(predict, label, stat_pos, stat_neg, weight, num_thresholds, slide_steps, shape):
+    """auc's (AUC, StatPosOut, StatNegOut) in a compiled block: the op's checks (one label
+    a row; each positive probability in [0, 1], NaN refused; the counts in [0, 2**52]),
+    then ``auc_update`` on copies of the statistics (``shape``: theirs, from the
+    attributes); ``weight`` InsTagWeight or None (its first value 0: a fake batch). A
+    failed check raises before anything is counted; the interpreter's rerun names it."""
+    n = predict.shape[0]
+    if (predict.shape[1] != 1 and predict.shape[1] != 2) or n != label.size:
+        raise ValueError("auc: Predict must be [N, 1] or [N, 2] with one Label per row")
+    positive = np.ascontiguousarray(predict[:, predict.shape[1] - 1])
+    for i in range(n):
+        if not (positive[i] >= 0 and positive[i] <= 1):
+            raise ValueError("auc: a probability of Predict is outside [0, 1]")
+    size = 1
+    for d in shape:
+        size *= d
+    if stat_pos.size != size or stat_neg.size != size:
+        raise ValueError("auc: StatPos or StatNeg does not hold the attributes' counts")
+    pos = np.ascontiguousarray(stat_pos).reshape(size).copy()
+    neg = np.ascontiguousarray(stat_neg).reshape(size).copy()
+    for i in range(size):
+        if pos[i] < 0 or pos[i] > 2**52 or neg[i] < 0 or neg[i] > 2**52:
+            raise ValueError("auc: a count of StatPos or StatNeg is outside [0, 2**52]")
+    fake = False
+    if weight is not None:
+        fake = np.ascontiguousarray(weight).reshape(weight.size)[0] == 0.0
+    area = auc_update(positive, np.ascontiguousarray(label).reshape(label.size), pos, neg,
+                      num_thresholds, slide_steps, fake, predict.dtype.type(num_thresholds))
+    result = np.empty((), np.float64)
+    result[()] = area
+    return result, pos.reshape(shape), neg.reshape(shape)

@@ -513,14 +513,20 @@ def test_layer_norm_and_its_gradient(dtype, axis, scale, shift):
 
 
 # --- a row-wise IfElse and logical ops -----------------------------------------------------
+def _both_ways(x):
+    """``x`` with a row that goes each way of the IfElse (its row sum > 0 or not)."""
+    x[0], x[1] = np.abs(x[0]), -np.abs(x[1])
+    return x
+
+
 def test_a_row_wise_ifelse_trains_the_same_compiled():
     """split_lod_tensor, merge_lod_tensor and the branches (and their gradients) compiled;
     the rows each branch gets change from feed to feed. A feed that gives a branch no rows
     is run by the interpreter (the compiled branch declines it: it has no value to give
     merge_lod_tensor), and the next one compiled again."""
     main, startup, out, loss = _ifelse_program()
-    feeds = [{"x": np.abs(floats(6, 3)) if k == 2 else floats(6, 3)}    # 2: no false rows
-             for k in range(5)]
+    feeds = [{"x": np.abs(floats(6, 3)) if k == 2 else _both_ways(floats(6, 3))}
+             for k in range(5)]                                 # 2: no false rows
     compiled = run_programs(main, startup, [out, loss], feeds)
     assert_compiled(main, compiled, "split_lod_tensor", "merge_lod_tensor", "sum",
                     "conditional_block", "conditional_block_grad")
@@ -607,11 +613,13 @@ def test_dropout_in_test_mode_and_its_gradient(implementation, dtype):
     assert_compiled(main, compiled, "dropout", "dropout_grad")
 
 
-def test_training_dropout_stays_in_the_interpreter():
+def test_training_dropout_compiles_with_the_interpreters_mask():
+    """A seeded training dropout draws its mask from a hash of (seed, index): the
+    compiled run's mask is the interpreter's (tests/test_lowered_random.py trains with it)."""
     def build():
         return [pd.layers.dropout(data("x", [4, 5]), 0.3, seed=3)]
-    _, compiled = run_both(build, {"x": floats(4, 5)})
-    assert interpreted_because(compiled, "dropout").startswith("no lowered form")
+    main, compiled = run_both(build, {"x": floats(4, 5)})
+    assert_compiled(main, compiled, "dropout")
 
 
 # --- optimizers ---------------------------------------------------------------------------

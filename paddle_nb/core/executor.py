@@ -49,6 +49,7 @@ from .prepared import PreparedBlock, PreparedOp  # noqa: F401 (PreparedOp: its o
 from .default_programs import default_main_program
 from .scope import Scope, current
 from ..kernels.check import IndexOutOfRange
+from ..kernels.cpu.random import UndoableDraws
 from ..kernels.cpu.threads import keep_products_serial
 from ..kernels.cuda import device
 
@@ -165,12 +166,14 @@ class Executor:
                 compiler = None
         try:                              # an interrupt anywhere in here gets the note
             if compiler is not None:
-                try:
-                    return self._drain(program, feed, fetch_list, scope, check, compiler)
-                except Exception as e:  # noqa: BLE001 (undone; the interpreter's run
-                    if getattr(e, "_paddle_nb_final", False):   # below raises in terms of
-                        raise           # the user's ops, unless this one already does
-                    failure = e
+                with UndoableDraws() as draws:
+                    try:
+                        return self._drain(program, feed, fetch_list, scope, check, compiler)
+                    except Exception as e:  # noqa: BLE001 (undone; the interpreter's run
+                        if getattr(e, "_paddle_nb_final", False):  # below raises in terms
+                            raise       # of the user's ops, unless this one already does
+                        failure = e
+                draws.give_back()
                 result = self._drain(program, feed, fetch_list, scope, check)
                 compiler.run_failed(failure)        # the compiled run was wrong to fail
                 return result
@@ -178,10 +181,12 @@ class Executor:
             if not check and _is_program(program):
                 rewritten = fast_path.rewritten(program, feed, fetch_list)
             if rewritten is not None:
-                try:
-                    return self._drain(rewritten, feed, fetch_list, scope, check)
-                except Exception:       # noqa: BLE001 (undone; the program as written
-                    pass                # runs again and raises in terms of its own ops)
+                with UndoableDraws() as draws:
+                    try:
+                        return self._drain(rewritten, feed, fetch_list, scope, check)
+                    except Exception:   # noqa: BLE001 (undone; the program as written
+                        pass            # runs again and raises in terms of its own ops)
+                draws.give_back()
             return self._drain(program, feed, fetch_list, scope, check)
         except KeyboardInterrupt as e:    # one that arrived between ops says so too
             _note_interrupt(e, None)

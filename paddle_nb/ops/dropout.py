@@ -23,10 +23,11 @@ from ..core.framework_pb2 import VarType
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import random as rk
+from ..kernels.cpu.dropout import dropout_trained
 from ..kernels.cpu.fill import copied, filled_like
 from ..kernels.cuda import random as crk
-from ..kernels.lowered import Call
-from ..kernels.pointwise import pointwise
+from ..kernels.lowered import Call, Elementwise
+from ..kernels.pointwise import KERNELS
 from ..kernels.update import times
 from . import arrays
 from .batch_norm import require_float
@@ -34,19 +35,8 @@ from ..backends import CPU, CUDA
 from .common import FLOAT_TYPES, in_unit_interval
 
 IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
-MASKED = ["float32(float32, uint8, float32, float32)",
-          "float64(float64, uint8, float64, float64)"]
-
-
-@pointwise(MASKED, params=2)
-def dropout_kept(x, mask, mul, div):
-    # a dropped element is 0, even where X is NaN or inf (as Paddle writes it)
-    return x * mul / div if mask != 0 else 0.0
-
-
-@pointwise(MASKED, params=2)
-def dropout_masked_grad(dout, mask, mul, div):
-    return dout * mask * mul / div
+# the element math (kernels/cpu/dropout.py): the kept elements, and the gradient
+dropout_kept, dropout_masked_grad = KERNELS["dropout_kept"], KERNELS["dropout_masked_grad"]
 
 
 def _implementation_check(value):
@@ -71,7 +61,7 @@ def _factors(ctx, t) -> tuple:
 def _seed(ctx) -> int:
     if ctx.has_input("Seed") or ctx.attr("fix_seed"):   # (ctx.attr: the Seed tensor's value)
         return int(ctx.attr("seed"))
-    return int(np.random.randint(1, 2**31 - 1))      # a new mask every run
+    return rk.fresh_seed()      # a new mask every run (numpy's generator)
 
 
 def _dropout(place):
@@ -104,17 +94,27 @@ def _dropout_grad(place):
     return run
 
 
-# --- in a compiled block (kernels/lowered.py): test mode only -----------------------------------
-# (training draws a new mask each run from numpy's generator, which compiled code does not
-# share.) With the mask all ones, X * mul / div is X (upscale_in_train) or X * (1 - p)
-# exactly: a copy, or kernels/update.times.
+# --- in a compiled block (kernels/lowered.py) ----------------------------------------------------
+# Training: kernels/cpu/dropout.dropout_trained draws the mask of the seed _seed gives (a
+# fresh seed from numpy's generator, in object mode, at the op's point of the run), and the
+# gradient is dropout_masked_grad's loop. Test mode: with the mask all ones, X * mul / div is
+# X (upscale_in_train) or X * (1 - p) exactly: a copy, or kernels/update.times. (A Seed
+# input is an attribute given by a tensor: the compiler keeps such an op interpreted.)
 def _lowered_dropout(grad: bool):
     def lowered(info):
         slot, out = ("Out@GRAD", "X@GRAD") if grad else ("X", "Out")
         dtype = info.dtype(slot)
-        if not info.attr("is_test") or dtype.name not in FLOAT_TYPES:
+        if dtype.name not in FLOAT_TYPES:
             return None
         mul, div = _factors(info, dtype.type)
+        if not info.attr("is_test"):
+            if grad:
+                return Elementwise(dropout_masked_grad, ("Out@GRAD", "Mask"), "X@GRAD",
+                                   (mul, div))
+            fixed = bool(info.attr("fix_seed"))
+            seed = np.uint64(int(info.attr("seed")) & (2**64 - 1)) if fixed else np.uint64(0)
+            return Call(dropout_trained, ("X",), ("Out", "Mask"),
+                        (fixed, seed, float(info.attr("dropout_prob")), mul, div))
         scaled = Call(copied, (slot,), (out,)) if mul == 1 and div == 1 else \
             Call(times, (slot,), (out,), (float(mul),))      # (div is 1 here)
         if grad or not info.has_output("Mask"):

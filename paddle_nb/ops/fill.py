@@ -195,6 +195,23 @@ def _assign_value(ctx):
     ctx.set_output("Out", arrays.to_place(ctx.place, _assign_value_array(ctx)))
 
 
+# the most values assign_value's form writes into its source as literals (a larger constant
+# is one copy in the interpreter; numba would compile a tuple of thousands of elements)
+_MAX_LITERAL_VALUES = 1024
+
+
+def _lowered_assign_value(info):
+    """Out from the op's values, converted to Out's dtype here as the kernel converts them
+    (numpy), written into the source as a tuple of exactly those values."""
+    array = _assign_value_array(info)
+    if not numba_holds(array.dtype) or array.size == 0:
+        return None
+    if array.size > _MAX_LITERAL_VALUES:
+        return f"more than {_MAX_LITERAL_VALUES} values: one copy in the interpreter"
+    return Call(rk.valued, (), ("Out",), (tuple(array.ravel().tolist()), array.shape,
+                                       array.dtype.type(0)))
+
+
 def _values_fill_shape(values: dict) -> str | None:
     """The stored values must be exactly as many as a (known) shape has places."""
     shape = values.get("shape")
@@ -216,7 +233,8 @@ register(OpDef(
     + [Attr(f, t, [], f"the values, for {f.split('_')[0]} tensors") for f, t in _VALUE_FIELDS],
     comment="Out = the constant values stored in the op (how `pd.var(value)` is built).",
     infer_shape=_assign_value_infer, kernels={"cpu": _assign_value, "cuda": _assign_value},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"), check_attrs=_values_fill_shape))
+    lowered=_lowered_assign_value, grad=NO_GRADIENT, allocates=("shape", "dtype"),
+    check_attrs=_values_fill_shape))
 
 
 def assign_value_attrs(array: np.ndarray) -> dict:
@@ -237,7 +255,7 @@ def assign_value_attrs(array: np.ndarray) -> dict:
 def _seed(ctx) -> int:
     seed = ctx.attr("seed")
     # seed 0 means "a different sequence every run", as in Paddle
-    return int(seed) if seed else int(np.random.randint(1, 2**31 - 1))
+    return int(seed) if seed else rk.fresh_seed()
 
 
 def _cpu_random(draw, *params):
@@ -268,7 +286,23 @@ def _cuda_random(draw, *params):
     return run
 
 
-def _random_op(op_type: str, params: list, comment: str, cpu_draw, cuda_draw,
+def _lowered_random(filled_fn, *params):
+    """uniform_random's / gaussian_random's form: ``filled_fn`` (kernels/cpu/random.py)
+    draws with ``uniform`` / ``gaussian``, the kernel's own njit loop, from the seed the
+    kernel takes (0: a new one from numpy's generator at this point of the run)."""
+    def lowered(info):
+        dtype = dtype_to_numpy(info.attr("dtype"))
+        shape = info.attr("shape")
+        if not numba_holds(dtype) or any(d < 0 for d in shape):
+            return None
+        shape = tuple(int(d) for d in shape)
+        return Call(filled_fn, (), ("Out",),
+                    (shape, math.prod(shape), *[float(info.attr(p)) for p in params],
+                     int(info.attr("seed") or 0), dtype.type(0)))
+    return lowered
+
+
+def _random_op(op_type: str, params: list, comment: str, cpu_draw, cuda_draw, filled_fn,
                extra=()) -> OpDef:
     """uniform_random / gaussian_random: Out of the ``shape`` and ``dtype`` attributes
     (or ShapeTensor...), drawn with the distribution's two ``params`` attributes."""
@@ -281,7 +315,7 @@ def _random_op(op_type: str, params: list, comment: str, cpu_draw, cuda_draw,
               check=dtype_code_check("f")), *extra],
         comment=comment, infer_shape=_shape_and_dtype,
         kernels={"cpu": _cpu_random(cpu_draw, *names), "cuda": _cuda_random(cuda_draw, *names)},
-        grad=NO_GRADIENT, allocates=("shape", "dtype"),
+        lowered=_lowered_random(filled_fn, *names), grad=NO_GRADIENT, allocates=("shape", "dtype"),
         reads_attr_tensors=("ShapeTensor", "ShapeTensorList"))
 
 
@@ -290,6 +324,7 @@ register(_random_op(
     [Attr("min", A.FLOAT, -1.0, "lower bound"),
      Attr("max", A.FLOAT, 1.0, "upper bound (exclusive)")],
     "Out = values drawn uniformly from [min, max).", rk.uniform, crk.uniform,
+    rk.uniform_filled,
     extra=[Attr("diag_num", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
            Attr("diag_step", A.INT, 0, "kept for Paddle compatibility (unused)", extra=True),
            Attr("diag_val", A.FLOAT, 1.0, "kept for Paddle compatibility (unused)",
@@ -300,4 +335,4 @@ register(_random_op(
     [Attr("mean", A.FLOAT, 0.0, "mean of the normal distribution"),
      Attr("std", A.FLOAT, 1.0, "standard deviation")],
     "Out = values drawn from a normal distribution N(mean, std^2).", rk.gaussian,
-    crk.gaussian))
+    crk.gaussian, rk.gaussian_filled))

@@ -27,11 +27,12 @@ from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import sampling as SK
 from ..kernels.cuda import sampling as SC
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
 from ..backends import CPU, CUDA
-from .common import in_unit_interval
-from .sampling import op_seed
+from .common import FLOAT_TYPES, in_unit_interval
+from .sampling import op_seed, program_seed
 
 
 # --- rrelu ------------------------------------------------------------------------------------
@@ -49,12 +50,18 @@ def _rrelu_infer(ctx):
         ctx.set_output("Noise", ctx.shape("X"), ctx.dtype("X"))
 
 
-def _noise(ctx, x):
-    """Each element's slope: drawn (training) or the middle of [lower, upper] (is_test:
-    a draw from U(mid, mid))."""
+def _slopes(ctx) -> tuple[float, float]:
+    """(lower, upper) of the slopes drawn: the attributes (training) or both the middle of
+    [lower, upper] (is_test: a draw from U(mid, mid))."""
     lower, upper = float(ctx.attr("lower")), float(ctx.attr("upper"))
     if ctx.attr("is_test"):
         lower = upper = (lower + upper) / 2
+    return lower, upper
+
+
+def _noise(ctx, x):
+    """Each element's slope."""
+    lower, upper = _slopes(ctx)
     seed = op_seed(ctx)
     if arrays.on_device(x):
         return SC.rrelu_noise(x, lower, upper, seed)
@@ -81,6 +88,24 @@ def _rrelu_grad(place):
     return run
 
 
+# --- in a compiled block (kernels/lowered.py): the kernels' loops (kernels/cpu/sampling.py)
+# with the seed the kernel takes (ops/sampling.py's forms say how) ---------------------------
+def _floats(info, slot: str) -> bool:
+    return info.dtype(slot).name in FLOAT_TYPES
+
+
+def _lowered_rrelu(info):
+    if not _floats(info, "X"):
+        return None
+    return Call(SK.rrelu_drawn, ("X",), ("Out", "Noise"),
+                (*_slopes(info), program_seed(info.pop)))
+
+
+def _lowered_rrelu_grad(info):
+    return Call(SK.rrelu_grad_drawn, ("Out@GRAD", "Noise"), ("X@GRAD",)) \
+        if _floats(info, "Noise") and _floats(info, "Out@GRAD") else None
+
+
 register(OpDef(
     "rrelu", [Slot("X", "the input")],
     [Slot("Out", "X, each negative element times its slope"),
@@ -91,8 +116,9 @@ register(OpDef(
     comment="Out = X where X >= 0, else X times a slope drawn from U(lower, upper) "
             "((lower + upper) / 2 with is_test).",
     infer_shape=_rrelu_infer, kernels={"cpu": _rrelu(CPU), "cuda": _rrelu(CUDA)},
+    lowered=_lowered_rrelu,
     grad=Grad(reads=["X", "Noise"], writes=["X"], kernel=_rrelu_grad(CPU),
-              cuda_kernel=_rrelu_grad(CUDA))))
+              cuda_kernel=_rrelu_grad(CUDA), lowered=_lowered_rrelu_grad)))
 
 
 # --- gumbel_softmax ------------------------------------------------------------------------
@@ -157,6 +183,36 @@ def _gumbel_softmax_grad(place):
     return run
 
 
+def _axis_moves(info, slot: str):
+    """(perm, back): the permutation moving the op's axis of ``slot`` last and its
+    inverse, as _to_rows makes them; None where the kernel has no rows to draw."""
+    shape = info.shape(slot)
+    rank = len(shape)
+    axis = int(info.attr("axis"))
+    if not _floats(info, slot) or not -rank <= axis < rank or not shape[axis % rank] > 0:
+        return None
+    axis %= rank
+    perm = tuple(d for d in range(rank) if d != axis) + (axis,)
+    return perm, tuple(perm.index(d) for d in range(rank))
+
+
+def _lowered_gumbel_softmax(info):
+    moves = _axis_moves(info, "X")
+    if moves is None:
+        return None
+    return Call(SK.gumbel_softmax_drawn, ("X",), ("Out",),
+                (*moves, float(info.attr("temperature")), bool(info.attr("hard")),
+                 program_seed(info.pop)))
+
+
+def _lowered_gumbel_softmax_grad(info):
+    moves = _axis_moves(info, "Out")
+    if moves is None or not _floats(info, "Out@GRAD"):
+        return None
+    return Call(SK.gumbel_softmax_grad_rows, ("Out", "Out@GRAD"), ("X@GRAD",),
+                (*moves, 1.0 / float(info.attr("temperature"))))
+
+
 register(OpDef(
     "gumbel_softmax", [Slot("X", "unnormalised log-probabilities")],
     [Slot("Out", "a soft (or, with hard, one-hot) sample per row along axis")],
@@ -166,5 +222,7 @@ register(OpDef(
     comment="Out = softmax((X + g) / temperature) along axis, g Gumbel noise (hard: "
             "one-hot of its argmax).",
     infer_shape=_gumbel_infer, kernels={"cpu": _gumbel_softmax, "cuda": _gumbel_softmax},
+    lowered=_lowered_gumbel_softmax,
     grad=Grad(reads=["Out"], grads_of=["Out"], writes=["X"],
-              kernel=_gumbel_softmax_grad(CPU), cuda_kernel=_gumbel_softmax_grad(CUDA))))
+              kernel=_gumbel_softmax_grad(CPU), cuda_kernel=_gumbel_softmax_grad(CUDA),
+              lowered=_lowered_gumbel_softmax_grad)))

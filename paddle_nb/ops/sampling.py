@@ -17,12 +17,13 @@ Paddle's random numbers cannot be matched value for value; these match its distr
 Every draw is counter-based (kernels/cpu/sampling.py), so the CPU and CUDA give the same
 values for the same seed. randint and randperm take the ``seed`` attribute; the others have
 no seed attribute in Fluid. Without one (or with seed 0) an op draws with a seed made from
-the program's ``random_seed`` and the op's place in the program, so a seeded program gives
+the program's ``random_seed`` and the op's output names, so a seeded program gives
 the same values every run, or, when the program's random_seed is 0 too, with a new seed
 every run (``op_seed``).
 """
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
@@ -33,26 +34,64 @@ from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core.limits import check_tensor_size
 from ..kernels.cpu import sampling as SK
+from ..kernels.cpu.random import fresh_seed
 from ..kernels.cuda import sampling as SC
+from ..kernels.lowered import Call
 from . import arrays
 from .batch_norm import require_float
-from .common import OUT, X, dtype_code_check, dtype_to_numpy
+from .common import FLOAT_TYPES, OUT, X, dtype_code_check, dtype_to_numpy
+
+
+def program_seed(pop) -> int:
+    """The seed of an op (a PreparedOp) with no seed of its own, from the program's
+    ``random_seed`` mixed with the op's block and output names (so two such ops draw
+    differently and a run draws what the last run drew); 0 when that is 0 too. Names, not
+    the op's index: Executor.run's rewritten copy of a program (fc fused) numbers the ops
+    otherwise than the program as written, which stepping and pd.CompiledProgram run."""
+    base = getattr(getattr(pop, "program", None), "random_seed", 0)
+    if not base:
+        return 0
+    block = pop.where.rsplit(" > op ", 1)[0]
+    names = ",".join(pop.op.output_arg_names)
+    return zlib.crc32(f"{base}:{block}:{pop.op.type}:{names}".encode()) + 1
+
+
+def fixed_seed(pop, attrs) -> int:
+    """The seed an op draws with when it is fixed (the ``seed`` attribute of randint and
+    randperm, else program_seed), 0 when the op takes a new one every run."""
+    seed = int(attrs.get("seed") or 0)
+    return seed & (2**63 - 1) if seed else program_seed(pop)
 
 
 def op_seed(ctx) -> int:
-    """The seed of an op with no seed of its own: from the program's ``random_seed`` when
-    that is set (mixed with the op's place in the program, so two such ops draw
-    differently and a run draws what the last run drew), else a new one every run."""
-    base = getattr(getattr(ctx.op, "program", None), "random_seed", 0)
-    if base:
-        return zlib.crc32(f"{base}:{ctx.op.where}".encode()) + 1
-    return int(np.random.randint(1, 2**31 - 1))
+    """The seed of an op with no seed of its own: program_seed's, else a new one every
+    run from numpy's generator (kernels/cpu/random.fresh_seed)."""
+    return program_seed(ctx.op) or fresh_seed()
 
 
 def attr_seed(ctx) -> int:
     """The ``seed`` attribute; 0 means op_seed's."""
     seed = int(ctx.attr("seed") or 0)
     return seed & (2**63 - 1) if seed else op_seed(ctx)
+
+
+# --- in a compiled block (kernels/lowered.py) ----------------------------------------------
+# Each form calls the kernel's own njit loop (kernels/cpu/sampling.py) with the seed the
+# kernel takes: fixed_seed's, a constant of the compiled code (so a compiled program reads
+# the program's random_seed when it is compiled, as it reads attributes), or 0: a new one
+# from numpy's generator at the op's point of the run, as the interpreter draws it.
+def _seed_of(info) -> int:
+    return fixed_seed(info.pop, info.pop.attrs)
+
+
+def _float_x(info) -> bool:
+    return info.dtype("X").name in FLOAT_TYPES
+
+
+def _lowered_draw_each(drawn):
+    def lowered(info):
+        return Call(drawn, ("X",), ("Out",), (_seed_of(info),)) if _float_x(info) else None
+    return lowered
 
 
 def _host_values(x) -> np.ndarray:
@@ -100,13 +139,13 @@ register(OpDef(
     "bernoulli", [X], [OUT], [],
     comment="Out[i] = 1 with probability X[i], else 0 (X in [0, 1]).",
     infer_shape=_same_as_x, kernels={"cpu": _bernoulli, "cuda": _bernoulli},
-    grad=NO_GRADIENT))
+    lowered=_lowered_draw_each(SK.bernoulli_drawn), grad=NO_GRADIENT))
 
 register(OpDef(
     "poisson", [X], [OUT], [],
     comment="Out[i] = a count drawn from the Poisson distribution with mean X[i] >= 0.",
     infer_shape=_same_as_x, kernels={"cpu": _poisson, "cuda": _poisson},
-    grad=NO_GRADIENT))
+    lowered=_lowered_draw_each(SK.poisson_drawn), grad=NO_GRADIENT))
 
 
 # --- multinomial ---------------------------------------------------------------------------
@@ -152,6 +191,13 @@ def _multinomial(ctx):
     ctx.set_output("Out", out.reshape(out_shape))
 
 
+def _lowered_multinomial(info):
+    if not _float_x(info) or not info.shape("X")[-1] > 0:
+        return None
+    return Call(SK.multinomial_drawn, ("X",), ("Out",),
+                (int(info.attr("num_samples")), bool(info.attr("replacement")), _seed_of(info)))
+
+
 register(OpDef(
     "multinomial", [X], [OUT],
     [Attr("num_samples", A.INT, 1, "how many categories to draw per row"),
@@ -159,7 +205,7 @@ register(OpDef(
     comment="Out = num_samples category indices per row, drawn with the (unnormalised) "
             "weights X.",
     infer_shape=_multinomial_infer, kernels={"cpu": _multinomial, "cuda": _multinomial},
-    grad=NO_GRADIENT))
+    lowered=_lowered_multinomial, grad=NO_GRADIENT))
 
 
 # --- randint, randperm ---------------------------------------------------------------------
@@ -197,6 +243,15 @@ def _randint(ctx):
     ctx.set_output("Out", out)
 
 
+def _lowered_randint(info):
+    shape = tuple(int(d) for d in info.attr("shape") or [])
+    if any(d < 0 for d in shape):
+        return None
+    return Call(SK.randint_drawn, (), ("Out",),
+                (shape, math.prod(shape), int(info.attr("low")), int(info.attr("high")),
+                 _seed_of(info), dtype_to_numpy(info.attr("dtype")).type(0)))
+
+
 register(OpDef(
     "randint", _SHAPE_INPUTS, [OUT],
     [Attr("low", A.INT, 0, "the smallest value drawn"),
@@ -207,7 +262,7 @@ register(OpDef(
      Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run")],
     comment="Out = integers drawn uniformly from [low, high).",
     infer_shape=_randint_infer, kernels={"cpu": _randint, "cuda": _randint},
-    grad=NO_GRADIENT, allocates=("shape", "dtype"),
+    lowered=_lowered_randint, grad=NO_GRADIENT, allocates=("shape", "dtype"),
     reads_attr_tensors=("ShapeTensor", "ShapeTensorList")))
 
 _PERM_DTYPES = (VarType.INT32, VarType.INT64, VarType.FP32, VarType.FP64)
@@ -238,6 +293,11 @@ def _randperm(ctx):
     ctx.set_output("Out", out)
 
 
+def _lowered_randperm(info):
+    return Call(SK.randperm_drawn, (), ("Out",),
+                (int(info.attr("n")), _seed_of(info), dtype_to_numpy(info.attr("dtype")).type(0)))
+
+
 register(OpDef(
     "randperm", [], [OUT],
     [Attr("n", A.INT, 1, "how many values: Out is 0..n-1 in a random order"),
@@ -245,4 +305,4 @@ register(OpDef(
      Attr("seed", A.INT, 0, "random seed; 0 = a new seed every run")],
     comment="Out = 0, 1, ..., n-1 in a random order.",
     infer_shape=_randperm_infer, kernels={"cpu": _randperm, "cuda": _randperm},
-    grad=NO_GRADIENT))
+    lowered=_lowered_randperm, grad=NO_GRADIENT))

@@ -1,7 +1,61 @@
 """Random fills with numba's own generator, seeded per call so a nonzero op seed gives
-the same values every run; and the counter-based draws of dropout's mask (below)."""
+the same values every run; and the counter-based draws of dropout's mask (below).
+
+Every draw here is a function of a seed, so a compiled block (paddle_nb/compiler) draws what
+the interpreter draws by calling these functions with the seed the interpreter's kernel
+would use. An op without a seed of its own takes a new one each run from numpy's global
+generator (``fresh_seed``); numba's own generator state (per thread, apart from numpy's) is
+never what decides a value, because ``uniform`` and ``gaussian`` seed it on every call. So
+compiled code draws an op's new seed through ``chosen_seed``: numpy's generator, called in
+object mode (in_python.py), at the same point of the run as the interpreter draws it.
+"""
+import threading
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+from .in_python import in_python
+
+# the attempt (UndoableDraws) open on this thread: a list that keeps numpy's generator
+# state from before the attempt's first fresh seed
+_attempt = threading.local()
+
+
+def fresh_seed() -> int:
+    """A new seed from numpy's global generator: what an op draws each run when neither it
+    nor its program has a seed (np.random.seed makes a run of such ops repeatable)."""
+    before = getattr(_attempt, "before", None)
+    if before is not None and not before:
+        before.append(np.random.get_state())          # ~35 us: only for an unseeded op
+    return int(np.random.randint(1, 2**31 - 1))
+
+
+class UndoableDraws:
+    """A run the executor may undo (a compiled or rewritten run that fails and runs again
+    in the interpreter) gives back the fresh seeds it drew: while this is open, the
+    generator's state before the first draw is kept, and ``give_back`` restores it, so the
+    interpreter's run draws what a plain run would have drawn."""
+
+    def __enter__(self):
+        self.outer = getattr(_attempt, "before", None)
+        _attempt.before = self.before = []
+        return self
+
+    def __exit__(self, *exc):
+        _attempt.before = self.outer
+
+    def give_back(self) -> None:
+        if self.before:
+            np.random.set_state(self.before.pop())
+
+
+fresh_seed_in_python = in_python(fresh_seed, lambda *args: types.int64)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def chosen_seed(seed):
+    """``seed``, or (0: none fixed) a new one from numpy's generator (``fresh_seed``)."""
+    return seed if seed != 0 else fresh_seed_in_python()
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -20,6 +74,40 @@ def gaussian(n, mean, std, seed):
     for i in range(n):
         out[i] = mean + std * np.random.standard_normal()
     return out
+
+
+# --- in a compiled block: the ops' Out from the draws above ----------------------------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _shaped(values, shape, zero):
+    """The float64 ``values`` in the dtype of ``zero`` (numpy's astype: each rounded to
+    nearest), of ``shape``."""
+    out = np.full(values.size, zero)
+    for i in range(values.size):
+        out[i] = values[i]
+    return out.reshape(shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def uniform_filled(shape, n, low, high, seed, zero):
+    """uniform_random's Out in a compiled block: ``uniform``'s ``n`` values (``shape``'s
+    size) for ``seed`` (0: a new one, chosen_seed), of ``shape``, in the dtype of ``zero``."""
+    return _shaped(uniform(n, low, high, chosen_seed(seed)), shape, zero)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def gaussian_filled(shape, n, mean, std, seed, zero):
+    """gaussian_random's Out in a compiled block (as uniform_filled)."""
+    return _shaped(gaussian(n, mean, std, chosen_seed(seed)), shape, zero)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def valued(values, shape, zero):
+    """assign_value's Out: the op's constants (a tuple, already in Out's dtype's values)
+    of ``shape`` in the dtype of ``zero``."""
+    out = np.full(len(values), zero)
+    for i in range(len(values)):
+        out[i] = values[i]
+    return out.reshape(shape)
 
 
 # --- counter-based draws, the same on both places ---------------------------------------

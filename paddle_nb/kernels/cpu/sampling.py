@@ -8,13 +8,19 @@ kernels/cuda/sampling.py calls the same functions from one thread per element (o
 so one seed gives the same values on both places. An element that needs several draws
 (poisson's rejection loop, a multinomial row) numbers them ``(element << 24) + j``:
 2**24 draws per element, far more than any loop here takes.
+
+At the end, the ops' forms in a compiled block (paddle_nb/compiler): the same loops, after
+the same checks of X as the ops' kernels make (raising, so that the interpreter reruns the op
+and names the error), with the seed the kernel takes: a fixed one, or 0 for a new one from
+numpy's generator (random.chosen_seed), drawn where the kernel draws it, after the checks.
 """
 import math
 
 import numpy as np
 from numba import njit
 
-from .random import counter_uniform
+from .random import chosen_seed, counter_uniform
+from .reduce import _softmax_grad_rows
 
 _SHIFT = np.uint64(24)
 
@@ -192,3 +198,129 @@ def multinomial(probs, samples, replacement, seed, out):
 def gumbel_softmax(rows, temperature, hard, seed, out):
     for r in range(rows.shape[0]):
         gumbel_softmax_row(seed, r, rows[r], temperature, hard, out[r])
+
+
+# --- in a compiled block ---------------------------------------------------------------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _flat(x):
+    return np.ascontiguousarray(x).reshape(x.size)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _within(flat, high):
+    """Is every value in [0, high] (NaN is not)?"""
+    for i in range(flat.size):
+        if not (flat[i] >= 0.0 and flat[i] <= high):
+            return False
+    return True
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def bernoulli_drawn(x, seed):
+    flat = _flat(x)
+    if not _within(flat, 1.0):
+        raise ValueError("bernoulli: a probability is outside [0, 1]")
+    out = np.empty(x.shape, x.dtype)
+    bernoulli(flat, np.uint64(chosen_seed(seed)), out.reshape(x.size))
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def poisson_drawn(x, seed):
+    flat = _flat(x)
+    if not _within(flat, np.inf):
+        raise ValueError("poisson: a mean is negative or NaN")
+    out = np.empty(x.shape, x.dtype)
+    poisson(flat, np.uint64(chosen_seed(seed)), out.reshape(x.size))
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def multinomial_drawn(x, samples, replacement, seed):
+    """Out [..., samples] of X's rows of weights (the last dim, C > 0)."""
+    c = x.shape[-1]
+    rows = _flat(x).reshape((x.size // c, c))
+    if not _within(rows.reshape(rows.size), np.inf):
+        raise ValueError("multinomial: a weight is negative or NaN")
+    for r in range(rows.shape[0]):
+        nonzero = 0
+        for j in range(c):
+            if rows[r, j] > 0:
+                nonzero += 1
+        if nonzero == 0:
+            raise ValueError("multinomial: a row of weights is all zeros")
+        if not replacement and nonzero < samples:
+            raise ValueError("multinomial: a row has fewer positive weights than num_samples")
+    out = np.empty((rows.shape[0], samples), np.int64)
+    multinomial(rows, samples, replacement, np.uint64(chosen_seed(seed)), out)
+    return out.reshape(x.shape[:-1] + (samples,))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def randint_drawn(shape, n, low, high, seed, zero):
+    """randint's Out of ``shape`` (of ``n`` elements) in the dtype of ``zero``."""
+    out = np.full(n, zero)
+    randint(np.int64(low), np.int64(high), np.uint64(chosen_seed(seed)), out)
+    return out.reshape(shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def randperm_drawn(n, seed, zero):
+    out = np.full(n, zero)
+    randperm_into(np.uint64(chosen_seed(seed)), out)
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rrelu_drawn(x, lower, upper, seed):
+    """(Out, Noise): X times each element's slope."""
+    flat = _flat(x)
+    noise = np.empty(x.size, x.dtype)
+    rrelu_noise(flat, lower, upper, np.uint64(chosen_seed(seed)), noise)
+    out = np.empty(x.size, x.dtype)
+    for i in range(x.size):
+        out[i] = flat[i] * noise[i]
+    return out.reshape(x.shape), noise.reshape(x.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def rrelu_grad_drawn(dout, noise):
+    """dX = dOut (in Noise's dtype) * Noise."""
+    if dout.shape != noise.shape:
+        raise ValueError("rrelu_grad: Out@GRAD and Noise differ in shape")
+    d, n = _flat(dout), _flat(noise)
+    dx = np.empty(n.size, noise.dtype)
+    for i in range(n.size):
+        dx[i] = noise.dtype.type(d[i]) * n[i]
+    return dx.reshape(noise.shape)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _rows_along(x, perm):
+    """x with its axis ``perm[-1]`` moved last (``perm``), as C-contiguous rows [R, C]."""
+    moved = np.ascontiguousarray(np.transpose(x, perm))
+    c = moved.shape[-1]
+    return moved.reshape((moved.size // c, c)), moved.shape
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def gumbel_softmax_drawn(x, perm, back, temperature, hard, seed):
+    """gumbel_softmax's Out along the axis ``perm`` moves last (``back`` undoes it)."""
+    rows, moved = _rows_along(x, perm)
+    out = np.empty(rows.shape, rows.dtype)
+    gumbel_softmax(rows, temperature, hard, np.uint64(chosen_seed(seed)), out)
+    return np.ascontiguousarray(np.transpose(out.reshape(moved), back))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def gumbel_softmax_grad_rows(out, dout, perm, back, factor):
+    """dX = Out * (dOut - sum(dOut * Out)) * factor (1 / temperature, rounded to Out's
+    dtype as numpy rounds a Python float) along the axis ``perm`` moves last."""
+    o_rows, moved = _rows_along(out, perm)
+    d_rows, _ = _rows_along(dout.astype(out.dtype), perm)
+    dx = _softmax_grad_rows(o_rows, d_rows)
+    scale = out.dtype.type(factor)
+    for i in range(dx.shape[0]):
+        for j in range(dx.shape[1]):
+            dx[i, j] = dx[i, j] * scale
+    return np.ascontiguousarray(np.transpose(dx.reshape(moved), back))

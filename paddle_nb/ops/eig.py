@@ -17,7 +17,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.registry import OpDef, Slot, register
 from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python
+from ..kernels.cpu.in_python import in_python, several
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X
@@ -70,7 +70,7 @@ def _eigvals(ctx):
     L.set_results(ctx, ("Out",), (eigvals_arrays(ctx.input("X")),))
 
 
-eig_in_python = in_python(eig_arrays, KL.tupled(KL.complex_array(0, -1),
+eig_in_python = in_python(eig_arrays, several(KL.complex_array(0, -1),
                                                 KL.complex_array(0)))
 eigvals_in_python = in_python(eigvals_arrays, KL.complex_array(0, -1))
 

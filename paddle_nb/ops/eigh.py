@@ -23,8 +23,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.in_python import in_python, like, several
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
@@ -121,7 +120,7 @@ def eigh_grad_some_arrays(values, vectors, dw, dv, came):
     return eigh_grad_arrays(values, vectors, *L.written((dw, dv), came))
 
 
-eigh_in_python = in_python(eigh_arrays, KL.tupled(KL.array(0, -1), like(0)))
+eigh_in_python = in_python(eigh_arrays, several(like(0, -1), like(0)))
 eigvalsh_grad_in_python = in_python(eigvalsh_grad_arrays, like(0))
 eigh_grad_in_python = in_python(eigh_grad_some_arrays, like(1))
 

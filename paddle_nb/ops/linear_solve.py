@@ -31,7 +31,7 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.in_python import in_python, like, several
 from ..kernels.lowered import Call
 from . import arrays
 from . import lapack as L
@@ -195,7 +195,7 @@ def _flags(lowered, *names):
 
 
 solve_in_python = in_python(solve_arrays, KL.broadcast_solution(vector_ok=True))
-solve_grad_in_python = in_python(solve_grad_arrays, KL.tupled(like(0), like(1)))
+solve_grad_in_python = in_python(solve_grad_arrays, several(like(0), like(1)))
 
 
 register(OpDef(
@@ -249,7 +249,7 @@ def triangular_solve_grad_arrays(x, y, out, dout, upper, trans, unit, P=CPU):
 triangular_solve_in_python = in_python(triangular_solve_arrays,
                                        KL.broadcast_solution(vector_ok=False))
 triangular_solve_grad_in_python = in_python(triangular_solve_grad_arrays,
-                                            KL.tupled(like(0), like(1)))
+                                            several(like(0), like(1)))
 
 
 register(OpDef(
@@ -316,7 +316,7 @@ def cholesky_solve_grad_arrays(x, y, out, dout, upper, P=CPU):
 cholesky_solve_in_python = in_python(cholesky_solve_arrays,
                                      KL.broadcast_solution(vector_ok=False))
 cholesky_solve_grad_in_python = in_python(cholesky_solve_grad_arrays,
-                                          KL.tupled(like(0), like(1)))
+                                          several(like(0), like(1)))
 
 
 register(OpDef(

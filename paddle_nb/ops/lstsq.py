@@ -18,8 +18,7 @@ import numpy as np
 
 from ..core import attrs as A
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.in_python import in_python, like, several
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X, Y
@@ -84,9 +83,9 @@ def _lstsq(ctx):
 
 # one matrix pair: Residuals and SingularValues are vectors whether empty or not (a batch's
 # have its rank unless empty, which its shapes decide, not its types)
-lstsq_in_python = in_python(lstsq_arrays, KL.tupled(like(0), KL.array(0, ndim=1),
-                                                    KL.array(0, ndim=0, dtype=np.int32),
-                                                    KL.array(0, ndim=1)))
+lstsq_in_python = in_python(lstsq_arrays, several(like(0), like(0, ndim=1),
+                                                    like(0, ndim=0, dtype=np.int32),
+                                                    like(0, ndim=1)))
 
 
 def _lowered_lstsq(info):

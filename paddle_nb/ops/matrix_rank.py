@@ -18,8 +18,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python
+from ..kernels.cpu.in_python import in_python, like
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X, broadcast_shapes
@@ -92,7 +91,7 @@ def _matrix_rank(ctx):
     L.set_results(ctx, ("Out",), (count,))
 
 
-matrix_rank_in_python = in_python(matrix_rank_arrays, KL.array(0, -2, np.int32))
+matrix_rank_in_python = in_python(matrix_rank_arrays, like(0, -2, np.int32))
 
 
 def _lowered_matrix_rank(info):

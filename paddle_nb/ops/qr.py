@@ -22,8 +22,7 @@ import numpy as np
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.in_python import in_python, like, several
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
@@ -129,8 +128,8 @@ def qr_grad_some_arrays(x, q, r, dq, dr, mode, came):
     return qr_grad_arrays(x, q, r, *L.written((dq, dr), came), mode)
 
 
-qr_in_python = in_python(qr_q_and_r_arrays, KL.tupled(like(0), like(0)))
-qr_r_in_python = in_python(qr_r_arrays, KL.tupled(KL.array(0, ndim=1), like(0)))
+qr_in_python = in_python(qr_q_and_r_arrays, several(like(0), like(0)))
+qr_r_in_python = in_python(qr_r_arrays, several(like(0, ndim=1), like(0)))
 qr_grad_in_python = in_python(qr_grad_some_arrays, like(0))
 
 

@@ -39,7 +39,7 @@ from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.in_python import in_python, like, several
 from ..kernels.lowered import Call
 from . import arrays
 from . import lapack as L
@@ -220,7 +220,7 @@ def lu_grad_arrays(x, out, pivots, dout, P=CPU):
     return P.from_matrices(dx, shape, x.dtype)
 
 
-lu_in_python = in_python(lu_arrays, KL.tupled(like(0), KL.array(0, -1, np.int32),
+lu_in_python = in_python(lu_arrays, several(like(0), like(0, -1, np.int32),
                                               KL.batch_count(0)))
 lu_grad_in_python = in_python(lu_grad_arrays, like(0))
 
@@ -323,7 +323,7 @@ def lu_unpack_both_grad_arrays(x, dl, du):
     return lu_unpack_grad_arrays(x, dl, du, True)
 
 
-lu_unpack_in_python = in_python(lu_unpack_arrays, KL.tupled(like(0), like(0), like(0)))
+lu_unpack_in_python = in_python(lu_unpack_arrays, several(like(0), like(0), like(0)))
 lu_unpack_grad_in_python = in_python(lu_unpack_both_grad_arrays, like(0))
 
 
@@ -399,7 +399,7 @@ def determinant_grad_arrays(x, out, dout, P=CPU):
     return P.from_matrices(grad, shape, x.dtype)
 
 
-determinant_in_python = in_python(determinant_arrays, KL.array(0, -2))
+determinant_in_python = in_python(determinant_arrays, like(0, -2))
 determinant_grad_in_python = in_python(determinant_grad_arrays, like(0))
 
 

@@ -18,6 +18,7 @@ Called from Python, the function simply calls ``fn``.
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import objmode, types
 from numba.extending import overload
 from numba.np.numpy_support import from_dtype
@@ -44,13 +45,13 @@ def in_python(fn, result):
     return call
 
 
-def like(i: int, ndim: int | None = None, dtype=None, layout: str = "C"):
+def like(i: int, change: int = 0, dtype=None, ndim: int | None = None, layout: str = "C"):
     """A result type: an array of argument ``i``'s dtype (or ``dtype``, a numpy dtype) and
-    ndim (or ``ndim``), ``layout`` contiguous."""
+    rank plus ``change`` (or ``ndim``), ``layout`` contiguous."""
     def result(*args):
         arg = args[i]
-        item = arg.dtype if dtype is None else from_dtype(dtype)
-        return types.Array(item, arg.ndim if ndim is None else ndim, layout)
+        item = arg.dtype if dtype is None else from_dtype(np.dtype(dtype))
+        return types.Array(item, arg.ndim + change if ndim is None else ndim, layout)
     return result
 
 

@@ -11,25 +11,13 @@ argument's dtype, its rank plus a change, or a fixed rank).
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import types
-from numba.np.numpy_support import from_dtype
 
 COMPLEX = {types.float32: types.complex64, types.float64: types.complex128}
 
 
 def _array(item, ndim: int):
     return types.Array(item, ndim, "C")
-
-
-def array(i: int, change: int = 0, dtype=None, ndim: int | None = None):
-    """A result type: a C-contiguous array of argument ``i``'s dtype (or ``dtype``) and
-    rank plus ``change`` (or ``ndim``)."""
-    def result(*args):
-        arg = args[i]
-        item = arg.dtype if dtype is None else from_dtype(np.dtype(dtype))
-        return _array(item, arg.ndim + change if ndim is None else ndim)
-    return result
 
 
 def complex_array(i: int, change: int = 0):
@@ -71,9 +59,3 @@ def like_each(xs, *_):
     gradients)."""
     return types.Tuple([_array(x.dtype, x.ndim) for x in xs])
 
-
-def tupled(*results):
-    """A result type: a tuple of one value per result type of ``results``."""
-    def result(*args):
-        return types.Tuple([r(*args) for r in results])
-    return result

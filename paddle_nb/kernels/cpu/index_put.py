@@ -9,7 +9,7 @@ gradient is set_value.py's (numpy's sum back over the broadcast axes).
 import numpy as np
 from numba import njit
 
-from .set_value import shape_of, spread, value_grad
+from .set_value import shape_of, spread, written_grads
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -69,15 +69,4 @@ def index_put_grads(dout, indices, value, accumulate, want_x, want_value):
     """(x@GRAD, value@GRAD) (an unset array where not wanted): dOut (0 where a value was
     written, unless added), and dOut at the positions summed back to value's shape."""
     positions, target = _positions(dout.shape, indices)
-    flat = np.ascontiguousarray(dout).reshape(dout.size)
-    dx = np.empty(dout.shape, dout.dtype)
-    if want_x:
-        out = flat.copy()
-        if not accumulate:
-            for k in range(positions.size):
-                out[positions[k]] = 0
-        dx = out.reshape(dout.shape)
-    dvalue = np.empty(value.shape, value.dtype)
-    if want_value:
-        dvalue = value_grad(flat, positions, target, value)
-    return dx, dvalue
+    return written_grads(dout, positions, target, value, want_x, not accumulate, want_value)

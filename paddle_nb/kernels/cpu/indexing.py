@@ -39,7 +39,7 @@ def _checked(index, n):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _around(shape, axis):
+def around(shape, axis):
     """(the product of the dims before ``axis``, the dim, the product of those after): a
     tensor as (outer, n, inner), the view every take along one axis works on."""
     outer = inner = 1
@@ -77,7 +77,7 @@ def taken_at(x, index, axis, out_rank):
     (a 0-D Index drops the axis: ``out_rank``, a literal, says which)."""
     literally(out_rank)
     at = _checked(index, x.shape[axis])
-    outer, n, inner = _around(x.shape, axis)
+    outer, n, inner = around(x.shape, axis)
     out3 = np.empty((outer, at.size, inner), x.dtype)
     _take_slices(np.ascontiguousarray(x).reshape((outer, n, inner)), at, out3)
     dims = np.empty(out_rank, np.int64)
@@ -97,7 +97,7 @@ def added_at(x, index, dout, axis):
     """The gradient: zeros of X's shape (dOut's dtype) with dOut's slices added at Index
     along ``axis`` (a repeated index adds up)."""
     at = _checked(index, x.shape[axis])
-    outer, n, inner = _around(x.shape, axis)
+    outer, n, inner = around(x.shape, axis)
     dx3 = np.zeros((outer, n, inner), dout.dtype)
     _add_slices(np.ascontiguousarray(dout).reshape((outer, at.size, inner)), at, dx3)
     return dx3.reshape(x.shape)
@@ -162,7 +162,7 @@ def scatter_rows_of(x, ids, updates, overwrite):
     """X with row Ids[j] replaced by Updates[j] (overwrite: the last one wins, numpy's
     rule) or zeroed and then every update aimed at it added, in the order of Ids."""
     at = _checked(ids, x.shape[0])
-    _, rows, inner = _around(x.shape, 0)
+    _, rows, inner = around(x.shape, 0)
     if updates.size != at.size * inner:
         raise ValueError("scatter: Updates does not hold one row of X for each id")
     out = np.ascontiguousarray(x).copy().reshape((rows, inner))
@@ -183,7 +183,7 @@ def scatter_rows_of(x, ids, updates, overwrite):
 def rows_zeroed(dout, ids):
     """scatter's dX: dOut with the rows at Ids zeroed."""
     at = _checked(ids, dout.shape[0])
-    _, rows, inner = _around(dout.shape, 0)
+    _, rows, inner = around(dout.shape, 0)
     out = np.ascontiguousarray(dout).copy().reshape((rows, inner))
     for j in range(at.size):
         out[at[j]] = 0
@@ -194,7 +194,7 @@ def rows_zeroed(dout, ids):
 def rows_taken(dout, ids, like):
     """scatter's dUpdates: dOut's rows at Ids, in ``like``'s (Updates') shape."""
     at = _checked(ids, dout.shape[0])
-    _, rows, inner = _around(dout.shape, 0)
+    _, rows, inner = around(dout.shape, 0)
     out3 = np.empty((1, at.size, inner), dout.dtype)
     _take_slices(np.ascontiguousarray(dout).reshape((1, rows, inner)), at, out3)
     return out3.reshape(like.shape)
@@ -362,7 +362,7 @@ def arg_extreme_of(x, axis, largest, flatten, keepdims, zero, out_rank):
     if flatten:
         outer, n, inner = 1, x.size, 1
     else:
-        outer, n, inner = _around(x.shape, axis)
+        outer, n, inner = around(x.shape, axis)
     if n == 0:
         raise ValueError("arg_max / arg_min of an empty axis")
     x3 = np.ascontiguousarray(x).reshape((outer, n, inner))

@@ -195,13 +195,23 @@ def part_grads(dout, value, axes, starts, ends, steps, decrease, none_axes, want
     dOut with 0 on the part (it was overwritten), and dOut's part summed back to the
     value's shape."""
     positions, count = _positions(dout.shape, axes, starts, ends, steps)
-    target = _target(count, decrease, none_axes)
+    return written_grads(dout, positions, _target(count, decrease, none_axes), value,
+                         want_input, True, want_value)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def written_grads(dout, positions, target, value, want_x, overwritten, want_value):
+    """(X@GRAD, value@GRAD) of writing ``value`` (of shape ``target`` broadcast) into X at
+    the flat ``positions``: dOut, with 0 where a value was ``overwritten`` (not added),
+    and dOut at the positions summed back to value's shape (an unset array where not
+    wanted). set_value's and index_put's gradients."""
     flat = np.ascontiguousarray(dout).reshape(dout.size)
     dx = np.empty(dout.shape, dout.dtype)
-    if want_input:
+    if want_x:
         out = flat.copy()
-        for k in range(positions.size):
-            out[positions[k]] = 0
+        if overwritten:
+            for k in range(positions.size):
+                out[positions[k]] = 0
         dx = out.reshape(dout.shape)
     dvalue = np.empty(value.shape, value.dtype)
     if want_value:

@@ -15,18 +15,8 @@ import numpy as np
 from numba import literally, njit
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .indexing import around
 from .reduce import _row_sum_serial
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _around(shape, axis):
-    """(the product of the dims before ``axis``, its size, the product of those after)."""
-    outer, inner = 1, 1
-    for d in range(axis):
-        outer *= shape[d]
-    for d in range(axis + 1, len(shape)):
-        inner *= shape[d]
-    return outer, shape[axis], inner
 
 
 # --- maxout: the max of each group of channels (np.max's: a NaN wins) ------------------------
@@ -34,7 +24,7 @@ def _around(shape, axis):
 def _channel_view(x, axis, groups):
     """x [N, C, H, W] (axis 1) or [N, H, W, C] (axis 3) as [outer, C/groups, groups,
     inner]."""
-    outer, c, inner = _around(x.shape, axis)
+    outer, c, inner = around(x.shape, axis)
     if c % groups:
         raise ValueError("maxout: groups must divide the channel count")
     return np.ascontiguousarray(x).reshape((outer, c // groups, groups, inner))
@@ -219,7 +209,7 @@ def cross_axis(shape, dim, default_dim):
 def _crossed(a, b, axis):
     """a x b along ``axis`` (a and b of one shape): a_(i+1) b_(i+2) - a_(i+2) b_(i+1), the
     interpreter's two products and one difference per element."""
-    outer, _, inner = _around(a.shape, axis)
+    outer, _, inner = around(a.shape, axis)
     a3 = np.ascontiguousarray(a).reshape((outer, 3, inner))
     b3 = np.ascontiguousarray(b).reshape((outer, 3, inner))
     out = np.empty((outer, 3, inner), a.dtype)
@@ -255,7 +245,7 @@ def repeated(x, repeats, axis, rank):
     """repeat_interleave's Out: slice i along ``axis`` at positions i*repeats ... i*repeats
     + repeats - 1 (``rank``: x's, a literal)."""
     literally(rank)
-    outer, n, inner = _around(x.shape, axis)
+    outer, n, inner = around(x.shape, axis)
     x3 = np.ascontiguousarray(x).reshape((outer, n, inner))
     out = np.empty((outer, n * repeats, inner), x.dtype)
     for o in range(outer):
@@ -272,7 +262,7 @@ def repeated(x, repeats, axis, rank):
 def repeated_grad(x, dout, repeats, axis):
     """repeat_interleave's dX: each slice's copies in dOut added into zeros in order (the
     interpreter's np.add.at)."""
-    outer, n, inner = _around(x.shape, axis)
+    outer, n, inner = around(x.shape, axis)
     if dout.size != outer * n * repeats * inner:
         raise ValueError("repeat_interleave_grad: Out@GRAD must have the shape of Out")
     d3 = np.ascontiguousarray(dout).reshape((outer, n * repeats, inner))

@@ -23,19 +23,8 @@ from paddle_nb.ops import while_op
 
 from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_fast_path import MODELS
-from test_lowered_forms import assert_near
+from test_lowered_forms import REORDERED_SUMS, assert_near
 from test_ops_table import CASES, PLACES, expected_outputs, run_case
-
-# ops whose lowered forms sum in another order than the interpreter's kernels: numpy's
-# pairwise sums (the elementwise gradients), and loops vectorised with fastmath "reassoc",
-# whose order LLVM picks for the function a loop lands in (the kernel's own, or the
-# compiled segment it is inlined into): equal here, but seen to differ on another CPU
-REORDERED_SUMS = {"elementwise_add_grad", "elementwise_sub_grad",
-                  "layer_norm", "layer_norm_grad", "batch_norm", "batch_norm_grad",
-                  "conv2d", "depthwise_conv2d", "conv2d_grad", "depthwise_conv2d_grad",
-                  "group_norm", "group_norm_grad",
-                  "instance_norm", "instance_norm_grad"}
-
 
 # why a row of an op with a lowered form may still run in the interpreter: its ufunc
 # would cast (an int32 X of a float kernel), its operands broadcast both ways, a tensor

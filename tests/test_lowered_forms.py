@@ -18,6 +18,23 @@ from test_cuda_training import _ifelse_program
 
 RNG = np.random.default_rng(7)
 
+# ops whose lowered forms sum in another order than the interpreter's kernels: numpy's
+# pairwise sums (the elementwise gradients), and loops vectorised with fastmath "reassoc",
+# whose order LLVM picks for the function a loop lands in (the kernel's own, or the
+# compiled segment it is inlined into): equal here, but seen to differ on another CPU
+REORDERED_SUMS = {"elementwise_add_grad", "elementwise_sub_grad",
+                  "layer_norm", "layer_norm_grad", "batch_norm", "batch_norm_grad",
+                  "conv2d", "depthwise_conv2d", "conv2d_grad", "depthwise_conv2d_grad",
+                  "group_norm", "group_norm_grad",
+                  "instance_norm", "instance_norm_grad"}
+
+
+def reorders_sums(program) -> bool:
+    """Does ``program`` hold an op whose lowered form sums in another order than its
+    kernel (a trained fc's bias gradient, elementwise_add_grad, is one)? Then its values
+    after a training step agree to 1e-6, not always to the bit."""
+    return any(op.type in REORDERED_SUMS for block in program.blocks for op in block.ops)
+
 
 def assert_near(got, want, where: str = ""):
     """Equal to 1e-6 of the tensor's own scale: a sum taken in another order moves an
@@ -48,13 +65,15 @@ def run_both(build, feed, runs: int = 3, exact: bool = True):
 
 def run_programs(main, startup, fetch, feeds: list, exact: bool = True):
     """Run ``main`` plainly and compiled from one start, once per feed of ``feeds`` (the
-    first compiled run learns, the others run compiled), comparing every fetched value;
+    first compiled run learns, the others run compiled), comparing every fetched value (bit
+    for bit if ``exact`` and no op of the program reorders sums, else assert_near);
     return the CompiledProgram."""
     exe = pd.Executor()
     plain, compiled_scope = pd.Scope(), pd.Scope()
     exe.run(startup, scope=plain)
     exe.run(startup, scope=compiled_scope)
     compiled = pd.CompiledProgram(main)
+    exact = exact and not reorders_sums(main)
     for k, feed in enumerate(feeds):
         want = exe.run(main, feed=feed, fetch_list=fetch, scope=plain)
         got = exe.run(compiled, feed=feed, fetch_list=fetch, scope=compiled_scope)

@@ -23,7 +23,7 @@ from paddle_nb.ops import while_op
 
 from benchmarks_path import ifelse_bench, mlp_bench, rnn_bench
 from test_fast_path import MODELS
-from test_lowered_forms import REORDERED_SUMS, assert_near
+from test_lowered_forms import REORDERED_SUMS, assert_near, build_program, run_programs
 from test_ops_table import CASES, PLACES, expected_outputs, run_case
 
 # why a row of an op with a lowered form may still run in the interpreter: its ufunc
@@ -124,6 +124,38 @@ def test_source_shows_each_op_with_its_line_and_the_fused_loop():
     assert segments[1] == segments[2]
     for index, op in enumerate(main.global_block().ops):
         assert (index in segments) == (f"# op {index} {op.type}: interpreted" not in text)
+
+
+@pytest.mark.parametrize("shift, scale, reads", [
+    # an [N, C, H, W] image plus a broadcast operand, times another, in one loop; how the
+    # loop reads each operand (no integer division per element where a row/column does)
+    (((5,), -1), ((3,), 1), ("[col]", "(row // (shape0[2])) % ")),   # bias W, channel C
+    (((3,), 1), ((3, 4), 1), ("[row % ", "[row % ")),               # C, then C x H
+    (((4, 5), 2), ((5,), -1), ("[col]", "[col % ")),                # H x W, then W
+    (((4,), 2), ((3, 4, 5), 1), ("[row % ", "[i % ")),              # H, then C x H x W
+])
+def test_a_fused_loop_reads_broadcast_operands_by_row_and_column(shift, scale, reads):
+    """A bias over the last dims is read at the loop's column, a channel scale once per
+    row; an operand spanning both at ``i % n``. The numbers are the interpreter's, bit for
+    bit, for two batch sizes."""
+    def build():
+        x = pd.data("x", [None, 3, 4, 5])
+        b = pd.data("b", list(shift[0]))
+        s = pd.data("s", list(scale[0]))
+        y = pd.layers.elementwise_add(x, b, axis=shift[1])
+        return [pd.layers.elementwise_mul(pd.layers.relu(y), s, axis=scale[1])]
+    rng = np.random.default_rng(3)
+
+    def feed(n):
+        return {"x": rng.standard_normal((n, 3, 4, 5)).astype(np.float32),
+                "b": rng.standard_normal(shift[0]).astype(np.float32),
+                "s": rng.standard_normal(scale[0]).astype(np.float32)}
+    main, startup, fetch = build_program(build)
+    compiled = run_programs(main, startup, fetch, [feed(2), feed(2), feed(3)])
+    text = compiled.source()
+    assert "# ops 0-2: one loop" in text and "for row in range(rows0):" in text
+    for read in reads:
+        assert read in text, text
 
 
 def test_another_batch_size_reuses_the_machine_code():

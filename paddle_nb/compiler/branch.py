@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import Declined, arguments, file_pair, outer_writes, whole_sub_block
+from .sub_blocks import (Declined, arguments, file_pair, outer_value, outer_writes,
+                         whole_sub_block)
 from ..core.grad_maker import EMPTY_VAR, grad_name
 
 
@@ -61,7 +62,9 @@ class Branch:
         b.append(f"    if not ({test}):\n        raise {w._global(Declined)}("
                  f"\"op {o} conditional_block: its condition fails on this run\")")
         fn = w._global(self.block.compile())
-        b.append(f"    c{o} = {fn}({', '.join(w._use(k) for _, k in self.args)})")
+        args = ", ".join(outer_value(w, self.block, pos, k)
+                         for pos, (_, k) in enumerate(self.args))
+        b.append(f"    c{o} = {fn}({args})")
         for pos, j in self.outputs:
             b.append(f"    {w._define(j)} = c{o}[{pos}]")
 
@@ -81,7 +84,8 @@ class BranchGrad:
         b, o, f = w.body, gpop.index, self.forward_pop.index
         out_grads = gpop.in_ix["Out@GRAD"]
         args = [w._use(out_grads[k]) if kind == "out_grad" else f"c{f}[{k}]"
-                if kind == "made" else w._use(k) for kind, k in self.args]
+                if kind == "made" else outer_value(w, self.block, pos, k)
+                for pos, (kind, k) in enumerate(self.args)]
         b.append(f"    q{o} = {w._global(self.block.compile())}({', '.join(args)})")
         for pos, j, x in self.grads:
             value = f"q{o}[{pos}]" if pos >= 0 else f"np.zeros_like({w._use(x)})"

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.grad_maker import EMPTY_VAR
+from ..kernels.cpu import tensor_array as KT
 from ..kernels.lowered import Elementwise
 from ..ops.common import broadcast_read
 
@@ -47,6 +48,7 @@ class Source:
     reads: list[int]
     writes: list[int]
     report: bool = False      # takes a first argument: an int64 array a limit's error reads
+    arrays: dict = None       # the tensor arrays it reads or writes: number -> (dtype, rank)
 
 
 def op_comment(pop, names: list[str]) -> str:
@@ -87,10 +89,15 @@ def literal(value, scope: dict) -> str:
 class Writer:
     """Builds one segment's function, op by op."""
 
-    def __init__(self, names: list[str], learned, needed: set[int]):
+    def __init__(self, names: list[str], learned, needed: set[int],
+                 fresh: set[int] = frozenset()):
         self.names = names
         self.learned = learned
         self.needed = needed             # returned: read after the segment, or kept
+        # tensor arrays local to the block that nothing wrote before the segment: each run
+        # starts them empty (the executor declares the block's locals anew for every run)
+        self.fresh = fresh
+        self.arrays: dict[int, tuple] = {}   # tensor arrays (by number): (dtype, rank)
         self.scope: dict = {"np": np, "math": math}
         self.body: list[str] = []
         self.defined: set[int] = set()     # numbers written so far
@@ -137,15 +144,29 @@ class Writer:
             self.writes.append(i)
         return f"v{i}"
 
+    def array(self, i: int, dtype, ndim: int) -> str:
+        """Tensor array number ``i`` (entries of ``dtype`` and rank ``ndim``), as a value:
+        what the segment holds or takes in, or an empty one made here if it is fresh
+        (kernels/cpu/tensor_array.py)."""
+        self.arrays.setdefault(i, (np.dtype(dtype), ndim))
+        if i in self.defined or i in self.reads or i not in self.fresh:
+            return self._use(i)
+        empty = f"np.empty(({'0, ' * (ndim + 1)}), {self._dtype(dtype)})"
+        self.body.append(f"    {self._define(i)} = {self._global(KT.fresh)}({empty})")
+        return f"v{i}"
+
     # --- calls --------------------------------------------------------------------------
     def calls(self, pop, forms: tuple) -> None:
         """The op as one line per Call (its gradients for X and for Y, say)."""
         self.body.append("    " + op_comment(pop, self.names))
         for form in forms:
+            arrays = {slot: (dtype, ndim) for slot, dtype, ndim in form.arrays}
             args = []
             for slot in form.reads:
-                ix = pop.in_ix[slot]
-                if pop.op_def.input(slot).duplicable:
+                ix = pop.in_ix.get(slot) or pop.out_ix[slot]    # an output: as it was
+                if slot in arrays:
+                    args.append(self.array(ix[0], *arrays[slot]))
+                elif pop.op_def.input(slot).duplicable:
                     args.append("(" + "".join(self._use(i) + ", " for i in ix) + ")")
                 else:
                     args.append(self._use(ix[0]))
@@ -154,6 +175,9 @@ class Writer:
             targets, lists = [], []
             for k, slot in enumerate(form.writes):
                 ix = pop.out_ix.get(slot) or (-1,)
+                if slot in arrays and ix[0] >= 0:
+                    self.arrays.setdefault(ix[0], (np.dtype(arrays[slot][0]),
+                                                   arrays[slot][1]))
                 if pop.op_def.output(slot).duplicable:    # a list, one array per output
                     targets.append(f"l{pop.index}_{len(lists)}")
                     lists.append((targets[-1], ix))
@@ -257,7 +281,8 @@ class Writer:
         args = ", ".join(["report"] * self.reports + [f"v{i}" for i in self.reads])
         rets = "".join(f"v{i}, " for i in returned)
         text = "\n".join([f"def {name}({args}):", *self.body, f"    return ({rets})", ""])
-        return Source(text, self.scope, list(self.reads), returned, self.reports)
+        return Source(text, self.scope, list(self.reads), returned, self.reports,
+                      dict(self.arrays))
 
 
 def _split(group: list, rank: int) -> int:

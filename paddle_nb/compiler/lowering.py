@@ -20,19 +20,33 @@ from ..kernels.lowered import Call, Elementwise
 
 class Learned:
     """One variable as the interpreter's run left it: an array's shape and dtype (None for
-    anything else: a tensor array, a SelectedRows, a scope list, nothing)."""
-    __slots__ = ("shape", "dtype", "nothing")
+    anything else: a tensor array, a SelectedRows, a scope list, nothing); for a tensor
+    array whose entries share one dtype and shape, ``element``: (dtype, rank)."""
+    __slots__ = ("shape", "dtype", "nothing", "element")
 
     def __init__(self, value):
         self.nothing = value is None             # never written (an output no kernel sets)
+        self.element = None
         if value.__class__ is np.ndarray:
             self.shape, self.dtype = value.shape, value.dtype
         else:
             self.shape = self.dtype = None
+            if value.__class__ is list:
+                self.element = _element(value)
 
     @property
     def is_array(self) -> bool:
         return self.dtype is not None
+
+
+def _element(values: list):
+    """(dtype, rank) of a tensor array's entries, if it has some and they agree in dtype
+    and shape (what kernels/cpu/tensor_array.py's compiled arrays hold), else None."""
+    entries = [v for v in values if v is not None]
+    if not entries or any(v.__class__ is not np.ndarray or v.shape != entries[0].shape
+                          or v.dtype != entries[0].dtype for v in entries):
+        return None
+    return entries[0].dtype, entries[0].ndim
 
 
 class OpInfo:
@@ -65,6 +79,10 @@ class OpInfo:
     def ndim(self, slot: str, i: int = 0) -> int:
         return len(self._get(slot, i).shape)
 
+    def element(self, slot: str, i: int = 0):
+        """(dtype, rank) of the entries of the tensor array in ``slot``, or None."""
+        return self._get(slot, i).element
+
 
 def lowered_form(pop, learned: list[Learned]):
     """(the op's lowered form for these operands, "") or (None, why not): an Elementwise,
@@ -72,10 +90,12 @@ def lowered_form(pop, learned: list[Learned]):
     lower = pop.op_def.lowered
     if lower is None:
         return None, "no lowered form"
-    if pop.tensor_attrs is not None:
+    if pop.tensor_attrs is not None and not getattr(lower, "reads_attribute_tensors", False):
         return None, "an attribute given by a tensor"
     # a dispensable slot may hold nothing (batch_norm's ReserveSpace, which the CPU kernel
     # never writes) if the form neither reads nor writes it (checked below)
+    # (a tensor array, or nothing yet, may be what an array op's form names in ``arrays``)
+    arrays_ok = getattr(lower, "takes_tensor_arrays", False)
     absent = {}
     for names, numbers, declared in ((pop.inputs, pop.in_ix, pop.op_def.input),
                                      (pop.outputs, pop.out_ix, pop.op_def.output)):
@@ -84,14 +104,15 @@ def lowered_form(pop, learned: list[Learned]):
                 if name != EMPTY_VAR and i >= 0 and not learned[i].is_array:
                     absent[slot] = f"{slot} ({name!r}) is not a dense tensor"
                     if not (learned[i].nothing and
-                            getattr(declared(slot), "dispensable", False)):
+                            getattr(declared(slot), "dispensable", False)) and not (
+                            arrays_ok and (learned[i].nothing or learned[i].element)):
                         return None, absent[slot]
     form = lower(OpInfo(pop, learned))
     if form is None:
         return None, "no lowered form for these dtypes or attributes"
     if isinstance(form, str):            # the form's own reason to stay interpreted
         return None, form
-    for slot in _slots_used(form) & absent.keys():
+    for slot in _slots_used(form) & absent.keys() - _array_slots(form):
         return None, absent[slot]
     if isinstance(form, Elementwise) and not _computes_in_place(form, pop, learned):
         return None, "its kernel would cast these dtypes"
@@ -115,6 +136,12 @@ def _slots_used(form) -> set[str]:
         return {form.writes, *form.reads}
     calls = form if isinstance(form, tuple) else (form,)
     return {s for c in calls if isinstance(c, Call) for s in (*c.reads, *c.writes)}
+
+
+def _array_slots(form) -> set[str]:
+    """The slots a form's Calls say hold tensor arrays."""
+    calls = form if isinstance(form, tuple) else (form,)
+    return {a[0] for c in calls if isinstance(c, Call) for a in c.arrays}
 
 
 def _computes_in_place(form: Elementwise, pop, learned) -> bool:

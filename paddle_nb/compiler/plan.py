@@ -16,6 +16,7 @@ import numpy as np
 from . import codegen, disk_cache, while_loop
 from .lowering import lowered_form
 from ..core.errors import ExecutionError
+from ..kernels.cpu import tensor_array as KT
 from ..kernels.cpu.loop_guard import Interrupted, LoopLimitReached
 from ..kernels.lowered import Elementwise
 
@@ -57,7 +58,7 @@ class Segment:
             var = env[i]
             value = var._value if var is not None else None
             if value.__class__ is not np.ndarray:
-                raise ExecutionError(f"{self.where}: {self.names[i]!r} holds no array")
+                value = self._tensor_array(i, value)
             args.append(value)
         try:
             results = (self.fn or self.compile())(*args)
@@ -69,7 +70,17 @@ class Segment:
             var = env[i]
             if var is None:                       # declared nowhere: made in this scope
                 var = env[i] = run.scope.var(self.names[i])
-            var._value, var._kind = value, "tensor"
+            if value.__class__ is tuple:          # a tensor array, as the interpreter's
+                var._value, var._kind = KT.to_list(value), "tensor_array"
+            else:
+                var._value, var._kind = value, "tensor"
+
+    def _tensor_array(self, i: int, value) -> tuple:
+        """A tensor array the segment reads from a scope (a list, or nothing yet: empty),
+        as compiled code holds one (kernels/cpu/tensor_array.py)."""
+        if i not in self.source.arrays or not (value is None or value.__class__ is list):
+            raise ExecutionError(f"{self.where}: {self.names[i]!r} holds no array")
+        return KT.from_list(value or [], *self.source.arrays[i])
 
 
 @dataclass
@@ -111,18 +122,26 @@ def plan_block(prepared, learned, ops, kept: set[int], fuse: bool = True,
         for pop in ([p for p, _ in part] if isinstance(part, list) else [part]):
             read_later.update(i for i in pop.sig_ix if i >= 0)
     touched = set(kept) | set(prepared.entry_ix)
+    # the global block's locals, declared anew for each run: a tensor array among them
+    # that no op before a segment wrote starts empty in it (a sub-block's owner may set
+    # its locals before it runs: a while_grad its outputs' gradients, in the step scope)
+    local = set(prepared.local)
+    unwritten = {i for i, n in enumerate(prepared.names) if n in local} \
+        if prepared.block.idx == 0 else set()
     for part, after in zip(parts, reversed(needed)):
         if isinstance(part, list):
             seg = _segment(len(segments), part, prepared.names, learned, after, fuse,
-                           f"block{prepared.block.idx}_segment_{len(segments)}")
+                           f"block{prepared.block.idx}_segment_{len(segments)}",
+                           set(unwritten))
             segments.append(seg)
             touched.update(seg.reads + seg.writes)
             part = seg
         else:
             touched.update(i for ix in (*part.in_ix.values(), *part.out_ix.values())
                            for i in ix if i >= 0)
+        for pop in part.pops if isinstance(part, Segment) else [part]:
+            unwritten.difference_update(i for ix in pop.out_ix.values() for i in ix)
         items.append(part)
-    local = set(prepared.local)
     bound = tuple(sorted(touched))
     return BlockPlan(items, segments, interpreted, bound,
                      [prepared.names[i] for i in bound if prepared.names[i] in local])
@@ -198,7 +217,7 @@ def compile_whole_block(prepared, learned, fuse: bool) -> Segment | None:
 
 
 def _segment(number: int, run: list, names, learned, needed: set[int], fuse: bool,
-             name: str) -> Segment:
+             name: str, fresh: set[int] = frozenset()) -> Segment:
     # what each op's successors in the segment read (a fused loop stores a value only
     # where something after the loop reads it)
     reads_after, seen = [], set(needed)
@@ -206,7 +225,7 @@ def _segment(number: int, run: list, names, learned, needed: set[int], fuse: boo
         reads_after.append(set(seen))
         seen.update(i for i in pop.sig_ix if i >= 0)
     reads_after.reverse()
-    w = codegen.Writer(names, learned, needed)
+    w = codegen.Writer(names, learned, needed, fresh)
     group: list = []
 
     def flush(position: int):

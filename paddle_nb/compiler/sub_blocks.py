@@ -12,6 +12,7 @@ interpreted.
 from __future__ import annotations
 
 from .lowering import Learned
+from ..kernels.cpu.tensor_array import UnevenArray
 
 
 class Declined(Exception):
@@ -22,10 +23,11 @@ class Declined(Exception):
 
 
 def is_decline(error: BaseException | None) -> bool:
-    """Was ``error`` (or what it was raised from) a compiled op declining its run?"""
+    """Was ``error`` (or what it was raised from) a compiled op declining its run (a
+    tensor array whose entries change shape counts: the interpreter's lists hold any)?"""
     seen = 0
     while error is not None and seen < 8:
-        if isinstance(error, Declined):
+        if isinstance(error, (Declined, UnevenArray)):
             return True
         error, seen = error.__cause__ or error.__context__, seen + 1
     return False
@@ -64,6 +66,15 @@ def arguments(step, kinds, numbers) -> list | None:
             found = ("outer", numbers[name])
         args.append(found)
     return args
+
+
+def outer_value(w, step, pos: int, k: int) -> str:
+    """Argument ``pos`` of compiled block ``step``, taken from name number ``k`` of the
+    segment Writer ``w`` writes: a tensor array as the segment holds one (an empty one
+    where the segment starts it), any other value by its name."""
+    arrays = step.source.arrays or {}
+    i = step.reads[pos]
+    return w.array(k, *arrays[i]) if i in arrays else w._use(k)
 
 
 def outer_writes(block, step, numbers) -> list | None:

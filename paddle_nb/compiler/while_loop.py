@@ -48,11 +48,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sub_blocks import (Declined, arguments, file_pair, learned_in, outer_writes,
-                         summed_line, whole_sub_block)
+from .lowering import Learned
+from .sub_blocks import (Declined, arguments, file_pair, learned_in, outer_value,
+                         outer_writes, summed_line, whole_sub_block)
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, forward_name, grad_name
 from ..kernels.cpu import layout as KL
+from ..kernels.cpu import tensor_array as KT
 from ..kernels.cpu.loop_guard import LoopLimitReached, stop_if_interrupted
 from ..ops import while_op
 
@@ -79,7 +81,8 @@ class WhileLoop:
         b, o = w.body, pop.index
         cond = w._use(pop.in_ix["Condition"][0])
         fn = w._global(self.body.compile())
-        args = ", ".join(w._use(k) for _, k in self.args)
+        args = ", ".join(outer_value(w, self.body, pos, k)
+                         for pos, (_, k) in enumerate(self.args))
         made_here = [j for _, j in self.writes if j not in w.defined and j not in w.reads]
         training = self.grad is not None
         snaps = {k: w._use(k) for k in self.snaps}      # values as each step begins
@@ -135,15 +138,25 @@ class WhileGrad:
     def emit(self, w, gpop) -> None:
         b, o, f = w.body, gpop.index, self.forward_pop.index
         for k, og in enumerate(self.og):
-            if og is not None:
-                kind, i = og
-                b.append(f"    g{o}_{k} = {w._use(i)}" if kind == "given" else
-                         f"    g{o}_{k} = np.zeros_like({w._use(i)})")
+            if og is None:
+                continue
+            kind, i = og
+            element = w.learned[i].element          # a tensor array's (dtype, rank)
+            if kind == "given":
+                value = w.array(i, *element) if element else w._use(i)
+            elif kind == "zeros":
+                value = f"np.zeros_like({w._use(i)})"
+            else:                # an array no gradient reached: an empty one, as the
+                dtype, rank = element          # interpreter's step scopes see none
+                value = f"{w._global(KT.fresh)}(np.empty(({'0, ' * (rank + 1)}), " \
+                        f"{w._dtype(dtype)}))"
+            b.append(f"    g{o}_{k} = {value}")
         b.append(f"    for s{o} in range(n{f}):")
         b.append(f"        t{o} = n{f} - 1 - s{o}")
         b.append(f"        {w._global(stop_if_interrupted)}()")
         args = [f"g{o}_{k}" if kind == "og" else f"st{f}_{k}[t{o}]" if kind == "saved"
-                else w._use(k) for kind, k in self.args]
+                else outer_value(w, self.body, pos, k)
+                for pos, (kind, k) in enumerate(self.args)]
         b.append(f"        q{o} = {w._global(self.body.compile())}({', '.join(args)})")
         for n, (kind, pos, k, _, _) in enumerate(self.outputs):
             if pos < 0:
@@ -210,13 +223,18 @@ def _grad(program, pop, gpop, fwd_block, fwd: WhileLoop, kid, env, numbers, exec
 
     def array(i):
         return i >= 0 and env[i] is not None and env[i]._value.__class__ is np.ndarray
-    # the gradients of the loop's final values (ops/while_op._while_grad's ``og``)
+
+    def tensor_array(i):         # whose entries a compiled array holds (one shape)
+        return i >= 0 and env[i] is not None and Learned(env[i]._value).element is not None
+    # the gradients of the loop's final values (ops/while_op._while_grad's ``og``); a
+    # tensor array's is an array (an empty one where no gradient reached it)
     outer_og = list(gpop.inputs.get("Out@GRAD", []))
     inner_og = list(gpop.attrs.get("original_output_grad") or outer_og)
     og, og_fwd = [], []
     for name, i in zip(outer_og, gpop.in_ix.get("Out@GRAD", ())):
         final = numbers.get(forward_name(name), -1)
-        og.append(("given", i) if array(i) else ("zeros", final) if array(final) else None)
+        og.append(("given", i) if array(i) or tensor_array(i) else ("zeros", final)
+                  if array(final) else ("empty", final) if tensor_array(final) else None)
         og_fwd.append(forward_name(name))
     inner = [n if o is not None else None for n, o in zip(inner_og, og)]
     # what the gradient block reads from a step's scope: the body's values of that step,
@@ -224,10 +242,15 @@ def _grad(program, pop, gpop, fwd_block, fwd: WhileLoop, kid, env, numbers, exec
     fwd_local = set(fwd_block.local)
     made = [fwd.body.names[i] if fwd.body.names[i] in fwd_local else None
             for i in fwd.body.writes]
-    snaps = while_op.snapshot_names(pop.op.program, pop.attrs["sub_block"],
-                                    pop.inputs.get("X", []))
+    # (the interpreter keeps no copy of a tensor array: a step's entries stay in place)
+    snaps = [n for n in while_op.snapshot_names(pop.op.program, pop.attrs["sub_block"],
+                                                pop.inputs.get("X", []))
+             if n not in numbers or not tensor_array(numbers[n])]
     if any(n not in numbers or not array(numbers[n]) for n in snaps):
         return None
+    body_arrays = fwd.body.source.arrays or {}
+    if any(fwd.body.names[i] in fwd_local for i in body_arrays):
+        return None              # an array made in a step: its kept bytes are not counted
     args = arguments(step, [("og", inner), ("made", made), ("snap", snaps)], numbers)
     writes = outer_writes(block, step, numbers)
     if args is None or writes is None:
@@ -254,6 +277,8 @@ def _grad(program, pop, gpop, fwd_block, fwd: WhileLoop, kid, env, numbers, exec
             if k < 0 or og[k] is None:
                 return None
             outputs.append(("carried", pos, k, j, xi))
+        elif tensor_array(xi):
+            return None          # an array's gradients summed over the steps: interpreted
         elif pos >= 0 or array(xi):
             outputs.append(("summed", pos, -1, j, xi))
     fwd.saved, fwd.max_bytes = saved, while_op.MAX_KEPT_BYTES

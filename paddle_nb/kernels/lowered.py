@@ -43,8 +43,30 @@ class Call:
     slot, one per output, in order; a slot the op has no output for is dropped), ``consts``
     attribute values
     written into the generated source as literals (a compiled function is specialised on
-    them, which is what an attribute is)."""
+    them, which is what an attribute is).
+
+    ``arrays``: the slots that hold tensor arrays, as ``(slot, dtype, ndim)`` of their
+    entries (kernels/cpu/tensor_array.py: a tuple inside compiled code). A slot named in
+    both ``reads`` and ``writes`` is read as the output's value before the op (the array
+    write_to_array grows; an empty one where nothing wrote it yet this run)."""
     fn: object
     reads: tuple[str, ...]
     writes: tuple[str, ...]
     consts: tuple = ()
+    arrays: tuple = ()
+
+
+def takes_tensor_arrays(lowered):
+    """Marks an op's ``lowered`` function as one whose forms may name slots holding tensor
+    arrays (``Call.arrays``): the compiler asks it even where an operand is not a dense
+    tensor, and ``info.element(slot)`` gives an array's entry dtype and rank."""
+    lowered.takes_tensor_arrays = True
+    return lowered
+
+
+def reads_attribute_tensors(lowered):
+    """Marks an op's ``lowered`` function as one that reads its run-time attribute tensors
+    itself (slice's StartsTensorList: Paddle's ``x[:, t]``): the compiler asks it even
+    where a tensor gives an attribute, whose value ``info.attr`` does not know."""
+    lowered.reads_attribute_tensors = True
+    return lowered

@@ -270,8 +270,12 @@ def _scale(ctx):
         ctx.set_output("Out", kernel(x, s, b, out=ctx.out("Out", x.shape, x.dtype)))
         return
     s = ctx.attr("scale")               # (a ScaleTensor's value, where one is given)
-    # integers: the exact numpy path; float16: computed in float32, as Paddle does
-    # (a scale of 1e-30 is 0 in float16, and inf * 0 would be NaN)
+    if x.dtype.kind in "iu":            # in float64, truncated back (numpy's arithmetic)
+        ctx.set_output("Out", KF.scaled_integers(x, float(s), float(ctx.attr("bias")),
+                                                 bool(ctx.attr("bias_after_scale"))))
+        return
+    # float16: computed in float32, as Paddle does (a scale of 1e-30 is 0 in float16,
+    # and inf * 0 would be NaN)
     w = x.astype(np.float32) if x.dtype == np.float16 else x
     out = (w * s + ctx.attr("bias")) if ctx.attr("bias_after_scale") \
         else (w + ctx.attr("bias")) * s
@@ -287,9 +291,13 @@ def _cuda_scale(ctx):
 
 
 def _lowered_scale(info):
-    """Float X: the scalar function of the CPU kernel, scale and bias in X's dtype (other
-    dtypes take numpy's path there, so they stay in the interpreter)."""
+    """Float X: the scalar function of the CPU kernel, scale and bias in X's dtype; an
+    integer X: the CPU kernel's loop (float16 stays in the interpreter)."""
     dtype = info.dtype("X")
+    if dtype.kind in "iu":
+        return Call(KF.scaled_integers, ("X",), ("Out",),
+                    (float(info.attr("scale")), float(info.attr("bias")),
+                     bool(info.attr("bias_after_scale"))))
     if dtype.type not in (np.float32, np.float64):
         return None
     return Elementwise(_scale_kernel(info), ("X",),

@@ -19,8 +19,9 @@ from ..core import attrs as A
 from ..core.grad_maker import Grad, GradOp, grad_name
 from ..core.registry import Attr, OpDef, Slot, register
 from ..kernels.cpu import axis_maps as KA
+from ..kernels.cpu import layout as KL
 from ..kernels.cpu.layout import sliced, sliced_grad
-from ..kernels.lowered import Call
+from ..kernels.lowered import Call, reads_attribute_tensors
 from .common import OUT, X, build_fail, numba_holds, run_fail
 from ..backends import CPU, CUDA
 
@@ -190,10 +191,15 @@ def _slice_grad(place, strided: bool, op_type: str):
 # --- in a compiled block (kernels/lowered.py): kernels/cpu/layout.sliced ----------------------
 def _lowered_slice(strided: bool, op_type: str, grad: bool):
     """The part as (start, count, step) per axis (the whole axis: count -1), from the
-    bounds resolved against the Input the interpreter's run saw."""
+    bounds resolved against the Input the interpreter's run saw; where tensors give
+    bounds (a slice by a loop's counter: x[:, t]), read and resolved when the block runs."""
+    @reads_attribute_tensors
     def lowered(info):
         if not numba_holds(info.dtype("Input")) or info.ndim("Input") == 0:
             return None
+        given = [slot for slot in BOUND_SLOTS + STRIDE_SLOTS if info.has_input(slot)]
+        if given:
+            return _lowered_by_tensors(info, strided, grad, given)
         shape = info.shape("Input")
         attrs = _attrs(info, strided)           # (an OpInfo reads attributes as a ctx)
         ranges = _ranges(shape, attrs, strided, run_fail(op_type))
@@ -204,6 +210,27 @@ def _lowered_slice(strided: bool, op_type: str, grad: bool):
         kept = tuple(a not in attrs["decrease_axis"] for a in range(len(shape)))
         return Call(sliced, ("Input",), ("Out",), (parts, kept, sum(kept)))
     return lowered
+
+
+def _lowered_by_tensors(info, strided: bool, grad: bool, given: list):
+    """kernels/cpu/layout.sliced_by: the tensors' bounds (a list of 1-element tensors, or
+    one tensor, for the starts, the ends or both), the other side's attribute."""
+    starts = [s for s in given if s.startswith("Starts")]
+    ends = [s for s in given if s.startswith("Ends")]
+    if strided or len(starts) > 1 or len(ends) > 1 or len(starts) + len(ends) != len(given):
+        return "an attribute given by a tensor: a stride, or one bound by two tensors"
+    axes = tuple(info.attr("axes"))
+    if starts and ends:
+        reads, consts = (starts[0], ends[0]), (axes, 0)
+    elif starts:
+        reads, consts = (starts[0],), (tuple(info.attr("ends")), axes, 1)
+    else:
+        reads, consts = (ends[0],), (tuple(info.attr("starts")), axes, 2)
+    if grad:
+        return Call(KL.sliced_grad_by, ("Input", "Out@GRAD", *reads), ("Input@GRAD",),
+                    consts)
+    kept = tuple(a not in info.attr("decrease_axis") for a in range(info.ndim("Input")))
+    return Call(KL.sliced_by, ("Input", *reads), ("Out",), consts + (kept, sum(kept)))
 
 
 def _bounds(slots, what: str) -> list:

@@ -20,9 +20,11 @@ from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
 from ..core import limits
 from ..kernels import check
 from ..kernels.cpu import fill as KF
+from ..kernels.cpu import tensor_array as KT
 from ..kernels.cuda import elementwise as CE
-from ..kernels.lowered import Call
+from ..kernels.lowered import Call, takes_tensor_arrays
 from . import arrays
+from .common import numba_holds
 
 _I = Slot("I", "the position (an int64 tensor with one value)")
 
@@ -91,10 +93,56 @@ def _read_gradient(ctx, gradients: list, written):
     ctx.set_output("Out", found if found is not None else arrays.zeros_like(written))
 
 
+# --- compiled forms (kernels/cpu/tensor_array.py: an array is (items, filled, length)) ----
+def _entries_of(info, slot: str, like: str | None = None):
+    """(slot, dtype, rank) of the array in ``slot``: as learned, else (an array nothing has
+    written yet) those of the tensor in slot ``like``; None if neither is known or numba
+    holds no arrays of that dtype."""
+    element = info.element(slot)
+    if element is None and like is not None and info.has_input(like) and \
+            info.dtype(like) is not None:
+        element = (info.dtype(like), info.ndim(like))
+    if element is None or not numba_holds(element[0]):
+        return None
+    return (slot, *element)
+
+
+def _index_ok(info) -> bool:
+    return info.dtype("I") is not None and info.dtype("I").kind in "iu"
+
+
+@takes_tensor_arrays
+def _lowered_write(info):
+    out = _entries_of(info, "Out", like="X")
+    if out is None or not _index_ok(info) or info.dtype("X") != out[1] or \
+            info.ndim("X") != out[2]:
+        return None
+    return Call(KT.written, ("Out", "X", "I"), ("Out",), (limits.MAX_LIST_LENGTH,),
+                arrays=(out,))
+
+
+@takes_tensor_arrays
+def _lowered_read(info):
+    if not _index_ok(info):
+        return None
+    if info.has_input("X_W"):               # a gradient read: zeros where none arrived
+        x = _entries_of(info, "X", like="X_W")
+        return None if x is None else Call(KT.entry_or_zeros, ("X", "I", "X_W"), ("Out",),
+                                           (limits.MAX_LIST_LENGTH,), arrays=(x,))
+    x = _entries_of(info, "X")
+    return None if x is None else Call(KT.entry, ("X", "I"), ("Out",), arrays=(x,))
+
+
+@takes_tensor_arrays
+def _lowered_length(info):
+    x = _entries_of(info, "X")
+    return None if x is None else Call(KT.length_of, ("X",), ("Out",), arrays=(x,))
+
+
 register(OpDef(
     "write_to_array", [Slot("X", "the tensor to store"), _I], [Slot("Out", "the array")], [],
     comment="Out[I] = X (the array grows as needed).", infer_shape=_write_infer,
-    kernels={"cpu": _write, "cuda": _write},
+    kernels={"cpu": _write, "cuda": _write}, lowered=_lowered_write,
     # X_W (the tensor written): the gradient read gives zeros where no gradient arrived
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "read_from_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I"),
@@ -109,7 +157,7 @@ register(OpDef(
     [Slot("Out", "the tensor at I")], [],
     comment="Out = X[I] (with X_W: zeros like X_W where X has no entry I).",
     infer_shape=lambda ctx: ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernels={"cpu": _read, "cuda": _read},
+    kernels={"cpu": _read, "cuda": _read}, lowered=_lowered_read,
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "write_to_array", {"X": [grad_name(op.output("Out")[0])], "I": op.input("I")},
         {"Out": [grad_name(op.input("X")[0])]})]))
@@ -124,7 +172,7 @@ register(OpDef(
     "lod_array_length", [Slot("X", "the array")], [Slot("Out", "its length (int64 [1])")], [],
     comment="Out = len(X).",
     infer_shape=lambda ctx: ctx.set_output("Out", [1], VarType.INT64),
-    kernels={"cpu": _length, "cuda": _length},
+    kernels={"cpu": _length, "cuda": _length}, lowered=_lowered_length,
     grad=NO_GRADIENT))
 
 
@@ -227,6 +275,24 @@ def _to_tensor_grad(ctx):
         ctx.output_var("X@GRAD").set(pieces, kind="tensor_array")
 
 
+@takes_tensor_arrays
+def _lowered_to_tensor(info):
+    x = _entries_of(info, "X")
+    if x is None:
+        return None
+    fn = KT.stacked_in_python if info.attr("use_stack") else KT.concatenated_in_python
+    return Call(fn, ("X",), ("Out", "OutIndex"), (info.attr("axis"),), arrays=(x,))
+
+
+@takes_tensor_arrays
+def _lowered_to_tensor_grad(info):
+    x = _entries_of(info, "X")
+    if x is None or not info.has_output("X@GRAD") or info.dtype("Out@GRAD") != x[1]:
+        return None
+    return Call(KT.cut_in_python, ("X", "Out@GRAD"), ("X@GRAD",),
+                (info.attr("axis"), info.attr("use_stack")), arrays=(x, ("X@GRAD", *x[1:])))
+
+
 def _to_tensor_infer(ctx):
     shape = ctx.shape("X")
     axis = ctx.attr("axis")
@@ -247,7 +313,7 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "the axis to join along"),
      Attr("use_stack", A.BOOLEAN, False, "stack on a new axis instead of concatenating")],
     comment="Out = concat(X, axis) (or stack).", infer_shape=_to_tensor_infer,
-    kernels={"cpu": _to_tensor, "cuda": _to_tensor},
+    kernels={"cpu": _to_tensor, "cuda": _to_tensor}, lowered=_lowered_to_tensor,
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "tensor_array_to_tensor_grad", {"X": op.input("X"),
                                         "Out@GRAD": [grad_name(op.output("Out")[0])]},
@@ -260,4 +326,5 @@ register(OpDef(
     [Attr("axis", A.INT, 0, "as forward"), Attr("use_stack", A.BOOLEAN, False, "as forward")],
     comment="Cut Out@GRAD back into one gradient per array entry.",
     kernels={"cpu": _to_tensor_grad, "cuda": _to_tensor_grad}, grad=NO_GRADIENT,
+    lowered=_lowered_to_tensor_grad,
     grad_of="tensor_array_to_tensor"))

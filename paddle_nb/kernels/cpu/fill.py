@@ -36,6 +36,20 @@ def stepped(x, step):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def scaled_integers(x, scale, bias, bias_after_scale):
+    """scale's Out for an integer x (a loop's counter plus one): each element taken to
+    float64, ``x * scale + bias`` (or ``(x + bias) * scale``) there, and stored back in
+    x's dtype, truncated toward zero: numpy's arithmetic for an integer array and Python
+    floats, then its cast."""
+    out = np.empty(x.shape, x.dtype)
+    flat, src = out.reshape(out.size), np.ascontiguousarray(x).reshape(x.size)
+    for i in range(src.size):
+        v = np.float64(src[i])
+        flat[i] = v * scale + bias if bias_after_scale else (v + bias) * scale
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def converted(x, zero):
     """cast's Out: a copy of x in the dtype of ``zero`` (a numpy scalar), each element
     converted as numpy's astype converts it (truncated toward zero to an integer, != 0 to

@@ -10,7 +10,8 @@ that follow X's (a batch dim kept, dims merged by flatten) are then read from X 
 block runs, and one compiled function serves every batch size.
 """
 import numpy as np
-from numba import literally, njit
+from numba import literally, njit, types
+from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from .reduce import summed_over
@@ -151,7 +152,8 @@ def split_like(dout, xs, axis):
 def _part_offsets(shape, parts):
     """Where each element of a part of a C-contiguous array of ``shape`` lies in it
     (flat offsets, in the part's C order): ``parts`` gives per axis (start, count, step),
-    a count < 0 for the whole axis. Also the part's dims."""
+    a count < 0 for the whole axis (a tuple of literals, or an int64 [rank, 3] worked out
+    when the block runs: sliced_by). Also the part's dims."""
     rank = len(shape)
     starts = np.empty(rank, np.int64)
     counts = np.empty(rank, np.int64)
@@ -159,7 +161,7 @@ def _part_offsets(shape, parts):
     strides = np.empty(rank, np.int64)
     stride = 1
     for d in range(rank - 1, -1, -1):
-        start, count, step = parts[d]
+        start, count, step = parts[d][0], parts[d][1], parts[d][2]
         if count < 0:
             start, count, step = 0, shape[d], 1
         starts[d], counts[d], steps[d], strides[d] = start, count, step, stride
@@ -209,6 +211,74 @@ def sliced_grad(x, dout, parts):
     for i in range(offsets.size):
         flat[offsets[i]] += d[i]
     return dx
+
+
+# --- slice bounds given by tensors (Paddle saves x[:, t] so): read when the block runs ------
+def bound_values(values):
+    """The ints of a slice's StartsTensorList (one 1-element tensor per axis), of its
+    StartsTensor (one int per axis), or of its starts attribute (a tuple), as int64."""
+    return np.array([int(np.asarray(v).ravel()[0]) for v in values], np.int64) \
+        if isinstance(values, tuple) else np.asarray(values, np.int64).ravel()
+
+
+@overload(bound_values)
+def _bound_values(values):
+    if isinstance(values, types.BaseTuple) and len(values) and \
+            isinstance(values[0], types.Array):
+        def read(values):
+            out = np.empty(len(values), np.int64)
+            for k in range(len(values)):
+                if values[k].size != 1:
+                    raise ValueError("slice: a bound tensor of a list holds one value")
+                out[k] = values[k].ravel()[0]
+            return out
+    elif isinstance(values, types.Array):
+        def read(values):
+            return np.ascontiguousarray(values).ravel().astype(np.int64)
+    else:
+        def read(values):
+            out = np.empty(len(values), np.int64)
+            for k in range(len(values)):
+                out[k] = values[k]
+            return out
+    return read
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _tensor_parts(shape, first, second, axes, which):
+    """The part (as _part_offsets takes it) of an array of ``shape`` that slice's bounds
+    give: ``first`` and ``second`` are the starts and ends (``which`` 0), the starts and
+    the ends attribute (1), or the ends and the starts attribute (2); Paddle's rule
+    (ops/slice.slice_range): a negative bound counts from the end, both are clamped into
+    the axis, and an end before the start is an error."""
+    a, b = bound_values(first), bound_values(second)
+    starts, ends = (b, a) if which == 2 else (a, b)
+    if starts.size != len(axes) or ends.size != len(axes):
+        raise ValueError("slice: the bound tensors must hold one int per axis")
+    parts = np.empty((len(shape), 3), np.int64)
+    for d in range(len(shape)):
+        parts[d, 0], parts[d, 1], parts[d, 2] = 0, -1, 1
+    for k in range(len(axes)):
+        n = shape[axes[k]]
+        s = min(max(starts[k] + n if starts[k] < 0 else starts[k], 0), n)
+        e = min(max(ends[k] + n if ends[k] < 0 else ends[k], 0), n)
+        if e < s:
+            raise ValueError("slice: the end comes before the start")
+        parts[axes[k], 0], parts[axes[k], 1] = s, e - s
+    return parts
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def sliced_by(x, first, second, axes, which, kept, out_rank):
+    """slice's Out where tensors give bounds (_tensor_parts), read when the block runs."""
+    literally(out_rank)
+    return sliced(x, _tensor_parts(x.shape, first, second, axes, which), kept, out_rank)
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def sliced_grad_by(x, dout, first, second, axes, which):
+    """slice's dInput where tensors give bounds (_tensor_parts)."""
+    return sliced_grad(x, dout, _tensor_parts(x.shape, first, second, axes, which))
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

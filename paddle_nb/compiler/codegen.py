@@ -183,7 +183,9 @@ class Writer:
                     lists.append((targets[-1], ix))
                 else:                                     # (one nobody asked for: dropped)
                     targets.append(self._define(ix[0]) if ix[0] >= 0 else f"_{pop.index}_{k}")
-            self.body.append(f"    {', '.join(targets)} = {fn}({', '.join(args)})")
+            call = f"{fn}({', '.join(args)})"
+            self.body.append(f"    {', '.join(targets)} = {call}" if targets else
+                             f"    {call}")      # a check (assert), with no outputs
             for name, ix in lists:
                 self.body += [f"    {self._define(i)} = {name}[{k}]"
                               for k, i in enumerate(ix) if i >= 0]

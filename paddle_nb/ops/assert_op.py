@@ -14,6 +14,8 @@ import numpy as np
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu.assertion import condition_holds
+from ..kernels.lowered import Call
 from . import arrays
 
 COND = Slot("Cond", "the condition, one bool element")
@@ -51,4 +53,7 @@ register(OpDef("assert", [COND, DATA], [],
                                                "shows (-1: all)")],
                comment="Raise an error showing Data when Cond is false.",
                infer_shape=_infer, kernels={"cpu": _assert, "cuda": _assert},
+               # compiled: the check alone; a false condition hands the run to the
+               # interpreter, whose error shows Data
+               lowered=lambda info: Call(condition_holds, ("Cond",), ()),
                grad=NO_GRADIENT))

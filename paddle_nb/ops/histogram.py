@@ -17,8 +17,10 @@ masked_select's mask does), checked before any bin is written.
 
 In a compiled block histogram with a range given by its attributes is the CPU's counting
 loop (kernels/counting.histogram_counts), the same arithmetic. With X's own range (min ==
-max) it stays in the interpreter, which reads the range from the data and checks it;
-bincount stays there too, its Out's size being X's largest value.
+max) it stays in the interpreter, which reads the range from the data and checks it.
+bincount is the same loop too (kernels/cpu/value_sized.bincount_counts / bincount_sums),
+after the interpreter's checks (a negative value, more bins than the tensor size limit)
+raising first: its Out's size, X's largest value, is found on each run.
 """
 from __future__ import annotations
 
@@ -29,8 +31,10 @@ import numpy as np
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..core import limits
 from ..core.limits import check_tensor_size
 from ..kernels import counting as K
+from ..kernels.cpu import value_sized as KV
 from ..kernels.lowered import Call
 from . import arrays
 from .common import OUT, X, build_fail, run_fail
@@ -167,10 +171,26 @@ def _bincount(place):
     return run
 
 
+def _lowered_bincount(info):
+    """The interpreter's counting loop into Out's size worked out from X on each run
+    (kernels/cpu/value_sized.py), at most the bins the tensor size limit allows."""
+    minlength = info.attr("minlength")
+    if info.ndim("X") != 1 or info.dtype("X").name not in INTS or minlength < 0:
+        return None
+    if not info.has_input("Weights"):
+        return Call(KV.bincount_counts, ("X",), ("Out",),
+                    (minlength, limits.MAX_TENSOR_BYTES // 8))
+    if info.ndim("Weights") != 1 or info.dtype("Weights").name not in NUMBERS:
+        return None
+    out = np.dtype(_bincount_dtype(info.dtype("Weights").name))
+    return Call(KV.bincount_sums, ("X", "Weights"), ("Out",),
+                (minlength, out.type(0), limits.MAX_TENSOR_BYTES // out.itemsize))
+
+
 register(OpDef(
     "bincount", [X, WEIGHTS], [OUT],
     [Attr("minlength", A.INT, 0, "Out has at least this many bins")],
     comment="Out[v] = how many elements of X equal v (or the sum of their Weights); "
             "max(X) + 1 bins, at least minlength.",
     infer_shape=_bincount_infer, kernels={"cpu": _bincount(CPU), "cuda": _bincount(CUDA)},
-    grad=NO_GRADIENT))
+    lowered=_lowered_bincount, grad=NO_GRADIENT))

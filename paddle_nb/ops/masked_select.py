@@ -9,6 +9,11 @@ selection is a gather of those positions from X flattened (the places' ``take``)
 gradient puts each dY back at its position (``scatter_add``) and sums the broadcast copies
 of X back to X's shape (arrays.unbroadcast), so an element selected from two rows gets
 both gradients.
+
+On the CPU both are kernels/cpu/value_sized.py's loops over the broadcast elements
+(masked_select, masked_select_grad: numpy's sum for the broadcast copies), which a
+compiled block calls too: Y's length comes from the mask on each run, so one compiled
+segment serves every batch, whatever it selects.
 """
 from __future__ import annotations
 
@@ -17,8 +22,11 @@ import numpy as np
 from ..core import dtypes
 from ..core.grad_maker import Grad
 from ..core.registry import OpDef, Slot, register
+from ..core import limits
 from ..core.limits import check_tensor_size
+from ..kernels.cpu import value_sized as KV
 from ..kernels.cuda import device
+from ..kernels.lowered import Call
 from . import arrays
 from .common import X, broadcast_shapes
 from ..backends import CPU, CUDA
@@ -51,11 +59,24 @@ def _masked_select_infer(ctx):
     ctx.set_output("Y", [-1], ctx.dtype("X"))
 
 
-def _selected(x, mask) -> tuple[tuple, np.ndarray]:
-    """(the shape X and Mask broadcast to, the flat positions in it where Mask is true)."""
+def _broadcast_checked(x, mask) -> tuple:
+    """The shape X and Mask broadcast to (numpy's error where they do not), checked
+    against the tensor size limit for the positions' worst case (int64)."""
     shape = arrays.broadcast_shape(tuple(int(d) for d in x.shape),
                                    tuple(int(d) for d in mask.shape))
-    check_tensor_size(shape, np.dtype(np.int64), "masked_select")   # the positions' worst case
+    check_tensor_size(shape, np.dtype(np.int64), "masked_select")
+    return shape
+
+
+def _most_positions() -> int:
+    """The most elements X and Mask may broadcast to: the tensor size limit's worth of
+    int64 positions (what _broadcast_checked allows)."""
+    return limits.MAX_TENSOR_BYTES // 8
+
+
+def _selected(x, mask) -> tuple[tuple, np.ndarray]:
+    """(the shape X and Mask broadcast to, the flat positions in it where Mask is true)."""
+    shape = _broadcast_checked(x, mask)
     positions = np.flatnonzero(np.broadcast_to(arrays.host(mask), shape))
     return shape, positions.astype(np.int64)
 
@@ -70,6 +91,10 @@ def _flat_broadcast(place, x, shape):
 def _masked_select(place):
     def run(ctx):
         x, mask = ctx.input("X"), ctx.input("Mask")
+        if place is CPU:
+            _broadcast_checked(x, mask)
+            ctx.set_output("Y", KV.masked_select(x, mask, _most_positions()))
+            return
         shape, positions = _selected(x, mask)
         ctx.set_output("Y", place.take(_flat_broadcast(place, x, shape),
                                        _on(place, positions), 0))
@@ -88,11 +113,32 @@ def _masked_select_grad(place):
                              f"(Mask's true entries), given {int(dy.size)} values "
                              f"(shape {list(dy.shape)})")
         dy = arrays.astype(dy, x.dtype).reshape((len(positions),))
+        if place is CPU:
+            ctx.set_output("X@GRAD", KV.masked_select_grad(x, mask, dy, _most_positions()))
+            return
         total = int(np.prod(shape, dtype=np.int64))
         spread = place.scatter_add((total,), _on(place, positions), dy, 0)
         x_shape = tuple(int(d) for d in x.shape)
         ctx.set_output("X@GRAD", arrays.unbroadcast(spread.reshape(shape), x_shape, x_shape))
     return run
+
+
+def _lowered_masked_select(info):
+    """kernels/cpu/value_sized.masked_select, the interpreter's CPU loop."""
+    if info.dtype("X").name not in SELECTABLE or info.dtype("Mask") != np.bool_:
+        return None
+    return Call(KV.masked_select, ("X", "Mask"), ("Y",), (_most_positions(),))
+
+
+def _lowered_masked_select_grad(info):
+    """kernels/cpu/value_sized.masked_select_grad, the interpreter's CPU loop, for a dY of
+    X's dtype (the kernel casts another first); a dY of another length than Mask's true
+    entries raises before anything is written."""
+    if not info.has_input("Y@GRAD") or info.dtype("X").name not in SELECTABLE or \
+            info.dtype("Mask") != np.bool_ or info.dtype("Y@GRAD") != info.dtype("X"):
+        return None
+    return Call(KV.masked_select_grad, ("X", "Mask", "Y@GRAD"), ("X@GRAD",),
+                (_most_positions(),))
 
 
 register(OpDef(
@@ -101,5 +147,7 @@ register(OpDef(
     comment="Y = the elements of X where Mask is true (X and Mask broadcast), flattened.",
     infer_shape=_masked_select_infer,
     kernels={"cpu": _masked_select(CPU), "cuda": _masked_select(CUDA)},
+    lowered=_lowered_masked_select,
     grad=Grad(reads=["X", "Mask"], grads_of=["Y"], writes=["X"],
-              kernel=_masked_select_grad(CPU), cuda_kernel=_masked_select_grad(CUDA))))
+              kernel=_masked_select_grad(CPU), cuda_kernel=_masked_select_grad(CUDA),
+              lowered=_lowered_masked_select_grad)))

@@ -17,6 +17,10 @@ How many values come out is known only when X is read: shape inference says -1 t
 The work is a sort and a scan over the whole tensor, done on the host from one copy of X
 (on CUDA the results go back to the device), as masked_select finds its positions
 (ops/masked_select.py): Paddle 2.6.2's GPU kernels also bring the count to the host.
+The host work is kernels/cpu/value_sized.py's: numpy's ``np.unique`` and scans for unique
+and unique_consecutive, an njit loop for where_index. A compiled block calls the same
+functions (unique's through in_python), so a compiled segment gives the interpreter's
+values, whatever size they come out at on each run.
 
 NaN: unique gives one NaN entry for all of X's NaNs (numpy's ``equal_nan``), the last
 value; Paddle 2.6.2's CPU kernel sorts with a comparison that NaN breaks and gives wrong
@@ -31,7 +35,9 @@ from ..core import attrs as A
 from ..core import dtypes
 from ..core.framework_pb2 import VarType
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import value_sized as KV
 from ..kernels.cuda import device
+from ..kernels.lowered import Call
 from . import arrays
 from .common import INDEX_TYPES, X, build_fail, require_element_type, require_index_dtype, run_fail
 from ..backends import CPU, CUDA
@@ -76,48 +82,6 @@ def _unique_infer(op_type: str):
     return infer
 
 
-def _first_appearance(flat):
-    """Fluid 1's unsorted unique: (values in the order they first appear, first positions,
-    inverse, counts)."""
-    values, first, inverse, counts = np.unique(flat, return_index=True, return_inverse=True,
-                                               return_counts=True)
-    order = np.argsort(first, kind="stable")        # the distinct values by first position
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return values[order], first[order], rank[inverse.reshape(-1)], counts[order]
-
-
-def _unique_host(x, axis, sorted_: bool):
-    if axis is None:
-        flat = x.reshape(-1)
-        if not sorted_:
-            return _first_appearance(flat)
-        values, first, inverse, counts = np.unique(flat, return_index=True,
-                                                   return_inverse=True, return_counts=True)
-        return values, first, inverse.reshape(-1), counts
-    if x.shape[axis] == 0:
-        return x.copy(), *(np.zeros(0, np.int64) for _ in range(3))
-    values, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
-                                               return_counts=True, axis=axis)
-    return values, first, inverse.reshape(-1), counts
-
-
-def _consecutive_host(x, axis):
-    """(the first of each run, each element's run, each run's length) along axis (None:
-    X flattened); NaN never equals NaN."""
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    n = x.shape[axis]
-    if n == 0:
-        return x.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    moved = np.moveaxis(x, axis, 0).reshape(n, -1)
-    differs = np.any(moved[1:] != moved[:-1], axis=1)     # NaN != NaN: a new run
-    starts = np.concatenate([[True], differs])
-    inverse = np.cumsum(starts) - 1
-    counts = np.diff(np.append(np.flatnonzero(starts), n))
-    return np.take(x, np.flatnonzero(starts), axis=axis), inverse, counts
-
-
 def _on(place, array):
     array = np.ascontiguousarray(array)
     return device.to_device(array) if place is CUDA else array
@@ -133,14 +97,38 @@ def _unique(place, op_type: str):
             run_fail(op_type, "X")("int32 indices cannot count this many elements",
                                    "fewer than 2**31 elements", f"{x.size}")
         if op_type == "unique":
-            values, first, inverse, counts = _unique_host(x, axis, ctx.attr("is_sorted"))
+            values, first, inverse, counts = KV.unique_arrays(x, axis, ctx.attr("is_sorted"))
             ctx.set_output("Indices", _on(place, first.astype(index_type)))
         else:
-            values, inverse, counts = _consecutive_host(x, axis)
+            values, inverse, counts = KV.consecutive_arrays(x, axis)
         ctx.set_output("Out", _on(place, values))
         ctx.set_output("Index", _on(place, inverse.astype(index_type)))
         ctx.set_output("Counts", _on(place, counts.astype(index_type)))
     return run
+
+
+def _lowered_unique(op_type: str):
+    """The form of unique / unique_consecutive: the interpreter's own numpy functions
+    (kernels/cpu/value_sized.py) through in_python, Out's size found from X on each run."""
+    def lowered(info):
+        axes = [int(a) for a in info.attr("axis") or []]
+        rank = info.ndim("X")
+        index = INDEX_TYPES.get(info.attr("dtype"))
+        if index is None or info.dtype("X").name not in UNIQUE_TYPES or len(axes) > 1 or \
+                (axes and not -rank <= axes[0] < rank):
+            return None                     # (the interpreter's checks word the error)
+        zero, most = index(0), int(np.iinfo(index).max)   # the index type, its largest count
+        if op_type == "unique":
+            writes = ("Out", "Indices", "Index", "Counts")
+            if not axes:
+                return Call(KV.unique_flat, ("X",), writes,
+                            (bool(info.attr("is_sorted")), zero, most))
+            return Call(KV.unique_along, ("X",), writes, (axes[0] % rank, zero, most))
+        writes = ("Out", "Index", "Counts")
+        if not axes:
+            return Call(KV.consecutive_flat, ("X",), writes, (zero, most))
+        return Call(KV.consecutive_along, ("X",), writes, (axes[0] % rank, zero, most))
+    return lowered
 
 
 INDEX_TYPE_ATTR = Attr("dtype", A.INT, VarType.INT64, "VarType code of the index outputs' "
@@ -163,7 +151,8 @@ register(OpDef(
     comment="Out = X's distinct values (or slices along axis) in ascending order, with "
             "where they first occur, the inverse map and the counts.",
     infer_shape=_unique_infer("unique"),
-    kernels={"cpu": _unique(CPU, "unique"), "cuda": _unique(CUDA, "unique")}))
+    kernels={"cpu": _unique(CPU, "unique"), "cuda": _unique(CUDA, "unique")},
+    lowered=_lowered_unique("unique")))
 
 register(OpDef(
     "unique_consecutive", [X],
@@ -177,7 +166,8 @@ register(OpDef(
             "kept once, with each element's run and each run's length.",
     infer_shape=_unique_infer("unique_consecutive"),
     kernels={"cpu": _unique(CPU, "unique_consecutive"),
-             "cuda": _unique(CUDA, "unique_consecutive")}))
+             "cuda": _unique(CUDA, "unique_consecutive")},
+    lowered=_lowered_unique("unique_consecutive")))
 
 
 # --- where_index (paddle.nonzero) ---------------------------------------------------------
@@ -196,8 +186,16 @@ def _where_index(place):
         if condition.ndim == 0:
             run_fail("where_index", "Condition")("a 0-d Condition has no coordinates",
                                                  "at least one dimension", "shape []")
-        ctx.set_output("Out", _on(place, np.argwhere(condition != 0).astype(np.int64)))
+        ctx.set_output("Out", _on(place, KV.nonzero_coordinates(condition)))
     return run
+
+
+def _lowered_where_index(info):
+    """kernels/cpu/value_sized.nonzero_coordinates, the interpreter's loop (a 0-d
+    Condition, which has no coordinates, stays with the interpreter's error)."""
+    if info.ndim("Condition") == 0 or info.dtype("Condition").name not in NONZERO_TYPES:
+        return None
+    return Call(KV.nonzero_coordinates, ("Condition",), ("Out",))
 
 
 register(OpDef(
@@ -205,4 +203,5 @@ register(OpDef(
     [Slot("Out", "the coordinates of each nonzero element, one row each (int64)")], [],
     comment="Out = the coordinates of Condition's nonzero elements, [n, rank], row-major.",
     infer_shape=_where_index_infer,
-    kernels={"cpu": _where_index(CPU), "cuda": _where_index(CUDA)}))
+    kernels={"cpu": _where_index(CPU), "cuda": _where_index(CUDA)},
+    lowered=_lowered_where_index))

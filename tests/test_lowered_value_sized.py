@@ -285,3 +285,22 @@ def test_a_false_assert_in_a_compiled_run_gives_the_interpreters_error():
     main, exe, scope, compiled, fetch = compiled_after_learning(_checked_model, feed)
     assert_refused_and_kept(exe, compiled, main, scope, {"x": feed["x"] + 1000}, fetch,
                             pd.ExecutionError, r"assert: the condition .* is false; Data:")
+
+
+def test_a_value_sized_operand_learned_at_one_element_grows_without_a_failure():
+    """Learned from a batch with one positive, masked_select's y and its keep-dim sum s are
+    both [1], so the loop of ``y - s`` could take s as the loop's own shape; with five
+    positives next time s must still be read as one element (codegen reads an operand
+    learned at one element, in a loop of one, as either), and no compiled run fails."""
+    def build():
+        x = pd.data("x", [2, 4])
+        y = pd.op.masked_select(X=x, Mask=x > 0)
+        s = pd.layers.reduce_sum(y, dim=0, keep_dim=True)
+        return [pd.mean((y - s) * (y - s))]
+    one = np.full((2, 4), -1, np.float32)
+    one[0, 1] = 2
+    feeds = [{"x": one}, {"x": one}] + [{"x": floats(2, 4)} for _ in range(4)]
+    main, startup, fetch = build_program(build)
+    compiled = run_programs(main, startup, fetch, feeds)
+    assert_stays_compiled(compiled)
+    assert "% r4_1.size]" in compiled.source()

@@ -227,6 +227,11 @@ class Writer:
                 if i in inside and pattern == ("flat",):
                     args.append(inside[i])
                     continue
+                if pattern == ("flat",) and i != ref and math.prod(
+                        self.learned[i].shape) == 1:
+                    # learned at one element, the loop too: a value-sized operand (a
+                    # masked_select's) may be one element or the loop's size next time
+                    pattern = ("either",)
                 if i not in read_arrays:
                     v = self._use(i)
                     read_arrays[i] = f"r{i}_{g}"
@@ -236,6 +241,8 @@ class Writer:
                 r = read_arrays[i]
                 if pattern == ("flat",):
                     args.append(f"{r}[i]")
+                elif pattern == ("either",):
+                    args.append(f"{r}[i % {r}.size]")
                 elif pattern == ("one",):
                     args.append(f"{r}[0]")
                 else:
@@ -269,6 +276,8 @@ class Writer:
         """The line that refuses an operand of another size than the one compiled for."""
         if pattern == ("flat",):
             test = f"{v}.shape != shape{g}"
+        elif pattern == ("either",):
+            test = f"{v}.size != 1 and {v}.shape != shape{g}"
         elif pattern == ("one",):
             test = f"{v}.size != 1"
         else:

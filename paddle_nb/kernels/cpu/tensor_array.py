@@ -46,16 +46,20 @@ def array_type(dtype, ndim: int):
 # --- to and from the interpreter's lists -----------------------------------------------------
 def from_list(values: list, dtype, ndim: int) -> tuple:
     """The interpreter's list as a compiled array of entries of ``dtype`` and rank
-    ``ndim``; UnevenArray if its entries differ in shape or type."""
+    ``ndim``; UnevenArray if its entries differ in shape or type. (A loop left in the
+    interpreter converts its arrays at every step: the common case is one C copy.)"""
+    try:                                 # no holes, one shape: numpy copies them in C
+        items = np.array(values, dtype=dtype) if values else None
+    except (ValueError, TypeError):      # a hole (None), or entries of two shapes
+        items = None
+    if items is not None and items.ndim == ndim + 1 and items.shape[0] == len(values):
+        return items, np.ones(len(values), np.bool_), len(values)
     first = next((v for v in values if v is not None), None)
     if first is None:
         return (np.empty((0,) * (ndim + 1), dtype), np.zeros(len(values), np.bool_),
                 len(values))
     if first.__class__ is not np.ndarray or first.ndim != ndim:
         raise UnevenArray("a tensor array whose entries differ in shape or type")
-    if all(v.__class__ is np.ndarray and v.dtype == dtype and v.shape == first.shape
-           for v in values):                   # no holes: one copy
-        return np.stack(values), np.ones(len(values), np.bool_), len(values)
     items = np.empty((len(values),) + first.shape, dtype)
     filled = np.zeros(len(values), np.bool_)
     for k, value in enumerate(values):
@@ -72,6 +76,8 @@ def to_list(array: tuple) -> list:
     """A compiled array as the interpreter's list (entries are views of ``items``, which
     nothing writes once the segment has returned)."""
     items, filled, length = array
+    if filled[:length].all():
+        return list(items[:length])
     return [items[k] if filled[k] else None for k in range(length)]
 
 

@@ -301,7 +301,7 @@ def _split(group: list, rank: int) -> int:
     flat loop: at the edge of the first operand read as a run of dims (a bias over the last
     dims: its run is the columns, read at ``col``; a channel scale over [N, C, H, W]: the
     rows end with it, and it is read once per row). A flat loop would read such an operand
-    at ``(i // post) % n``, an integer division per element, which costs ten times the add
+    at ``(i // post) % n``, an integer division per element, which costs fifteen times the add
     and keeps LLVM from vectorising the loop."""
     for _, _, patterns in group:
         for pattern in patterns:

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from ..core import attrs as A
 from ..core.registry import Attr, Slot
-from ..kernels.cpu import reduce as KR
+from ..kernels.cpu.lamb import lamb_moments, lamb_step, lamb_update
 from ..kernels.lowered import Call
 from ..kernels.update import times, update
 from . import selected_rows
@@ -188,43 +186,7 @@ optimizer_op(
     reads_attr_tensors=_BETA_TENSORS, lowered=_lowered_adamw)
 
 
-# --- lamb ---------------------------------------------------------------------------------------
-@update(arrays=4, cells=2, outputs=3, min_parallel=MIN_PARALLEL_ADAM)
-def lamb_moments(param, grad, m1, m2, beta1_pow, beta2_pow, beta1, beta2, epsilon,
-                 weight_decay):
-    """The moments and the step direction before the trust ratio (Adam's, plus decay)."""
-    m1 = beta1 * m1 + (1.0 - beta1) * grad
-    m2 = beta2 * m2 + (1.0 - beta2) * grad * grad
-    m1_hat = m1 / (1.0 - beta1_pow)
-    m2_hat = m2 / (1.0 - beta2_pow)
-    return m1, m2, m1_hat / (math.sqrt(m2_hat) + epsilon) + weight_decay * param
-
-
-@update(arrays=2, cells=3, min_parallel=MIN_PARALLEL_ADAM)
-def lamb_step(param, direction, lr, param_sq, direction_sq, adapt):
-    ratio = 1.0
-    if adapt and param_sq > 0.0 and direction_sq > 0.0:    # the trust ratio
-        ratio = math.sqrt(param_sq) / math.sqrt(direction_sq)
-    return param - lr * ratio * direction
-
-
-# their serial loops as numba code calls them (a global dispatcher, not an attribute)
-_lamb_moments, _lamb_step = lamb_moments.returning, lamb_step.returning
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def lamb_update(param, grad, m1, m2, lr, beta1_pow, beta2_pow, beta1, beta2, epsilon,
-                weight_decay, adapt):
-    """lamb's (ParamOut, Moment1Out, Moment2Out) in a compiled block: the kernel's two
-    update loops (their serial ``returning`` forms) around the squared norms, summed as
-    the kernel's sum_axes sums them (squared_l2_norm: the serial row sum of one row)."""
-    m1_out, m2_out, direction = _lamb_moments(
-        param, grad, m1, m2, beta1_pow, beta2_pow, beta1, beta2, epsilon, weight_decay)
-    param_out = _lamb_step(param, direction, lr, KR.squared_l2_norm(param),
-                           KR.squared_l2_norm(direction), adapt)
-    return param_out, m1_out, m2_out
-
-
+# --- lamb (its update loops: kernels/cpu/lamb.py) -----------------------------------------------
 def _lowered_lamb(info):
     """lamb_update and the powers' Calls, for a float Param (and every output asked for,
     as update_lowered asks)."""

@@ -16,22 +16,24 @@ The whole-tensor answers count the elements that fail (bool_reduce.py's ``zero_f
 
 In a compiled block isclose is ``is_close``'s loop (fused); allclose and equal_all are one
 njit loop counting the elements whose scalar test (the same ``is_close`` / ``equal``
-function) fails, and is_empty a test of X's size: counts are exact, so the answers are the
-interpreter's. Out is a 0-D bool array on both paths (a ufunc of a 0-d count gives a numpy
-scalar, which ``_all_true`` turns back into an array).
+comparison) fails (kernels/cpu/closeness.py), and is_empty a test of X's size
+(kernels/cpu/size.py): counts are exact, so the answers are the interpreter's. Out is a
+0-D bool array on both paths (a ufunc of a 0-d count gives a numpy scalar, which
+``_all_true`` turns back into an array).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numba import njit
 
 from ..core import attrs as A
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu.closeness import all_close, all_equal
+from ..kernels.cpu.size import has_no_elements
 from ..kernels.lowered import Call, Elementwise
-from ..kernels.pointwise import pointwise
+from ..kernels.pointwise import KERNELS
 from . import arrays
 from .bool_reduce import none_counted, zero_flag
 from .common import numba_holds
@@ -42,18 +44,7 @@ INPUT, OTHER = Slot("Input", "the values tested"), Slot("Other", "the values com
 RTOL = Slot("Rtol", "rtol as a 0-D float tensor (read at run time)", dispensable=True)
 ATOL = Slot("Atol", "atol as a 0-D float tensor (read at run time)", dispensable=True)
 BOOL_OUT = Slot("Out", "the answer, as bool")
-_CLOSE_TYPES = [f"boolean({t}, {t}, float64, float64, boolean)" for t in ("float32", "float64")]
-
-
-# --- the math ---------------------------------------------------------------------------
-@pointwise(_CLOSE_TYPES, fastmath=False, params=3)
-def is_close(x, y, rtol, atol, equal_nan):
-    a, b = x * 1.0, y * 1.0                        # in float64, as Paddle's
-    if a != a or b != b:
-        return equal_nan and a != a and b != b
-    if a == b:
-        return True                                # equal infinities too
-    return abs(a - b) <= atol + rtol * abs(b)
+is_close = KERNELS["is_close"]          # kernels/cpu/closeness.py
 
 
 # --- attributes -------------------------------------------------------------------------
@@ -119,41 +110,6 @@ def make_close(place, whole: bool):
 
 
 # --- in a compiled block (kernels/lowered.py) ---------------------------------------------
-# the scalar functions as njit code may call them (a global's attribute is not typed)
-_close_scalar, _equal_scalar = is_close.scalar, equal.scalar
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _all_close(x, y, rtol, atol, equal_nan):
-    """allclose: a 0-D bool, whether is_close holds for every pair (x and y of one shape)."""
-    if x.shape != y.shape:
-        raise ValueError("allclose: Other has another shape than Input")
-    a, b = np.ascontiguousarray(x).reshape(x.size), np.ascontiguousarray(y).reshape(y.size)
-    misses = 0
-    for i in range(a.size):
-        if not _close_scalar(a[i], b[i], rtol, atol, equal_nan):
-            misses += 1
-    return np.full((), misses == 0)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _all_equal(x, y):
-    """equal_all for x and y of one rank: a 0-D bool (False for another shape)."""
-    if x.shape != y.shape:
-        return np.full((), False)
-    a, b = np.ascontiguousarray(x).reshape(x.size), np.ascontiguousarray(y).reshape(y.size)
-    misses = 0
-    for i in range(a.size):
-        if not _equal_scalar(a[i], b[i]):
-            misses += 1
-    return np.full((), misses == 0)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _has_none(x):
-    return np.full((), x.size == 0)
-
-
 def _lowered_close(info):
     """isclose: the scalar test fused; allclose: its count (float32 or float64 operands of
     one shape, which the kernels accept)."""
@@ -163,7 +119,7 @@ def _lowered_close(info):
     tolerances = (float(info.attr("rtol")), float(info.attr("atol")),
                   bool(info.attr("equal_nan")))
     if info.ndim("Out") == 0:
-        return Call(_all_close, ("Input", "Other"), ("Out",), tolerances)
+        return Call(all_close, ("Input", "Other"), ("Out",), tolerances)
     return Elementwise(is_close, ("Input", "Other"), "Out", tolerances)
 
 
@@ -173,7 +129,7 @@ def _lowered_equal_all(info):
     if info.ndim("X") != info.ndim("Y") or info.dtype("X") != info.dtype("Y") or \
             info.dtype("X").kind not in "biuf" or not numba_holds(info.dtype("X")):
         return None
-    return Call(_all_equal, ("X", "Y"), ("Out",))
+    return Call(all_equal, ("X", "Y"), ("Out",))
 
 
 for _type, _whole, _what in (("isclose", False, "whether each element of Input is close to "
@@ -233,4 +189,4 @@ register(OpDef("is_empty", [Slot("X", "any tensor")], [BOOL_OUT], [],
                comment="Out = whether X has no elements (0-D bool).",
                infer_shape=_is_empty_infer,
                kernels={"cpu": _is_empty, "cuda": _is_empty},
-               lowered=lambda info: Call(_has_none, ("X",), ("Out",)), grad=NO_GRADIENT))
+               lowered=lambda info: Call(has_no_elements, ("X",), ("Out",)), grad=NO_GRADIENT))

@@ -6,20 +6,22 @@ Paddle 2.6.2).
 ``as_real`` the inverse. Each is the other's gradient, as Paddle's backward writes them:
 dX of as_complex is as_real(dOut), and the other way round. On the CPU both are numpy
 views of the same bytes (copied when X is not contiguous); on CUDA one grid-stride kernel
-per direction moves each element's two halves. In a compiled block each is an njit loop
-moving the halves into a new array (a form returns new arrays, never views of its
-inputs): the same numbers as the interpreter's views.
+per direction moves each element's two halves (kernels/cuda/complex_view.py). In a
+compiled block each is an njit loop moving the halves into a new array
+(kernels/cpu/complex_view.py: a form returns new arrays, never views of its inputs): the
+same numbers as the interpreter's views.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, njit
 
 from ..core.framework_pb2 import VarType
 from ..core.grad_maker import GradOp, grad_name
 from ..core.registry import OpDef, register
-from ..kernels.lowered import Call
+from ..kernels.cpu.complex_view import complex64_of, complex128_of, pairs_of
+from ..kernels.cuda.complex_view import complex_to_pairs, pairs_to_complex
 from ..kernels.cuda.device import empty, flat, launch
+from ..kernels.lowered import Call
 from .common import OUT, X
 
 COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64),
@@ -29,61 +31,16 @@ _COMPLEX_CODE = {VarType.FP32: VarType.COMPLEX64, VarType.FP64: VarType.COMPLEX1
 _REAL_CODE = {c: f for f, c in _COMPLEX_CODE.items()}
 
 
-# --- CUDA kernels -----------------------------------------------------------------------
-@cuda.jit(cache=True)
-def _pairs_to_complex(pairs, out):
-    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
-        out[i] = complex(pairs[2 * i], pairs[2 * i + 1])
-
-
-@cuda.jit(cache=True)
-def _complex_to_pairs(values, out):
-    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        out[2 * i] = values[i].real
-        out[2 * i + 1] = values[i].imag
-
-
 # --- in a compiled block (kernels/lowered.py) ---------------------------------------------
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _fill_complex(x, out):
-    pairs = np.ascontiguousarray(x).reshape(x.size)
-    flat = out.reshape(out.size)
-    for i in range(flat.size):
-        flat[i] = complex(pairs[2 * i], pairs[2 * i + 1])
-    return out
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _complex64_of(x):
-    return _fill_complex(x, np.empty(x.shape[:-1], np.complex64))
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _complex128_of(x):
-    return _fill_complex(x, np.empty(x.shape[:-1], np.complex128))
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _pairs_of(x, zero):
-    """as_real: a new [..., 2] array of zero's dtype (x's real type)."""
-    values = np.ascontiguousarray(x).reshape(x.size)
-    out = np.full(x.shape + (2,), zero)
-    flat = out.reshape(out.size)
-    for i in range(values.size):
-        flat[2 * i] = values[i].real
-        flat[2 * i + 1] = values[i].imag
-    return out
-
-
 def _lowered_as_complex(info):
     if info.ndim("X") == 0 or info.shape("X")[-1] != 2:
         return None
-    fn = _complex64_of if info.dtype("X") == np.float32 else _complex128_of
+    fn = complex64_of if info.dtype("X") == np.float32 else complex128_of
     return Call(fn, ("X",), ("Out",))
 
 
 def _lowered_as_real(info):
-    return Call(_pairs_of, ("X",), ("Out",), (REAL_OF[info.dtype("X")].type(0),))
+    return Call(pairs_of, ("X",), ("Out",), (REAL_OF[info.dtype("X")].type(0),))
 
 
 # --- shape rules ------------------------------------------------------------------------
@@ -122,7 +79,7 @@ def _cuda_as_complex(ctx):
         raise ValueError(f"as_complex: input slot X: expected a last dim of 2, given "
                          f"{list(shape)}")
     out = empty(shape[:-1], COMPLEX_OF[np.dtype(x.dtype)])
-    launch(_pairs_to_complex, out.size, flat(x), flat(out))
+    launch(pairs_to_complex, out.size, flat(x), flat(out))
     ctx.set_output("Out", out)
 
 
@@ -135,7 +92,7 @@ def _cpu_as_real(ctx):
 def _cuda_as_real(ctx):
     x = ctx.input("X")
     out = empty((*tuple(x.shape), 2), REAL_OF[np.dtype(x.dtype)])
-    launch(_complex_to_pairs, x.size, flat(x), flat(out))
+    launch(complex_to_pairs, x.size, flat(x), flat(out))
     ctx.set_output("Out", out)
 
 

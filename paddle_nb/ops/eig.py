@@ -4,25 +4,22 @@ save them).
 
 A real matrix has complex eigenvalues in conjugate pairs, so the outputs are complex:
 complex64 for float32 X, complex128 for float64. LAPACK's geev on the host, on both
-places, as Paddle 2.6.2 computes them (its eig and eigvals run on the CPU's LAPACK even for
-a GPU tensor; ops/lapack.py). The eigenvalues come in geev's order and each eigenvector
-column has norm 1, with geev's phase; eigvals asks geev for no vectors, which may order
-the eigenvalues differently from eig (Paddle's do too). No gradient: Paddle's eig_grad
-takes complex gradients, which this package's backward does not make.
+places, as Paddle 2.6.2 computes them (its eig and eigvals run on the CPU's LAPACK even
+for a GPU tensor; ops/lapack.py; the math: kernels/cpu/eigen.py). The eigenvalues come in
+geev's order and each eigenvector column has norm 1, with geev's phase; eigvals asks geev
+for no vectors, which may order the eigenvalues differently from eig (Paddle's do too). No
+gradient: Paddle's eig_grad takes complex gradients, which this package's backward does
+not make.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core import dtypes
 from ..core.registry import OpDef, Slot, register
-from ..kernels.cpu import linalg as KL
-from ..kernels.cpu.in_python import in_python, several
+from ..kernels.cpu.eigen import (COMPLEX_OF, eig_arrays, eig_in_python, eigvals_arrays,
+                                 eigvals_in_python)
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X
-
-COMPLEX_OF = {"float32": np.complex64, "float64": np.complex128}
 
 
 def _eig_infer(op_type):
@@ -37,42 +34,14 @@ def _eig_infer(op_type):
     return infer
 
 
-def _solved(x, op_type: str, vectors: bool):
-    a = L.host_matrices(x, op_type, square=True)
-    if a.shape[-1] == 0:                 # numpy's LAPACK call refuses empty matrices
-        return np.zeros(a.shape[:-1], np.complex128), a.astype(np.complex128)
-    if vectors:
-        return np.linalg.eig(a)
-    return np.linalg.eigvals(a), None
-
-
-# The kernels' math, one function each (on the host: the kernels put the results on their
-# place), also called from a compiled block (kernels/cpu/linalg.py says why)
-def _complex(value, x):
-    return L.result(value, COMPLEX_OF[np.dtype(x.dtype).name])
-
-
-def eig_arrays(x):
-    """(Eigenvalues, Eigenvectors)."""
-    w, v = _solved(x, "eig", vectors=True)
-    return _complex(w, x), _complex(v, x)
-
-
-def eigvals_arrays(x):
-    return _complex(_solved(x, "eigvals", vectors=False)[0], x)
-
-
+# The math: kernels/cpu/eigen.py (host arrays in, host results out), which a compiled block
+# calls too (``*_in_python``)
 def _eig(ctx):
-    L.set_results(ctx, ("Eigenvalues", "Eigenvectors"), eig_arrays(ctx.input("X")))
+    L.set_results(ctx, ("Eigenvalues", "Eigenvectors"), eig_arrays(L.host(ctx.input("X"))))
 
 
 def _eigvals(ctx):
-    L.set_results(ctx, ("Out",), (eigvals_arrays(ctx.input("X")),))
-
-
-eig_in_python = in_python(eig_arrays, several(KL.complex_array(0, -1),
-                                                KL.complex_array(0)))
-eigvals_in_python = in_python(eigvals_arrays, KL.complex_array(0, -1))
+    L.set_results(ctx, ("Out",), (eigvals_arrays(L.host(ctx.input("X"))),))
 
 
 register(OpDef(

@@ -4,8 +4,8 @@ of X, and their gradients (Fluid's slots and attributes, as ``paddle.linalg.eigh
 
 Only one triangle of X is read: ``UPLO`` 'L' the lower (the default), 'U' the upper; the
 other is taken to mirror it. LAPACK's syevd on the host (ops/lapack.py says why on both
-places), so the eigenvectors' signs are Paddle's. eigvalsh has the same two outputs: its
-Eigenvectors are what its gradient reads.
+places; the math: kernels/cpu/eigen.py), so the eigenvectors' signs are Paddle's.
+eigvalsh has the same two outputs: its Eigenvectors are what its gradient reads.
 
 The gradients are with respect to a symmetric X, as Paddle's are: the derivative along a
 symmetric change of X, split evenly between X_ij and X_ji. (Central differences of single
@@ -18,12 +18,12 @@ F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it:
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core import attrs as A
 from ..core.grad_maker import Grad
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu.in_python import in_python, like, several
+from ..kernels.cpu.eigen import (eigh_arrays, eigh_grad_arrays, eigh_grad_in_python,
+                                 eigh_in_python, eigvalsh_grad_arrays,
+                                 eigvalsh_grad_in_python)
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X
@@ -44,85 +44,26 @@ def _eigh_infer(op_type):
     return infer
 
 
-# The kernels' math, one function each of host arrays and attributes (the kernels put the
-# results on their place), also called from a compiled block (kernels/cpu/linalg.py says
-# why); a gradient not written is None.
-def eigh_arrays(x, uplo, op_type):
-    """(Eigenvalues, Eigenvectors) in X's dtype."""
-    a = L.host_matrices(x, op_type, square=True)
-    if a.shape[-1] == 0:                 # numpy's LAPACK call refuses empty matrices
-        w, v = np.zeros(a.shape[:-1]), a
-    else:
-        w, v = np.linalg.eigh(a, UPLO=uplo)
-    return L.result(w, x.dtype), L.result(v, x.dtype)
-
-
+# The math: kernels/cpu/eigen.py (host arrays in, host results out; a gradient not written
+# is None), which a compiled block calls too (``*_in_python``)
 def _eigh(op_type):
     def run(ctx):
         L.set_results(ctx, ("Eigenvalues", "Eigenvectors"),
-                      eigh_arrays(ctx.input("X"), ctx.attr("UPLO"), op_type))
+                      eigh_arrays(L.host(ctx.input("X")), ctx.attr("UPLO"), op_type))
     return run
 
 
-def _vectors(vectors, op_type: str) -> np.ndarray:
-    v = L.host_value(vectors)
-    if v.ndim < 2 or v.shape[-1] != v.shape[-2]:
-        raise ValueError(f"{op_type}: slot Eigenvectors: expected a batch of square "
-                         f"matrices, given shape {list(v.shape)}")
-    return v
-
-
-def _scaled_back(v, middle):
-    """V middle V^T."""
-    return v @ middle @ L.transpose(v)
-
-
-def eigvalsh_grad_arrays(vectors, dw):
-    v = _vectors(vectors, "eigvalsh_grad")
-    dw = L.host_gradient(dw, "eigvalsh_grad", "Eigenvalues@GRAD", np.empty(v.shape[:-1]))
-    dx = (v * dw[..., None, :]) @ L.transpose(v)               # V diag(dW) V^T
-    return L.result(dx, vectors.dtype)
-
-
 def _eigvalsh_grad(ctx):
-    dx = eigvalsh_grad_arrays(ctx.input("Eigenvectors"), ctx.input_or_none("Eigenvalues@GRAD"))
+    dx = eigvalsh_grad_arrays(L.host(ctx.input("Eigenvectors")),
+                              L.host(ctx.input_or_none("Eigenvalues@GRAD")))
     L.set_results(ctx, ("X@GRAD",), (dx,))
 
 
 def _eigh_grad(ctx):
-    dx = eigh_grad_arrays(ctx.input("Eigenvalues"), ctx.input("Eigenvectors"),
-                          ctx.input_or_none("Eigenvalues@GRAD"),
-                          ctx.input_or_none("Eigenvectors@GRAD"))
+    dx = eigh_grad_arrays(L.host(ctx.input("Eigenvalues")), L.host(ctx.input("Eigenvectors")),
+                          L.host(ctx.input_or_none("Eigenvalues@GRAD")),
+                          L.host(ctx.input_or_none("Eigenvectors@GRAD")))
     L.set_results(ctx, ("X@GRAD",), (dx,))
-
-
-def eigh_grad_arrays(values, vectors, dw, dv):
-    v = _vectors(vectors, "eigh_grad")
-    w = L.host_value(values)
-    if w.shape != v.shape[:-1]:
-        raise ValueError(f"eigh_grad: slot Eigenvalues: expected one per eigenvector, "
-                         f"shape {list(v.shape[:-1])}; given {list(w.shape)}")
-    dw = L.host_gradient(dw, "eigh_grad", "Eigenvalues@GRAD", w)
-    dv = L.host_gradient(dv, "eigh_grad", "Eigenvectors@GRAD", v)
-    n = w.shape[-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = w[..., None, :] - w[..., :, None]               # w_j - w_i
-        gap[..., np.arange(n), np.arange(n)] = np.inf          # F's diagonal: 0
-        middle = (L.transpose(v) @ dv) / gap
-    middle[..., np.arange(n), np.arange(n)] += dw
-    dx = _scaled_back(v, middle)
-    dx = (dx + L.transpose(dx)) / 2
-    return L.result(dx, vectors.dtype)
-
-
-def eigh_grad_some_arrays(values, vectors, dw, dv, came):
-    """eigh_grad from numba code (lapack.gradient_reads)."""
-    return eigh_grad_arrays(values, vectors, *L.written((dw, dv), came))
-
-
-eigh_in_python = in_python(eigh_arrays, several(like(0, -1), like(0)))
-eigvalsh_grad_in_python = in_python(eigvalsh_grad_arrays, like(0))
-eigh_grad_in_python = in_python(eigh_grad_some_arrays, like(1))
 
 
 def _lowered_eigh(op_type):

@@ -21,33 +21,31 @@ kernels run back to back, in place on one array, and gives the same bits as the 
 The math below is written once for both places; the backends' ``CPU`` and ``CUDA``
 supply the kernels.
 
-In a compiled block the op is one of the loops at the end: per element, the two ops'
-own @pointwise scalar functions (the ufuncs' math: add or mul, relu, tanh, sigmoid or
-scale), the inner result stored into an array of the op's dtype before the outer function
-reads it (the rounding the interpreter's two ufunc calls make). Y broadcast into X along
-a run of X's dims is read by index; the gradient's loops take X, Y and dOut of one shape
-(a broadcast Y's gradient is a numpy sum over the broadcast dims, which they do not
-repeat).
+In a compiled block the op is one of kernels/cpu/fused_elemwise.py's loops: per element,
+the two ops' own @pointwise scalar functions (the ufuncs' math: add or mul, relu, tanh,
+sigmoid or scale), the inner result stored into an array of the op's dtype before the
+outer function reads it (the rounding the interpreter's two ufunc calls make). Y
+broadcast into X along a run of X's dims is read by index; the gradient's loops take X, Y
+and dOut of one shape (a broadcast Y's gradient is a numpy sum over the broadcast dims,
+which they do not repeat).
 """
 from __future__ import annotations
-
-import numpy as np
-from numba import njit
 
 from ..core import attrs as A
 from ..core.errors import ExecutionError
 from ..core.grad_maker import EMPTY_VAR, GradOp, grad_name
 from ..core.registry import NO_GRADIENT, Attr, OpDef, Slot, register
+from ..kernels.cpu.fused_elemwise import (binary_of_unary, binary_of_unary_out, fused_grad,
+                                          unary_of_binary, unary_of_binary_out)
 from ..kernels.lowered import Call
-from ..kernels.pointwise import KERNELS
-from ..kernels.scale import scale_then_bias
-from . import activation  # noqa: F401  (registers the activations' kernels in KERNELS)
+from . import activation  # noqa: F401  (registers in KERNELS what the compiled loops call)
 from . import arrays
 from .common import FLOAT_TYPES
 from .elementwise import broadcast_infer, broadcast_operands, broadcast_shape_of
 from ..backends import CPU, CUDA
-from ..backends.shared import binary_kernel_for
 
+# in the order of the kernel's numbers (kernels/cpu/fused_elemwise.py: ADD, MUL; RELU, TANH,
+# SIGMOID, SCALE): a compiled form passes a function as its index here
 BINARY = ("elementwise_add", "elementwise_mul")
 UNARY = ("relu", "tanh", "sigmoid", "scale")
 
@@ -229,132 +227,7 @@ def _grad_maker(op, no_grad):
     return [GradOp(op.type + "_grad", inputs, outputs, attrs)]
 
 
-# --- in a compiled block (kernels/lowered.py) ------------------------------------------------
-# the functions by number (the generated call passes them as literals), and their scalar
-# math as numba code calls it: global dispatchers
-ADD, MUL = 0, 1
-RELU, TANH, SIGMOID, SCALE = 0, 1, 2, 3
-_ADD = binary_kernel_for("elementwise_add", np.dtype(np.float32)).scalar
-_MUL = binary_kernel_for("elementwise_mul", np.dtype(np.float32)).scalar
-_RELU, _TANH, _SIGMOID = (KERNELS[n].scalar for n in ("relu", "tanh", "sigmoid"))
-_RELU_GRAD, _TANH_GRAD, _SIGMOID_GRAD = (KERNELS[n + "_grad"].scalar
-                                         for n in ("relu", "tanh", "sigmoid"))
-_SCALE = scale_then_bias.scalar
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _binary(which, a, b):
-    return _ADD(a, b) if which == ADD else _MUL(a, b)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _unary(which, v, scale, zero):
-    """The activation of v (scale: v * scale + 0, as the places' ``unary``)."""
-    if which == RELU:
-        return _RELU(v)
-    if which == TANH:
-        return _TANH(v)
-    if which == SIGMOID:
-        return _SIGMOID(v)
-    return _SCALE(v, scale, zero)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _derivative(which, value, dout, scale, zero):
-    """d act / d its input times dout, read from the activation's output ``value``."""
-    if which == RELU:
-        return _RELU_GRAD(value, dout)
-    if which == TANH:
-        return _TANH_GRAD(value, dout)
-    if which == SIGMOID:
-        return _SIGMOID_GRAD(value, dout)
-    return _SCALE(dout, scale, zero)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _y_steps(x, y, axis):
-    """(Y's size, X's elements per step of Y): Y's dims are X's from ``axis`` on."""
-    if axis < 0 or axis + y.ndim > x.ndim:
-        raise ValueError("fused_elemwise_activation: Y does not fit into X at axis")
-    post = 1
-    for d in range(x.ndim):
-        if axis <= d < axis + y.ndim and x.shape[d] != y.shape[d - axis]:
-            raise ValueError("fused_elemwise_activation: Y does not fit into X at axis")
-        if d >= axis + y.ndim:
-            post *= x.shape[d]
-    return y.size, post
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _flat(a):
-    return np.ascontiguousarray(a).reshape(a.size)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def unary_of_binary(x, y, axis, binary, unary, scale, zero):
-    """(Out, IntermediateOut) = (unary(binary(X, Y)), binary(X, Y)), both of X's shape."""
-    n, post = _y_steps(x, y, axis)
-    xf, yf = _flat(x), _flat(y)
-    out, mid = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
-    of, mf = out.reshape(x.size), mid.reshape(x.size)
-    for i in range(x.size):
-        mf[i] = _binary(binary, xf[i], yf[(i // post) % n])
-        of[i] = _unary(unary, mf[i], scale, zero)
-    return out, mid
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def binary_of_unary(x, y, axis, binary, unary, scale, zero):
-    """(Out, IntermediateOut) = (binary(X, unary(Y)), unary(Y)) of X's and Y's shapes."""
-    n, post = _y_steps(x, y, axis)
-    xf, yf = _flat(x), _flat(y)
-    out, mid = np.empty(x.shape, x.dtype), np.empty(y.shape, y.dtype)
-    of, mf = out.reshape(x.size), mid.reshape(y.size)
-    for j in range(y.size):
-        mf[j] = _unary(unary, yf[j], scale, zero)
-    for i in range(x.size):
-        of[i] = _binary(binary, xf[i], mf[(i // post) % n])
-    return out, mid
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def unary_of_binary_out(x, y, axis, binary, unary, scale, zero):
-    """unary_of_binary's Out alone (IntermediateOut not saved: the kernel writes none)."""
-    return unary_of_binary(x, y, axis, binary, unary, scale, zero)[0]
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def binary_of_unary_out(x, y, axis, binary, unary, scale, zero):
-    return binary_of_unary(x, y, axis, binary, unary, scale, zero)[0]
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def fused_grad(x, y, out, mid, dout, binary, unary, unary_compound, has_mid, scale, zero):
-    """(dX, dY, dIntermediateOut) of operands of one shape: ``x`` is dOut where the op has
-    no X (an add's gradient does not read it), ``out`` dOut where it has no Out (scale's
-    derivative does not read it), ``mid`` Y where it has no IntermediateOut (recomputed
-    as the kernel recomputes it)."""
-    if y.shape != x.shape or dout.shape != x.shape or out.shape != x.shape or \
-            mid.size != x.size:
-        raise ValueError("fused_elemwise_activation_grad: operands of other shapes")
-    xf, yf, of, df, given = _flat(x), _flat(y), _flat(out), _flat(dout), _flat(mid)
-    dx, dy, dm = (np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype),
-                  np.empty(x.shape, x.dtype))
-    dxf, dyf, dmf = dx.reshape(x.size), dy.reshape(x.size), dm.reshape(x.size)
-    m = np.empty(1, x.dtype)              # the activation's output, in the op's dtype
-    for i in range(x.size):
-        if unary_compound:                 # Out = u(b(X, Y))
-            dmf[i] = _derivative(unary, of[i], df[i], scale, zero)
-            dxf[i] = dmf[i] if binary == ADD else _MUL(dmf[i], yf[i])
-            dyf[i] = dmf[i] if binary == ADD else _MUL(dmf[i], xf[i])
-        else:                              # Out = b(X, u(Y))
-            m[0] = given[i] if has_mid else _unary(unary, yf[i], scale, zero)
-            dxf[i] = df[i] if binary == ADD else _MUL(df[i], m[0])
-            dmf[i] = df[i] if binary == ADD else _MUL(df[i], xf[i])
-            dyf[i] = _derivative(unary, m[0], dmf[i], scale, zero)
-    return dx, dy, dm
-
-
+# --- in a compiled block (kernels/lowered.py; the loops: kernels/cpu/fused_elemwise.py) ------
 def _codes(info, grad: bool):
     """(binary, unary, unary(binary(...))?) as numbers, and scale and 0 in the op's dtype;
     None where the operands are not float32/float64 X and Y of one dtype."""

@@ -1,5 +1,7 @@
 """What the spectral linear-algebra ops share: checks of their matrix inputs, and the trip
-of a batch of matrices to the host's LAPACK (numpy.linalg) and back to the op's place.
+of a batch of matrices to the host's LAPACK (numpy.linalg) and back to the op's place. The
+math itself is kernels/cpu's (eigen.py, svd.py, qr.py, lstsq.py, matrix_rank.py, with the
+run-time checks they share in linalg.py): functions of host arrays.
 
 svd, qr, eigh, eigvalsh, eig, eigvals, matrix_rank and lstsq (ops/svd.py, ops/qr.py,
 ops/eigh.py, ops/eig.py, ops/matrix_rank.py, ops/lstsq.py) take a batch of matrices: the
@@ -19,8 +21,6 @@ Decompositions are computed in float64 and cast back to the input's type, so a f
 program loses nothing to the decomposition itself.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..core import dtypes
 from . import arrays
@@ -53,73 +53,24 @@ def check_matrices(ctx, op_type: str, slot: str = "X", square: bool = False,
     return shape
 
 
-def host_matrices(x, op_type: str, slot: str = "X", square: bool = False) -> np.ndarray:
-    """``x`` on the host in float64, after the checks a kernel makes at run time: a batch
-    of matrices (square if asked) of finite values (LAPACK's results on NaN or infinity
-    are not defined)."""
-    a = np.asarray(arrays.host(x))
-    if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
-        want = "a batch of square matrices" if square else "rank >= 2"
-        raise ValueError(f"{op_type}: slot {slot}: expected {want}, given shape "
-                         f"{list(a.shape)}")
-    a = a.astype(np.float64)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{op_type}: slot {slot}: the matrices must hold finite values "
-                         f"(LAPACK's result is not defined for NaN or infinity); given "
-                         f"{int((~np.isfinite(a)).sum())} non-finite values")
-    return a
-
-
-def host_gradient(g, op_type: str, slot: str, like: np.ndarray) -> np.ndarray:
-    """The gradient ``g`` (of ``slot``) on the host in float64, zeros where nobody wrote
-    one (None); it must have the shape of the forward value ``like``."""
-    if g is None:
-        return np.zeros(like.shape)
-    g = np.asarray(arrays.host(g))
-    if g.size != like.size:
-        raise ValueError(f"{op_type}: slot {slot}: the gradient must have the shape of "
-                         f"its output; expected {list(like.shape)}, given {list(g.shape)}")
-    return g.astype(np.float64).reshape(like.shape)
-
-
-def host_value(value) -> np.ndarray:
-    """A forward value a gradient reads, on the host in float64."""
-    return np.asarray(arrays.host(value)).astype(np.float64)
-
-
-def result(array: np.ndarray, dtype) -> np.ndarray:
-    """A host result as the op's output: C-contiguous ``dtype`` (the kernels put it on their
-    place; a compiled block takes it as it is: kernels/cpu/linalg.py)."""
-    return np.asarray(array, dtype=dtype, order="C")
+def host(value):
+    """``value`` on the host (a device array copied; None stays None): what kernels/cpu's
+    LAPACK functions take."""
+    return None if value is None else arrays.host(value)
 
 
 def gradient_reads(info, slots) -> tuple[tuple, tuple] | None:
     """What a gradient op's lowered form reads for the gradients of ``slots``: (the slots,
     which gradients came), or None where none came. A Call reads slots that exist, so a
     gradient that nobody wrote is read as its forward value in its place, and passed on
-    as None (``written``)."""
+    as None (kernels/cpu/linalg.written)."""
     came = tuple(info.has_input(f"{slot}@GRAD") for slot in slots)
     if not any(came):
         return None
     return tuple(f"{slot}@GRAD" if c else slot for slot, c in zip(slots, came)), came
 
 
-def written(grads, came) -> list:
-    """The gradients of ``gradient_reads``, None where none came."""
-    return [g if c else None for g, c in zip(grads, came)]
-
-
 def set_results(ctx, slots, values) -> None:
     """Each of ``values`` (host results) as the output in its slot, on the op's place."""
     for slot, value in zip(slots, values):
         ctx.set_output(slot, arrays.to_place(ctx.place, value))
-
-
-def transpose(a: np.ndarray) -> np.ndarray:
-    """Each matrix of a batch transposed."""
-    return np.swapaxes(a, -1, -2)
-
-
-def eye_like(a: np.ndarray, n: int) -> np.ndarray:
-    """The n x n identity, broadcast over ``a``'s batch."""
-    return np.broadcast_to(np.eye(n), a.shape[:-2] + (n, n))

@@ -10,21 +10,18 @@ Paddle). SingularValues [..., min(m, n)] are X's singular values for the drivers
 compute them ('gelsd', 'gelss'); for 'gels' and 'gelsy' Paddle leaves them empty, and so
 does this op. Every driver gives the same solution here, gelsd's: through the singular
 value decomposition (LAPACK on the host, on both places, as Paddle 2.6.2 runs lstsq on the
-CPU's LAPACK: ops/lapack.py). No gradient, as in Paddle.
+CPU's LAPACK: ops/lapack.py; the math: kernels/cpu/lstsq.py). No gradient, as in Paddle.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core import attrs as A
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu.in_python import in_python, like, several
+from ..kernels.cpu.lstsq import WITH_SINGULAR_VALUES, lstsq_arrays, lstsq_in_python
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import X, Y
 
 DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
-WITH_SINGULAR_VALUES = ("gelsd", "gelss")
 
 
 def _lstsq_infer(ctx):
@@ -46,46 +43,12 @@ def _lstsq_infer(ctx):
     ctx.set_output("SingularValues", batch + [min(m, n)] if with_s else [0], dtype)
 
 
-# The kernel's math, one function of host arrays and attributes (the kernel puts the
-# results on its place), also called from a compiled block (kernels/cpu/linalg.py says why)
-def lstsq_arrays(x, y, rcond, driver):
-    """(Solution, Residuals, Rank, SingularValues)."""
-    a, b = L.host_matrices(x, "lstsq", "X"), L.host_matrices(y, "lstsq", "Y")
-    if a.shape[:-1] != b.shape[:-1]:
-        raise ValueError(f"lstsq: slot Y: expected X's batch dims and rows "
-                         f"{list(a.shape[:-1])}, given shape {list(b.shape)}")
-    batch, (m, n), k = a.shape[:-2], a.shape[-2:], b.shape[-1]
-    rcond = float(rcond)
-    if rcond < 0:
-        rcond = np.finfo(np.dtype(x.dtype)).eps * max(m, n)
-    solution = np.zeros(batch + (n, k))
-    rank = np.zeros(batch, np.int32)
-    values = np.zeros(batch + (min(m, n),))
-    if m and n:                          # numpy's LAPACK call refuses empty matrices
-        # gelsd's least-norm solution, written out: V diag(1/s, s above the cutoff) U^T Y
-        u, values, vh = np.linalg.svd(a, full_matrices=False)
-        kept = values > rcond * values[..., :1]
-        rank = kept.sum(axis=-1).astype(np.int32)
-        inverse = np.divide(1.0, values, out=np.zeros_like(values), where=kept)
-        solution = L.transpose(vh) @ (inverse[..., :, None] * (L.transpose(u) @ b))
-    residuals = ((a @ solution - b) ** 2).sum(axis=-2) if m > n else np.zeros((0,))
-    if driver not in WITH_SINGULAR_VALUES:
-        values = np.zeros((0,))
-    return (L.result(solution, x.dtype), L.result(residuals, x.dtype),
-            L.result(rank, np.int32), L.result(values, x.dtype))
-
-
+# The math: kernels/cpu/lstsq.py (host arrays in, host results out), which a compiled block
+# calls too (``lstsq_in_python``)
 def _lstsq(ctx):
     L.set_results(ctx, ("Solution", "Residuals", "Rank", "SingularValues"),
-                  lstsq_arrays(ctx.input("X"), ctx.input("Y"), ctx.attr("rcond"),
-                               ctx.attr("driver")))
-
-
-# one matrix pair: Residuals and SingularValues are vectors whether empty or not (a batch's
-# have its rank unless empty, which its shapes decide, not its types)
-lstsq_in_python = in_python(lstsq_arrays, several(like(0), like(0, ndim=1),
-                                                    like(0, ndim=0, dtype=np.int32),
-                                                    like(0, ndim=1)))
+                  lstsq_arrays(L.host(ctx.input("X")), L.host(ctx.input("Y")),
+                               ctx.attr("rcond"), ctx.attr("driver")))
 
 
 def _lowered_lstsq(info):

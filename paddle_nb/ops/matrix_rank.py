@@ -8,17 +8,15 @@ broadcast against X's batch dims, so Out has the broadcast shape). With ``hermit
 taken to be symmetric and the singular values are the eigenvalues' magnitudes (only the
 lower triangle is read, as Paddle's eigvalsh does). Out is int32, one count per matrix.
 
-The singular values come from LAPACK on the host, on both places (ops/lapack.py); the
-count is data, never a gradient.
+The singular values come from LAPACK on the host, on both places (ops/lapack.py; the math:
+kernels/cpu/matrix_rank.py); the count is data, never a gradient.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
-from ..kernels.cpu.in_python import in_python, like
+from ..kernels.cpu.matrix_rank import matrix_rank_arrays, matrix_rank_in_python
 from ..kernels.lowered import Call
 from . import lapack as L
 from .common import OUT, X, broadcast_shapes
@@ -49,49 +47,14 @@ def _matrix_rank_infer(ctx):
     ctx.set_output("Out", batch, "int32")
 
 
-def singular_values(a: np.ndarray, hermitian: bool) -> np.ndarray:
-    """Each matrix's singular values (float64, any order): |eigenvalues| for hermitian."""
-    if a.shape[-1] == 0 or a.shape[-2] == 0:
-        return np.zeros(a.shape[:-2] + (0,))
-    if hermitian:
-        return np.abs(np.linalg.eigvalsh(a, UPLO="L"))
-    return np.linalg.svd(a, compute_uv=False)
-
-
-def _tolerance_tensor(tol, tol_shape, batch):
-    """TolTensor's values (given as the attribute tol), checked against X's batch dims."""
-    def fail(msg):
-        raise ValueError(f"matrix_rank: slot TolTensor: {msg}")
-    _out_shape(batch, tol_shape, fail)
-    return np.asarray(tol, np.float64).reshape(tol_shape)
-
-
-# The kernel's math, one function of host arrays and attributes (the kernel puts the count
-# on its place), also called from a compiled block (kernels/cpu/linalg.py says why; a
-# TolTensor keeps the op interpreted there: an attribute given by a tensor)
-def matrix_rank_arrays(x, hermitian, use_default_tol, tol, tol_shape=None):
-    a = L.host_matrices(x, "matrix_rank", square=bool(hermitian))
-    s = singular_values(a, bool(hermitian))
-    if tol_shape is not None:
-        tol = _tolerance_tensor(tol, tol_shape, a.shape[:-2])
-    elif use_default_tol:
-        eps = np.finfo(np.dtype(x.dtype)).eps
-        tol = eps * max(a.shape[-2:]) * (s.max(axis=-1) if s.shape[-1] else 0.0)
-    else:
-        tol = np.float64(tol)
-    count = (s > np.asarray(tol)[..., None]).sum(axis=-1)
-    return L.result(count, np.int32)
-
-
+# The math: kernels/cpu/matrix_rank.py (host arrays in, the count out), which a compiled
+# block calls too (``matrix_rank_in_python``)
 def _matrix_rank(ctx):
     tol_shape = (tuple(int(d) for d in ctx.input("TolTensor").shape)
                  if ctx.has_input("TolTensor") else None)
-    count = matrix_rank_arrays(ctx.input("X"), ctx.attr("hermitian"),
+    count = matrix_rank_arrays(L.host(ctx.input("X")), ctx.attr("hermitian"),
                                ctx.attr("use_default_tol"), ctx.attr("tol"), tol_shape)
     L.set_results(ctx, ("Out",), (count,))
-
-
-matrix_rank_in_python = in_python(matrix_rank_arrays, like(0, -2, np.int32))
 
 
 def _lowered_matrix_rank(info):

@@ -11,20 +11,21 @@ refused (Paddle searches it anyway, and its answer means nothing). Out has Value
 int64 (int32 with ``out_int32``, which Paddle allows only while the sequence's length
 fits).
 
-One binary search per value, written once (``register_jitable``) for the CPU's ``njit``
-loop and the device's ``cuda.jit`` kernel (one thread per value). In a compiled block the
-op is ``_searched``: the same sortedness test (raising, so that the compiler reruns the op
-here for the named error) and the CPU's loop.
+One binary search per value, written once (kernels/cpu/searchsorted.py) for the CPU's
+``njit`` loop and the device's ``cuda.jit`` kernel (one thread per value,
+kernels/cuda/searchsorted.py). In a compiled block the op is ``searched``: the same
+sortedness test (raising, so that the compiler reruns the op here for the named error) and
+the CPU's loop.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, njit
-from numba.extending import register_jitable
 
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import Attr, OpDef, Slot, register
+from ..kernels.cpu import searchsorted as KS
+from ..kernels.cuda import searchsorted as CS
 from ..kernels.cuda.device import empty, flat, launch
 from ..kernels.lowered import Call
 from . import arrays
@@ -34,40 +35,6 @@ from .common import require_element_type
 # the element types Paddle's CPU searchsorted kernel is registered for
 SEARCHABLE = ("int32", "int64", "float32", "float64")
 INT32_MAX = 2 ** 31 - 1
-
-
-@register_jitable
-def _below(a, b):
-    """a sorts before b, NaN counting as the largest value."""
-    return a < b or (a == a and b != b)
-
-
-@register_jitable
-def _search(seq, start, m, v, right):
-    low, high = 0, m
-    while low < high:
-        mid = (low + high) // 2
-        e = seq[start + mid]
-        go_right = not _below(v, e) if right else _below(e, v)
-        if go_right:
-            low = mid + 1
-        else:
-            high = mid
-    return low
-
-
-@njit(cache=True)
-def _cpu_searchsorted(seq, m, rows, values, per_row, right, out):
-    for i in range(values.size):
-        start = (i // per_row) * m if rows > 1 else 0
-        out[i] = _search(seq, start, m, values[i], right)
-
-
-@cuda.jit(cache=True)
-def _cuda_searchsorted(seq, m, rows, values, per_row, right, out):
-    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        start = (i // per_row) * m if rows > 1 else 0
-        out[i] = _search(seq, start, m, values[i], right)
 
 
 def _check_shapes(seq_shape, value_shape, fail) -> None:
@@ -140,41 +107,19 @@ def _searchsorted(place):
         right = bool(ctx.attr("right"))
         if place is CUDA:
             out = empty(value_shape, dtype)
-            launch(_cuda_searchsorted, int(out.size), flat(seq), m, rows, flat(values),
+            launch(CS.search_each, int(out.size), flat(seq), m, rows, flat(values),
                    per_row, right, flat(out))
         else:
             out = np.empty(value_shape, dtype)
             if out.size:
-                _cpu_searchsorted(np.ascontiguousarray(seq).reshape(-1), m, rows,
-                                  np.ascontiguousarray(values).reshape(-1), per_row, right,
-                                  out.reshape(-1))
+                KS.search_each(np.ascontiguousarray(seq).reshape(-1), m, rows,
+                               np.ascontiguousarray(values).reshape(-1), per_row, right,
+                               out.reshape(-1))
         ctx.set_output("Out", out)
     return run
 
 
 # --- in a compiled block (kernels/lowered.py) ---------------------------------------------
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _searched(seq, values, right, zero):
-    """Out (of zero's dtype) for Values of rank >= 1 and a sequence of their leading dims
-    or 1-D, checked as the interpreter checks them."""
-    if seq.ndim > 1 and seq.shape[:-1] != values.shape[:-1]:
-        raise ValueError("searchsorted: an N-D SortedSequence needs Values' leading dims")
-    m = seq.shape[-1]
-    out = np.full(values.shape, zero)
-    if out.size == 0:
-        return out
-    flat_seq = np.ascontiguousarray(seq).reshape(seq.size)
-    rows = flat_seq.size // m if m else 0
-    for r in range(rows):
-        for j in range(m - 1):
-            if _below(flat_seq[r * m + j + 1], flat_seq[r * m + j]):
-                raise ValueError("searchsorted: the sequence is not sorted")
-    per_row = values.shape[-1] if values.shape[-1] else 1
-    _cpu_searchsorted(flat_seq, m, rows, np.ascontiguousarray(values).reshape(values.size),
-                      per_row, right, out.reshape(out.size))
-    return out
-
-
 def _lowered_searchsorted(info):
     """Values of rank >= 1 (a 0-D one has no last dim to count rows by); an N-D sequence
     of Values' rank (the interpreter refuses others)."""
@@ -183,7 +128,7 @@ def _lowered_searchsorted(info):
             info.dtype("SortedSequence") != info.dtype("Values"):
         return None
     zero = (np.int32 if info.attr("out_int32") else np.int64)(0)
-    return Call(_searched, ("SortedSequence", "Values"), ("Out",),
+    return Call(KS.searched, ("SortedSequence", "Values"), ("Out",),
                 (bool(info.attr("right")), zero))
 
 

@@ -10,29 +10,22 @@ too). The map is one ``@pointwise`` function of the id, its three numbers passed
 scalars. No gradient: ids are not differentiable.
 
 In a compiled block it is one njit loop of the same function, after the same range check
-(which raises there, so that the compiler reruns the op here for the named error).
+(which raises there, so that the compiler reruns the op here for the named error): both in
+kernels/cpu/shard_index.py.
 """
 from __future__ import annotations
-
-import numpy as np
-from numba import njit
 
 from ..core import attrs as A
 from ..core import dtypes
 from ..core.registry import NO_GRADIENT, Attr, OpDef, register
 from ..kernels import check
-from ..kernels.cpu.check import first_outside
+from ..kernels.cpu.shard_index import ID_TYPES, shard_local
 from ..kernels.lowered import Call
-from ..kernels.pointwise import pointwise
+from ..kernels.pointwise import KERNELS
 from .common import OUT, X
 from ..backends import CPU, CUDA
 
-_ID_TYPES = ("int32", "int64")
-
-
-@pointwise([f"{t}({t}, {t}, {t}, {t})" for t in _ID_TYPES], params=3)
-def shard_local_id(x, shard_size, shard_id, ignore_value):
-    return x - shard_id * shard_size if x // shard_size == shard_id else ignore_value
+shard_local_id = KERNELS["shard_local_id"]      # (kernels/cpu/shard_index.py)
 
 
 def _check_attrs(values: dict):
@@ -46,7 +39,7 @@ def _check_attrs(values: dict):
 
 
 def _shard_infer(ctx):
-    if dtypes.name(ctx.dtype("X")) not in _ID_TYPES:
+    if dtypes.name(ctx.dtype("X")) not in ID_TYPES:
         ctx.fail("shard_index needs int32 or int64 ids", slot="X", expected="int32 or int64",
                  given=ctx.describe_input("X"))
     xs = ctx.shape("X")
@@ -72,25 +65,10 @@ def _shard_index(place):
     return run
 
 
-_local_id = shard_local_id.scalar      # (njit code calls it by a global name)
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _shard_local(x, index_num, shard_size, shard_id, ignore_value):
-    """Out in a compiled block: shard_local_id of each id, every id checked first."""
-    flat = np.ascontiguousarray(x).reshape(x.size)
-    if first_outside(flat, 0, index_num, False, 0) >= 0:
-        raise IndexError("shard_index: an id is out of range")
-    out = np.empty(x.size, x.dtype)
-    for i in range(flat.size):
-        out[i] = _local_id(flat[i], shard_size, shard_id, ignore_value)
-    return out.reshape(x.shape)
-
-
 def _lowered_shard_index(info):
     dtype = info.dtype("X").type
     index_num, nshards = int(info.attr("index_num")), int(info.attr("nshards"))
-    return Call(_shard_local, ("X",), ("Out",),
+    return Call(shard_local, ("X",), ("Out",),
                 (index_num, dtype((index_num + nshards - 1) // nshards),
                  dtype(info.attr("shard_id")), dtype(info.attr("ignore_value"))))
 

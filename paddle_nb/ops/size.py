@@ -8,11 +8,11 @@ made on the host and copied to the device on CUDA. No gradient (a count).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..core.framework_pb2 import VarType
 from ..core.registry import NO_GRADIENT, OpDef, Slot, register
 from . import arrays
+from ..kernels.cpu.size import element_count
 from ..kernels.lowered import Call
 from .common import OUT
 
@@ -27,13 +27,7 @@ def _size(ctx):
     ctx.set_output("Out", arrays.to_place(ctx.place, count))
 
 
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _counted(x):
-    """Out in a compiled block: X's element count, a new 0-D int64 array."""
-    return np.full((), x.size, np.int64)
-
-
 register(OpDef("size", [Slot("Input", "any tensor")], [OUT], [],
                comment="Out = the number of elements of Input (a 0-d int64 tensor).",
                infer_shape=_size_infer, kernels={"cpu": _size, "cuda": _size},
-               lowered=lambda info: Call(_counted, ("Input",), ("Out",)), grad=NO_GRADIENT))
+               lowered=lambda info: Call(element_count, ("Input",), ("Out",)), grad=NO_GRADIENT))

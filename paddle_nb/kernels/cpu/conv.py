@@ -21,6 +21,7 @@ own channel's rows only, so threads never add into the same element.
 """
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from . import direct_conv as KD
 from .in_python import in_python, like
@@ -186,12 +187,141 @@ def _columns(x, geometry):
 columns = in_python(_columns, like(0, ndim=2))
 
 
+# --- the batched loops of both ranks: conv2d's here, conv3d's (conv3d.py) -------------------
+# A batch of images at a time (ops/conv.batches), one product per group (matmul.product:
+# the interpreter's BLAS calls), so the sums are the interpreter's. What differs by the
+# images' rank is the index map: ``image_columns`` (im2col) and ``columns_added_back``
+# (col2im), chosen when numba types a loop below by the rank of the images it is given
+# (``@overload``): the 2-D ones here, the 3-D ones in conv3d.py. (Passing the maps as
+# arguments would compile the loops again in every process: numba's disk cache does not
+# keep a function specialised on a function argument.)
+def image_columns(x, geometry):
+    """im2col's cols [C*taps, N*positions] of the images x (C-contiguous, channels
+    first): numba code only (an overload per rank)."""
+    raise NotImplementedError("conv.image_columns is called from numba code")
+
+
+def columns_added_back(dcols, dx, n0, n1, geometry):
+    """col2im of ``dcols`` written into the images dx[n0:n1]: numba code only (an
+    overload per rank)."""
+    raise NotImplementedError("conv.columns_added_back is called from numba code")
+
+
+@overload(image_columns, jit_options={"fastmath": False, "error_model": "numpy"})
+def _image_columns_2d(x, geometry):
+    if x.ndim == 4:
+        return lambda x, geometry: columns(x, geometry)
+    return None
+
+
+@overload(columns_added_back, jit_options={"fastmath": False, "error_model": "numpy"})
+def _columns_added_back_2d(dcols, dx, n0, n1, geometry):
+    if dx.ndim != 4:
+        return None
+
+    def added_back(dcols, dx, n0, n1, geometry):
+        kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
+        _col2im_serial(dcols, dx[n0:n1], kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
+    return added_back
+
+
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _images_per_batch(x, geometry):
-    """How many images one im2col takes (ops/conv.batches with the CPU's
-    images_per_im2col): one batch's cols at most COLS_BATCH_BYTES."""
-    per_image = x.shape[1] * geometry[0] * geometry[1] * geometry[8] * geometry[9] * x.itemsize
+def _product(dims):
+    """The product of a tuple of sizes (a filter's taps, an image's positions)."""
+    p = 1
+    for d in dims:
+        p *= d
+    return p
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def images_per_batch(channels, taps, positions, itemsize):
+    """How many images one im2col (or col2im) takes (ops/conv.batches with the CPU's
+    images_per_im2col): one batch's cols, [channels*taps, images*positions], at most
+    COLS_BATCH_BYTES."""
+    per_image = channels * taps * positions * itemsize
     return max(1, COLS_BATCH_BYTES // max(per_image, 1))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def grouped(a, groups):
+    """Images [N, C, ...] as [G, C/G, N*...] (ops/conv.grouped, channels first)."""
+    rows = np.ascontiguousarray(np.swapaxes(a, 0, 1))
+    return rows.reshape((groups, a.shape[1] // groups, rows.size // a.shape[1]))
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_into(out, x, w, geometry, groups):
+    """The convolution Output [N, O, ...] of x [N, C, ...] (C-contiguous) through im2col,
+    written into ``out``; returns out."""
+    n, o = x.shape[0], w.shape[0]
+    per_group = o // groups
+    positions = _product(out.shape[2:])
+    w_rows = np.ascontiguousarray(w).reshape((groups, per_group, w.size // o))
+    flat = out.reshape((n, o, positions))
+    step = images_per_batch(x.shape[1], _product(w.shape[2:]), positions, x.itemsize)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        cols = image_columns(x[n0:n1], geometry)
+        cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+        for g in range(groups):
+            part = product(w_rows[g], cols[g], False, False, 1.0)   # [O/G, images*positions]
+            flat[n0:n1, g * per_group:(g + 1) * per_group] = \
+                part.reshape((per_group, n1 - n0, positions)).transpose((1, 0, 2))
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def convolved_grads(x, w, dy, geometry, groups, want_dx, want_dw):
+    """(dX, dFilter) of ``convolved_into`` (empty arrays of their ranks where not wanted):
+    dFilter the sum over batches of dOut @ cols^T, dX col2im(Filter^T @ dOut). dy
+    [N, O, ...] fits the convolution (the callers check)."""
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    w_rows = np.ascontiguousarray(w).reshape((groups, o // groups, w.size // o))
+    taps = _product(w.shape[2:])
+    dx = np.empty(x.shape if want_dx else (0,) + x.shape[1:], dy.dtype)
+    dfilter = np.empty((groups, o // groups, w.size // o) if want_dw else (0, 0, 0), dy.dtype)
+    step = images_per_batch(c, taps, _product(dy.shape[2:]), x.itemsize)
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        dy_rows = grouped(dy[n0:n1], groups)
+        if want_dw:
+            cols = image_columns(x[n0:n1], geometry)
+            cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
+            for g in range(groups):
+                part = product(dy_rows[g], cols[g], False, True, 1.0)
+                if n0 == 0:
+                    dfilter[g] = part
+                else:                                   # batch by batch, as conv_grads adds
+                    dfilter[g] = dfilter[g] + part
+        if want_dx:
+            dcols = np.empty((c * taps, dy_rows.shape[2]), dy.dtype)
+            rows = dcols.shape[0] // groups
+            for g in range(groups):
+                dcols[g * rows:(g + 1) * rows] = product(w_rows[g], dy_rows[g], True, False, 1.0)
+            columns_added_back(dcols, dx, n0, n1, geometry)
+    return dx, dfilter.reshape(w.shape if want_dw else (0,) + w.shape[1:])
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def transposed_into(out, x, w, geometry, groups):
+    """The transposed convolution Output [N, C_out, ...] of x [N, C_in, ...] (C-contiguous):
+    Filter^T @ Input and col2im a batch of images at a time, written into ``out``;
+    returns out."""
+    n, cin = x.shape[0], x.shape[1]
+    cout = out.shape[1]
+    taps = _product(w.shape[2:])
+    w_rows = np.ascontiguousarray(w).reshape((groups, cin // groups, w.size // cin))
+    step = images_per_batch(cout, taps, _product(x.shape[2:]), x.itemsize)  # cout channels
+    for n0 in range(0, n, step):
+        n1 = min(n, n0 + step)
+        x_rows = grouped(x[n0:n1], groups)
+        cols = np.empty((cout * taps, x_rows.shape[2]), x.dtype)
+        rows = cols.shape[0] // groups
+        for g in range(groups):
+            cols[g * rows:(g + 1) * rows] = product(w_rows[g], x_rows[g], True, False, 1.0)
+        columns_added_back(cols, out, n0, n1, geometry)
+    return out
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -202,61 +332,10 @@ def _gradient_fits(dy, x, w, geometry):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _grouped(a, groups):
-    """[N, C, H, W] as [G, C/G, N*H*W] (ops/conv.grouped, channels first)."""
-    rows = np.ascontiguousarray(a.transpose((1, 0, 2, 3)))
-    return rows.reshape((groups, a.shape[1] // groups, rows.size // a.shape[1]))
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def convolved_by_columns(x, w, geometry, groups):
     """conv2d's Output [N, O, oh, ow] of x [N, C, H, W] (C-contiguous) through im2col."""
-    n, o, oh, ow = x.shape[0], w.shape[0], geometry[8], geometry[9]
-    per_group = o // groups
-    w_rows = np.ascontiguousarray(w).reshape((groups, per_group, w.size // o))
-    out = np.empty((n, o, oh, ow), x.dtype)
-    step = _images_per_batch(x, geometry)
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        cols = columns(x[n0:n1], geometry)
-        cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
-        for g in range(groups):
-            part = product(w_rows[g], cols[g], False, False, 1.0)   # [O/G, images*oh*ow]
-            out[n0:n1, g * per_group:(g + 1) * per_group] = \
-                part.reshape((per_group, n1 - n0, oh, ow)).transpose((1, 0, 2, 3))
-    return out
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def convolved_by_columns_grads(x, w, dy, geometry, groups, want_dx, want_dw):
-    """(dX, dFilter) of ``convolved_by_columns`` (an empty 4-D array where not wanted):
-    dFilter the sum over batches of dOut @ cols^T, dX col2im(Filter^T @ dOut)."""
-    n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
-    w_rows = np.ascontiguousarray(w).reshape((groups, o // groups, w.size // o))
-    taps = w.size // o
-    dx = np.empty((n, c, x.shape[2], x.shape[3]) if want_dx else (0, 0, 0, 0), dy.dtype)
-    dfilter = np.empty((groups, o // groups, taps) if want_dw else (0, 0, 0), dy.dtype)
-    step = _images_per_batch(x, geometry)
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        dy_rows = _grouped(dy[n0:n1], groups)
-        if want_dw:
-            cols = columns(x[n0:n1], geometry)
-            cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
-            for g in range(groups):
-                part = product(dy_rows[g], cols[g], False, True, 1.0)
-                if n0 == 0:
-                    dfilter[g] = part
-                else:                                   # batch by batch, as conv_grads adds
-                    dfilter[g] = dfilter[g] + part
-        if want_dx:
-            dcols = np.empty((c * kh * kw, (n1 - n0) * oh * ow), dy.dtype)
-            rows = dcols.shape[0] // groups
-            for g in range(groups):
-                dcols[g * rows:(g + 1) * rows] = product(w_rows[g], dy_rows[g], True, False, 1.0)
-            _col2im_serial(dcols, dx[n0:n1], kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
-    return dx, dfilter.reshape(w.shape if want_dw else (0, 0, 0, 0))
+    out = np.empty((x.shape[0], w.shape[0], geometry[8], geometry[9]), x.dtype)
+    return convolved_into(out, x, w, geometry, groups)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -305,7 +384,7 @@ def conv2d_by_columns_grads(x, w, dy, strides, pads, dilations, groups, last, sa
     xc, dyc = _channels_first(x, last), _channels_first(dy, last)
     geometry = conv2d_geometry(xc, w, strides, pads, dilations, groups, same)
     _gradient_fits(dyc, xc, w, geometry)
-    dx, dw = convolved_by_columns_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
+    dx, dw = convolved_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
     return (_in_layout(dx, last) if want_dx else dx), dw
 
 
@@ -341,8 +420,9 @@ def folded_windows(y, geometry, hw):
 # --- conv2d_transpose (ops/conv_transpose.py) inside a compiled block: the transpose of the
 # conv2d with ``geometry`` (ops/conv.geometry of the conv2d whose input gradient it is, from
 # the attributes and the images' size), by the loops above: the forward Filter^T @ Input
-# and col2im's serial loop a batch of images at a time, the gradient a conv2d of dOut
-# (convolved_by_columns for dInput; convolved_by_columns_grads' filter sums for dFilter).
+# and col2im's serial loop a batch of images at a time (transposed_into), the gradient a
+# conv2d of dOut (convolved_by_columns for dInput; convolved_grads' filter sums for
+# dFilter).
 @njit(cache=True, fastmath=False, error_model="numpy")
 def _transpose_fits(x, w, geometry, groups):
     """Raise unless x [N, C_in, H, W] is the size the geometry was made for and fits the
@@ -358,22 +438,8 @@ def conv2d_transposed(x, w, geometry, out_hw, groups, last):
     """conv2d_transpose's Output [N, C_out, *out_hw] (its layout) of x with w."""
     xc = _channels_first(x, last)
     _transpose_fits(xc, w, geometry, groups)
-    n, cin, h, width = xc.shape
-    kh, kw, sh, sw, pt, pl, dh, dw, oh, ow = geometry
-    cout = w.shape[1] * groups
-    w_rows = np.ascontiguousarray(w).reshape((groups, cin // groups, w.size // cin))
-    out = np.empty((n, cout, out_hw[0], out_hw[1]), x.dtype)
-    per_image = cout * kh * kw * h * width * x.itemsize   # ops/conv.batches, cout channels
-    step = max(1, COLS_BATCH_BYTES // max(per_image, 1))
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        x_rows = _grouped(xc[n0:n1], groups)
-        cols = np.empty((cout * kh * kw, (n1 - n0) * h * width), x.dtype)
-        rows = cols.shape[0] // groups
-        for g in range(groups):
-            cols[g * rows:(g + 1) * rows] = product(w_rows[g], x_rows[g], True, False, 1.0)
-        _col2im_serial(cols, out[n0:n1], kh, kw, sh, sw, pt, pl, dh, dw, oh, ow)
-    return _in_layout(out, last)
+    out = np.empty((xc.shape[0], w.shape[1] * groups, out_hw[0], out_hw[1]), x.dtype)
+    return _in_layout(transposed_into(out, xc, w, geometry, groups), last)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -386,5 +452,5 @@ def conv2d_transposed_grads(x, w, dy, geometry, out_hw, groups, last, want_dx, w
         raise ValueError("conv2d_transpose_grad: Output@GRAD must have the Output's shape")
     dx = convolved_by_columns(dyc, w, geometry, groups) if want_dx else \
         np.empty((0, 0, 0, 0), dy.dtype)
-    _, dw = convolved_by_columns_grads(dyc, w, xc, geometry, groups, False, want_dw)
+    _, dw = convolved_grads(dyc, w, xc, geometry, groups, False, want_dw)
     return (_in_layout(dx, last) if want_dx else dx), dw

@@ -16,10 +16,11 @@ callers may hand in a reused buffer.
 """
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
-from .conv import COLS_BATCH_BYTES, _inside, same_padding, window_count
+from . import conv as KC
+from .conv import _inside, same_padding, window_count
 from .in_python import in_python, like
-from .matmul import product
 
 
 def _tap_boxes(x_dims, geometry):
@@ -83,11 +84,11 @@ def col2im3d(cols, dx, *geometry):
 
 # --- inside a compiled block (paddle_nb/compiler) --------------------------------------------
 # conv3d, conv3d_transpose and their gradients from numba code, as ops/conv.py's conv_of and
-# conv_grads (and ops/conv_transpose.py's kernels) compute them on the CPU: im2col3d and
-# col2im3d above (numpy, called in object mode: one home for the index maps), one product
-# per group (matmul.product: the interpreter's BLAS calls), a batch of images at a time
-# (ops/conv.batches), so the sums are the interpreter's. The geometry is worked out here
-# from the arrays' sizes, so one compiled segment serves every batch size.
+# conv_grads (and ops/conv_transpose.py's kernels) compute them on the CPU: conv.py's batched
+# loops (a batch of images at a time, one product per group: the interpreter's sums) with
+# im2col3d and col2im3d above as their index maps (numpy, called in object mode: one home
+# for the maps). The geometry is worked out here from the arrays' sizes, so one compiled
+# segment serves every batch size.
 def _columns(x, geometry):
     """im2col3d's cols [C*kd*kh*kw, N*od*oh*ow] of x [N, C, D, H, W]."""
     taps = geometry[0] * geometry[1] * geometry[2]
@@ -103,6 +104,24 @@ def _added_back(cols, shape, geometry):
 
 columns = in_python(_columns, like(0, ndim=2))
 added_back = in_python(_added_back, like(0, ndim=5))
+
+
+# conv.py's loops read 3-D images through these (conv.py says why an overload)
+@overload(KC.image_columns, jit_options={"fastmath": False, "error_model": "numpy"})
+def _image_columns_3d(x, geometry):
+    if x.ndim == 5:
+        return lambda x, geometry: columns(x, geometry)
+    return None
+
+
+@overload(KC.columns_added_back, jit_options={"fastmath": False, "error_model": "numpy"})
+def _columns_added_back_3d(dcols, dx, n0, n1, geometry):
+    if dx.ndim != 5:
+        return None
+
+    def into_images(dcols, dx, n0, n1, geometry):
+        dx[n0:n1] = added_back(dcols, (n1 - n0,) + dx.shape[1:], geometry)
+    return into_images
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -131,22 +150,6 @@ def conv3d_geometry(x, w, strides, pads, dilations, groups, same):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _images_per_batch(channels, geometry, itemsize):
-    """ops/conv.batches with the CPU's images_per_im2col: one batch's cols at most
-    COLS_BATCH_BYTES."""
-    per_image = channels * geometry[0] * geometry[1] * geometry[2] * geometry[12] * \
-        geometry[13] * geometry[14] * itemsize
-    return max(1, COLS_BATCH_BYTES // max(per_image, 1))
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def _grouped(a, groups):
-    """[N, C, D, H, W] as [G, C/G, N*D*H*W] (ops/conv.grouped, channels first)."""
-    rows = np.ascontiguousarray(a.transpose((1, 0, 2, 3, 4)))
-    return rows.reshape((groups, a.shape[1] // groups, rows.size // a.shape[1]))
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def _channels_first(a, last):
     """``a`` [N, C, D, H, W], C-contiguous (moved from [N, D, H, W, C] where ``last``)."""
     return np.ascontiguousarray(a.transpose((0, 4, 1, 2, 3)) if last else a)
@@ -161,54 +164,9 @@ def _in_layout(a, last):
 @njit(cache=True, fastmath=False, error_model="numpy")
 def convolved(x, w, geometry, groups):
     """The convolution's Output [N, O, od, oh, ow] of x [N, C, D, H, W] through im2col."""
-    n, o = x.shape[0], w.shape[0]
-    od, oh, ow = geometry[12], geometry[13], geometry[14]
-    per_group = o // groups
-    w_rows = np.ascontiguousarray(w).reshape((groups, per_group, w.size // o))
-    out = np.empty((n, o, od, oh, ow), x.dtype)
-    step = _images_per_batch(x.shape[1], geometry, x.itemsize)
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        cols = columns(x[n0:n1], geometry)
-        cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
-        for g in range(groups):
-            part = product(w_rows[g], cols[g], False, False, 1.0)   # [O/G, images*od*oh*ow]
-            out[n0:n1, g * per_group:(g + 1) * per_group] = \
-                part.reshape((per_group, n1 - n0, od, oh, ow)).transpose((1, 0, 2, 3, 4))
-    return out
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
-def convolved_grads(x, w, dy, geometry, groups, want_dx, want_dw):
-    """(dX, dFilter) of ``convolved`` (an empty 5-D array where not wanted): dFilter the
-    sum over batches of dOut @ cols^T, dX col2im3d(Filter^T @ dOut)."""
-    n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    w_rows = np.ascontiguousarray(w).reshape((groups, o // groups, w.size // o))
-    taps = w.size // o
-    dx = np.empty(x.shape if want_dx else (0, 0, 0, 0, 0), dy.dtype)
-    dfilter = np.empty((groups, o // groups, taps) if want_dw else (0, 0, 0), dy.dtype)
-    step = _images_per_batch(c, geometry, x.itemsize)
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        dy_rows = _grouped(dy[n0:n1], groups)
-        if want_dw:
-            cols = columns(x[n0:n1], geometry)
-            cols = cols.reshape((groups, cols.shape[0] // groups, cols.shape[1]))
-            for g in range(groups):
-                part = product(dy_rows[g], cols[g], False, True, 1.0)
-                if n0 == 0:
-                    dfilter[g] = part
-                else:                                   # batch by batch, as conv_grads adds
-                    dfilter[g] = dfilter[g] + part
-        if want_dx:
-            dcols = np.empty((c * geometry[0] * geometry[1] * geometry[2], dy_rows.shape[2]),
-                             dy.dtype)
-            rows = dcols.shape[0] // groups
-            for g in range(groups):
-                dcols[g * rows:(g + 1) * rows] = product(w_rows[g], dy_rows[g], True, False, 1.0)
-            dx[n0:n1] = added_back(dcols, (n1 - n0, c, x.shape[2], x.shape[3], x.shape[4]),
-                                   geometry)
-    return dx, dfilter.reshape(w.shape if want_dw else (0, 0, 0, 0, 0))
+    out = np.empty((x.shape[0], w.shape[0], geometry[12], geometry[13], geometry[14]),
+                   x.dtype)
+    return KC.convolved_into(out, x, w, geometry, groups)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -232,13 +190,14 @@ def conv3d_grads(x, w, dy, strides, pads, dilations, groups, last, same, want_dx
     xc, dyc = _channels_first(x, last), _channels_first(dy, last)
     geometry = conv3d_geometry(xc, w, strides, pads, dilations, groups, same)
     _gradient_fits(dyc, xc, w, geometry)
-    dx, dw = convolved_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
+    dx, dw = KC.convolved_grads(xc, w, dyc, geometry, groups, want_dx, want_dw)
     return (_in_layout(dx, last) if want_dx else dx), dw
 
 
 # conv3d_transpose: the transpose of the conv3d with ``geometry`` (ops/conv.geometry of the
 # conv3d whose input gradient it is, from the attributes and the images' size): the forward
-# Filter^T @ Input and col2im3d a batch of images at a time, the gradient a conv3d of dOut.
+# Filter^T @ Input and col2im3d a batch of images at a time (conv.transposed_into), the
+# gradient a conv3d of dOut.
 @njit(cache=True, fastmath=False, error_model="numpy")
 def _transpose_fits(x, w, geometry, groups):
     """Raise unless x [N, C_in, D, H, W] is the size the geometry was made for and fits
@@ -255,22 +214,9 @@ def conv3d_transposed(x, w, geometry, out_dhw, groups, last):
     """conv3d_transpose's Output [N, C_out, *out_dhw] (its layout) of x with w."""
     xc = _channels_first(x, last)
     _transpose_fits(xc, w, geometry, groups)
-    n, cin = xc.shape[0], xc.shape[1]
-    cout = w.shape[1] * groups
-    w_rows = np.ascontiguousarray(w).reshape((groups, cin // groups, w.size // cin))
-    out = np.empty((n, cout, out_dhw[0], out_dhw[1], out_dhw[2]), x.dtype)
-    step = _images_per_batch(cout, geometry, x.itemsize)    # ops/conv.batches, cout channels
-    for n0 in range(0, n, step):
-        n1 = min(n, n0 + step)
-        x_rows = _grouped(xc[n0:n1], groups)
-        cols = np.empty((cout * geometry[0] * geometry[1] * geometry[2], x_rows.shape[2]),
-                        x.dtype)
-        rows = cols.shape[0] // groups
-        for g in range(groups):
-            cols[g * rows:(g + 1) * rows] = product(w_rows[g], x_rows[g], True, False, 1.0)
-        out[n0:n1] = added_back(cols, (n1 - n0, cout, out_dhw[0], out_dhw[1], out_dhw[2]),
-                                geometry)
-    return _in_layout(out, last)
+    out = np.empty((xc.shape[0], w.shape[1] * groups, out_dhw[0], out_dhw[1], out_dhw[2]),
+                   x.dtype)
+    return _in_layout(KC.transposed_into(out, xc, w, geometry, groups), last)
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
@@ -283,5 +229,5 @@ def conv3d_transposed_grads(x, w, dy, geometry, out_dhw, groups, last, want_dx, 
         raise ValueError("conv3d_transpose_grad: Output@GRAD must have the Output's shape")
     dx = convolved(dyc, w, geometry, groups) if want_dx else \
         np.empty((0, 0, 0, 0, 0), dy.dtype)
-    _, dw = convolved_grads(dyc, w, xc, geometry, groups, False, want_dw)
+    _, dw = KC.convolved_grads(dyc, w, xc, geometry, groups, False, want_dw)
     return (_in_layout(dx, last) if want_dx else dx), dw

@@ -84,7 +84,7 @@ def run_programs(main, startup, fetch, feeds: list, exact: bool = True):
                 assert np.array_equal(g, w, equal_nan=True), where
             else:
                 assert_near(g, w, where)
-    assert compiled.failures == []
+    assert compiled.failures == [], compiled.failures
     return compiled
 
 

@@ -32,7 +32,7 @@ from .build_strategy import BuildStrategy
 from .lowering import Learned
 from . import branch, recurrent_loop, while_loop
 from .plan import BlockPlan, compile_whole_block, plan_block
-from .sub_blocks import is_decline
+from .sub_blocks import is_decline, learn_again
 from ..core import fast_path
 from ..core.errors import ExecutionError
 
@@ -58,6 +58,9 @@ class CompiledProgram:
         self._plans: dict = {}
         self._guesses: dict = {}
         self._latest: dict[int, BlockPlan] = {}      # block idx -> the last plan made
+        # (block idx, op index) -> (prepared block, forms) of a cond's branch as the last
+        # learning run that took it compiled it (branch.branch_forms)
+        self._branches: dict = {}
         self._lock = threading.Lock()
         self.failures: list[str] = []
         self._remote = (None, False)       # (program version, does it talk to servers?)
@@ -109,7 +112,17 @@ class CompiledProgram:
                                                 compile_whole_block, self._whole_plan))
         if self.build_strategy.compile_branches and self.declining_off is None:
             loops.update(branch.branch_forms(self.program, prepared, env, executor, fuse,
-                                             compile_whole_block, self._whole_plan))
+                                             compile_whole_block, self._whole_plan,
+                                             self._branches))
+            seen = self._seen(prepared, env, scope, fetch_names)
+            for form in loops.values():         # a branch of cond not taken this run:
+                for (_, j), (shape, dtype) in zip(getattr(form, "outputs", ()),
+                                                  getattr(form, "merged", None) or ()):
+                    if learned[j].nothing:      # its outputs as the run that took it saw
+                        learned[j] = Learned.of(shape, dtype)
+                    if j in seen:               # a placeholder would be seen: it runs
+                        form.merged = None
+                        break
         plan = plan_block(prepared, learned, ops, self._kept(prepared, env, scope, fetch_names),
                           fuse, loops)
         plan.key = key[0]
@@ -148,12 +161,21 @@ class CompiledProgram:
             # by name, and a gradient block reads its step values there later
             return set(range(len(prepared.names)))
         numbers = {name: i for i, name in enumerate(prepared.names)}
-        kept = {numbers[n] for n in fetch_names if n in numbers}
-        kept.update(i for i, var in enumerate(env) if var is not None and var._scope is not scope)
+        kept = self._seen(prepared, env, scope, fetch_names)
         for block in self.program.blocks[1:]:
             for op in block.ops:
                 kept.update(numbers[n] for n in op.input_arg_names if n in numbers)
         return kept
+
+    def _seen(self, prepared, env, scope, fetch_names) -> set[int]:
+        """The block's names (by number) the user sees after a run: fetched ones, and
+        those living in a scope above the run's (all of a sub-block's: its owner's)."""
+        if prepared.block.idx != 0:
+            return set(range(len(prepared.names)))
+        numbers = {name: i for i, name in enumerate(prepared.names)}
+        seen = {numbers[n] for n in fetch_names if n in numbers}
+        seen.update(i for i, var in enumerate(env) if var is not None and var._scope is not scope)
+        return seen
 
     def run_failed(self, error: BaseException) -> None:
         """A compiled run raised and the interpreter's run of it did not: drop the plans
@@ -165,6 +187,9 @@ class CompiledProgram:
         with self._lock:
             if is_decline(error):
                 self.declined += 1
+                if learn_again(error):          # a cond taking its other way: learned
+                    self._plans.clear()         # from the next run, both ways then
+                    self._guesses.clear()
                 if self.declined >= MAX_DECLINES and self.declining_off is None:
                     self.declining_off = (f"{self.declined} runs took a way the compiled "
                                           f"code was not learned with")

@@ -34,6 +34,13 @@ class Learned:
             if value.__class__ is list:
                 self.element = _element(value)
 
+    @classmethod
+    def of(cls, shape: tuple, dtype) -> "Learned":
+        """What a run that made an array of ``shape`` and ``dtype`` would have left."""
+        made = cls(None)
+        made.shape, made.dtype, made.nothing = tuple(shape), np.dtype(dtype), False
+        return made
+
     @property
     def is_array(self) -> bool:
         return self.dtype is not None

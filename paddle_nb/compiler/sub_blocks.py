@@ -22,6 +22,12 @@ class Declined(Exception):
     interpreter, and that is no failure of the compiler (compiled_program.py)."""
 
 
+class NotLearnedWay(Declined):
+    """A branch of cond (a scalar condition) not taken on this run, that was not learned
+    the other way yet: declined, and the block is learned again on its next run, which
+    remembers this branch and learns the other (branch.py)."""
+
+
 def is_decline(error: BaseException | None) -> bool:
     """Was ``error`` (or what it was raised from) a compiled op declining its run (a
     tensor array whose entries change shape counts: the interpreter's lists hold any)?"""
@@ -113,3 +119,13 @@ def summed_line(total: str, value: str, step: str) -> str:
     order (its sums[x] + value), so the same bits, and no new array a step."""
     return (f"        if {step} == 0:\n            {total} = {value}.copy()\n"
             f"        else:\n            {total} += {value}")
+
+
+def learn_again(error: BaseException | None) -> bool:
+    """Was ``error`` (or what it was raised from) a branch of cond not learned its way?"""
+    seen = 0
+    while error is not None and seen < 8:
+        if isinstance(error, NotLearnedWay):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False

@@ -177,12 +177,30 @@ def _select_input_infer(ctx):
     ctx.set_output("Out", merged, ctx.dtype("X", have[0]) if have else None)
 
 
+def _lowered_select_input(info):
+    """kernels/cpu/layout.picked: the candidates have one dtype and rank (a compiled
+    cond's branch not taken gives a placeholder of them, which Mask never names:
+    compiler/branch.py)."""
+    count = len(info.pop.inputs["X"])
+    dtypes_ = {info.dtype("X", i) for i in range(count)}
+    ranks = {info.ndim("X", i) for i in range(count)}
+    if len(dtypes_) != 1 or len(ranks) != 1 or not numba_holds(dtypes_.pop()):
+        return None
+    return Call(KL.picked, ("X", "Mask"), ("Out",))
+
+
+def _lowered_select_output(info):
+    if not numba_holds(info.dtype("X")):
+        return None
+    return Call(KL.routed, ("X", "Mask"), ("Out",), (len(info.pop.outputs["Out"]),))
+
+
 register(OpDef(
     "select_input", [Slot("X", "the candidates", duplicable=True),
                      Slot("Mask", "which one (an int32 scalar)")], [Slot("Out", "X[Mask]")], [],
     comment="Out = X[Mask]: merges the branches of cond.",
     infer_shape=_select_input_infer,
-    kernels={"cpu": _select_input, "cuda": _select_input},
+    kernels={"cpu": _select_input, "cuda": _select_input}, lowered=_lowered_select_input,
     grad=lambda op, no_grad: [GradOp(
         "select_output", {"X": [grad_name(op.output("Out")[0])], "Mask": op.input("Mask")},
         {"Out": [grad_name(x) if x not in no_grad else EMPTY_VAR for x in op.input("X")]})]))
@@ -194,7 +212,7 @@ register(OpDef(
     infer_shape=lambda ctx: [ctx.require_dtype("Mask", "int")] + [
         ctx.set_output("Out", ctx.shape("X"), ctx.dtype("X"), i=i)
         for i in range(len(ctx.output_names("Out")))],
-    kernels={"cpu": _select_output, "cuda": _select_output},
+    kernels={"cpu": _select_output, "cuda": _select_output}, lowered=_lowered_select_output,
     grad=lambda op, no_grad: [] if op.input("X")[0] in no_grad else [GradOp(
         "select_input", {"X": [grad_name(o) for o in op.output("Out")],
                          "Mask": op.input("Mask")},

@@ -10,7 +10,7 @@ that follow X's (a batch dim kept, dims merged by flatten) are then read from X 
 block runs, and one compiled function serves every batch size.
 """
 import numpy as np
-from numba import literally, njit, types
+from numba import literal_unroll, literally, njit, types
 from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -279,6 +279,42 @@ def sliced_by(x, first, second, axes, which, kept, out_rank):
 def sliced_grad_by(x, dout, first, second, axes, which):
     """slice's dInput where tensors give bounds (_tensor_parts)."""
     return sliced_grad(x, dout, _tensor_parts(x.shape, first, second, axes, which))
+
+
+# --- select_input / select_output: cond's merge of its branches ----------------------------
+@njit(cache=True, fastmath=False, error_model="numpy")
+def _branch_of(mask, count):
+    """The one branch number Mask holds, checked to be below ``count``."""
+    if mask.size != 1:
+        raise ValueError("select: Mask must hold one value")
+    m = np.int64(mask.ravel()[0])
+    if m < 0 or m >= count:
+        raise IndexError("select: Mask is out of range")
+    return m
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def picked(xs, mask):
+    """select_input's Out: the candidate of ``xs`` Mask names (the interpreter's value
+    itself, as its kernel gives it)."""
+    m = _branch_of(mask, len(xs))
+    out = np.ascontiguousarray(xs[0])
+    k = 0
+    for x in literal_unroll(xs):        # (candidates may differ in layout: a placeholder)
+        if k == m:
+            out = np.ascontiguousarray(x)
+        k += 1
+    return out
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
+def routed(x, mask, count):
+    """select_output's Out: ``x`` at the branch Mask names, zeros like it at the others."""
+    m = _branch_of(mask, count)
+    out = []
+    for k in range(count):
+        out.append(x.copy() if k == m else np.zeros_like(x))
+    return out
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")

@@ -39,6 +39,18 @@ def _checked(index, n):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
+def one_index(index, n):
+    """The one value of ``index`` (a tensor array's position I, select_input's Mask), in
+    ``[0, n)``."""
+    if index.size != 1:
+        raise IndexError("an index tensor must hold one value")
+    i = np.int64(index.ravel()[0])
+    if i < 0 or i >= n:
+        raise IndexError("an index read from a tensor is out of range")
+    return i
+
+
+@njit(cache=True, fastmath=False, error_model="numpy")
 def around(shape, axis):
     """(the product of the dims before ``axis``, the dim, the product of those after): a
     tensor as (outer, n, inner), the view every take along one axis works on."""

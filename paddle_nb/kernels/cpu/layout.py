@@ -14,6 +14,7 @@ from numba import literal_unroll, literally, njit, types
 from numba.extending import overload
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from .indexing import one_index
 from .reduce import summed_over
 
 
@@ -283,21 +284,10 @@ def sliced_grad_by(x, dout, first, second, axes, which):
 
 # --- select_input / select_output: cond's merge of its branches ----------------------------
 @njit(cache=True, fastmath=False, error_model="numpy")
-def _branch_of(mask, count):
-    """The one branch number Mask holds, checked to be below ``count``."""
-    if mask.size != 1:
-        raise ValueError("select: Mask must hold one value")
-    m = np.int64(mask.ravel()[0])
-    if m < 0 or m >= count:
-        raise IndexError("select: Mask is out of range")
-    return m
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def picked(xs, mask):
     """select_input's Out: the candidate of ``xs`` Mask names (the interpreter's value
     itself, as its kernel gives it)."""
-    m = _branch_of(mask, len(xs))
+    m = one_index(mask, len(xs))
     out = np.ascontiguousarray(xs[0])
     k = 0
     for x in literal_unroll(xs):        # (candidates may differ in layout: a placeholder)
@@ -310,7 +300,7 @@ def picked(xs, mask):
 @njit(cache=True, fastmath=False, error_model="numpy")
 def routed(x, mask, count):
     """select_output's Out: ``x`` at the branch Mask names, zeros like it at the others."""
-    m = _branch_of(mask, count)
+    m = one_index(mask, count)
     out = []
     for k in range(count):
         out.append(x.copy() if k == m else np.zeros_like(x))

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, types
 
 from .in_python import in_python
+from .indexing import one_index
 
 FIRST_CAPACITY = 16        # positions an array holds before it first grows
 
@@ -89,24 +90,12 @@ def fresh(items):
 
 
 @njit(cache=True, fastmath=False, error_model="numpy")
-def position(index, limit):
-    """The one position ``index`` (write_to_array's and read_from_array's I) holds,
-    checked to be in ``[0, limit)``."""
-    if index.size != 1:
-        raise IndexError("tensor array: I must hold one position")
-    i = np.int64(index.ravel()[0])
-    if i < 0 or i >= limit:
-        raise IndexError("tensor array: the position I is out of range")
-    return i
-
-
-@njit(cache=True, fastmath=False, error_model="numpy")
 def written(array, x, index, limit):
     """write_to_array's Out: ``array`` with ``x`` at position I (``limit``: the most
     positions an array may have, core/limits.MAX_LIST_LENGTH). Writes into ``items``
     where it has room: the array is the op's output, and nothing else holds it."""
     items, filled, length = array
-    i = position(index, limit)
+    i = one_index(index, limit)
     if length == 0 and items.shape[0] == 0:            # the first entry fixes the shape
         items = np.empty((max(FIRST_CAPACITY, i + 1),) + x.shape, items.dtype)
         filled = np.zeros(items.shape[0], np.bool_)
@@ -128,7 +117,7 @@ def written(array, x, index, limit):
 def entry(array, index):
     """read_from_array's Out: a copy of the entry at I, which must have been written."""
     items, filled, length = array
-    i = position(index, length)
+    i = one_index(index, length)
     if not filled[i]:
         raise IndexError("read_from_array: the position I was never written")
     return items[i].copy()
@@ -139,7 +128,7 @@ def entry_or_zeros(array, index, like, limit):
     """read_from_array as write_to_array's gradient: the entry at I, or zeros shaped like
     ``like`` (X_W, the tensor the forward op wrote) where no gradient arrived."""
     items, filled, length = array
-    i = position(index, limit)
+    i = one_index(index, limit)
     if i < length and filled[i]:
         return items[i].copy()
     return np.zeros_like(like)

@@ -304,3 +304,20 @@ def test_a_value_sized_operand_learned_at_one_element_grows_without_a_failure():
     compiled = run_programs(main, startup, fetch, feeds)
     assert_stays_compiled(compiled)
     assert "% r4_1.size]" in compiled.source()
+
+
+def test_masked_select_of_0d_operands_runs_both_ways():
+    """A 0-d X and Mask (a loss kept or dropped by a flag, as random programs make them)
+    take the places' numpy path in the interpreter and stay interpreted compiled: numba
+    cannot walk the empty broadcast shape of two 0-d shapes. Found by
+    test_random_programs' tril_triu program, which crashed with a TypingError before."""
+    def build():
+        x = pd.data("x", [])
+        x.stop_gradient = False
+        keep = pd.data("keep", [], "bool")
+        y = pd.op.masked_select(X=x, Mask=keep)
+        return [y, pd.gradients([pd.layers.reduce_sum(y * y)], [x])[0]]
+    feeds = [{"x": np.array(v, np.float32), "keep": np.array(k)}
+             for v, k in ((2.0, True), (3.0, True), (-1.0, False), (4.0, True))]
+    main, startup, fetch = build_program(build)
+    run_programs(main, startup, fetch, feeds)

@@ -88,10 +88,17 @@ def _flat_broadcast(place, x, shape):
     return x.reshape((int(np.prod(shape, dtype=np.int64)),))
 
 
+def _loops_take(x, mask) -> bool:
+    """Do kernels/cpu/value_sized's loops take these operands? Not a 0-d one (numba
+    types the broadcast shape of two 0-d shapes as an empty tuple it cannot walk): those
+    take the places' numpy path, which gives the same values."""
+    return x.ndim > 0 and mask.ndim > 0
+
+
 def _masked_select(place):
     def run(ctx):
         x, mask = ctx.input("X"), ctx.input("Mask")
-        if place is CPU:
+        if place is CPU and _loops_take(x, mask):
             _broadcast_checked(x, mask)
             ctx.set_output("Y", KV.masked_select(x, mask, _most_positions()))
             return
@@ -113,7 +120,7 @@ def _masked_select_grad(place):
                              f"(Mask's true entries), given {int(dy.size)} values "
                              f"(shape {list(dy.shape)})")
         dy = arrays.astype(dy, x.dtype).reshape((len(positions),))
-        if place is CPU:
+        if place is CPU and _loops_take(x, mask):
             ctx.set_output("X@GRAD", KV.masked_select_grad(x, mask, dy, _most_positions()))
             return
         total = int(np.prod(shape, dtype=np.int64))
@@ -125,7 +132,8 @@ def _masked_select_grad(place):
 
 def _lowered_masked_select(info):
     """kernels/cpu/value_sized.masked_select, the interpreter's CPU loop."""
-    if info.dtype("X").name not in SELECTABLE or info.dtype("Mask") != np.bool_:
+    if info.dtype("X").name not in SELECTABLE or info.dtype("Mask") != np.bool_ or \
+            info.ndim("X") == 0 or info.ndim("Mask") == 0:
         return None
     return Call(KV.masked_select, ("X", "Mask"), ("Y",), (_most_positions(),))
 
@@ -135,7 +143,8 @@ def _lowered_masked_select_grad(info):
     X's dtype (the kernel casts another first); a dY of another length than Mask's true
     entries raises before anything is written."""
     if not info.has_input("Y@GRAD") or info.dtype("X").name not in SELECTABLE or \
-            info.dtype("Mask") != np.bool_ or info.dtype("Y@GRAD") != info.dtype("X"):
+            info.dtype("Mask") != np.bool_ or info.dtype("Y@GRAD") != info.dtype("X") or \
+            info.ndim("X") == 0 or info.ndim("Mask") == 0:
         return None
     return Call(KV.masked_select_grad, ("X", "Mask", "Y@GRAD"), ("X@GRAD",),
                 (_most_positions(),))

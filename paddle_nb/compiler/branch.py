@@ -75,7 +75,7 @@ class Branch:
             b.append(f"    taken{o} = bool({test})")
             b.append(f"    if taken{o}:\n        raise {w._global(NotLearnedWay)}(\"op {o} "
                      f"conditional_block: its branch was not learned yet\")")
-            if self.skippable(w):
+            if self.skippable:
                 b += [f"    {w._define(j)} = np.empty(({'0, ' * len(shape)}), "
                       f"{w._dtype(dtype)})"
                       for (_, j), (shape, dtype) in zip(self.outputs, self.merged)]
@@ -86,7 +86,7 @@ class Branch:
         fn = w._global(self.block.compile())
         args = ", ".join(outer_value(w, self.block, pos, k)
                          for pos, (_, k) in enumerate(self.args))
-        if self.skippable(w):
+        if self.skippable:
             b.append(f"    taken{o} = bool({test})")
             b.append(f"    if taken{o}:")
             b.append(f"        c{o} = {fn}({args})")
@@ -102,7 +102,8 @@ class Branch:
         for pos, j in self.outputs:
             b.append(f"    {w._define(j)} = c{o}[{pos}]")
 
-    def skippable(self, w) -> bool:
+    @property
+    def skippable(self) -> bool:
         """May the branch not run here? Only if select_input alone reads its outputs (by
         its condition: it never takes a placeholder) and the user sees none of them
         (compiled_program drops ``merged`` where a fetch or an outer scope would)."""
@@ -131,7 +132,7 @@ class BranchGrad:
                 if kind == "made" else outer_value(w, self.block, pos, k)
                 for pos, (kind, k) in enumerate(self.args)]
         pad = "    "
-        if self.forward.skippable(w):
+        if self.forward.skippable:
             b.append(f"    if taken{f}:")
             pad = "        "
         b.append(f"{pad}q{o} = {w._global(self.block.compile())}({', '.join(args)})")
@@ -140,7 +141,7 @@ class BranchGrad:
             b.append(f"{pad}{w._define(j)} = {value}")
         for pos, j in self.writes:
             b.append(f"{pad}{w._define(j)} = q{o}[{pos}]")
-        if self.forward.skippable(w):
+        if self.forward.skippable:
             b.append("    else:")
             b += [f"        {w._define(j)} = np.zeros_like({w._use(x)})"
                   for _, j, x in self.grads]

@@ -31,9 +31,14 @@ class NotLearnedWay(Declined):
 def is_decline(error: BaseException | None) -> bool:
     """Was ``error`` (or what it was raised from) a compiled op declining its run (a
     tensor array whose entries change shape counts: the interpreter's lists hold any)?"""
+    return _raised_by(error, (Declined, UnevenArray))
+
+
+def _raised_by(error: BaseException | None, kinds) -> bool:
+    """Is ``error``, or one of the errors it was raised from, one of ``kinds``?"""
     seen = 0
     while error is not None and seen < 8:
-        if isinstance(error, (Declined, UnevenArray)):
+        if isinstance(error, kinds):
             return True
         error, seen = error.__cause__ or error.__context__, seen + 1
     return False
@@ -123,9 +128,4 @@ def summed_line(total: str, value: str, step: str) -> str:
 
 def learn_again(error: BaseException | None) -> bool:
     """Was ``error`` (or what it was raised from) a branch of cond not learned its way?"""
-    seen = 0
-    while error is not None and seen < 8:
-        if isinstance(error, NotLearnedWay):
-            return True
-        error, seen = error.__cause__ or error.__context__, seen + 1
-    return False
+    return _raised_by(error, NotLearnedWay)
